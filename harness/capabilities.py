@@ -1,0 +1,92 @@
+"""Give a task the capability it asks for, adapting a model where the harness knows how.
+
+A task names one protocol (say :class:`~harness.protocols.Retriever`). A model that implements
+it is used as it is; otherwise a registered adapter may build it from another capability (an
+:class:`~harness.protocols.Encoder` becomes a Retriever through exact inner-product search).
+If neither works the run stops before any work with "model M cannot run task T: T needs ...".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from harness.errors import CapabilityError
+from harness.protocols import Corpus, Encoder, Ranking, Reader, Retriever, SearchIndex, Translator
+from harness.search import exact_search
+from harness.progress import Progress
+
+
+class DenseIndex:
+    """A corpus encoded as passage vectors, searched exactly by inner product."""
+
+    def __init__(self, encoder: Encoder, vectors: np.ndarray) -> None:
+        self.encoder = encoder
+        self.vectors = vectors
+
+    def search(self, queries: Sequence[str], *, langs: Sequence[str] | None = None, k: int | None = None) -> Ranking:
+        query_vectors = self.encoder.encode(queries, role="query", langs=langs)
+        return exact_search(np.asarray(query_vectors, dtype=np.float32), self.vectors, k)
+
+
+class EncoderRetriever:
+    """Turns an :class:`Encoder` into a :class:`Retriever` (exact search, bounded memory)."""
+
+    #: Passages handed to the encoder per call, so progress shows on long corpora.
+    chunk = 1024
+
+    def __init__(self, encoder: Encoder) -> None:
+        self.encoder = encoder
+
+    def index(self, corpus: Corpus) -> SearchIndex:
+        n = len(corpus)
+        if n == 0:
+            return DenseIndex(self.encoder, np.zeros((0, 0), dtype=np.float32))
+        parts = []
+        with Progress(n, "encoding passages") as bar:
+            for start in range(0, n, self.chunk):
+                stop = min(n, start + self.chunk)
+                parts.append(np.asarray(self.encoder.encode(
+                    corpus.texts[start:stop], role="passage", langs=corpus.langs[start:stop]), dtype=np.float32))
+                bar.update(stop - start)
+        return DenseIndex(self.encoder, np.concatenate(parts))
+
+
+#: For each capability, the other capabilities it can be built from, and how.
+ADAPTERS: dict[type, list[tuple[type, Callable[[Any], Any]]]] = {
+    Retriever: [(Encoder, EncoderRetriever)],
+    Encoder: [],
+    Reader: [],
+    Translator: [],
+}
+
+
+def _implements(model: object, protocol: type) -> bool:
+    if isinstance(model, type):
+        return issubclass(model, protocol)
+    return isinstance(model, protocol)
+
+
+def _route(model: object, needs: type) -> Callable[[Any], Any] | None:
+    """How to get a ``needs`` from ``model`` (an instance or its class), or None."""
+    if _implements(model, needs):
+        return lambda m: m
+    for source, adapter in ADAPTERS.get(needs, []):
+        if _implements(model, source):
+            return adapter
+    return None
+
+
+def provide(model: object, needs: type, *, model_name: str, task_name: str) -> Any:
+    """Return ``model`` as a ``needs``, adapted if necessary, or raise a clear CapabilityError.
+
+    Given a class instead of an instance, only checks, so a run can stop before loading weights.
+    """
+    route = _route(model, needs)
+    if route is None:
+        accepted = [needs.__name__] + [source.__name__ for source, _ in ADAPTERS.get(needs, [])]
+        wanted = " or ".join(f"a{'n' if n[0] in 'AEIOU' else ''} {n}" for n in accepted)
+        raise CapabilityError(f"model {model_name} cannot run task {task_name}: {task_name} needs {wanted}")
+    return model if isinstance(model, type) else route(model)

@@ -1,0 +1,243 @@
+"""The ``harness`` command: list, run, score, validate and show the leaderboard.
+
+Every user mistake ends as one line on stderr and exit code 2 (see :mod:`harness.errors`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from harness import __version__
+from harness.errors import HarnessError
+
+DEFAULT_LEADERBOARD = Path("leaderboard/leaderboard.json")
+
+
+def _languages(text: str) -> tuple[str, ...]:
+    return tuple(lang.strip() for lang in text.split(",") if lang.strip())
+
+
+def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("data")
+    group.add_argument("--data-dir", type=Path, help="folder with the benchmark files in their official layout "
+                       "(default: the task's built-in demo data)")
+    group.add_argument("--split", help="data split (default: the task's first split)")
+    group.add_argument("--langs", type=_languages, help="comma-separated language codes (default: all)")
+    group.add_argument("--limit", type=int, help="only the first N questions per language (quick checks; "
+                       "recorded in the result and the leaderboard)")
+
+
+def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("output")
+    group.add_argument("--output-dir", type=Path, default=Path("results"), help="where results go (default: results/)")
+    group.add_argument("--leaderboard", type=Path, default=DEFAULT_LEADERBOARD,
+                       help=f"leaderboard file to update (default: {DEFAULT_LEADERBOARD})")
+    group.add_argument("--no-leaderboard", action="store_true", help="do not update the leaderboard")
+    group.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="harness", description="Score models on cross-lingual QA benchmarks exactly as the official scripts do."
+    )
+    parser.add_argument("--version", action="version", version=f"xlqa-harness {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    listing = commands.add_parser("list", help="list tasks, models and suites from installed plugins")
+    listing.add_argument("--json", action="store_true", help="machine-readable output")
+
+    run = commands.add_parser("run", help="run a model on a task and score it")
+    run.add_argument("task", help="task name, optionally with options: name:key=value,...")
+    run.add_argument("model", help="model name, optionally with options: name:key=value,...")
+    run.add_argument("--model-args", help="model options as a JSON object (merged over name:key=value)")
+    _add_data_arguments(run)
+    execution = run.add_argument_group("execution")
+    execution.add_argument("--device", default="auto", help="auto (a GPU when torch sees one), cpu or cuda")
+    execution.add_argument("--batch-size", type=int, help="batch size for models that batch (default: the model's)")
+    execution.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    execution.add_argument("--resume", action="store_true", help="reuse the units an interrupted run already saved")
+    _add_output_arguments(run)
+
+    score = commands.add_parser("score", help="score a predictions file made elsewhere, without a model")
+    score.add_argument("task", help="task name, optionally with options: name:key=value,...")
+    score.add_argument("--predictions", type=Path, required=True, help="predictions in the task's official format")
+    score.add_argument("--name", help="label for the leaderboard (default: the predictions file name)")
+    _add_data_arguments(score)
+    _add_output_arguments(score)
+
+    board = commands.add_parser("leaderboard", help="show the leaderboard")
+    board_commands = board.add_subparsers(dest="board_command", required=True, metavar="ACTION")
+    show = board_commands.add_parser("show", help="print the leaderboard as tables")
+    show.add_argument("--file", type=Path, default=DEFAULT_LEADERBOARD, help=f"default: {DEFAULT_LEADERBOARD}")
+    show.add_argument("--task", help="only this task")
+    show.add_argument("--matrix", nargs="?", const="", metavar="METRIC",
+                      help="print language-pair rows (e.g. MLQA G-XLT) as a matrix of METRIC (needs --task)")
+
+    validate = commands.add_parser("validate", help="check a result or leaderboard file against its JSON Schema")
+    validate.add_argument("file", type=Path)
+    validate.add_argument("--schema", help="schema name (default: guessed from the file)")
+    return parser
+
+
+def _print_table(header: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(c) for c in col) for col in zip(header, *rows)]
+    for line in [header, ["-" * w for w in widths], *rows]:
+        print("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip())
+
+
+def _cmd_list(args: argparse.Namespace) -> None:
+    from harness.registry import Registry
+
+    registry = Registry.discover()
+    if args.json:
+        print(json.dumps({
+            "tasks": {n: {"summary": s.summary, "languages": list(s.languages), "plugin": p.name}
+                      for n, (s, p) in sorted(registry.tasks.entries.items())},
+            "models": {n: {"summary": s.summary, "plugin": p.name} for n, (s, p) in sorted(registry.models.entries.items())},
+            "suites": {n: {"tasks": list(s.tasks), "plugin": p.name} for n, (s, p) in sorted(registry.suites.entries.items())},
+            "broken": [{"plugin": b.plugin.name, "reason": b.reason} for b in registry.broken],
+            "conflicts": registry.conflicts(),
+        }, indent=1, ensure_ascii=False))
+        return
+    print("Tasks:")
+    _print_table(["name", "languages", "plugin", "summary"],
+                 [[n, ",".join(s.languages), p.name, s.summary] for n, (s, p) in sorted(registry.tasks.entries.items())])
+    print("\nModels:")
+    _print_table(["name", "plugin", "summary"],
+                 [[n, p.name, s.summary] for n, (s, p) in sorted(registry.models.entries.items())])
+    if registry.suites.entries:
+        print("\nSuites:")
+        _print_table(["name", "tasks", "plugin"],
+                     [[n, ",".join(s.tasks), p.name] for n, (s, p) in sorted(registry.suites.entries.items())])
+    for line in registry.conflicts():
+        print(f"warning: {line}", file=sys.stderr)
+
+
+def _format_metric(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4f}" if abs(value) <= 1.0 else f"{value:.2f}"
+    return str(value)
+
+
+def _report(outcome: Any, leaderboard_path: Path | None) -> None:
+    result = outcome.result
+    data = result["data"]
+    scope = "built-in demo data" if data["demo"] else data["source"]
+    print(f"{result['task']['name']} / {result['model']['label']}  ({scope}, split {data['split']})")
+    metrics = list(dict.fromkeys(name for row in result["rows"] for name in row["metrics"]))
+    _print_table(["subset", *metrics, "count"],
+                 [[row["subset"], *(_format_metric(row["metrics"].get(m)) for m in metrics), str(row["count"])]
+                  for row in result["rows"]])
+    main = result["main_score"]
+    print(f"main score: {main['metric']} = {_format_metric(main['value'])}")
+    for note in result["notes"]:
+        print(f"note: {note}")
+    if outcome.resumed_units:
+        print(f"resumed units: {', '.join(outcome.resumed_units)}")
+    print(f"result: {outcome.result_path}")
+    print(f"predictions: {result['predictions']['path']}")
+    if leaderboard_path is not None:
+        print(f"leaderboard: {leaderboard_path}")
+
+
+def _output_options(args: argparse.Namespace, argv: Sequence[str]) -> Any:
+    from harness.runner import OutputOptions
+
+    return OutputOptions(
+        output_dir=args.output_dir,
+        leaderboard=None if args.no_leaderboard else args.leaderboard,
+        show_progress=not args.quiet,
+        command=("harness", *argv),
+    )
+
+
+def _data_options(args: argparse.Namespace) -> Any:
+    from harness.runner import DataOptions
+
+    return DataOptions(data_dir=args.data_dir, split=args.split, languages=args.langs, limit=args.limit)
+
+
+def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> None:
+    from harness import runner
+
+    if args.data_dir is None:
+        print("Using the built-in demo data (pass --data-dir to score the real benchmark files).", file=sys.stderr)
+    output = _output_options(args, argv)
+    outcome = runner.run(
+        args.task, args.model, data=_data_options(args), output=output, model_args=args.model_args,
+        device=args.device, batch_size=args.batch_size, seed=args.seed, resume=args.resume,
+    )
+    _report(outcome, output.leaderboard)
+
+
+def _cmd_score(args: argparse.Namespace, argv: Sequence[str]) -> None:
+    from harness import runner
+
+    output = _output_options(args, argv)
+    outcome = runner.score(args.task, args.predictions, data=_data_options(args), output=output, label=args.name)
+    _report(outcome, output.leaderboard)
+
+
+def _cmd_leaderboard(args: argparse.Namespace) -> None:
+    from harness import leaderboard
+
+    if not args.file.exists():
+        raise HarnessError(f"no leaderboard at {args.file} yet: run `harness run` first, or pass --file")
+    board = leaderboard.load(args.file)
+    if args.matrix is not None:
+        if not args.task:
+            raise HarnessError("--matrix needs --task")
+        print(leaderboard.render_matrix(board, args.task, args.matrix or None))
+    else:
+        print(leaderboard.render(board, args.task))
+
+
+def _cmd_validate(args: argparse.Namespace) -> None:
+    from harness.io import read_json
+    from harness.validation import validate
+
+    instance = read_json(args.file)
+    schema = args.schema or ("leaderboard" if isinstance(instance, dict) and "entries" in instance else "run-result")
+    validate(instance, schema, file=args.file)
+    print(f"{args.file}: valid {schema}")
+
+
+def _one_line_warnings(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+    print(f"warning: {message}", file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``harness`` console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    warnings.showwarning = _one_line_warnings
+    try:
+        if args.command == "list":
+            _cmd_list(args)
+        elif args.command == "run":
+            _cmd_run(args, argv)
+        elif args.command == "score":
+            _cmd_score(args, argv)
+        elif args.command == "leaderboard":
+            _cmd_leaderboard(args)
+        elif args.command == "validate":
+            _cmd_validate(args)
+    except HarnessError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted: finished units are saved; re-run with --resume to continue", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,49 @@
+"""Errors the command line turns into one clear line and exit code 2.
+
+Anything a user can get wrong (a malformed file, an unknown name, a model that cannot run a
+task) raises a :class:`HarnessError`; a traceback is reserved for bugs in the harness itself.
+"""
+
+from __future__ import annotations
+
+from os import PathLike
+
+
+class HarnessError(Exception):
+    """A problem with the user's input or set-up, reported as one line (exit code 2)."""
+
+    exit_code = 2
+
+
+class InputError(HarnessError):
+    """Bad input data: names the file, the record and the field so the user can fix it."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | PathLike[str] | None = None,
+        record: object | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.file = None if file is None else str(file)
+        self.record = record
+        self.field = field
+        self.reason = message
+        parts = []
+        if self.file is not None:
+            parts.append(self.file)
+        if record is not None:
+            parts.append(f"record {record}")
+        if field is not None:
+            parts.append(f"field '{field}'")
+        parts.append(message)
+        super().__init__(": ".join(parts))
+
+
+class RegistryError(HarnessError):
+    """An unknown, ambiguous or broken plugin name."""
+
+
+class CapabilityError(HarnessError):
+    """A model that cannot do what a task needs."""

@@ -1,0 +1,94 @@
+"""File helpers: atomic writes, hashing, and JSON reading that reports bad input precisely.
+
+Results, predictions and the leaderboard are written through :func:`write_atomic`, so a crash
+or a refused input never leaves a half-written file behind.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from harness.errors import InputError
+
+
+def write_atomic(path: Path, write: Callable[[IO[bytes]], None]) -> None:
+    """Write ``path`` through a temporary file in the same folder, then rename it into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def dump_json(obj: Any, path: Path, *, indent: int | None = 1) -> None:
+    """Atomically write ``obj`` as UTF-8 JSON (non-ASCII kept readable)."""
+    data = json.dumps(obj, ensure_ascii=False, indent=indent, allow_nan=False).encode("utf-8")
+    write_atomic(path, lambda handle: handle.write(data + b"\n"))
+
+
+def sha256_file(path: Path, chunk_size: int = 1 << 20) -> str:
+    """Hex SHA-256 of a file's bytes, for provenance and cache keys."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(chunk_size):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def sha256_text(*parts: str) -> str:
+    """Hex SHA-256 of text parts joined unambiguously."""
+    digest = hashlib.sha256()
+    for part in parts:
+        encoded = part.encode("utf-8")
+        digest.update(len(encoded).to_bytes(8, "little"))
+        digest.update(encoded)
+    return digest.hexdigest()
+
+
+def _open_text(path: Path) -> IO[str]:
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8")
+    return open(path, encoding="utf-8")
+
+
+def read_json(path: Path) -> Any:
+    """Parse a JSON file; a missing or malformed file raises :class:`InputError` naming it."""
+    try:
+        with _open_text(path) as handle:
+            return json.load(handle)
+    except FileNotFoundError:
+        raise InputError("file not found", file=path) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", file=path) from None
+    except (UnicodeDecodeError, OSError, EOFError) as exc:
+        raise InputError(f"cannot read: {exc}", file=path) from None
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line_number, object)`` for each non-blank line of a (gzipped) JSON-lines file."""
+    try:
+        with _open_text(path) as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    yield number, json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"malformed JSON: {exc.msg}", file=path, record=f"line {number}") from None
+    except FileNotFoundError:
+        raise InputError("file not found", file=path) from None
+    except (UnicodeDecodeError, OSError, EOFError) as exc:
+        raise InputError(f"cannot read: {exc}", file=path) from None

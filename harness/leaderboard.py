@@ -1,0 +1,147 @@
+"""The leaderboard: every run folded into one JSON file, safely, and shown as a table.
+
+Updates take a file lock and replace the file atomically, so two runs finishing at once both
+land and a crash never leaves a broken leaderboard. An entry is keyed by what makes scores
+comparable (task and options, split, data, languages, limit, model identity): re-running the
+same thing replaces its entry, anything else adds one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from harness.errors import HarnessError
+from harness.io import dump_json, read_json, sha256_text
+from harness.provenance import now_iso
+from harness.validation import validate
+
+SCHEMA = "leaderboard"
+SCHEMA_VERSION = "1.0"
+
+
+def entry_from_result(result: dict[str, Any], result_path: Path) -> dict[str, Any]:
+    """The leaderboard entry for one run result."""
+    model = {key: result["model"][key] for key in ("name", "label", "weights", "options")}
+    data = result["data"]
+    fingerprint = sha256_text(*(f["sha256"] for f in data["files"]))
+    key = sha256_text(
+        json.dumps(
+            [result["task"]["name"], result["task"]["options"], data["split"], fingerprint,
+             data["languages"], data["limit"], model],
+            sort_keys=True,
+        )
+    )[:16]
+    return {
+        "key": key,
+        "task": result["task"]["name"],
+        "task_options": result["task"]["options"],
+        "split": data["split"],
+        "languages": data["languages"],
+        "limit": data["limit"],
+        "demo": data["demo"],
+        "data_fingerprint": fingerprint,
+        "model": model,
+        "main_metric": result["main_score"]["metric"],
+        "main_score": result["main_score"]["value"],
+        "higher_is_better": result["task"]["higher_is_better"],
+        "rows": result["rows"],
+        "run_id": result["run_id"],
+        "kind": result["kind"],
+        "result_path": str(result_path),
+        "finished_at": result["provenance"]["finished_at"],
+        "harness_version": result["provenance"]["harness_version"],
+    }
+
+
+def load(path: Path) -> dict[str, Any]:
+    """Read and validate a leaderboard (an empty one if the file does not exist yet)."""
+    if not path.exists():
+        return {"schema_version": SCHEMA_VERSION, "updated_at": now_iso(), "entries": []}
+    board = read_json(path)
+    validate(board, SCHEMA, file=path)
+    return board
+
+
+def add_result(path: Path, result: dict[str, Any], result_path: Path) -> dict[str, Any]:
+    """Fold one run result into the leaderboard at ``path`` (locked, atomic); return the entry."""
+    entry = entry_from_result(result, result_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(path) + ".lock", timeout=120):
+        board = load(path)
+        board["entries"] = [e for e in board["entries"] if e["key"] != entry["key"]] + [entry]
+        board["entries"].sort(key=lambda e: (e["task"], e["split"], e["demo"], e["key"]))
+        board["updated_at"] = now_iso()
+        validate(board, SCHEMA, file=path)
+        dump_json(board, path)
+    return entry
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.4f}" if abs(value) <= 1.0 else f"{value:.2f}"
+
+
+def _table(header: list[str], rows: Iterable[list[str]]) -> str:
+    rows = list(rows)
+    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines.extend("  ".join(str(c).ljust(w) for c, w in zip(row, widths)) for row in rows)
+    return "\n".join(lines)
+
+
+def render(board: dict[str, Any], task: str | None = None) -> str:
+    """The leaderboard as text tables, one per task and split, best first."""
+    entries = [e for e in board["entries"] if task is None or e["task"] == task]
+    if not entries:
+        return "(no entries)" if task is None else f"(no entries for task '{task}')"
+    blocks = []
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for entry in entries:
+        groups.setdefault((entry["task"], entry["split"]), []).append(entry)
+    for (task_name, split), group in sorted(groups.items()):
+        group.sort(key=lambda e: e["main_score"], reverse=group[0]["higher_is_better"])
+        title = f"{task_name} ({split}) - main score: {group[0]['main_metric']}"
+        rows = []
+        for rank, entry in enumerate(group, start=1):
+            scope = []
+            if entry["demo"]:
+                scope.append("demo data")
+            if entry["limit"]:
+                scope.append(f"limit {entry['limit']}")
+            if entry["task_options"]:
+                scope.append(",".join(f"{k}={v}" for k, v in sorted(entry["task_options"].items())))
+            rows.append([str(rank), entry["model"]["label"], _fmt(entry["main_score"]),
+                         ",".join(entry["languages"]), "; ".join(scope) or "-", entry["finished_at"][:10]])
+        header = ["#", "model", group[0]["main_metric"], "languages", "scope", "date"]
+        blocks.append(title + "\n" + _table(header, rows))
+    return "\n\n".join(blocks)
+
+
+def render_matrix(board: dict[str, Any], task: str, metric: str | None = None) -> str:
+    """Language-pair rows (e.g. MLQA's G-XLT) as one matrix per entry: rows = first language."""
+    blocks = []
+    for entry in board["entries"]:
+        if entry["task"] != task:
+            continue
+        pairs = [row for row in entry["rows"] if len(row.get("languages", [])) == 2]
+        if not pairs:
+            continue
+        name = metric or next(iter(pairs[0]["metrics"]))
+        if name not in pairs[0]["metrics"]:
+            raise HarnessError(f"metric '{name}' is not in the rows of task {task} (metrics: {', '.join(pairs[0]['metrics'])})")
+        firsts = list(dict.fromkeys(row["languages"][0] for row in pairs))
+        seconds = list(dict.fromkeys(row["languages"][1] for row in pairs))
+        cell = {tuple(row["languages"]): row["metrics"][name] for row in pairs}
+        body = [[a] + [_fmt(cell.get((a, b))) for b in seconds] for a in firsts]
+        blocks.append(f"{entry['model']['label']} - {name} (rows: first language, columns: second)\n"
+                      + _table([""] + seconds, body))
+    if not blocks:
+        return f"(no language-pair rows for task '{task}')"
+    return "\n\n".join(blocks)

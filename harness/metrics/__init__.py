@@ -1,0 +1,1 @@
+"""Benchmark-independent metrics shared by task plugins."""

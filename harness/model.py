@@ -1,0 +1,103 @@
+"""The base of model adapters and the settings the runner gives every model.
+
+A model adapter subclasses :class:`Model`, takes its options as keyword arguments of
+``__init__`` (see :mod:`harness.options`) plus ``runtime``, implements one or more protocols of
+:mod:`harness.protocols`, and says who it is in :meth:`Model.identity` so that a result can
+tell two runs of "the same" model with different weights or options apart.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from harness.errors import HarnessError
+
+DeviceChoice = Literal["auto", "cpu", "cuda"]
+
+
+@dataclass
+class Runtime:
+    """Where and how a model runs: device request, batch size, seed.
+
+    The device is resolved on first use, so models that never touch torch (BM25, say) do not
+    pay for importing it.
+    """
+
+    device_request: str = "auto"
+    batch_size: int | None = None
+    seed: int = 0
+    _device: str | None = field(default=None, repr=False)
+
+    @property
+    def device(self) -> str:
+        """The resolved torch device name ("cpu", "cuda", "cuda:1")."""
+        if self._device is None:
+            self._device = resolve_device(self.device_request)
+        return self._device
+
+    @property
+    def device_used(self) -> str:
+        """The device for provenance: the resolved one, or "cpu" if no model asked for one."""
+        return self._device or "cpu"
+
+
+@dataclass(frozen=True)
+class ModelIdentity:
+    """What a result records about the model.
+
+    ``label`` is the human name shown on the leaderboard; ``weights`` a content hash or a
+    revision of the weights; ``options`` every option that changes the scores.
+    """
+
+    name: str
+    label: str
+    weights: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "label": self.label,
+            "weights": self.weights,
+            "options": self.options,
+            "details": self.details,
+        }
+
+
+class Model(ABC):
+    """Base class of model adapters."""
+
+    #: The registered name; set by the runner from the spec.
+    name: str = ""
+
+    @abstractmethod
+    def identity(self) -> ModelIdentity:
+        """Name, weights hash or revision, and options of this model."""
+
+
+def label_with_options(base: str, options: dict[str, Any], defaults: dict[str, Any]) -> str:
+    """A leaderboard label that shows the options differing from their defaults."""
+    changed = [f"{k}={v}" for k, v in options.items() if k in defaults and v != defaults[k]]
+    return f"{base} ({', '.join(changed)})" if changed else base
+
+
+def resolve_device(choice: DeviceChoice | str) -> str:
+    """``auto`` takes a GPU when torch sees one; ``cuda`` without a GPU is an error, not a fallback."""
+    if choice not in ("auto", "cpu", "cuda") and not str(choice).startswith("cuda:"):
+        raise HarnessError(f"unknown device '{choice}' (use auto, cpu or cuda)")
+    if choice == "cpu":
+        return "cpu"
+    try:
+        import torch
+    except ImportError:
+        if choice == "auto":
+            return "cpu"
+        raise HarnessError("--device cuda needs torch, which is not installed") from None
+    if torch.cuda.is_available():
+        return "cuda" if choice == "auto" else str(choice)
+    if choice == "auto":
+        return "cpu"
+    raise HarnessError("--device cuda was asked for, but torch sees no GPU")

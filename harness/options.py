@@ -1,0 +1,130 @@
+"""Options for tasks and models, written ``name:key=value,key=value`` or given as JSON.
+
+A plugin declares its options simply as keyword arguments of its constructor, with type hints
+and defaults; this module checks the names and turns command-line strings into those types, so
+no plugin parses strings itself and every plugin reports a wrong option the same way.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from difflib import get_close_matches
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+
+#: Keyword arguments the harness itself passes to every model; never user options.
+RESERVED = frozenset({"runtime"})
+
+
+@dataclass(frozen=True)
+class NamedSpec:
+    """A plugin name with its options, as parsed from ``name:key=value,...``."""
+
+    name: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_named(text: str, extra_json: str | None = None) -> NamedSpec:
+    """Parse ``name:key=value,...``; ``extra_json`` (a JSON object) adds or overrides options."""
+    name, _, rest = text.partition(":")
+    name = name.strip()
+    if not name:
+        raise HarnessError(f"'{text}': a name is missing before ':'")
+    options: dict[str, Any] = {}
+    if rest.strip():
+        for item in rest.split(","):
+            key, eq, value = item.partition("=")
+            if not eq or not key.strip():
+                raise HarnessError(f"'{text}': option '{item}' is not of the form key=value")
+            options[key.strip()] = value.strip()
+    if extra_json:
+        try:
+            extra = json.loads(extra_json)
+        except json.JSONDecodeError as exc:
+            raise HarnessError(f"--model-args is not valid JSON: {exc.msg}") from None
+        if not isinstance(extra, dict):
+            raise HarnessError("--model-args must be a JSON object of options")
+        options.update(extra)
+    return NamedSpec(name, options)
+
+
+def _coerce(value: Any, annotation: Any, owner: str, key: str) -> Any:
+    """Turn a command-line string (or JSON value) into the declared type."""
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is typing.Union or (origin is not None and type(None) in args):
+        if value is None or (isinstance(value, str) and value.lower() in {"none", "null"}):
+            return None
+        inner = [arg for arg in args if arg is not type(None)]
+        return _coerce(value, inner[0], owner, key)
+    if origin is typing.Literal:
+        if value not in args:
+            raise HarnessError(f"{owner}: option '{key}' must be one of {', '.join(map(str, args))}, got '{value}'")
+        return value
+    try:
+        if annotation is bool:
+            if isinstance(value, bool):
+                return value
+            lowered = str(value).lower()
+            if lowered in {"1", "true", "yes", "on"}:
+                return True
+            if lowered in {"0", "false", "no", "off"}:
+                return False
+            raise ValueError(value)
+        if annotation in (int, float):
+            if isinstance(value, bool):
+                raise ValueError(value)
+            return annotation(value)
+        if annotation is Path:
+            return Path(value).expanduser()
+        if annotation is str:
+            return str(value)
+    except (TypeError, ValueError):
+        raise HarnessError(
+            f"{owner}: option '{key}' must be {getattr(annotation, '__name__', annotation)}, got '{value}'"
+        ) from None
+    return value
+
+
+def bind_options(factory: Callable[..., Any], options: Mapping[str, Any], owner: str) -> dict[str, Any]:
+    """Check ``options`` against ``factory``'s keyword parameters and convert their values."""
+    signature = inspect.signature(factory)
+    hints = typing.get_type_hints(factory.__init__ if inspect.isclass(factory) else factory)
+    accepted = {
+        name: param
+        for name, param in signature.parameters.items()
+        if name not in RESERVED and param.kind in (param.KEYWORD_ONLY, param.POSITIONAL_OR_KEYWORD)
+    }
+    bound: dict[str, Any] = {}
+    for key, value in options.items():
+        if key not in accepted:
+            hint = get_close_matches(key, list(accepted), n=1)
+            suggestion = f"; did you mean '{hint[0]}'?" if hint else ""
+            valid = ", ".join(sorted(accepted)) or "none"
+            raise HarnessError(f"{owner}: unknown option '{key}'{suggestion} (options: {valid})")
+        bound[key] = _coerce(value, hints.get(key, str), owner, key)
+    missing = [
+        name for name, param in accepted.items() if param.default is inspect.Parameter.empty and name not in bound
+    ]
+    if missing:
+        raise HarnessError(f"{owner}: required option(s) missing: {', '.join(missing)} (write {owner}:{missing[0]}=...)")
+    return bound
+
+
+def describe_options(factory: Callable[..., Any]) -> dict[str, str]:
+    """Option name -> 'type = default' text, for ``harness list --verbose`` and docs."""
+    signature = inspect.signature(factory)
+    out = {}
+    for name, param in signature.parameters.items():
+        if name in RESERVED or param.kind not in (param.KEYWORD_ONLY, param.POSITIONAL_OR_KEYWORD):
+            continue
+        annotation = param.annotation if isinstance(param.annotation, str) else getattr(param.annotation, "__name__", "")
+        default = "required" if param.default is inspect.Parameter.empty else repr(param.default)
+        out[name] = f"{annotation} = {default}"
+    return out

@@ -1,0 +1,122 @@
+"""What a model can do, as small protocols; a task asks for one of them, never for a class.
+
+A model adapter implements whichever of these it can. The runner hands a task the capability it
+needs, adapting where the harness knows how (an :class:`Encoder` becomes a :class:`Retriever`
+through exact inner-product search, see :mod:`harness.capabilities`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+from harness.io import sha256_text
+
+#: Which side of a retrieval pair a text is on; dual encoders use it to pick a prefix or tower.
+Role = Literal["query", "passage"]
+
+
+@dataclass(frozen=True, eq=False)
+class Corpus:
+    """Texts to search, each with an id and a language code (for language-aware tokenisers)."""
+
+    ids: Sequence[str]
+    texts: Sequence[str]
+    langs: Sequence[str]
+
+    def __post_init__(self) -> None:
+        if not len(self.ids) == len(self.texts) == len(self.langs):
+            raise ValueError("Corpus ids, texts and langs must have the same length")
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """SHA-256 of the content, so indexes and caches can tell two corpora apart."""
+        return sha256_text(*(f"{i}\t{l}\t{t}" for i, t, l in zip(self.ids, self.texts, self.langs)))
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Search results: for each query, corpus positions best first, with their scores.
+
+    Ties are broken by corpus position (lower first) so every ranking is reproducible.
+    """
+
+    indices: np.ndarray  # (n_queries, k) int64
+    scores: np.ndarray  # (n_queries, k) float32
+
+
+@runtime_checkable
+class Encoder(Protocol):
+    """Maps texts to vectors whose inner product scores a (query, passage) pair."""
+
+    def encode(self, texts: Sequence[str], *, role: Role, langs: Sequence[str] | None = None) -> np.ndarray:
+        """Return a float32 array of shape (len(texts), dim)."""
+        ...
+
+
+@runtime_checkable
+class SearchIndex(Protocol):
+    """A corpus prepared for search by a :class:`Retriever`."""
+
+    def search(self, queries: Sequence[str], *, langs: Sequence[str] | None = None, k: int | None = None) -> Ranking:
+        """Rank the corpus for each query; ``k=None`` ranks the whole corpus."""
+        ...
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    """Ranks a corpus for queries (BM25, a dense index, ...)."""
+
+    def index(self, corpus: Corpus) -> SearchIndex:
+        """Prepare ``corpus`` for search."""
+        ...
+
+
+@dataclass(frozen=True)
+class ReadingExample:
+    """One extractive-QA input: a question and the context to find its answer in."""
+
+    id: str
+    question: str
+    context: str
+    question_lang: str
+    context_lang: str
+
+
+@dataclass(frozen=True)
+class SpanAnswer:
+    """A reader's answer: the span text, its character offset in the context and its score.
+
+    ``no_answer_score`` is the reader's score for "no answer in this context" where the model
+    has one (open-domain tasks use it to abstain).
+    """
+
+    text: str
+    start: int
+    score: float
+    no_answer_score: float | None = None
+
+
+@runtime_checkable
+class Reader(Protocol):
+    """Extracts an answer span from a context."""
+
+    def read(self, examples: Sequence[ReadingExample]) -> list[SpanAnswer]:
+        """Return one answer per example, in order."""
+        ...
+
+
+@runtime_checkable
+class Translator(Protocol):
+    """Translates texts between languages (translate-test puts one in front of an English model)."""
+
+    def translate(self, texts: Sequence[str], *, source_lang: str, target_lang: str) -> list[str]:
+        """Return one translation per text, in order."""
+        ...

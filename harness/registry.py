@@ -1,0 +1,195 @@
+"""Finds plugins through entry points and resolves task and model names lazily.
+
+The built-in plugins are found exactly like third-party ones: through the ``harness.plugins``
+entry-point group. A plugin that fails to import is reported and skipped (every other plugin
+keeps working, as in HELM); two plugins claiming one name make that name an error that names
+both; an unknown name gets a "did you mean".
+"""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from difflib import get_close_matches
+from importlib.metadata import EntryPoint, entry_points
+from types import ModuleType
+from typing import Any, Generic, TypeVar
+
+import pluggy
+
+from harness import hookspecs
+from harness.errors import RegistryError
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """Where a spec came from: the entry-point name and its distribution."""
+
+    name: str
+    distribution: str | None = None
+    version: str | None = None
+
+    def __str__(self) -> str:
+        if self.distribution:
+            return f"plugin '{self.name}' ({self.distribution} {self.version})"
+        return f"plugin '{self.name}'"
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """A named object a plugin provides, imported only when used."""
+
+    name: str
+    target: str
+    summary: str = ""
+
+    def load(self) -> Any:
+        """Import ``module:attribute`` and return the attribute."""
+        module_name, _, attribute = self.target.partition(":")
+        obj: Any = importlib.import_module(module_name)
+        for part in attribute.split(".") if attribute else []:
+            obj = getattr(obj, part)
+        return obj
+
+
+@dataclass(frozen=True)
+class TaskSpec(_Spec):
+    """A task: ``target`` names a :class:`harness.task.Task` subclass."""
+
+    languages: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ModelSpec(_Spec):
+    """A model adapter: ``target`` names a :class:`harness.model.Model` subclass."""
+
+
+@dataclass(frozen=True)
+class SuiteSpec:
+    """A named list of tasks (with options, ``task:key=value``) run together with one model."""
+
+    name: str
+    tasks: tuple[str, ...]
+    summary: str = ""
+
+
+SpecT = TypeVar("SpecT", TaskSpec, ModelSpec, SuiteSpec)
+
+
+@dataclass
+class _Namespace(Generic[SpecT]):
+    kind: str
+    entries: dict[str, tuple[SpecT, PluginInfo]] = field(default_factory=dict)
+    conflicts: dict[str, list[PluginInfo]] = field(default_factory=dict)
+
+    def add(self, spec: SpecT, plugin: PluginInfo) -> None:
+        if spec.name in self.conflicts:
+            self.conflicts[spec.name].append(plugin)
+        elif spec.name in self.entries:
+            first = self.entries.pop(spec.name)[1]
+            self.conflicts[spec.name] = [first, plugin]
+        else:
+            self.entries[spec.name] = (spec, plugin)
+
+    def get(self, name: str) -> tuple[SpecT, PluginInfo]:
+        if name in self.conflicts:
+            owners = " and ".join(str(p) for p in self.conflicts[name])
+            raise RegistryError(f"{self.kind} '{name}' is defined by both {owners}; uninstall one of them")
+        if name not in self.entries:
+            close = get_close_matches(name, list(self.entries), n=1, cutoff=0.5)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            known = ", ".join(sorted(self.entries)) or "none"
+            raise RegistryError(f"unknown {self.kind} '{name}'{hint} (known: {known})")
+        return self.entries[name]
+
+
+@dataclass(frozen=True)
+class BrokenPlugin:
+    """A plugin that could not be loaded, with the reason shown to the user."""
+
+    plugin: PluginInfo
+    reason: str
+
+
+class Registry:
+    """All tasks, models and suites the installed plugins provide."""
+
+    def __init__(self) -> None:
+        self.tasks: _Namespace[TaskSpec] = _Namespace("task")
+        self.models: _Namespace[ModelSpec] = _Namespace("model")
+        self.suites: _Namespace[SuiteSpec] = _Namespace("suite")
+        self.broken: list[BrokenPlugin] = []
+        self.plugins: list[PluginInfo] = []
+        self._manager = pluggy.PluginManager(hookspecs.PROJECT)
+        self._manager.add_hookspecs(hookspecs)
+
+    @classmethod
+    def discover(cls, group: str = hookspecs.ENTRY_POINT_GROUP) -> Registry:
+        """Load every plugin module named in the entry-point ``group``."""
+        registry = cls()
+        for entry_point in sorted(entry_points(group=group), key=lambda ep: ep.name):
+            registry._load_entry_point(entry_point)
+        return registry
+
+    def _load_entry_point(self, entry_point: EntryPoint) -> None:
+        dist = getattr(entry_point, "dist", None)
+        info = PluginInfo(entry_point.name, dist.name if dist else None, dist.version if dist else None)
+        try:
+            module = entry_point.load()
+        except Exception as exc:  # a broken plugin must not take the others down
+            self._mark_broken(info, exc)
+            return
+        self.add_plugin(module, info)
+
+    def add_plugin(self, plugin: ModuleType | object, info: PluginInfo) -> None:
+        """Register one plugin object (a module or instance with ``@hookimpl`` functions).
+
+        Each hook is called per plugin, so a plugin whose hook raises is skipped alone and every
+        spec is known to come from exactly one plugin.
+        """
+        try:
+            self._manager.register(plugin, name=info.name)
+            provided = {
+                hook: _flatten(
+                    impl.function() for impl in getattr(self._manager.hook, hook).get_hookimpls()
+                    if impl.plugin_name == info.name
+                )
+                for hook in ("harness_tasks", "harness_models", "harness_suites")
+            }
+        except Exception as exc:
+            if self._manager.is_registered(plugin):
+                self._manager.unregister(plugin)
+            self._mark_broken(info, exc)
+            return
+        self.plugins.append(info)
+        for namespace, hook in ((self.tasks, "harness_tasks"), (self.models, "harness_models"), (self.suites, "harness_suites")):
+            for spec in provided[hook]:
+                namespace.add(spec, info)
+
+    def _mark_broken(self, info: PluginInfo, exc: BaseException) -> None:
+        reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        self.broken.append(BrokenPlugin(info, reason))
+        warnings.warn(f"{info} failed to load and is skipped: {reason}", RuntimeWarning, stacklevel=3)
+
+    def conflicts(self) -> list[str]:
+        """One line per name claimed by more than one plugin."""
+        lines = []
+        for namespace in (self.tasks, self.models, self.suites):
+            for name, owners in namespace.conflicts.items():
+                lines.append(f"{namespace.kind} '{name}' is defined by both {' and '.join(map(str, owners))}")
+        return lines
+
+    def task(self, name: str) -> tuple[TaskSpec, PluginInfo]:
+        return self.tasks.get(name)
+
+    def model(self, name: str) -> tuple[ModelSpec, PluginInfo]:
+        return self.models.get(name)
+
+    def suite(self, name: str) -> tuple[SuiteSpec, PluginInfo]:
+        return self.suites.get(name)
+
+
+def _flatten(results: Iterable[Iterable[SpecT] | None]) -> list[SpecT]:
+    return [spec for result in results if result for spec in result]

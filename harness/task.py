@@ -1,0 +1,163 @@
+"""The base of task plugins: load data, predict in resumable units, score, read/write predictions.
+
+A task reads like the evaluation section of its paper: what the data is (:meth:`Task.load`),
+what a model must produce (:meth:`Task.predict`, one *unit* at a time, e.g. one language, so
+a long run can be resumed), and how the official scorer turns predictions into numbers
+(:meth:`Task.evaluate`). :meth:`Task.read_predictions` and :meth:`Task.write_predictions` speak
+the benchmark's own prediction format, so ``harness score`` works on predictions made anywhere.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar
+
+from harness.errors import HarnessError
+from harness.model import Runtime
+from harness.progress import Progress
+
+
+@dataclass(frozen=True)
+class TaskMetadata:
+    """What a task is, for ``harness list``, results and the leaderboard."""
+
+    name: str
+    description: str
+    reference: str
+    languages: tuple[str, ...]
+    splits: tuple[str, ...]
+    main_metric: str
+    needs: type
+    prediction_format: str
+    prediction_file: str = "predictions.json"
+    unit: str = "language"
+    higher_is_better: bool = True
+
+
+@dataclass(frozen=True)
+class DataRequest:
+    """Which data to load: a folder in the official layout (or the demo data), split, subset."""
+
+    data_dir: Path | None
+    split: str
+    languages: tuple[str, ...] | None = None
+    limit: int | None = None
+
+
+@dataclass
+class TaskData:
+    """Loaded data plus what a result records about it.
+
+    ``files`` are hashed into the result's provenance; ``statistics`` (question and candidate
+    counts, per language) go into the result as they are.
+    """
+
+    split: str
+    languages: tuple[str, ...]
+    files: list[Path]
+    statistics: dict[str, Any]
+    source: str
+    demo: bool = False
+
+
+@dataclass(frozen=True)
+class ScoreRow:
+    """The metrics of one subset (a language, a language pair, or ``all``)."""
+
+    subset: str
+    metrics: dict[str, float]
+    count: int
+    languages: tuple[str, ...] = ()
+
+    def as_dict(self, split: str) -> dict[str, Any]:
+        row: dict[str, Any] = {"split": split, "subset": self.subset, "metrics": self.metrics, "count": self.count}
+        if self.languages:
+            row["languages"] = list(self.languages)
+        return row
+
+
+@dataclass
+class Evaluation:
+    """Scores: the main score, one row per subset, and task-specific diagnostics."""
+
+    main_score: float
+    rows: list[ScoreRow]
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RunContext:
+    """What the runner gives a task while it predicts.
+
+    ``shared`` memoises work that several units need (e.g. one candidate-pool index for every
+    question language) and is only built if some unit actually runs.
+    """
+
+    runtime: Runtime
+    show_progress: bool = True
+    _memo: dict[str, Any] = field(default_factory=dict)
+
+    def shared(self, key: str, build: Callable[[], Any]) -> Any:
+        if key not in self._memo:
+            self._memo[key] = build()
+        return self._memo[key]
+
+    def progress(self, total: int, description: str) -> Progress:
+        return Progress(total, description, enabled=self.show_progress)
+
+
+DataT = TypeVar("DataT", bound=TaskData)
+
+
+class Task(ABC, Generic[DataT]):
+    """Base class of task plugins. Options are keyword arguments of ``__init__``."""
+
+    metadata: ClassVar[TaskMetadata]
+
+    def options(self) -> dict[str, Any]:
+        """The options that change the scores (recorded in results). Override if any."""
+        return {}
+
+    def demo_data_dir(self) -> Path | None:
+        """The built-in demo data used when no ``--data-dir`` is given, if the task has some."""
+        return None
+
+    def check_languages(self, languages: Sequence[str] | None) -> tuple[str, ...]:
+        """Validate a ``--langs`` selection against the task's languages."""
+        if not languages:
+            return self.metadata.languages
+        unknown = [lang for lang in languages if lang not in self.metadata.languages]
+        if unknown:
+            raise HarnessError(
+                f"unknown language '{unknown[0]}' for task {self.metadata.name} "
+                f"(languages: {', '.join(self.metadata.languages)})"
+            )
+        return tuple(languages)
+
+    @abstractmethod
+    def load(self, request: DataRequest) -> DataT:
+        """Read the benchmark files (official layout) for the requested split and languages."""
+
+    @abstractmethod
+    def units(self, data: DataT) -> list[str]:
+        """The resumable parts of a run, in order (e.g. question languages)."""
+
+    @abstractmethod
+    def predict(self, model: Any, data: DataT, unit: str, context: RunContext) -> Any:
+        """Run the model on one unit; return JSON-serialisable predictions for it."""
+
+    @abstractmethod
+    def evaluate(self, data: DataT, predictions: Mapping[str, Any]) -> Evaluation:
+        """Score predictions (unit -> predictions) exactly as the official scorer does."""
+
+    @abstractmethod
+    def read_predictions(self, path: Path, data: DataT) -> dict[str, Any]:
+        """Read a prediction file in the task's documented format into unit -> predictions."""
+
+    @abstractmethod
+    def write_predictions(self, data: DataT, predictions: Mapping[str, Any], path: Path) -> None:
+        """Write unit -> predictions in the task's documented format (atomically)."""

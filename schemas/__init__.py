@@ -1,0 +1,1 @@
+"""JSON Schemas of every file the harness reads or writes (installed as ``harness.schemas``)."""
