@@ -1,0 +1,72 @@
+"""The ``bm25`` model: a :class:`~harness.protocols.Retriever` over any corpus and languages."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+import numpy as np
+
+from harness.model import Model, ModelIdentity, Runtime, label_with_options
+from harness.protocols import Corpus, Ranking
+from harness.provenance import package_version
+from harness.search import rank_descending, top_k
+
+from harness_bm25.index import BM25Index
+from harness_bm25.tokenize import describe, tokenize
+
+#: Queries scored at once; bounds the dense (queries x documents) score block.
+SCORE_BLOCK = 1 << 24
+
+
+def as_text(item: str | tuple[str, str]) -> str:
+    """A (sentence, context) pair is indexed as its two parts joined by a space."""
+    return item if isinstance(item, str) else " ".join(item)
+
+
+class BM25Search:
+    """A tokenised corpus, searched with BM25."""
+
+    def __init__(self, index: BM25Index) -> None:
+        self.index = index
+
+    def search(self, queries: Sequence[str], *, langs: Sequence[str] | None = None, k: int | None = None) -> Ranking:
+        langs = langs or [None] * len(queries)
+        tokens = [tokenize(as_text(q), lang) for q, lang in zip(queries, langs)]
+        n_docs = self.index.n_docs
+        k_eff = n_docs if k is None else min(k, n_docs)
+        indices = np.empty((len(queries), k_eff), dtype=np.int64)
+        scores = np.empty((len(queries), k_eff), dtype=np.float32)
+        step = max(1, SCORE_BLOCK // max(n_docs, 1))
+        for start in range(0, len(queries), step):
+            block = self.index.scores(tokens[start : start + step])
+            if k_eff == n_docs:
+                order = rank_descending(block)
+                chosen = (order, np.take_along_axis(block, order, axis=1))
+            else:
+                chosen = top_k(block, k_eff)
+            indices[start : start + len(block)] = chosen[0]
+            scores[start : start + len(block)] = chosen[1]
+        return Ranking(indices, scores)
+
+
+class BM25(Model):
+    """Okapi BM25 with language-aware tokenisation (parameters as in rank-bm25's BM25Okapi)."""
+
+    def __init__(self, *, runtime: Runtime, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:
+        self.runtime = runtime
+        self.k1, self.b, self.epsilon = k1, b, epsilon
+
+    def identity(self) -> ModelIdentity:
+        return ModelIdentity(
+            name=self.name or "bm25",
+            label=label_with_options("BM25", {"k1": self.k1, "b": self.b, "epsilon": self.epsilon},
+                                     {"k1": 1.5, "b": 0.75, "epsilon": 0.25}),
+            weights=None,
+            options={"k1": self.k1, "b": self.b, "epsilon": self.epsilon},
+            details={"tokenizers": describe(), "jieba": package_version("jieba"),
+                     "fugashi": package_version("fugashi"), "unidic-lite": package_version("unidic-lite"),
+                     "pythainlp": package_version("pythainlp")},
+        )
+
+    def index(self, corpus: Corpus) -> BM25Search:
+        documents = [tokenize(as_text(text), lang) for text, lang in zip(corpus.texts, corpus.langs)]
+        return BM25Search(BM25Index(documents, k1=self.k1, b=self.b, epsilon=self.epsilon))

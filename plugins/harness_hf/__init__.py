@@ -1,0 +1,1 @@
+"""Models loaded from local transformers checkpoint folders (``AutoModel`` and friends)."""

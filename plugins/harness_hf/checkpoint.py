@@ -1,0 +1,65 @@
+"""Local checkpoint folders: checked, hashed and loaded the same way for every HF model.
+
+Nothing is ever downloaded: a ``path`` must be a folder on disk (``from_pretrained`` runs with
+``local_files_only=True``). The weights hash covers every weight file, so a result names the
+exact checkpoint it was computed with.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+from harness.io import sha256_file
+
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
+
+
+def check_folder(path: Path, owner: str) -> Path:
+    """The checkpoint folder, or a clear error (no hub names: nothing can be downloaded)."""
+    path = path.expanduser()
+    if not path.is_dir():
+        raise HarnessError(f"{owner}: path={path} is not a local checkpoint folder (nothing is downloaded)")
+    if not (path / "config.json").exists():
+        raise HarnessError(f"{owner}: {path} has no config.json; is it a transformers checkpoint folder?")
+    return path
+
+
+@cache
+def _hash_folder(path: Path, stamp: tuple[tuple[str, int, float], ...]) -> str:
+    digest = hashlib.sha256()
+    for name, _, _ in stamp:
+        digest.update(name.encode())
+        digest.update(sha256_file(path / name).encode())
+    return "sha256:" + digest.hexdigest()
+
+
+def weights_hash(path: Path) -> str:
+    """One SHA-256 over the weight files of a checkpoint folder (names and contents)."""
+    files = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(WEIGHT_SUFFIXES))
+    if not files:
+        raise HarnessError(f"{path} has no weight files ({', '.join(WEIGHT_SUFFIXES)})")
+    stamp = tuple((p.name, p.stat().st_size, p.stat().st_mtime) for p in files)
+    return _hash_folder(path, stamp)
+
+
+def config_summary(path: Path) -> dict[str, Any]:
+    """Architecture facts from config.json for a result's model details."""
+    config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+    keys = ("model_type", "architectures", "hidden_size", "num_hidden_layers", "vocab_size", "d_model")
+    return {key: config[key] for key in keys if key in config}
+
+
+def torch_dtype(name: str, device: str) -> Any:
+    """The torch dtype for ``name``; ``auto`` is float32 on CPU and bfloat16/float16 on a GPU."""
+    import torch
+
+    if name == "auto":
+        if device.startswith("cuda"):
+            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return torch.float32
+    return {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[name]

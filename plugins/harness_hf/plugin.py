@@ -1,0 +1,15 @@
+"""Declares the transformers-based models; importing this module imports nothing heavy."""
+
+from harness.hookspecs import hookimpl
+from harness.registry import ModelSpec
+
+
+@hookimpl
+def harness_models() -> list[ModelSpec]:
+    return [
+        ModelSpec(
+            "hf-encoder",
+            "harness_hf.encoder:HFEncoder",
+            "any local transformers checkpoint as a dual encoder (path=...): CLS/mean pooling, prefixes, fp16/bf16 on GPU",
+        )
+    ]

@@ -1,0 +1,18 @@
+"""Declares the LAReQA task; importing this module imports nothing heavy."""
+
+from harness.hookspecs import hookimpl
+from harness.registry import TaskSpec
+
+from harness_lareqa.languages import XQUAD_R_LANGUAGES
+
+
+@hookimpl
+def harness_tasks() -> list[TaskSpec]:
+    return [
+        TaskSpec(
+            "lareqa",
+            "harness_lareqa.task:LAReQA",
+            "XQuAD-R answer-sentence retrieval from one 11-language pool: mAP, mAP@20, language bias",
+            XQUAD_R_LANGUAGES,
+        )
+    ]

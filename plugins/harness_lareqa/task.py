@@ -1,0 +1,259 @@
+"""The LAReQA task: retrieve the answer sentence of a question from a pool of all languages.
+
+Evaluation (LAReQA paper section 4; XTREME-R's ``utils_lareqa.py``):
+
+* every question, in each of the 11 languages, is scored against the one multilingual pool;
+  its correct answers are the answer sentences of the same question in every language (11);
+* the candidate is encoded from ``(sentence + paragraph).replace("\\n", "")`` (XTREME-R), or as
+  a (sentence, paragraph) pair (the paper's response encoder input), or the sentence alone;
+* metrics: mean average precision over the full ranking (``map``, the paper's metric) and
+  mAP@20 (``map@20``, XTREME-R; divisor min(#correct, 20)), each one global mean over all
+  questions, as fractions in [0, 1] like the official output; plus one row per question language;
+* diagnostics of language bias: where the correct answer of each language is ranked, and in
+  which language the first correct answer is found (the paper's weak vs strong alignment).
+
+Ties between equal scores are ordered by pool position. (The official code sorts with numpy's
+unstable quicksort and reverses it, which leaves tie order unspecified; for real-valued dense
+scores ties do not occur.)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from harness.errors import HarnessError, InputError
+from harness.io import iter_jsonl, write_atomic
+from harness.metrics.ranking import NOT_RETRIEVED, average_precision
+from harness.protocols import Corpus, Retriever
+from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskMetadata
+from harness.validation import validate
+
+from harness_lareqa.data import LAReQAData, read_language, restrict, statistics
+from harness_lareqa.languages import XQUAD_R_LANGUAGES
+
+CandidateForm = Literal["concat", "pair", "sentence"]
+QUERY_CHUNK = 256
+
+
+class LAReQA(Task[LAReQAData]):
+    """XQuAD-R, scored like XTREME-R's official LAReQA evaluation."""
+
+    metadata = TaskMetadata(
+        name="lareqa",
+        description="Answer-sentence retrieval from one pool of 11 languages (XQuAD-R).",
+        reference="Roy et al., LAReQA, EMNLP 2020; google-research/xtreme third_party/utils_lareqa.py",
+        languages=XQUAD_R_LANGUAGES,
+        splits=("test",),
+        main_metric="map",
+        needs=Retriever,
+        prediction_format="lareqa-predictions",
+        prediction_file="predictions.jsonl",
+        unit="question language",
+    )
+
+    def __init__(self, candidates: CandidateForm = "concat", save_top_k: int = 100) -> None:
+        """``candidates``: how a candidate is put to the model (``concat``: sentence + paragraph, the
+        official XTREME-R input; ``pair``: (sentence, paragraph); ``sentence``: the sentence alone).
+        ``save_top_k``: length of the ranked list kept per question in the predictions file."""
+        if save_top_k < 1:
+            raise HarnessError("task lareqa: save_top_k must be at least 1")
+        self.candidates = candidates
+        self.save_top_k = save_top_k
+
+    def options(self) -> dict[str, Any]:
+        return {"candidates": self.candidates}
+
+    def demo_data_dir(self) -> Path:
+        from harness_demo import xquad_r_dir
+
+        return xquad_r_dir()
+
+    # -- data ---------------------------------------------------------------------------------
+
+    def load(self, request: DataRequest) -> LAReQAData:
+        assert request.data_dir is not None
+        explicit = request.languages is not None and request.languages != self.metadata.languages
+        languages = [
+            lang for lang in (request.languages or self.metadata.languages)
+            if explicit or (request.data_dir / f"{lang}.json").exists()
+        ]
+        if not languages:
+            raise HarnessError(f"no XQuAD-R files ({{lang}}.json) in {request.data_dir}")
+        data = LAReQAData(split=request.split, languages=tuple(languages), files=[], statistics={},
+                          source=str(request.data_dir))
+        seen: set[str] = set()
+        for lang in languages:
+            path = request.data_dir / f"{lang}.json"
+            read_language(path, lang, data, seen)
+            data.files.append(path)
+        if request.limit:
+            restrict(data, request.limit)
+        data.statistics = statistics(data)
+        return data
+
+    def corpus(self, data: LAReQAData) -> Corpus:
+        pool = data.pool
+        if self.candidates == "concat":
+            texts: list[Any] = [(s + c).replace("\n", "") for s, c in zip(pool.sentences, pool.contexts)]
+        elif self.candidates == "pair":
+            texts = list(zip(pool.sentences, pool.contexts))
+        else:
+            texts = list(pool.sentences)
+        return Corpus(ids=pool.ids, texts=texts, langs=pool.langs)
+
+    # -- prediction ---------------------------------------------------------------------------
+
+    def units(self, data: LAReQAData) -> list[str]:
+        return [lang for lang in data.languages if any(q.lang == lang for q in data.questions)]
+
+    def predict(self, model: Retriever, data: LAReQAData, unit: str, context: RunContext) -> list[dict[str, Any]]:
+        """Rank the whole pool for each question of language ``unit``; keep the top of the ranking
+        and the ranks of the correct candidates (enough to recompute every metric)."""
+        index = context.shared("pool-index", lambda: model.index(self.corpus(data)))
+        questions = data.questions_in(unit)
+        ids = data.pool.ids
+        out: list[dict[str, Any]] = []
+        with context.progress(len(questions), f"lareqa {unit}") as bar:
+            for start in range(0, len(questions), QUERY_CHUNK):
+                chunk = questions[start : start + QUERY_CHUNK]
+                ranking = index.search([q.text for q in chunk], langs=[q.lang for q in chunk], k=None)
+                positions = np.empty_like(ranking.indices)
+                np.put_along_axis(positions, ranking.indices, np.arange(ranking.indices.shape[1])[None, :], axis=1)
+                for row, question in enumerate(chunk):
+                    top = ranking.indices[row, : self.save_top_k]
+                    targets = data.targets.get(question.xling_id, np.empty(0, dtype=np.int64))
+                    ranks = positions[row, targets] + 1
+                    beyond = {ids[t]: int(r) for t, r in zip(targets, ranks) if r > self.save_top_k}
+                    item: dict[str, Any] = {"question_id": question.uid, "ranking": [ids[i] for i in top]}
+                    if beyond:
+                        item["ranks"] = beyond
+                    out.append(item)
+                bar.update(len(chunk))
+        return out
+
+    # -- scoring ------------------------------------------------------------------------------
+
+    def target_ranks(self, data: LAReQAData, predictions: Mapping[str, list[dict[str, Any]]]) -> tuple[list[Any], np.ndarray, np.ndarray]:
+        """For every question with predictions: (question, ranks of its correct candidates padded
+        with NOT_RETRIEVED, number of correct candidates)."""
+        by_uid = {q.uid: q for q in data.questions}
+        position = {cid: i for i, cid in enumerate(data.pool.ids)}
+        max_targets = max((len(t) for t in data.targets.values()), default=0)
+        questions, ranks, counts = [], [], []
+        for unit in self.units(data):
+            for item in predictions.get(unit, []):
+                question = by_uid[item["question_id"]]
+                targets = data.targets.get(question.xling_id, np.empty(0, dtype=np.int64))
+                known = {position[cid]: r for r, cid in enumerate(item["ranking"], start=1)}
+                for cid, r in item.get("ranks", {}).items():
+                    known.setdefault(position[cid], r)
+                row = np.full(max_targets, NOT_RETRIEVED)
+                row[: len(targets)] = [known.get(int(t), NOT_RETRIEVED) for t in targets]
+                questions.append(question)
+                ranks.append(row)
+                counts.append(len(targets))
+        return questions, np.asarray(ranks).reshape(len(ranks), max_targets), np.asarray(counts)
+
+    def evaluate(self, data: LAReQAData, predictions: Mapping[str, list[dict[str, Any]]]) -> Evaluation:
+        questions, ranks, counts = self.target_ranks(data, predictions)
+        full = average_precision(ranks, counts)
+        at20 = average_precision(ranks, counts, k=20)
+        langs = np.asarray([q.lang for q in questions])
+        rows = [ScoreRow("all", {"map": float(full.mean()), "map@20": float(at20.mean())}, len(questions))]
+        for lang in self.units(data):
+            mask = langs == lang
+            rows.append(ScoreRow(lang, {"map": float(full[mask].mean()), "map@20": float(at20[mask].mean())},
+                                 int(mask.sum()), (lang,)))
+        evaluation = Evaluation(main_score=rows[0].metrics["map"], rows=rows)
+        if np.isfinite(ranks[:, :1]).all() and all(np.isfinite(r[:c]).all() for r, c in zip(ranks, counts)):
+            evaluation.diagnostics = language_bias(data, questions, ranks, counts)
+        else:
+            evaluation.notes.append("language-bias diagnostics need the rank of every correct candidate; "
+                                    "the predictions leave some unranked")
+        return evaluation
+
+    # -- prediction files ---------------------------------------------------------------------
+
+    def read_predictions(self, path: Path, data: LAReQAData) -> dict[str, list[dict[str, Any]]]:
+        by_uid = {q.uid: q for q in data.questions}
+        pool_ids = set(data.pool.ids)
+        out: dict[str, list[dict[str, Any]]] = {}
+        seen: set[str] = set()
+        for line, item in iter_jsonl(path):
+            record = f"line {line}"
+            validate(item, "lareqa-predictions", file=path, record=record)
+            uid = item["question_id"]
+            if uid not in by_uid:
+                raise InputError(f"unknown question id '{uid}' (not in the data)", file=path, record=record,
+                                 field="question_id")
+            if uid in seen:
+                raise InputError(f"question id '{uid}' appears twice", file=path, record=record, field="question_id")
+            seen.add(uid)
+            for where, cids in (("ranking", item["ranking"]), ("ranks", item.get("ranks", {}))):
+                unknown = next((cid for cid in cids if cid not in pool_ids), None)
+                if unknown is not None:
+                    raise InputError(f"unknown candidate id '{unknown}'", file=path, record=record, field=where)
+            out.setdefault(by_uid[uid].lang, []).append(item)
+        missing = [q.uid for q in data.questions if q.uid not in seen]
+        if missing:
+            raise InputError(f"no predictions for {len(missing)} question(s), e.g. '{missing[0]}'", file=path)
+        return out
+
+    def write_predictions(self, data: LAReQAData, predictions: Mapping[str, list[dict[str, Any]]], path: Path) -> None:
+        lines = [json.dumps(item, ensure_ascii=False) for unit in self.units(data) for item in predictions.get(unit, [])]
+        payload = ("\n".join(lines) + "\n").encode("utf-8")
+        write_atomic(path, lambda handle: handle.write(payload))
+
+
+def language_bias(data: LAReQAData, questions: list[Any], ranks: np.ndarray, counts: np.ndarray) -> dict[str, Any]:
+    """How much a model prefers answers in the question's own language.
+
+    * ``mean_rank``: for questions in language q (rows) the mean rank, in the whole pool, of the
+      correct answer in language a (columns). A language-agnostic model has a flat matrix; a
+      weakly aligned one a small diagonal.
+    * ``first_correct_share``: the share of questions in language q whose best-ranked correct
+      answer is in language a. Chance is 1/#languages; a biased model puts ~1 on the diagonal.
+    * ``same_language_first``: the diagonal of the latter, per question language.
+    """
+    languages = list(data.languages)
+    index = {lang: i for i, lang in enumerate(languages)}
+    n = len(languages)
+    rank_sum = np.zeros((n, n))
+    rank_count = np.zeros((n, n))
+    first = np.zeros((n, n))
+    per_question = np.zeros(n)
+    for question, row, count in zip(questions, ranks, counts):
+        q = index[question.lang]
+        per_question[q] += 1
+        targets = data.targets[question.xling_id]
+        best: dict[int, float] = {}
+        for target, rank in zip(targets, row[:count]):
+            a = index[data.pool.langs[target]]
+            best[a] = min(best.get(a, np.inf), rank)
+        for a, rank in best.items():
+            rank_sum[q, a] += rank
+            rank_count[q, a] += 1
+        first[q, min(best, key=best.get)] += 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_rank = rank_sum / rank_count
+        share = first / per_question[:, None]
+
+    def table(matrix: np.ndarray, digits: int) -> dict[str, dict[str, float | None]]:
+        return {
+            languages[i]: {languages[j]: (None if not np.isfinite(matrix[i, j]) else round(float(matrix[i, j]), digits))
+                           for j in range(n)}
+            for i in range(n) if per_question[i]
+        }
+
+    return {
+        "languages": languages,
+        "mean_rank": table(mean_rank, 2),
+        "first_correct_share": table(share, 4),
+        "same_language_first": {languages[i]: round(float(share[i, i]), 4) for i in range(n) if per_question[i]},
+        "chance_share": round(1.0 / n, 4),
+    }
