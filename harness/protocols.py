@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -110,6 +110,19 @@ class Reader(Protocol):
 
     def read(self, examples: Sequence[ReadingExample]) -> list[SpanAnswer]:
         """Return one answer per example, in order."""
+        ...
+
+
+@runtime_checkable
+class PredictionSource(Protocol):
+    """A "model" whose predictions need no inference: a file made elsewhere (replayed in the
+    task's own prediction format) or a reference such as the gold answers or empty answers.
+
+    Any task can run with one, whatever capability it otherwise needs.
+    """
+
+    def predictions_for(self, task: Any, data: Any) -> dict[str, Any]:
+        """Predictions for every unit of ``data``, in the task's unit -> predictions form."""
         ...
 
 

@@ -25,6 +25,7 @@ from harness.capabilities import provide
 from harness.errors import HarnessError, RegistryError
 from harness.io import dump_json, read_json, sha256_file, sha256_text
 from harness.model import Model, ModelIdentity, Runtime
+from harness.protocols import PredictionSource
 from harness.options import bind_options, parse_named
 from harness.provenance import describe_files, environment, now_iso
 from harness.registry import PluginInfo, Registry
@@ -219,7 +220,9 @@ def run(
     model_spec, model_plugin = registry.model(named.name)
     model_cls = _load_target(model_spec, model_plugin, "model")
     needs = task.metadata.needs
-    provide(model_cls, needs, model_name=named.name, task_name=task.metadata.name)
+    replay = issubclass(model_cls, PredictionSource)
+    if not replay:
+        provide(model_cls, needs, model_name=named.name, task_name=task.metadata.name)
     model_options = bind_options(model_cls, named.options, owner=f"model {named.name}")
     task_data = timer.time("load_data", lambda: load_data(task, data_options))
 
@@ -227,7 +230,7 @@ def run(
     model: Model = timer.time("load_model", lambda: model_cls(runtime=runtime, **model_options))
     model.name = named.name
     identity = model.identity().as_dict()
-    capability = provide(model, needs, model_name=named.name, task_name=task.metadata.name)
+    capability = model if replay else provide(model, needs, model_name=named.name, task_name=task.metadata.name)
     _seed_everything(seed)
 
     files = timer.time("hash_data", lambda: describe_files(task_data.files))
@@ -239,7 +242,9 @@ def run(
     context = RunContext(runtime=runtime, show_progress=output.show_progress)
     predictions: dict[str, Any] = {}
     resumed: list[str] = []
-    for unit in task.units(task_data):
+    if replay:
+        predictions = timer.time("predict", lambda: capability.predictions_for(task, task_data))
+    for unit in [] if replay else task.units(task_data):
         part_path = parts_dir / f"{_slug(unit)}.json"
         if resume and part_path.exists():
             saved = read_json(part_path)

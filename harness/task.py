@@ -126,6 +126,14 @@ class Task(ABC, Generic[DataT]):
         """The built-in demo data used when no ``--data-dir`` is given, if the task has some."""
         return None
 
+    def reference_predictions(self, data: DataT, kind: str) -> dict[str, Any]:
+        """Predictions of a reference model: ``gold`` (the correct answers) or ``empty`` (nothing).
+
+        They are sanity rows: gold must score what the official scorer gives the gold answers,
+        empty its floor. Tasks override this for the kinds they support.
+        """
+        raise HarnessError(f"task {self.metadata.name} has no '{kind}' reference predictions")
+
     def check_languages(self, languages: Sequence[str] | None) -> tuple[str, ...]:
         """Validate a ``--langs`` selection against the task's languages."""
         if not languages:

@@ -136,6 +136,16 @@ class LAReQA(Task[LAReQAData]):
                 bar.update(len(chunk))
         return out
 
+    def reference_predictions(self, data: LAReQAData, kind: str) -> dict[str, list[dict[str, Any]]]:
+        """``gold``: every correct candidate ranked first (AP 1); ``empty``: nothing ranked (AP 0)."""
+        if kind not in ("gold", "empty"):
+            return super().reference_predictions(data, kind)
+        out: dict[str, list[dict[str, Any]]] = {}
+        for question in data.questions:
+            ranking = [data.pool.ids[t] for t in data.targets.get(question.xling_id, [])] if kind == "gold" else []
+            out.setdefault(question.lang, []).append({"question_id": question.uid, "ranking": ranking})
+        return out
+
     # -- scoring ------------------------------------------------------------------------------
 
     def target_ranks(self, data: LAReQAData, predictions: Mapping[str, list[dict[str, Any]]]) -> tuple[list[Any], np.ndarray, np.ndarray]:

@@ -13,17 +13,11 @@ from __future__ import annotations
 
 import copy
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-try:
-    from harness_demo import LANGUAGES, xquad_r_dir
-except ImportError:  # Fallback only: package not installed (the project installs it).
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "plugins"))
-    from harness_demo import LANGUAGES, xquad_r_dir
+from harness_demo import LANGUAGES, xquad_r_dir
 
 N_ARTICLES = 8
 N_QUESTIONS = 24

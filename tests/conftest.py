@@ -1,0 +1,45 @@
+"""Shared fixtures: the real benchmark folder (or a skip), tiny random models, a CLI runner."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.tiny_models import build_tiny_encoder
+
+
+@pytest.fixture(scope="session")
+def real_data() -> Path:
+    """The folder of real benchmark files named by HARNESS_REAL_DATA; tests using it skip without it."""
+    folder = os.environ.get("HARNESS_REAL_DATA")
+    if not folder:
+        pytest.skip("HARNESS_REAL_DATA is not set")
+    path = Path(folder).resolve()
+    if not path.is_dir():
+        pytest.skip(f"HARNESS_REAL_DATA={folder} is not a folder")
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_encoder_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A random 2-layer BERT with a WordPiece vocabulary trained on the demo data, saved like a
+    real checkpoint (config.json, safetensors, tokenizer files)."""
+    return build_tiny_encoder(tmp_path_factory.mktemp("tiny-encoder"))
+
+
+@pytest.fixture
+def harness_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
+    """Run ``harness ARGS...`` in-process inside an empty working folder; return (code, out, err)."""
+    from harness.cli import main
+
+    monkeypatch.chdir(tmp_path)
+
+    def run(*args: str) -> tuple[int, str, str]:
+        code = main([str(a) for a in args])
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    return run
