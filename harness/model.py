@@ -30,6 +30,9 @@ class Runtime:
     seed: int = 0
     _device: str | None = field(default=None, repr=False)
 
+    def __post_init__(self) -> None:
+        check_device(self.device_request)
+
     @property
     def device(self) -> str:
         """The resolved torch device name ("cpu", "cuda", "cuda:1")."""
@@ -84,10 +87,15 @@ def label_with_options(base: str, options: dict[str, Any], defaults: dict[str, A
     return f"{base} ({', '.join(changed)})" if changed else base
 
 
+def check_device(choice: str) -> None:
+    """Reject a device name that can never work, before any work is done."""
+    if choice not in ("auto", "cpu", "cuda") and not (choice.startswith("cuda:") and choice[5:].isdigit()):
+        raise HarnessError(f"unknown device '{choice}' (use auto, cpu, cuda or cuda:N)")
+
+
 def resolve_device(choice: DeviceChoice | str) -> str:
     """``auto`` takes a GPU when torch sees one; ``cuda`` without a GPU is an error, not a fallback."""
-    if choice not in ("auto", "cpu", "cuda") and not str(choice).startswith("cuda:"):
-        raise HarnessError(f"unknown device '{choice}' (use auto, cpu or cuda)")
+    check_device(choice)
     if choice == "cpu":
         return "cpu"
     try:
