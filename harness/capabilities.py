@@ -26,9 +26,14 @@ class DenseIndex:
         self.encoder = encoder
         self.vectors = vectors
 
+    def _queries(self, queries: Sequence[str], langs: Sequence[str] | None) -> np.ndarray:
+        return np.asarray(self.encoder.encode(queries, role="query", langs=langs), dtype=np.float32)
+
     def search(self, queries: Sequence[str], *, langs: Sequence[str] | None = None, k: int | None = None) -> Ranking:
-        query_vectors = self.encoder.encode(queries, role="query", langs=langs)
-        return exact_search(np.asarray(query_vectors, dtype=np.float32), self.vectors, k)
+        return exact_search(self._queries(queries, langs), self.vectors, k)
+
+    def scores(self, queries: Sequence[str], *, langs: Sequence[str] | None = None) -> np.ndarray:
+        return self._queries(queries, langs) @ self.vectors.T
 
 
 class EncoderRetriever:

@@ -71,6 +71,19 @@ class SearchIndex(Protocol):
 
 
 @runtime_checkable
+class ScoringIndex(SearchIndex, Protocol):
+    """A search index that can also score every corpus entry for a query.
+
+    Tasks with a small pool and a full-ranking metric (LAReQA's mAP) use it to find the ranks of
+    the correct candidates without sorting the whole pool for every question.
+    """
+
+    def scores(self, queries: Sequence[str], *, langs: Sequence[str] | None = None) -> np.ndarray:
+        """Return a (len(queries), len(corpus)) array of scores, higher is better."""
+        ...
+
+
+@runtime_checkable
 class Retriever(Protocol):
     """Ranks a corpus for queries (BM25, a dense index, ...)."""
 

@@ -28,9 +28,14 @@ class BM25Search:
     def __init__(self, index: BM25Index) -> None:
         self.index = index
 
+    def _tokens(self, queries: Sequence[str], langs: Sequence[str] | None) -> list[list[str]]:
+        return [tokenize(as_text(q), lang) for q, lang in zip(queries, langs or [None] * len(queries))]
+
+    def scores(self, queries: Sequence[str], *, langs: Sequence[str] | None = None) -> np.ndarray:
+        return self.index.scores(self._tokens(queries, langs))
+
     def search(self, queries: Sequence[str], *, langs: Sequence[str] | None = None, k: int | None = None) -> Ranking:
-        langs = langs or [None] * len(queries)
-        tokens = [tokenize(as_text(q), lang) for q, lang in zip(queries, langs)]
+        tokens = self._tokens(queries, langs)
         n_docs = self.index.n_docs
         k_eff = n_docs if k is None else min(k, n_docs)
         indices = np.empty((len(queries), k_eff), dtype=np.int64)

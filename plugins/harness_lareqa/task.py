@@ -29,7 +29,8 @@ import numpy as np
 from harness.errors import HarnessError, InputError
 from harness.io import iter_jsonl, write_atomic
 from harness.metrics.ranking import NOT_RETRIEVED, average_precision
-from harness.protocols import Corpus, Retriever
+from harness.protocols import Corpus, Retriever, ScoringIndex
+from harness.search import ranks_of, top_k
 from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskMetadata
 from harness.validation import validate
 
@@ -121,20 +122,35 @@ class LAReQA(Task[LAReQAData]):
         with context.progress(len(questions), f"lareqa {unit}") as bar:
             for start in range(0, len(questions), QUERY_CHUNK):
                 chunk = questions[start : start + QUERY_CHUNK]
-                ranking = index.search([q.text for q in chunk], langs=[q.lang for q in chunk], k=None)
-                positions = np.empty_like(ranking.indices)
-                np.put_along_axis(positions, ranking.indices, np.arange(ranking.indices.shape[1])[None, :], axis=1)
-                for row, question in enumerate(chunk):
-                    top = ranking.indices[row, : self.save_top_k]
-                    targets = data.targets.get(question.xling_id, np.empty(0, dtype=np.int64))
-                    ranks = positions[row, targets] + 1
-                    beyond = {ids[t]: int(r) for t, r in zip(targets, ranks) if r > self.save_top_k}
-                    item: dict[str, Any] = {"question_id": question.uid, "ranking": [ids[i] for i in top]}
+                texts, langs = [q.text for q in chunk], [q.lang for q in chunk]
+                targets = self._target_matrix(data, chunk)
+                if isinstance(index, ScoringIndex):  # rank the targets by counting, no full sort
+                    scores = index.scores(texts, langs=langs)
+                    top = top_k(scores, min(self.save_top_k, scores.shape[1]))[0]
+                    ranks = ranks_of(scores, targets)
+                else:
+                    ranking = index.search(texts, langs=langs, k=None)
+                    top = ranking.indices[:, : self.save_top_k]
+                    positions = np.empty_like(ranking.indices)
+                    np.put_along_axis(positions, ranking.indices, np.arange(ranking.indices.shape[1])[None, :], axis=1)
+                    ranks = np.where(targets >= 0, np.take_along_axis(positions, np.maximum(targets, 0), axis=1) + 1, np.inf)
+                for question, row_top, row_targets, row_ranks in zip(chunk, top, targets, ranks):
+                    beyond = {ids[t]: int(r) for t, r in zip(row_targets, row_ranks) if t >= 0 and r > self.save_top_k}
+                    item: dict[str, Any] = {"question_id": question.uid, "ranking": [ids[i] for i in row_top]}
                     if beyond:
                         item["ranks"] = beyond
                     out.append(item)
                 bar.update(len(chunk))
         return out
+
+    @staticmethod
+    def _target_matrix(data: LAReQAData, questions: list[Any]) -> np.ndarray:
+        """Pool positions of each question's correct candidates, padded with -1."""
+        rows = [data.targets.get(q.xling_id, np.empty(0, dtype=np.int64)) for q in questions]
+        matrix = np.full((len(rows), max((len(r) for r in rows), default=0)), -1, dtype=np.int64)
+        for i, row in enumerate(rows):
+            matrix[i, : len(row)] = row
+        return matrix
 
     def reference_predictions(self, data: LAReQAData, kind: str) -> dict[str, list[dict[str, Any]]]:
         """``gold``: every correct candidate ranked first (AP 1); ``empty``: nothing ranked (AP 0)."""

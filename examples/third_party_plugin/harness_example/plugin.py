@@ -1,0 +1,16 @@
+"""What this plugin provides. Only names and import paths: the harness imports the targets
+when a task or model is used, so `harness list` stays instant."""
+
+from harness.hookspecs import hookimpl
+from harness.registry import ModelSpec, TaskSpec
+
+
+@hookimpl
+def harness_tasks() -> list[TaskSpec]:
+    return [TaskSpec("example-capitals", "harness_example.task:Capitals",
+                     "toy cross-lingual answer retrieval about capitals (P@1)", ("de", "en", "es"))]
+
+
+@hookimpl
+def harness_models() -> list[ModelSpec]:
+    return [ModelSpec("char-trigram", "harness_example.model:CharTrigram", "hashed character trigrams (toy encoder)")]

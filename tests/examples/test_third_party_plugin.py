@@ -1,0 +1,49 @@
+"""A separately installed plugin package is found and used exactly like the built-in ones."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "third_party_plugin"
+HARNESS = [sys.executable, "-m", "harness"]
+
+
+@pytest.fixture(scope="module")
+def installed_example(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    source = tmp_path_factory.mktemp("example") / "third_party_plugin"
+    shutil.copytree(EXAMPLE, source)
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    subprocess.run([*pip, "install", "--no-deps", "--no-build-isolation", "--no-index", str(source)],
+                   check=True, capture_output=True, timeout=300)
+    try:
+        yield
+    finally:
+        subprocess.run([*pip, "uninstall", "-y", "harness-example-plugin"], check=True, capture_output=True, timeout=120)
+
+
+def harness(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*HARNESS, *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def test_installed_plugin_is_listed_and_runs(installed_example: None, tmp_path: Path) -> None:
+    listing = harness("list", cwd=tmp_path)
+    assert listing.returncode == 0, listing.stderr
+    assert "example-capitals" in listing.stdout and "char-trigram" in listing.stdout
+    assert "lareqa" in listing.stdout  # first-party plugins are still there
+
+    run = harness("run", "example-capitals", "char-trigram", "--quiet", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    # Trigram overlap puts each question's own-language answer first (checked by hand: e.g. the
+    # French question shares "capital of france" with en-1 and only "capital" with en-2).
+    assert "main score: p@1 = 1.0000" in run.stdout
+
+    mixed = harness("run", "lareqa", "char-trigram:dim=64", "--limit", "2", "--quiet", cwd=tmp_path)
+    assert mixed.returncode == 0, mixed.stderr
+    board = harness("leaderboard", "show", cwd=tmp_path)
+    assert "example-capitals (test)" in board.stdout and "char-trigram-64" in board.stdout
