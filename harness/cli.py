@@ -42,6 +42,13 @@ def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
+def _add_cache_arguments(parser: Any, with_switch: bool = True) -> None:
+    parser.add_argument("--cache-dir", type=Path, help="embedding cache folder (default: $HARNESS_CACHE_DIR "
+                        "or ~/.cache/xlqa-harness)")
+    if with_switch:
+        parser.add_argument("--no-cache", action="store_true", help="neither read nor write the embedding cache")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="harness", description="Score models on cross-lingual QA benchmarks exactly as the official scripts do."
@@ -52,8 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", help="list tasks, models and suites from installed plugins")
     listing.add_argument("--json", action="store_true", help="machine-readable output")
 
-    run = commands.add_parser("run", help="run a model on a task and score it")
-    run.add_argument("task", help="task name, optionally with options: name:key=value,...")
+    run = commands.add_parser("run", help="run a model on tasks and score it")
+    run.add_argument("task", help="task(s): name[:key=value,...], comma-separated; suite names; or @suite.json")
     run.add_argument("model", help="model name, optionally with options: name:key=value,...")
     run.add_argument("--model-args", help="model options as a JSON object (merged over name:key=value)")
     _add_data_arguments(run)
@@ -62,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
     execution.add_argument("--batch-size", type=int, help="batch size for models that batch (default: the model's)")
     execution.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     execution.add_argument("--resume", action="store_true", help="reuse the units an interrupted run already saved")
+    execution.add_argument("--dry-run", action="store_true",
+                           help="print the plan (tasks, unique texts, estimated tokens, cache hits, device) and stop")
+    _add_cache_arguments(execution)
     _add_output_arguments(run)
 
     score = commands.add_parser("score", help="score a predictions file made elsewhere, without a model")
@@ -78,6 +88,14 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--task", help="only this task")
     show.add_argument("--matrix", nargs="?", const="", metavar="METRIC",
                       help="print language-pair rows (e.g. MLQA G-XLT) as a matrix of METRIC (needs --task)")
+
+    cache = commands.add_parser("cache", help="the on-disk embedding cache")
+    cache_commands = cache.add_subparsers(dest="cache_command", required=True, metavar="ACTION")
+    info = cache_commands.add_parser("info", help="cached models, entries and sizes")
+    _add_cache_arguments(info, with_switch=False)
+    clear = cache_commands.add_parser("clear", help="delete cached embeddings")
+    clear.add_argument("--model", help="only the model with this label (as `cache info` shows it)")
+    _add_cache_arguments(clear, with_switch=False)
 
     validate = commands.add_parser("validate", help="check a result or leaderboard file against its JSON Schema")
     validate.add_argument("file", type=Path)
@@ -165,17 +183,42 @@ def _data_options(args: argparse.Namespace) -> Any:
     return DataOptions(data_dir=args.data_dir, split=args.split, languages=args.langs, limit=args.limit)
 
 
+def _print_plan(plan: Any) -> None:
+    print(f"model: {plan.model}  device: {plan.device}  precision: {plan.precision}  world size: {plan.world_size}")
+    _print_table(["task", "data", "split", "units", "questions"],
+                 [[t["task"], t["source"], t["split"], ",".join(t["units"]), str(t["statistics"].get("questions", "-"))]
+                  for t in plan.tasks])
+    if plan.encoding is None:
+        print("encoding: none (the model is not an encoder)")
+    else:
+        e = plan.encoding
+        print(f"encoding: {e['texts_requested']} texts requested, {e['unique_texts']} unique, "
+              f"{e['cache_hits']} in the cache, {e['to_encode']} to encode (~{e['estimated_tokens']} tokens)")
+
+
 def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> None:
     from harness import runner
+    from harness.registry import Registry
 
     if args.data_dir is None:
         print("Using the built-in demo data (pass --data-dir to score the real benchmark files).", file=sys.stderr)
+    registry = Registry.discover()
     output = _output_options(args, argv)
-    outcome = runner.run(
-        args.task, args.model, data=_data_options(args), output=output, model_args=args.model_args,
-        device=args.device, batch_size=args.batch_size, seed=args.seed, resume=args.resume,
+    outcomes = runner.run_suite(
+        runner.expand_tasks(args.task, registry), args.model, data=_data_options(args), output=output,
+        model_args=args.model_args, device=args.device, batch_size=args.batch_size, seed=args.seed,
+        resume=args.resume, cache=not args.no_cache, cache_dir=args.cache_dir, dry_run=args.dry_run,
+        registry=registry,
     )
-    _report(outcome, output.leaderboard)
+    if isinstance(outcomes, runner.Plan):
+        _print_plan(outcomes)
+        return
+    for number, outcome in enumerate(outcomes):
+        if outcome.result_path is None:  # not rank 0 of a distributed run: rank 0 reports
+            continue
+        if number:
+            print()
+        _report(outcome, output.leaderboard)
 
 
 def _cmd_score(args: argparse.Namespace, argv: Sequence[str]) -> None:
@@ -198,6 +241,26 @@ def _cmd_leaderboard(args: argparse.Namespace) -> None:
         print(leaderboard.render_matrix(board, args.task, args.matrix or None))
     else:
         print(leaderboard.render(board, args.task))
+
+
+def _cmd_cache(args: argparse.Namespace) -> None:
+    from harness import cache
+
+    root = args.cache_dir or cache.default_root()
+    if args.cache_command == "info":
+        items = cache.describe(root)
+        print(f"embedding cache: {root}")
+        if not items:
+            print("(empty)")
+            return
+        _print_table(["model", "key", "entries", "MiB"],
+                     [[i["label"], i["key"], str(i["entries"]), f"{i['bytes'] / 2**20:.1f}"] for i in items])
+        print(f"total: {sum(i['bytes'] for i in items) / 2**20:.1f} MiB")
+    else:
+        removed = cache.clear(root, args.model)
+        if args.model and not removed:
+            raise HarnessError(f"no cached model labelled '{args.model}' in {root} (see `harness cache info`)")
+        print(f"removed the cached embeddings of {len(removed)} model(s) from {root}")
 
 
 def _cmd_validate(args: argparse.Namespace) -> None:
@@ -228,6 +291,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             _cmd_score(args, argv)
         elif args.command == "leaderboard":
             _cmd_leaderboard(args)
+        elif args.command == "cache":
+            _cmd_cache(args)
         elif args.command == "validate":
             _cmd_validate(args)
     except HarnessError as exc:

@@ -75,6 +75,8 @@ class Model(ABC):
 
     #: The registered name; set by the runner from the spec.
     name: str = ""
+    #: Numeric precision of the forward pass, for the result's execution record.
+    precision: str = "n/a"
 
     @abstractmethod
     def identity(self) -> ModelIdentity:

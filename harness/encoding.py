@@ -1,0 +1,223 @@
+"""One encoding service for every task of a run: deduplication, cache, length buckets, OOM halving.
+
+The runner wraps any :class:`~harness.protocols.Encoder` model in an :class:`EncodingService`,
+which is itself an Encoder, so tasks and adapters are unchanged. For each call it
+
+* keys every text by role and content, so a text asked for twice (by one task or by several)
+  is encoded once, and texts already in the on-disk :mod:`harness.cache` are not encoded at all;
+* sorts the texts still to encode by token length and cuts them into batches of similar length,
+  which keeps padding small (the padding share is measured and reported);
+* on a GPU out-of-memory error, halves the batch and carries on with the smaller size;
+* under torch.distributed, deals the batches out to the ranks and gathers the vectors.
+
+A suite run calls :meth:`EncodingService.prefetch` with every text of every task first, so all of
+them share one queue and one set of length buckets.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from harness.cache import EmbeddingCache, text_key
+from harness.distributed import World
+from harness.progress import Progress
+from harness.protocols import Encoder, Role
+
+Text = str | tuple[str, str]
+DEFAULT_BATCH_SIZE = 32
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """An encoder that can say how many tokens each text will take (for length buckets)."""
+
+    def token_lengths(self, texts: Sequence[Text], *, role: Role) -> list[int]: ...
+
+
+@dataclass(frozen=True)
+class EncodingRequest:
+    """Texts a task will encode in one role (declared up front so a suite can share batches)."""
+
+    role: Role
+    texts: Sequence[Text]
+    langs: Sequence[str] | None = None
+
+
+@dataclass
+class EncodingStats:
+    """What the service did, recorded in every result's provenance."""
+
+    requested: int = 0
+    unique: int = 0
+    cache_hits: int = 0
+    encoded: int = 0
+    tokens: int = 0
+    padded_tokens: int = 0
+    batches: int = 0
+    batch_size: int = DEFAULT_BATCH_SIZE
+    oom_halvings: int = 0
+    seconds: float = 0.0
+    corrupted_cache_shards: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["cache_misses"] = self.unique - self.cache_hits
+        out["padding_share"] = round(1 - self.tokens / self.padded_tokens, 4) if self.padded_tokens else 0.0
+        out["seconds"] = round(self.seconds, 3)
+        return out
+
+
+def _is_out_of_memory(error: BaseException) -> bool:
+    return type(error).__name__ == "OutOfMemoryError" or "out of memory" in str(error).lower()
+
+
+def length_batches(lengths: Sequence[int], batch_size: int) -> list[np.ndarray]:
+    """Positions grouped into batches of similar length, longest first (stable for equal lengths)."""
+    order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable")
+    return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+
+
+class EncodingService:
+    """An :class:`Encoder` in front of a model: memoised, cached on disk, batched by length."""
+
+    def __init__(self, encoder: Encoder, *, cache: EmbeddingCache | None = None, batch_size: int | None = None,
+                 world: World | None = None, show_progress: bool = True) -> None:
+        self.encoder = encoder
+        self.cache = cache
+        self.world = world or World()
+        self.show_progress = show_progress
+        self.stats = EncodingStats(batch_size=batch_size or DEFAULT_BATCH_SIZE,
+                                   corrupted_cache_shards=list(cache.corrupted) if cache is not None else [])
+        self._memory: dict[bytes, np.ndarray] = {}
+
+    # -- Encoder ------------------------------------------------------------------------------
+
+    def encode(self, texts: Sequence[Text], *, role: Role, langs: Sequence[str] | None = None) -> np.ndarray:
+        keys = [text_key(role, text) for text in texts]
+        self._fill(keys, texts, role, langs)
+        if not keys:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([self._memory[key] for key in keys])
+
+    def prefetch(self, requests: Iterable[EncodingRequest]) -> None:
+        """Encode everything several tasks will ask for, as one queue per role."""
+        by_role: dict[str, tuple[list[Text], list[str] | None]] = {}
+        for request in requests:
+            texts, langs = by_role.setdefault(request.role, ([], []))
+            texts.extend(request.texts)
+            if langs is not None and request.langs is not None:
+                langs.extend(request.langs)
+            else:
+                by_role[request.role] = (texts, None)
+        for role, (texts, langs) in by_role.items():
+            self._fill([text_key(role, t) for t in texts], texts, role, langs)  # type: ignore[arg-type]
+
+    def plan(self, requests: Iterable[EncodingRequest]) -> dict[str, Any]:
+        """What :meth:`prefetch` would do, without encoding: for ``--dry-run``."""
+        unique: dict[bytes, tuple[Text, Role]] = {}
+        requested = 0
+        for request in requests:
+            requested += len(request.texts)
+            for text in request.texts:
+                unique.setdefault(text_key(request.role, text), (text, request.role))
+        cached = {key for key in unique if key in self._memory or (self.cache is not None and key in self.cache)}
+        tokens = 0
+        for role in ("query", "passage"):
+            missing = [text for key, (text, r) in unique.items() if r == role and key not in cached]
+            tokens += sum(self._lengths(missing, role))
+        return {"texts_requested": requested, "unique_texts": len(unique), "cache_hits": len(cached),
+                "to_encode": len(unique) - len(cached), "estimated_tokens": int(tokens)}
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _lengths(self, texts: Sequence[Text], role: Role) -> list[int]:
+        if not texts:
+            return []
+        if isinstance(self.encoder, TokenCounter):
+            return list(self.encoder.token_lengths(texts, role=role))
+        return [len(t) if isinstance(t, str) else len(t[0]) + len(t[1]) for t in texts]
+
+    def _fill(self, keys: list[bytes], texts: Sequence[Text], role: Role, langs: Sequence[str] | None) -> None:
+        """Make sure every key is in memory: from the cache, else by encoding it."""
+        self.stats.requested += len(keys)
+        todo: dict[bytes, int] = {}
+        for position, key in enumerate(keys):
+            if key in self._memory or key in todo:
+                continue
+            self.stats.unique += 1
+            if self.cache is not None and key in self.cache:
+                self._memory[key] = self.cache.get(key)
+                self.stats.cache_hits += 1
+            else:
+                todo[key] = position
+        if not todo:
+            return
+        positions = list(todo.values())
+        new_texts = [texts[p] for p in positions]
+        new_langs = [langs[p] for p in positions] if langs is not None else None
+        vectors = self._encode_new(new_texts, new_langs, role)
+        new_keys = list(todo)
+        for key, vector in zip(new_keys, vectors):
+            self._memory[key] = vector
+        if self.cache is not None and self.world.is_main:
+            self.cache.put(new_keys, vectors)
+
+    def _encode_new(self, texts: list[Text], langs: list[str] | None, role: Role) -> np.ndarray:
+        start = time.perf_counter()
+        lengths = self._lengths(texts, role)
+        batches = length_batches(lengths, self.stats.batch_size)
+        mine = [b for i, b in enumerate(batches) if i % self.world.size == self.world.rank]
+        local_rows: list[np.ndarray] = []
+        with Progress(sum(len(b) for b in mine), f"encoding {role} texts", enabled=self.show_progress) as bar:
+            for batch in mine:
+                local_rows.append(self._encode_batch(batch, texts, langs, role, lengths))
+                self.stats.tokens += int(sum(lengths[i] for i in batch))
+                self.stats.encoded += len(batch)
+                bar.update(len(batch))
+        dim = local_rows[0].shape[1] if local_rows else self._dimension(texts, langs, role)
+        local = np.concatenate(local_rows) if local_rows else np.zeros((0, dim), dtype=np.float32)
+        counts = [sum(len(b) for i, b in enumerate(batches) if i % self.world.size == r) for r in range(self.world.size)]
+        blocks = self.world.gather_rows(local, counts, dim)
+        out = np.empty((len(texts), dim), dtype=np.float32)
+        for rank, block in enumerate(blocks):
+            rows = [b for i, b in enumerate(batches) if i % self.world.size == rank]
+            order = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+            out[order] = block
+        self.stats.seconds += time.perf_counter() - start
+        return out
+
+    def _dimension(self, texts: list[Text], langs: list[str] | None, role: Role) -> int:
+        """Width of the vectors, for a rank that got no batch: encode one text to find out."""
+        return int(np.asarray(self.encoder.encode(texts[:1], role=role, langs=langs[:1] if langs else None)).shape[1])
+
+    def _encode_batch(self, batch: np.ndarray, texts: list[Text], langs: list[str] | None, role: Role,
+                      lengths: list[int]) -> np.ndarray:
+        """Encode one batch, halving it (and the batch size from now on) on out-of-memory."""
+        try:
+            vectors = self.encoder.encode([texts[i] for i in batch], role=role,
+                                          langs=[langs[i] for i in batch] if langs is not None else None)
+            self.stats.batches += 1
+            self.stats.padded_tokens += max(lengths[i] for i in batch) * len(batch)
+            return np.asarray(vectors, dtype=np.float32)
+        except Exception as error:
+            if not _is_out_of_memory(error) or len(batch) == 1:
+                raise
+            _free_accelerator_memory()
+            self.stats.oom_halvings += 1
+            self.stats.batch_size = max(1, len(batch) // 2)
+            half = len(batch) // 2
+            return np.concatenate([self._encode_batch(batch[:half], texts, langs, role, lengths),
+                                   self._encode_batch(batch[half:], texts, langs, role, lengths)])
+
+
+def _free_accelerator_memory() -> None:
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        torch.cuda.empty_cache()
