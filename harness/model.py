@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from harness.errors import HarnessError
@@ -28,6 +29,8 @@ class Runtime:
     device_request: str = "auto"
     batch_size: int | None = None
     seed: int = 0
+    #: Where models may keep what they build once (e.g. a converted checkpoint).
+    cache_dir: Path | None = None
     _device: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:

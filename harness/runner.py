@@ -296,7 +296,7 @@ def run_suite(
     datas = [timer.time("load_data", lambda task=task: load_data(task, data_options))
              for timer, (task, _) in zip(timers, tasks)]
 
-    runtime = Runtime(device_request=device, batch_size=batch_size, seed=seed)
+    runtime = Runtime(device_request=device, batch_size=batch_size, seed=seed, cache_dir=cache_dir or default_root())
     model: Model = shared.time("load_model", lambda: model_cls(runtime=runtime, **model_options))
     model.name = named.name
     identity = model.identity().as_dict()

