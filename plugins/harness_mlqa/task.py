@@ -98,7 +98,8 @@ class MLQA(SpanQATask):
         order = {lang: i for i, lang in enumerate(MLQA_LANGUAGES)}
         pairs = sorted(chosen, key=lambda pair: (order[pair[0]], order[pair[1]]))
         if all(c == q for c, q in pairs):
-            raise HarnessError("G-XLT needs a cross-language pair: select two or more languages or a pair such as es-en")
+            raise HarnessError("G-XLT needs a cross-language pair: select two or more languages or a pair such as "
+                               "es-en (same-language files are XLT: mlqa --langs es)")
         return pairs
 
     def unit_name(self, pair: Pair) -> str:

@@ -196,6 +196,9 @@ class SpanQATask(Task[SpanQAData]):
         unit's file are refused (the official scorer would silently ignore them, which hides
         predictions made for another file); missing ids are allowed and score 0 as officially."""
         predictions = read_json(path)
+        if not isinstance(predictions, dict):  # said plainly: the schema error would quote the whole value
+            raise InputError(f"expected a JSON object {{question_id: answer}}, got {type(predictions).__name__}",
+                             file=path)
         validate(predictions, PREDICTIONS_SCHEMA, file=path)
         foreign = [qid for qid in predictions if qid not in unit.known_ids]
         if foreign:
