@@ -7,9 +7,10 @@ are plain Python float additions in file order, so the result is the official fl
 Prediction ids that are not questions of the file are not looked at (the task decides whether
 they are an error).
 
-The only thing done differently is *how often* answers are normalised: a memo (see
-:func:`memoize`) normalises each distinct string once, which matters when the same gold answers
-are scored against several files (the 49 MLQA pairs share 7 answer sets).
+Two things are done differently, neither changing a digit: a memo (see :func:`memoize`)
+normalises each distinct string once, which matters when the same gold answers are scored
+against several files (the 49 MLQA pairs share 7 answer sets), and an exact match is given F1
+1.0 without counting tokens.
 """
 
 from __future__ import annotations
@@ -61,7 +62,12 @@ def score_questions(questions: Sequence[SpanQuestion], predictions: Mapping[str,
         return float(normalize(prediction) == normalize(gold))
 
     def f1(prediction: str, gold: str) -> float:
-        return token_f1(normalize(prediction), normalize(gold))
+        tokens, gold_tokens = normalize(prediction), normalize(gold)
+        # Equal non-empty token lists: P = R = 1.0 and 2 * 1.0 * 1.0 / 2.0 is exactly 1.0, so the
+        # bag-of-tokens count (the costly part) is skipped for exact matches.
+        if tokens and tokens == gold_tokens:
+            return 1.0
+        return token_f1(tokens, gold_tokens)
 
     exact_sum = f1_sum = 0.0
     unanswered = 0
