@@ -206,6 +206,21 @@ def test_demo_pairs_take_context_from_c_and_question_from_q(harness_cli: Cli, tm
     assert got["gxlt"]["count"] == 42 * 24
 
 
+def test_replaying_a_predictions_folder_is_the_submission_path(harness_cli: Cli, tmp_path: Path) -> None:
+    # `harness run mlqa:mode=gxlt predictions:file=FOLDER` scores a folder of official files like
+    # `harness score`; here the folder written by the empty model, so every cell is 0.
+    code, _, err = harness_cli("run", "mlqa:mode=gxlt", "empty", "--langs", "en,de", "--quiet", "--output-dir", "first")
+    assert code == 0, err
+    (path,) = list(Path(tmp_path).glob("first/**/result.json"))
+    folder = Path(json.loads(path.read_text(encoding="utf-8"))["predictions"]["path"])
+    code, _, err = harness_cli("run", "mlqa:mode=gxlt", f"predictions:file={folder}", "--langs", "en,de", "--quiet")
+    assert code == 0, err
+    replayed = result(tmp_path)
+    assert replayed["model"]["weights"] == f"sha256:{replayed['predictions']['sha256']}"
+    assert {row["subset"]: row["metrics"]["f1"] for row in replayed["rows"]} == {
+        "gxlt": 0.0, "xlt": 0.0, "en-en": 0.0, "en-de": 0.0, "de-en": 0.0, "de-de": 0.0}
+
+
 def test_gxlt_language_selection_gives_pairs_among_them(harness_cli: Cli, tmp_path: Path) -> None:
     code, _, err = harness_cli("run", "mlqa:mode=gxlt", "empty", "--langs", "ar,zh", "--quiet")
     assert code == 0, err
