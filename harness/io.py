@@ -48,6 +48,15 @@ def sha256_file(path: Path, chunk_size: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
+def sha256_path(path: Path) -> str:
+    """Hex SHA-256 of a file, or of a folder's files (relative names and contents, in name order),
+    for predictions that a task writes as one file per data file."""
+    if not path.is_dir():
+        return sha256_file(path)
+    files = sorted(p for p in path.rglob("*") if p.is_file())
+    return sha256_text(*(f"{p.relative_to(path).as_posix()}\t{sha256_file(p)}" for p in files))
+
+
 def sha256_text(*parts: str) -> str:
     """Hex SHA-256 of text parts joined unambiguously."""
     digest = hashlib.sha256()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tiny_models import build_tiny_encoder
+from tests.tiny_models import build_tiny_encoder, build_tiny_reader
 
 
 @pytest.fixture(scope="session")
@@ -23,11 +23,27 @@ def real_data() -> Path:
     return path
 
 
+def _single_threaded_torch() -> None:
+    """Tiny models' matrices are too small for threads to help; on a shared 2-core machine torch's
+    threads only fight each other (a tiny reader's G-XLT run took 10x longer with 2 threads)."""
+    import torch
+
+    torch.set_num_threads(1)
+
+
 @pytest.fixture(scope="session")
 def tiny_encoder_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A random 2-layer BERT with a WordPiece vocabulary trained on the demo data, saved like a
     real checkpoint (config.json, safetensors, tokenizer files)."""
+    _single_threaded_torch()
     return build_tiny_encoder(tmp_path_factory.mktemp("tiny-encoder"))
+
+
+@pytest.fixture(scope="session")
+def tiny_reader_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A random 2-layer BERT extractive QA model (start/end head) with the same tokenizer."""
+    _single_threaded_torch()
+    return build_tiny_reader(tmp_path_factory.mktemp("tiny-reader"))
 
 
 @pytest.fixture

@@ -62,3 +62,16 @@ def build_tiny_encoder(folder: Path, seed: int = 0) -> Path:
     vocab_size = len(AutoTokenizer.from_pretrained(str(folder)))
     BertModel(tiny_bert_config(vocab_size)).save_pretrained(str(folder))
     return folder
+
+
+def build_tiny_reader(folder: Path, seed: int = 0) -> Path:
+    """A random BertForQuestionAnswering + trained tokenizer in ``folder``: an extractive reader
+    whose answers mean nothing but take every code path of a real checkpoint."""
+    import torch
+    from transformers import AutoTokenizer, BertForQuestionAnswering
+
+    train_wordpiece(folder)
+    torch.manual_seed(seed)
+    vocab_size = len(AutoTokenizer.from_pretrained(str(folder)))
+    BertForQuestionAnswering(tiny_bert_config(vocab_size)).save_pretrained(str(folder))
+    return folder

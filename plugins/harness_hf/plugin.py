@@ -11,5 +11,10 @@ def harness_models() -> list[ModelSpec]:
             "hf-encoder",
             "harness_hf.encoder:HFEncoder",
             "any local transformers checkpoint as a dual encoder (path=...): CLS/mean pooling, prefixes, fp16/bf16 on GPU",
-        )
+        ),
+        ModelSpec(
+            "hf-reader",
+            "harness_hf.reader:HFReader",
+            "any local extractive QA checkpoint (path=...): sliding windows, n-best spans, answers as context substrings",
+        ),
     ]

@@ -1,0 +1,195 @@
+"""The ``hf-reader`` model: any local extractive QA checkpoint (``AutoModelForQuestionAnswering``).
+
+How an answer is found (the standard SQuAD recipe of BERT and ``transformers``' ``run_qa.py``):
+
+* the question (cut to ``max_question_length`` tokens) and the context are encoded as one pair;
+  a context longer than ``max_length`` is cut into overlapping windows that share ``stride``
+  tokens, so every answer lies whole in some window;
+* in each window the ``n_best`` highest start and end logits over *context* tokens are paired;
+  a pair is valid when the end is not before the start and the span has at most
+  ``max_answer_length`` tokens; its score is start logit + end logit;
+* the best valid span over all windows of a question wins; its text is cut from the original
+  context through the tokenizer's character offsets, so it is exactly a substring of the
+  context (original case, accents and spacing);
+* ``no_answer_score`` is the smallest first-token ([CLS]) score start + end over the windows
+  (as ``run_qa.py`` computes its null score), for tasks that let a reader abstain.
+
+Windows are sorted by length and batched so padding stays small; on a GPU the model runs in
+bfloat16 (float16 where bf16 is unsupported) unless ``dtype`` says otherwise. A fast tokenizer
+is required (it provides the offsets).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+from harness.model import Model, ModelIdentity, Runtime
+from harness.protocols import ReadingExample, SpanAnswer
+from harness.provenance import package_version
+
+from harness_hf.checkpoint import check_folder, config_summary, torch_dtype, weights_hash
+from harness_hf.encoder import DType
+
+
+@dataclass
+class _Window:
+    """One encoded window of one question's context."""
+
+    example: int
+    features: dict[str, list[int]]
+    offsets: list[tuple[int, int]]
+    in_context: list[bool]
+    cls_index: int
+
+
+class HFReader(Model):
+    """A :class:`~harness.protocols.Reader` over ``AutoModelForQuestionAnswering`` from a folder."""
+
+    def __init__(
+        self,
+        *,
+        runtime: Runtime,
+        path: Path,
+        max_length: int = 384,
+        stride: int = 128,
+        max_question_length: int = 64,
+        n_best: int = 20,
+        max_answer_length: int = 30,
+        dtype: DType = "auto",
+        label: str | None = None,
+    ) -> None:
+        import torch
+        from transformers import AutoModelForQuestionAnswering, AutoTokenizer
+
+        owner = "model hf-reader"
+        self.path = check_folder(path, owner)
+        room = max_length - max_question_length - 3  # context tokens in a window with the longest question
+        if not 0 <= stride < room:
+            raise HarnessError(f"{owner}: stride must be at least 0 and less than the context room of a window, "
+                               f"max_length - max_question_length - 3 special tokens = {room}; got {stride}")
+        if n_best < 1 or max_answer_length < 1:
+            raise HarnessError(f"{owner}: n_best and max_answer_length must be at least 1")
+        self.max_length, self.stride, self.max_question_length = max_length, stride, max_question_length
+        self.n_best, self.max_answer_length = n_best, max_answer_length
+        self.label = label
+        self.device = runtime.device
+        self.dtype = torch_dtype(dtype, self.device)
+        self.batch_size = runtime.batch_size or 32
+        self.tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
+        if not self.tokenizer.is_fast:
+            raise HarnessError(f"{owner}: {self.path} has no fast tokenizer (tokenizer.json); answers are mapped "
+                               "back to the context through a fast tokenizer's character offsets")
+        # Models padded on the left (XLNet) read the context first, as run_qa.py does.
+        self.question_first = self.tokenizer.padding_side == "right"
+        self.model = AutoModelForQuestionAnswering.from_pretrained(str(self.path), local_files_only=True,
+                                                                   dtype=self.dtype)
+        self.model.to(self.device).eval()
+        self._torch = torch
+
+    def identity(self) -> ModelIdentity:
+        options = {
+            "max_length": self.max_length, "stride": self.stride, "max_question_length": self.max_question_length,
+            "n_best": self.n_best, "max_answer_length": self.max_answer_length,
+            "dtype": str(self.dtype).removeprefix("torch."),
+        }
+        return ModelIdentity(
+            name=self.name or "hf-reader",
+            label=self.label or self.path.name,
+            weights=weights_hash(self.path),
+            options=options,
+            details={"path": str(self.path), "config": config_summary(self.path), "device": self.device,
+                     "transformers": package_version("transformers"), "batch_size": self.batch_size},
+        )
+
+    # -- encoding -----------------------------------------------------------------------------
+
+    def _questions(self, examples: Sequence[ReadingExample]) -> list[str]:
+        """Questions without leading white space, cut after ``max_question_length`` tokens (at the
+        end of the last kept token, so the text stays a clean prefix)."""
+        questions = [example.question.lstrip() for example in examples]
+        encoded = self.tokenizer(questions, add_special_tokens=False, return_offsets_mapping=True)
+        return [q if len(offsets) <= self.max_question_length else q[: offsets[self.max_question_length - 1][1]]
+                for q, offsets in zip(questions, encoded["offset_mapping"])]
+
+    def _windows(self, examples: Sequence[ReadingExample]) -> list[_Window]:
+        questions = self._questions(examples)
+        contexts = [example.context for example in examples]
+        first, second = (questions, contexts) if self.question_first else (contexts, questions)
+        encoded = self.tokenizer(
+            first, second, truncation="only_second" if self.question_first else "only_first",
+            max_length=self.max_length, stride=self.stride, return_overflowing_tokens=True,
+            return_offsets_mapping=True, padding=False,
+        )
+        context_sequence = 1 if self.question_first else 0
+        keys = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in encoded]
+        cls_id = self.tokenizer.cls_token_id
+        windows = []
+        for i, example in enumerate(encoded["overflow_to_sample_mapping"]):
+            ids = encoded["input_ids"][i]
+            in_context = [s == context_sequence for s in encoded.sequence_ids(i)]
+            windows.append(_Window(
+                example=example,
+                features={k: encoded[k][i] for k in keys},
+                offsets=[tuple(o) for o in encoded["offset_mapping"][i]],
+                in_context=in_context,
+                cls_index=ids.index(cls_id) if cls_id in ids else 0,
+            ))
+        return windows
+
+    # -- span search --------------------------------------------------------------------------
+
+    def _best_spans(self, start: Any, end: Any, in_context: Any) -> tuple[Any, Any, Any]:
+        """Per window (rows): the best valid (start, end) token pair among the ``n_best`` start and
+        end candidates in the context, and its score (-inf when no pair is valid)."""
+        torch = self._torch
+        start = start.masked_fill(~in_context, float("-inf"))
+        end = end.masked_fill(~in_context, float("-inf"))
+        k = min(self.n_best, start.shape[1])
+        start_score, start_index = start.topk(k, dim=1)
+        end_score, end_index = end.topk(k, dim=1)
+        score = start_score[:, :, None] + end_score[:, None, :]
+        length = end_index[:, None, :] - start_index[:, :, None]
+        valid = (length >= 0) & (length < self.max_answer_length) & torch.isfinite(score)
+        best_score, flat = score.masked_fill(~valid, float("-inf")).flatten(1).max(dim=1)
+        rows = torch.arange(start.shape[0], device=start.device)
+        return best_score, start_index[rows, flat // k], end_index[rows, flat % k]
+
+    def read(self, examples: Sequence[ReadingExample]) -> list[SpanAnswer]:
+        torch = self._torch
+        windows = self._windows(examples)
+        order = sorted(range(len(windows)), key=lambda i: -len(windows[i].features["input_ids"]))
+        best: list[tuple[float, int, int, int] | None] = [None] * len(examples)  # score, window, start, end token
+        null = [float("inf")] * len(examples)
+        with torch.inference_mode():
+            for begin in range(0, len(order), self.batch_size):
+                batch_ids = order[begin : begin + self.batch_size]
+                batch = self.tokenizer.pad([windows[i].features for i in batch_ids], return_tensors="pt")
+                batch = {k: v.to(self.device, non_blocking=True) for k, v in batch.items()}
+                output = self.model(**batch)
+                start, end = output.start_logits.float(), output.end_logits.float()
+                width = start.shape[1]
+                in_context = torch.tensor([windows[i].in_context + [False] * (width - len(windows[i].in_context))
+                                           for i in batch_ids], device=start.device)
+                rows = torch.arange(len(batch_ids), device=start.device)
+                cls = torch.tensor([windows[i].cls_index for i in batch_ids], device=start.device)
+                null_scores = (start[rows, cls] + end[rows, cls]).tolist()
+                scores, firsts, lasts = (t.tolist() for t in self._best_spans(start, end, in_context))
+                for i, score, first, last, null_score in zip(batch_ids, scores, firsts, lasts, null_scores):
+                    example = windows[i].example
+                    null[example] = min(null[example], null_score)
+                    current = best[example]
+                    if score > float("-inf") and (current is None or score > current[0]):
+                        best[example] = (score, i, first, last)
+        answers = []
+        for reading, found, null_score in zip(examples, best, null):
+            if found is None:  # no valid span in any window
+                answers.append(SpanAnswer("", -1, float("-inf"), null_score))
+                continue
+            score, window, first, last = found
+            char_start, char_end = windows[window].offsets[first][0], windows[window].offsets[last][1]
+            answers.append(SpanAnswer(reading.context[char_start:char_end], char_start, score, null_score))
+        return answers

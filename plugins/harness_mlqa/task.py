@@ -1,0 +1,143 @@
+"""MLQA: extractive QA where the context and the question may be in different languages.
+
+Evaluation (Lewis et al., ACL 2020, section 5; ``facebookresearch/MLQA:mlqa_evaluation_v1.py``):
+
+* every file ``{split}-context-{c}-question-{q}.json`` is scored on its own by the official MLQA
+  scorer with the normaliser of the **context** language c (the answers are spans of the
+  context): exact match and F1, 0-100, questions without a prediction scoring 0;
+* **XLT** (cross-lingual transfer, ``mlqa`` or ``mlqa:mode=xlt``): the 7 same-language files
+  (c = q); one row per language and their unweighted mean (``mean``), whose F1 is the main score;
+* **G-XLT** (generalised cross-lingual transfer, ``mlqa:mode=gxlt``): all 49 (c, q) pairs, one
+  row per pair named ``c-q`` with ``languages = [c, q]`` (``harness leaderboard show --task mlqa
+  --matrix f1`` prints the 7x7 matrix: rows are context languages, columns question languages);
+  ``gxlt`` is the mean of the off-diagonal cells -- the paper's G-XLT figure and the main score --
+  and ``xlt`` the mean of the diagonal.
+
+``--langs en,de`` selects languages (in G-XLT: every pair among them); in G-XLT a pair can also
+be chosen by itself, ``--langs es-en`` (context es, question en), which is how one file is
+scored: ``harness score mlqa:mode=gxlt --langs es-en --predictions preds.json``. Splits: dev and
+test. Without ``--data-dir`` MLQA-style pairs are built from the built-in parallel demo set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Literal
+
+from harness.errors import HarnessError
+from harness.protocols import Reader
+from harness.task import DataRequest, ScoreRow, TaskMetadata
+
+from harness_squad.normalize import MLQA_LANGUAGES, Normalizer, mlqa
+from harness_squad.scoring import SpanScores
+from harness_squad.task import SpanQAData, SpanQATask, SpanUnit, mean_row, read_unit, span_data, span_unit
+
+from harness_mlqa.data import Pair, Source, locate, official_name, parallel_pair, read_parallel
+
+Mode = Literal["xlt", "gxlt"]
+
+
+class MLQA(SpanQATask):
+    """MLQA, XLT or G-XLT, scored exactly as the official MLQA script."""
+
+    metadata = TaskMetadata(
+        name="mlqa",
+        description="Cross-lingual extractive QA (MLQA): EM/F1 per file with the official MLQA scorer; "
+                    "XLT (same-language files) or G-XLT (all context x question language pairs).",
+        reference="Lewis et al., MLQA: Evaluating Cross-lingual Extractive Question Answering, ACL 2020; "
+                  "facebookresearch/MLQA mlqa_evaluation_v1.py",
+        languages=MLQA_LANGUAGES,
+        splits=("dev", "test"),
+        main_metric="f1",
+        needs=Reader,
+        prediction_format="span-qa-predictions",
+        prediction_file="predictions",
+        unit="language (XLT) or context-question pair (G-XLT)",
+    )
+
+    def __init__(self, mode: Mode = "xlt") -> None:
+        """``mode``: ``xlt`` scores the same-language files, ``gxlt`` every (context, question) pair."""
+        self.mode = mode
+
+    def options(self) -> dict[str, str]:
+        return {"mode": self.mode}
+
+    def demo_data_dir(self) -> Path:
+        from harness_demo import xquad_r_dir
+
+        return xquad_r_dir()
+
+    def normalizer(self, unit: SpanUnit) -> Normalizer:
+        return mlqa(unit.context_lang)
+
+    def check_languages(self, languages: Sequence[str] | None) -> tuple[str, ...]:
+        """Languages (``en``) and, in G-XLT, (context, question) pairs (``es-en``)."""
+        if not languages:
+            return self.metadata.languages
+        for item in languages:
+            context, dash, question = item.partition("-")
+            if dash and self.mode != "gxlt":
+                raise HarnessError(f"'{item}' is a (context, question) pair, a G-XLT cell: use mlqa:mode=gxlt")
+            super().check_languages([context, question] if dash else [item])
+        return tuple(languages)
+
+    # -- data ---------------------------------------------------------------------------------
+
+    def pairs(self, source: Source, selection: Sequence[str], explicit: bool) -> list[Pair]:
+        """The (context, question) pairs to score, in the paper's language order."""
+        languages = [item for item in selection if "-" not in item]
+        if not explicit:
+            languages = [lang for lang in languages if source.has_language(lang)]
+            if not languages:
+                raise HarnessError(f"no MLQA files for any of {', '.join(selection)} in {source.folder}")
+        if self.mode == "xlt":
+            return [(lang, lang) for lang in languages]
+        chosen = {(c, q) for c in languages for q in languages}
+        chosen.update(tuple(item.split("-", 1)) for item in selection if "-" in item)
+        order = {lang: i for i, lang in enumerate(MLQA_LANGUAGES)}
+        pairs = sorted(chosen, key=lambda pair: (order[pair[0]], order[pair[1]]))
+        if all(c == q for c, q in pairs):
+            raise HarnessError("G-XLT needs a cross-language pair: select two or more languages or a pair such as "
+                               "es-en (same-language files are XLT: mlqa --langs es)")
+        return pairs
+
+    def unit_name(self, pair: Pair) -> str:
+        return pair[0] if self.mode == "xlt" else f"{pair[0]}-{pair[1]}"
+
+    def unit_languages(self, pair: Pair) -> tuple[str, ...]:
+        return pair[:1] if self.mode == "xlt" else pair
+
+    def load(self, request: DataRequest) -> SpanQAData:
+        assert request.data_dir is not None
+        source = locate(request.data_dir, request.split, parallel=request.data_dir == self.demo_data_dir())
+        selection = request.languages or self.metadata.languages
+        explicit = selection != self.metadata.languages
+        pairs = self.pairs(source, selection, explicit)
+        if source.layout == "parallel":
+            languages = list(dict.fromkeys(lang for pair in pairs for lang in pair))
+            by_language, files = read_parallel(source.folder, languages)
+            units = [span_unit(self.unit_name(pair), official_name(request.split, pair), *pair,
+                               self.unit_languages(pair), parallel_pair(by_language, pair, files), request.limit,
+                               source=files[pair[0]]) for pair in pairs]
+            paths = list(files.values())
+        else:
+            paths = [source.path(pair) for pair in pairs]
+            units = [read_unit(path, self.unit_name(pair), *pair, self.unit_languages(pair), request.limit)
+                     for pair, path in zip(pairs, paths)]
+        # Recorded languages: the languages, or the pairs when some were chosen one by one.
+        by_pair = any("-" in item for item in selection)
+        recorded = [unit.name for unit in units] if by_pair else list(dict.fromkeys(p[0] for p in pairs))
+        return span_data(request, units, paths, recorded)
+
+    # -- scoring ------------------------------------------------------------------------------
+
+    def aggregate(self, data: SpanQAData, scores: Mapping[str, SpanScores]) -> tuple[float, list[ScoreRow]]:
+        """XLT: the mean over languages. G-XLT: ``gxlt``, the mean of the off-diagonal cells (the
+        main score), and ``xlt``, the mean of the diagonal cells."""
+        if self.mode == "xlt":
+            return super().aggregate(data, scores)
+        cross = [s for name, s in scores.items() if data.units[name].context_lang != data.units[name].question_lang]
+        same = [s for name, s in scores.items() if data.units[name].context_lang == data.units[name].question_lang]
+        rows = [mean_row("gxlt", cross)] + ([mean_row("xlt", same)] if same else [])
+        return rows[0].metrics["f1"], rows

@@ -1,0 +1,82 @@
+"""The official span-QA evaluation loop: exact match and F1 of one file, 0-100.
+
+As in SQuAD's ``evaluate-v1.1.py`` and MLQA's ``mlqa_evaluation_v1.py``: walk the questions in
+file order; a question without a prediction counts in the total and scores 0; otherwise add the
+best exact match and the best F1 over the gold answers; finally ``100.0 * sum / total``. The sums
+are plain Python float additions in file order, so the result is the official float bit for bit.
+Prediction ids that are not questions of the file are not looked at (the task decides whether
+they are an error).
+
+Two things are done differently, neither changing a digit: a memo (see :func:`memoize`)
+normalises each distinct string once, which matters when the same gold answers are scored
+against several files (the 49 MLQA pairs share 7 answer sets), and an exact match is given F1
+1.0 without counting tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from harness.metrics.answers import best_over_golds, token_f1
+
+from harness_squad.data import SpanQuestion
+from harness_squad.normalize import Normalizer
+
+
+@dataclass(frozen=True)
+class SpanScores:
+    """Scores of one file as the official scorer prints them (0-100) and how they were reached."""
+
+    exact_match: float
+    f1: float
+    count: int
+    unanswered: int
+
+
+def memoize(normalize: Normalizer) -> Normalizer:
+    """``normalize`` with a per-string memo. The returned token lists are shared between calls:
+    read them, never change them."""
+    memo: dict[str, list[str]] = {}
+
+    def cached(text: str) -> list[str]:
+        tokens = memo.get(text)
+        if tokens is None:
+            tokens = memo[text] = normalize(text)
+        return tokens
+
+    return cached
+
+
+def score_questions(questions: Sequence[SpanQuestion], predictions: Mapping[str, str],
+                    normalize: Normalizer) -> SpanScores:
+    """Exact match and F1 (0-100) of ``predictions`` (question id -> answer) on ``questions``.
+
+    Empty against empty is EM 1 but F1 0, as in the official scorers (both normalise "una" or
+    "the" to nothing: equal strings, yet ``num_same == 0``).
+    """
+    if not questions:
+        raise ValueError("no questions to score")
+
+    def exact(prediction: str, gold: str) -> float:
+        return float(normalize(prediction) == normalize(gold))
+
+    def f1(prediction: str, gold: str) -> float:
+        tokens, gold_tokens = normalize(prediction), normalize(gold)
+        # Equal non-empty token lists: P = R = 1.0 and 2 * 1.0 * 1.0 / 2.0 is exactly 1.0, so the
+        # bag-of-tokens count (the costly part) is skipped for exact matches.
+        if tokens and tokens == gold_tokens:
+            return 1.0
+        return token_f1(tokens, gold_tokens)
+
+    exact_sum = f1_sum = 0.0
+    unanswered = 0
+    for question in questions:
+        prediction = predictions.get(question.id)
+        if prediction is None:
+            unanswered += 1
+            continue
+        exact_sum += best_over_golds(exact, prediction, question.answers)
+        f1_sum += best_over_golds(f1, prediction, question.answers)
+    total = len(questions)
+    return SpanScores(100.0 * exact_sum / total, 100.0 * f1_sum / total, total, unanswered)

@@ -1,0 +1,243 @@
+"""The span-QA task base: XQuAD, MLQA (and later TyDiQA-GoldP, XOR-EnglishSpan) plug in here.
+
+A span-QA benchmark is a set of SQuAD v1.1-format files, each scored on its own by the official
+scorer with one normaliser: XQuAD has one file per language, MLQA one per (context language,
+question language) pair. So here a *unit* -- the resumable part of a run and the row of a
+result -- is one file. A subclass says which files there are (:meth:`SpanQATask.load`, usually
+through :func:`find_language_files` and :func:`span_data`), which normaliser scores a unit
+(:meth:`SpanQATask.normalizer`), and how unit scores add up to the benchmark's figures
+(:meth:`SpanQATask.aggregate`); this base does the rest the same way for all of them:
+
+* predictions are the official format, ``{question_id: answer_text}`` per file (schema
+  ``span-qa-predictions``); a run writes a folder with one such file per unit, named like the
+  data file it answers, and ``harness score`` reads such a folder, or one file when one unit is
+  selected (``--langs``);
+* EM and F1 per unit are the official scorer's floats (0-100, see :mod:`harness_squad.scoring`);
+* the reference predictions are the first gold answer (``gold``) and ``""`` (``empty``).
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.errors import HarnessError, InputError
+from harness.io import dump_json, read_json
+from harness.protocols import Reader, ReadingExample
+from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskData
+from harness.validation import validate
+
+from harness_squad.data import SpanQuestion, read_squad_file
+from harness_squad.normalize import Normalizer
+from harness_squad.scoring import SpanScores, memoize, score_questions
+
+PREDICTIONS_SCHEMA = "span-qa-predictions"
+
+#: Examples handed to a reader per call, so the progress bar moves on large files.
+READ_CHUNK = 64
+
+
+@dataclass
+class SpanUnit:
+    """One scored file: its questions (after ``--limit``), languages and official file name.
+
+    ``known_ids`` holds every question id of the file, also those cut by ``--limit``, so that a
+    full predictions file can be scored on a limited run while ids of *another* file are refused.
+    ``languages`` is what the result row records: ``(lang,)`` or ``(context, question)``.
+    """
+
+    name: str
+    file_name: str
+    context_lang: str
+    question_lang: str
+    languages: tuple[str, ...]
+    questions: list[SpanQuestion]
+    known_ids: frozenset[str]
+
+
+@dataclass
+class SpanQAData(TaskData):
+    units: dict[str, SpanUnit] = field(default_factory=dict)
+
+
+def find_language_files(data_dir: Path, languages: Sequence[str], patterns: Sequence[str], *, split: str,
+                        explicit: bool, what: str) -> dict[str, Path]:
+    """The file of each language under the first pattern (``{lang}`` and ``{split}`` filled in)
+    that matches any of them, e.g. XQuAD's ``xquad.{lang}.json`` or XTREME's ``{split}-{lang}.json``.
+
+    Without an explicit ``--langs`` the languages whose file is missing are left out (a folder
+    may hold a subset); an explicitly requested language without a file is an error.
+    """
+    for pattern in patterns:
+        found = {lang: data_dir / pattern.format(lang=lang, split=split) for lang in languages}
+        present = {lang: path for lang, path in found.items() if path.is_file()}
+        if not present:
+            continue
+        if explicit and len(present) < len(found):
+            lang = next(lang for lang in found if lang not in present)
+            raise HarnessError(f"no {what} file for language '{lang}': {found[lang]} does not exist")
+        return present
+    looked_for = " or ".join(pattern.format(lang="{lang}", split=split) for pattern in patterns)
+    raise HarnessError(f"no {what} files ({looked_for}) in {data_dir}")
+
+
+def span_unit(name: str, file_name: str, context_lang: str, question_lang: str, languages: tuple[str, ...],
+              questions: list[SpanQuestion], limit: int | None, *, source: Path | str) -> SpanUnit:
+    """A unit from the questions of one file, keeping the first ``limit`` questions."""
+    if not questions:
+        raise InputError("no questions: the official scorer divides by the number of questions", file=source)
+    return SpanUnit(name, file_name, context_lang, question_lang, languages,
+                    questions[:limit] if limit else questions, frozenset(q.id for q in questions))
+
+
+def read_unit(path: Path, name: str, context_lang: str, question_lang: str, languages: tuple[str, ...],
+              limit: int | None) -> SpanUnit:
+    """A unit read from one SQuAD v1.1-format file; predictions for it are named like the file."""
+    return span_unit(name, path.name, context_lang, question_lang, languages, read_squad_file(path), limit,
+                     source=path)
+
+
+def span_data(request: DataRequest, units: Sequence[SpanUnit], files: Sequence[Path],
+              languages: Sequence[str]) -> SpanQAData:
+    """The loaded data with its statistics (questions per unit, as scored after ``--limit``)."""
+    per_unit = {unit.name: len(unit.questions) for unit in units}
+    return SpanQAData(
+        split=request.split, languages=tuple(languages), files=list(files), source=str(request.data_dir),
+        statistics={"questions": sum(per_unit.values()), "questions_per_unit": per_unit},
+        units={unit.name: unit for unit in units},
+    )
+
+
+def mean_row(subset: str, scores: Sequence[SpanScores]) -> ScoreRow:
+    """The unweighted mean over files (the papers' and XTREME's "average" over languages)."""
+    n = len(scores)
+    return ScoreRow(subset, {"f1": sum(s.f1 for s in scores) / n, "exact_match": sum(s.exact_match for s in scores) / n},
+                    sum(s.count for s in scores))
+
+
+class SpanQATask(Task[SpanQAData]):
+    """Base of extractive QA tasks over SQuAD v1.1-format files, one unit per file."""
+
+    @abstractmethod
+    def normalizer(self, unit: SpanUnit) -> Normalizer:
+        """The official normaliser that scores ``unit`` (e.g. by its answer language)."""
+
+    def aggregate(self, data: SpanQAData, scores: Mapping[str, SpanScores]) -> tuple[float, list[ScoreRow]]:
+        """The main score and the summary rows (shown before the per-unit rows). By default the
+        unweighted mean over units, with its F1 as the main score."""
+        row = mean_row("mean", list(scores.values()))
+        return row.metrics["f1"], [row]
+
+    # -- prediction ---------------------------------------------------------------------------
+
+    def units(self, data: SpanQAData) -> list[str]:
+        return list(data.units)
+
+    def predict(self, model: Reader, data: SpanQAData, unit: str, context: RunContext) -> dict[str, str]:
+        """Read every question of ``unit`` with its context; keep the answer text (the official
+        prediction format has nothing else)."""
+        part = data.units[unit]
+        examples = [ReadingExample(q.id, q.question, q.context, part.question_lang, part.context_lang)
+                    for q in part.questions]
+        answers: dict[str, str] = {}
+        with context.progress(len(examples), f"{self.metadata.name} {unit}") as bar:
+            for start in range(0, len(examples), READ_CHUNK):
+                chunk = examples[start : start + READ_CHUNK]
+                read = model.read(chunk)
+                if len(read) != len(chunk):
+                    raise HarnessError(f"the reader returned {len(read)} answers for {len(chunk)} questions")
+                answers.update((example.id, answer.text) for example, answer in zip(chunk, read))
+                bar.update(len(chunk))
+        return answers
+
+    def reference_predictions(self, data: SpanQAData, kind: str) -> dict[str, dict[str, str]]:
+        """``gold``: each question's first gold answer (scores 100 unless normalisation empties
+        it); ``empty``: the empty string for every question (scores 0)."""
+        if kind == "gold":
+            return {name: {q.id: q.answers[0] for q in unit.questions} for name, unit in data.units.items()}
+        if kind == "empty":
+            return {name: {q.id: "" for q in unit.questions} for name, unit in data.units.items()}
+        return super().reference_predictions(data, kind)
+
+    # -- scoring ------------------------------------------------------------------------------
+
+    def score_units(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, str]]) -> dict[str, SpanScores]:
+        """Official EM/F1 of every unit; one memo per normaliser, shared by the units it scores."""
+        memos: dict[Normalizer, Normalizer] = {}
+        scores = {}
+        for name, unit in data.units.items():
+            normalize = self.normalizer(unit)
+            if normalize not in memos:
+                memos[normalize] = memoize(normalize)
+            scores[name] = score_questions(unit.questions, predictions.get(name, {}), memos[normalize])
+        return scores
+
+    def evaluate(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, str]]) -> Evaluation:
+        scores = self.score_units(data, predictions)
+        main, summary = self.aggregate(data, scores)
+        rows = summary + [
+            ScoreRow(name, {"f1": s.f1, "exact_match": s.exact_match}, s.count, data.units[name].languages)
+            for name, s in scores.items()
+        ]
+        unanswered = {name: s.unanswered for name, s in scores.items() if s.unanswered}
+        evaluation = Evaluation(main_score=main, rows=rows)
+        if unanswered:
+            evaluation.diagnostics["unanswered"] = unanswered
+            evaluation.notes.append(f"{sum(unanswered.values())} question(s) had no prediction and scored 0, "
+                                    "as the official scorer counts them")
+        return evaluation
+
+    # -- prediction files ---------------------------------------------------------------------
+
+    def read_unit_predictions(self, path: Path, unit: SpanUnit) -> dict[str, str]:
+        """One ``{question_id: answer}`` file for ``unit``. Ids of questions that are not in the
+        unit's file are refused (the official scorer would silently ignore them, which hides
+        predictions made for another file); missing ids are allowed and score 0 as officially."""
+        predictions = read_json(path)
+        if not isinstance(predictions, dict):  # said plainly: the schema error would quote the whole value
+            raise InputError(f"expected a JSON object {{question_id: answer}}, got {type(predictions).__name__}",
+                             file=path)
+        validate(predictions, PREDICTIONS_SCHEMA, file=path)
+        foreign = [qid for qid in predictions if qid not in unit.known_ids]
+        if foreign:
+            raise InputError(f"not a question of {unit.file_name} ({len(foreign)} such id(s): predictions for "
+                             "another file?)", file=path, field=foreign[0])
+        return predictions
+
+    def read_predictions(self, path: Path, data: SpanQAData) -> dict[str, dict[str, str]]:
+        """A folder with one predictions file per unit, named like the unit's data file (other
+        files in it are ignored), or a single file when exactly one unit is selected."""
+        units = list(data.units.values())
+        if path.is_dir():
+            out = {}
+            for unit in units:
+                file = path / unit.file_name
+                if not file.is_file():
+                    raise InputError("missing: a predictions folder holds one file per data file, named like it",
+                                     file=file)
+                out[unit.name] = self.read_unit_predictions(file, unit)
+            return out
+        if len(units) != 1:
+            names = ", ".join(data.units)
+            raise InputError(f"one predictions file answers one data file, but {len(units)} are selected ({names}): "
+                             f"choose one with --langs, or pass a folder with one file per data file "
+                             f"(e.g. {units[0].file_name})", file=path)
+        return {units[0].name: self.read_unit_predictions(path, units[0])}
+
+    def write_predictions(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, str]], path: Path) -> None:
+        """A folder with one official ``{question_id: answer}`` file per unit, named like its data file."""
+        for name, unit in data.units.items():
+            dump_json(dict(predictions.get(name, {})), path / unit.file_name)
+
+
+def read_language_units(request: DataRequest, files: Mapping[str, Path]) -> list[SpanUnit]:
+    """One unit per language file (context and question in the same language)."""
+    return [read_unit(path, lang, lang, lang, (lang,), request.limit) for lang, path in files.items()]
+
+
+def task_data_from_files(request: DataRequest, files: Mapping[str, Path]) -> SpanQAData:
+    """Data of a one-file-per-language benchmark (XQuAD, XTREME's layouts)."""
+    return span_data(request, read_language_units(request, files), list(files.values()), list(files))
+

@@ -1,0 +1,82 @@
+"""XQuAD: the SQuAD v1.1 scorer on every language, real files, XTREME's fixture, demo data."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from harness_squad.xquad import XQUAD_LANGUAGES
+
+Cli = Callable[..., tuple[int, str, str]]
+
+
+def result_rows(cwd: Path) -> dict[str, dict]:
+    (path,) = list(Path(cwd).glob("results/**/result.json"))
+    return {row["subset"]: row for row in json.loads(path.read_text(encoding="utf-8"))["rows"]}
+
+
+@pytest.mark.parametrize(("model", "expected"), [("oracle", 100.0), ("empty", 0.0)])
+def test_real_xquad_gold_and_empty(real_data: Path, harness_cli: Cli, tmp_path: Path, model: str, expected: float) -> None:
+    # The SQuAD v1.1 scorer gives gold 100/100 and empty 0/0 on all 12 files
+    # (official-metrics.md 2.4; checked with XTREME's third_party/evaluate_squad.py on each xquad.{lang}.json).
+    code, _, err = harness_cli("run", "xquad", model, "--data-dir", real_data / "xquad", "--quiet")
+    assert code == 0, err
+    rows = result_rows(tmp_path)
+    assert set(rows) == {"mean", *XQUAD_LANGUAGES}
+    for lang in XQUAD_LANGUAGES:
+        assert rows[lang]["metrics"] == {"f1": expected, "exact_match": expected}
+        assert rows[lang]["count"] == 1190
+    assert rows["mean"]["count"] == 12 * 1190
+
+
+def test_xtreme_mock_xquad(real_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
+    # XTREME's fixture in its own layout (test-{lang}.json, 11 languages). Per-language values printed
+    # by `python evaluate_squad.py labels/xquad/test-$l.json predictions/xquad/test-$l.json`
+    # (google-research/xtreme third_party/evaluate_squad.py); XTREME's averages: EM 77.27, F1 79.96.
+    mock = real_data / "xtreme" / "mock_test_data"
+    code, out, err = harness_cli("score", "xquad", "--data-dir", mock / "labels" / "xquad",
+                                 "--predictions", mock / "predictions" / "xquad", "--quiet")
+    assert code == 0, err
+    rows = result_rows(tmp_path)
+    official = {"ar": (100.0, 100.0), "de": (100.0, 100.0), "el": (100.0, 100.0), "en": (100.0, 100.0),
+                "es": (50.0, 54.54545454545454), "hi": (100.0, 100.0), "ru": (100.0, 100.0), "th": (50.0, 50.0),
+                "tr": (50.0, 50.0), "vi": (100.0, 100.0), "zh": (0.0, 25.0)}
+    for lang, (em, f1) in official.items():
+        assert (rows[lang]["metrics"]["exact_match"], rows[lang]["metrics"]["f1"]) == (em, f1)
+    assert rows["mean"]["metrics"]["exact_match"] == pytest.approx(850 / 11)  # (7*100 + 3*50 + 0) / 11
+    assert rows["mean"]["metrics"]["f1"] == pytest.approx((700 + 54.54545454545454 + 50 + 50 + 25) / 11)
+    assert round(rows["mean"]["metrics"]["f1"], 2) == 79.96
+
+
+def test_demo_xquad_single_language_file(harness_cli: Cli, tmp_path: Path) -> None:
+    # One file answers one language (--langs de): the demo's 24 German questions with their gold
+    # answers, except demo-printing-3 (gold "mehr als zweihundert") answered "mehr als 200":
+    # 2 of 3 tokens shared, P = R = 2/3, F1 = 2/3; and demo-etna-2 (gold "3.300 Metern") answered
+    # "3300 Metern!": punctuation is deleted, so it is an exact match. EM 23/24, F1 (23 + 2/3)/24.
+    doc = json.loads((Path(__file__).parents[3] / "plugins/harness_demo/xquad-r/de.json").read_text(encoding="utf-8"))
+    answers = {qa["id"]: qa["answers"][0]["text"] for a in doc["data"] for p in a["paragraphs"] for qa in p["qas"]}
+    answers.update({"demo-printing-3": "mehr als 200", "demo-etna-2": "3300 Metern!"})
+    predictions = tmp_path / "de.json"
+    predictions.write_text(json.dumps(answers, ensure_ascii=False), encoding="utf-8")
+    code, _, err = harness_cli("score", "xquad", "--langs", "de", "--predictions", predictions, "--quiet")
+    assert code == 0, err
+    rows = result_rows(tmp_path)
+    assert set(rows) == {"mean", "de"}
+    assert rows["de"]["metrics"]["exact_match"] == pytest.approx(100 * 23 / 24)
+    assert rows["de"]["metrics"]["f1"] == pytest.approx(100 * (23 + 2 / 3) / 24)
+
+
+def test_malformed_data_file_names_record_and_field(harness_cli: Cli, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    doc = {"version": "1.1", "data": [{"title": "t", "paragraphs": [
+        {"context": "abc", "qas": [{"id": "1", "question": "q?", "answers": [{"text": "a", "answer_start": 0}]},
+                                   {"id": "2", "answers": [{"text": "b", "answer_start": 1}]}]}]}]}
+    (data / "xquad.en.json").write_text(json.dumps(doc), encoding="utf-8")
+    code, _, err = harness_cli("run", "xquad", "oracle", "--data-dir", data, "--quiet")
+    assert code == 2
+    assert err.strip() == (f"error: {data / 'xquad.en.json'}: record data[0].paragraphs[0].qas[1]: "
+                           "field 'question': expected str, got NoneType")
