@@ -23,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from harness.batching import AdaptiveBatcher
 from harness.cache import EmbeddingCache, text_key
 from harness.distributed import World
 from harness.progress import Progress
@@ -72,16 +73,6 @@ class EncodingStats:
         return out
 
 
-def _is_out_of_memory(error: BaseException) -> bool:
-    return type(error).__name__ == "OutOfMemoryError" or "out of memory" in str(error).lower()
-
-
-def length_batches(lengths: Sequence[int], batch_size: int) -> list[np.ndarray]:
-    """Positions grouped into batches of similar length, longest first (stable for equal lengths)."""
-    order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable")
-    return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
-
-
 class EncodingService:
     """An :class:`Encoder` in front of a model: memoised, cached on disk, batched by length."""
 
@@ -91,7 +82,8 @@ class EncodingService:
         self.cache = cache
         self.world = world or World()
         self.show_progress = show_progress
-        self.stats = EncodingStats(batch_size=batch_size or DEFAULT_BATCH_SIZE,
+        self.batcher = AdaptiveBatcher(batch_size or DEFAULT_BATCH_SIZE)
+        self.stats = EncodingStats(batch_size=self.batcher.batch_size,
                                    corrupted_cache_shards=list(cache.corrupted) if cache is not None else [])
         self._memory: dict[bytes, np.ndarray] = {}
 
@@ -170,7 +162,7 @@ class EncodingService:
     def _encode_new(self, texts: list[Text], langs: list[str] | None, role: Role) -> np.ndarray:
         start = time.perf_counter()
         lengths = self._lengths(texts, role)
-        batches = length_batches(lengths, self.stats.batch_size)
+        batches = self.batcher.plan(lengths)
         mine = [b for i, b in enumerate(batches) if i % self.world.size == self.world.rank]
         local_rows: list[np.ndarray] = []
         with Progress(sum(len(b) for b in mine), f"encoding {role} texts", enabled=self.show_progress) as bar:
@@ -197,27 +189,15 @@ class EncodingService:
 
     def _encode_batch(self, batch: np.ndarray, texts: list[Text], langs: list[str] | None, role: Role,
                       lengths: list[int]) -> np.ndarray:
-        """Encode one batch, halving it (and the batch size from now on) on out-of-memory."""
-        try:
-            vectors = self.encoder.encode([texts[i] for i in batch], role=role,
-                                          langs=[langs[i] for i in batch] if langs is not None else None)
+        """Encode one batch (halved on out-of-memory by the batcher); count its padding."""
+
+        def work(part: Sequence[int]) -> list[np.ndarray]:
+            vectors = self.encoder.encode([texts[i] for i in part], role=role,
+                                          langs=[langs[i] for i in part] if langs is not None else None)
             self.stats.batches += 1
-            self.stats.padded_tokens += max(lengths[i] for i in batch) * len(batch)
-            return np.asarray(vectors, dtype=np.float32)
-        except Exception as error:
-            if not _is_out_of_memory(error) or len(batch) == 1:
-                raise
-            _free_accelerator_memory()
-            self.stats.oom_halvings += 1
-            self.stats.batch_size = max(1, len(batch) // 2)
-            half = len(batch) // 2
-            return np.concatenate([self._encode_batch(batch[:half], texts, langs, role, lengths),
-                                   self._encode_batch(batch[half:], texts, langs, role, lengths)])
+            self.stats.padded_tokens += max(lengths[i] for i in part) * len(part)
+            return list(np.asarray(vectors, dtype=np.float32))
 
-
-def _free_accelerator_memory() -> None:
-    import sys
-
-    torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_available():
-        torch.cuda.empty_cache()
+        rows = self.batcher.run(batch, work)
+        self.stats.batch_size, self.stats.oom_halvings = self.batcher.batch_size, self.batcher.halvings
+        return np.stack(rows)

@@ -13,8 +13,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from harness.batching import AdaptiveBatcher
 from harness.errors import HarnessError
 from harness.io import sha256_file
+from harness.model import Model, ModelIdentity, Runtime
+from harness.provenance import package_version
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
 
@@ -63,3 +66,46 @@ def torch_dtype(name: str, device: str) -> Any:
             return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
         return torch.float32
     return {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[name]
+
+
+class CheckpointModel(Model):
+    """What every model loaded from a local transformers folder shares: the folder check, the
+    device and precision, the tokenizer and weights, the length batcher, and the identity."""
+
+    #: The ``transformers`` auto class that loads the weights (e.g. ``"AutoModel"``).
+    auto_class = "AutoModel"
+
+    def __init__(self, *, runtime: Runtime, path: Path, dtype: str, label: str | None) -> None:
+        import torch
+        import transformers
+
+        self.owner = f"model {self.name or type(self).__name__}"
+        self.path = check_folder(path, self.owner)
+        self.runtime = runtime
+        self.label = label
+        self.device = runtime.device
+        self.dtype = torch_dtype(dtype, self.device)
+        self.precision = str(self.dtype).removeprefix("torch.")
+        self.batch_size = runtime.batch_size or 32
+        self.batcher = AdaptiveBatcher(self.batch_size)
+        self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
+        loader = getattr(transformers, self.auto_class)
+        self.model = loader.from_pretrained(str(self.path), local_files_only=True, dtype=self.dtype)
+        self.model.to(self.device).eval()
+        self._torch = torch
+
+    def to_device(self, batch: dict[str, Any]) -> dict[str, Any]:
+        """Tensors to the model's device: pinned memory and non-blocking copies on a GPU."""
+        on_gpu = self.device.startswith("cuda")
+        return {k: (v.pin_memory() if on_gpu else v).to(self.device, non_blocking=True) for k, v in batch.items()}
+
+    def checkpoint_identity(self, default_name: str, options: dict[str, Any]) -> ModelIdentity:
+        """Identity with the weights hash, the options that change outputs, and the checkpoint facts."""
+        return ModelIdentity(
+            name=self.name or default_name,
+            label=self.label or self.path.name,
+            weights=weights_hash(self.path),
+            options={**options, "dtype": self.precision},
+            details={"path": str(self.path), "config": config_summary(self.path), "device": self.device,
+                     "transformers": package_version("transformers"), "batch_size": self.batch_size},
+        )

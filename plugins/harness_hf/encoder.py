@@ -16,17 +16,16 @@ from typing import Any, Literal
 
 import numpy as np
 
-from harness.model import Model, ModelIdentity, Runtime
+from harness.model import ModelIdentity, Runtime
 from harness.protocols import Role
-from harness.provenance import package_version
 
-from harness_hf.checkpoint import check_folder, config_summary, torch_dtype, weights_hash
+from harness_hf.checkpoint import CheckpointModel
 
 Pooling = Literal["cls", "mean"]
 DType = Literal["auto", "float32", "float16", "bfloat16"]
 
 
-class HFEncoder(Model):
+class HFEncoder(CheckpointModel):
     """An :class:`~harness.protocols.Encoder` over ``AutoModel`` + ``AutoTokenizer`` from a folder."""
 
     def __init__(
@@ -43,40 +42,17 @@ class HFEncoder(Model):
         dtype: DType = "auto",
         label: str | None = None,
     ) -> None:
-        import torch
-        from transformers import AutoModel, AutoTokenizer
-
-        self.path = check_folder(path, "model hf-encoder")
-        self.runtime = runtime
+        super().__init__(runtime=runtime, path=path, dtype=dtype, label=label)
         self.pooling, self.normalize = pooling, normalize
         self.prefix = {"query": query_prefix, "passage": passage_prefix}
         self.max_length = {"query": query_max_length, "passage": passage_max_length}
-        self.dtype_name = dtype
-        self.label = label
-        self.device = runtime.device
-        self.dtype = torch_dtype(dtype, self.device)
-        self.batch_size = runtime.batch_size or 32
-        self.tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
-        self.model = AutoModel.from_pretrained(str(self.path), local_files_only=True, dtype=self.dtype)
-        self.model.to(self.device).eval()
-        self.precision = str(self.dtype).removeprefix("torch.")
-        self._torch = torch
 
     def identity(self) -> ModelIdentity:
-        options = {
+        return self.checkpoint_identity("hf-encoder", {
             "pooling": self.pooling, "normalize": self.normalize,
             "query_prefix": self.prefix["query"], "passage_prefix": self.prefix["passage"],
             "query_max_length": self.max_length["query"], "passage_max_length": self.max_length["passage"],
-            "dtype": self.precision,
-        }
-        return ModelIdentity(
-            name=self.name or "hf-encoder",
-            label=self.label or self.path.name,
-            weights=weights_hash(self.path),
-            options=options,
-            details={"path": str(self.path), "config": config_summary(self.path), "device": self.device,
-                     "transformers": package_version("transformers"), "batch_size": self.batch_size},
-        )
+        })
 
     def _tokenize(self, texts: Sequence[str | tuple[str, str]], role: Role) -> list[dict[str, Any]]:
         prefix = self.prefix[role]
@@ -100,11 +76,9 @@ class HFEncoder(Model):
         features = self._tokenize(texts, role)
         hidden = int(self.model.config.hidden_size)
         out = np.zeros((len(features), hidden), dtype=np.float32)
-        on_gpu = self.device.startswith("cuda")
         with torch.inference_mode():
             for start in range(0, len(features), self.batch_size):
-                batch = self.tokenizer.pad(features[start : start + self.batch_size], return_tensors="pt")
-                batch = {k: (v.pin_memory() if on_gpu else v).to(self.device, non_blocking=True) for k, v in batch.items()}
+                batch = self.to_device(self.tokenizer.pad(features[start : start + self.batch_size], return_tensors="pt"))
                 states = self.model(**batch).last_hidden_state
                 if self.pooling == "cls":
                     pooled = states[:, 0]

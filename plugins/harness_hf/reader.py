@@ -14,7 +14,8 @@ How an answer is found (the standard SQuAD recipe of BERT and ``transformers``' 
 * ``no_answer_score`` is the smallest first-token ([CLS]) score start + end over the windows
   (as ``run_qa.py`` computes its null score), for tasks that let a reader abstain.
 
-Windows are sorted by length and batched so padding stays small; on a GPU the model runs in
+Windows are sorted by length and batched so padding stays small (``harness.batching``: the same
+batching as the encoders, halving a batch that runs out of GPU memory); on a GPU the model runs in
 bfloat16 (float16 where bf16 is unsupported) unless ``dtype`` says otherwise. A fast tokenizer
 is required (it provides the offsets).
 """
@@ -27,11 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.model import Model, ModelIdentity, Runtime
+from harness.model import ModelIdentity, Runtime
 from harness.protocols import ReadingExample, SpanAnswer
-from harness.provenance import package_version
 
-from harness_hf.checkpoint import check_folder, config_summary, torch_dtype, weights_hash
+from harness_hf.checkpoint import CheckpointModel
 from harness_hf.encoder import DType
 
 
@@ -46,8 +46,10 @@ class _Window:
     cls_index: int
 
 
-class HFReader(Model):
+class HFReader(CheckpointModel):
     """A :class:`~harness.protocols.Reader` over ``AutoModelForQuestionAnswering`` from a folder."""
+
+    auto_class = "AutoModelForQuestionAnswering"
 
     def __init__(
         self,
@@ -62,48 +64,27 @@ class HFReader(Model):
         dtype: DType = "auto",
         label: str | None = None,
     ) -> None:
-        import torch
-        from transformers import AutoModelForQuestionAnswering, AutoTokenizer
-
         owner = "model hf-reader"
-        self.path = check_folder(path, owner)
         room = max_length - max_question_length - 3  # context tokens in a window with the longest question
         if not 0 <= stride < room:
             raise HarnessError(f"{owner}: stride must be at least 0 and less than the context room of a window, "
                                f"max_length - max_question_length - 3 special tokens = {room}; got {stride}")
         if n_best < 1 or max_answer_length < 1:
             raise HarnessError(f"{owner}: n_best and max_answer_length must be at least 1")
+        super().__init__(runtime=runtime, path=path, dtype=dtype, label=label)
         self.max_length, self.stride, self.max_question_length = max_length, stride, max_question_length
         self.n_best, self.max_answer_length = n_best, max_answer_length
-        self.label = label
-        self.device = runtime.device
-        self.dtype = torch_dtype(dtype, self.device)
-        self.batch_size = runtime.batch_size or 32
-        self.tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
         if not self.tokenizer.is_fast:
             raise HarnessError(f"{owner}: {self.path} has no fast tokenizer (tokenizer.json); answers are mapped "
                                "back to the context through a fast tokenizer's character offsets")
         # Models padded on the left (XLNet) read the context first, as run_qa.py does.
         self.question_first = self.tokenizer.padding_side == "right"
-        self.model = AutoModelForQuestionAnswering.from_pretrained(str(self.path), local_files_only=True,
-                                                                   dtype=self.dtype)
-        self.model.to(self.device).eval()
-        self._torch = torch
 
     def identity(self) -> ModelIdentity:
-        options = {
+        return self.checkpoint_identity("hf-reader", {
             "max_length": self.max_length, "stride": self.stride, "max_question_length": self.max_question_length,
             "n_best": self.n_best, "max_answer_length": self.max_answer_length,
-            "dtype": str(self.dtype).removeprefix("torch."),
-        }
-        return ModelIdentity(
-            name=self.name or "hf-reader",
-            label=self.label or self.path.name,
-            weights=weights_hash(self.path),
-            options=options,
-            details={"path": str(self.path), "config": config_summary(self.path), "device": self.device,
-                     "transformers": package_version("transformers"), "batch_size": self.batch_size},
-        )
+        })
 
     # -- encoding -----------------------------------------------------------------------------
 
@@ -158,32 +139,34 @@ class HFReader(Model):
         rows = torch.arange(start.shape[0], device=start.device)
         return best_score, start_index[rows, flat // k], end_index[rows, flat % k]
 
-    def read(self, examples: Sequence[ReadingExample]) -> list[SpanAnswer]:
+    def _score_windows(self, batch_ids: Sequence[int], windows: list[_Window]) -> list[tuple[int, float, int, int, float]]:
+        """(window, best span score, first token, last token, null score) for one batch of windows."""
         torch = self._torch
+        batch = self.to_device(self.tokenizer.pad([windows[i].features for i in batch_ids], return_tensors="pt"))
+        output = self.model(**batch)
+        start, end = output.start_logits.float(), output.end_logits.float()
+        width = start.shape[1]
+        in_context = torch.tensor([windows[i].in_context + [False] * (width - len(windows[i].in_context))
+                                   for i in batch_ids], device=start.device)
+        rows = torch.arange(len(batch_ids), device=start.device)
+        cls = torch.tensor([windows[i].cls_index for i in batch_ids], device=start.device)
+        null_scores = (start[rows, cls] + end[rows, cls]).tolist()
+        scores, firsts, lasts = (t.tolist() for t in self._best_spans(start, end, in_context))
+        return list(zip(batch_ids, scores, firsts, lasts, null_scores))
+
+    def read(self, examples: Sequence[ReadingExample]) -> list[SpanAnswer]:
         windows = self._windows(examples)
-        order = sorted(range(len(windows)), key=lambda i: -len(windows[i].features["input_ids"]))
         best: list[tuple[float, int, int, int] | None] = [None] * len(examples)  # score, window, start, end token
         null = [float("inf")] * len(examples)
-        with torch.inference_mode():
-            for begin in range(0, len(order), self.batch_size):
-                batch_ids = order[begin : begin + self.batch_size]
-                batch = self.tokenizer.pad([windows[i].features for i in batch_ids], return_tensors="pt")
-                batch = {k: v.to(self.device, non_blocking=True) for k, v in batch.items()}
-                output = self.model(**batch)
-                start, end = output.start_logits.float(), output.end_logits.float()
-                width = start.shape[1]
-                in_context = torch.tensor([windows[i].in_context + [False] * (width - len(windows[i].in_context))
-                                           for i in batch_ids], device=start.device)
-                rows = torch.arange(len(batch_ids), device=start.device)
-                cls = torch.tensor([windows[i].cls_index for i in batch_ids], device=start.device)
-                null_scores = (start[rows, cls] + end[rows, cls]).tolist()
-                scores, firsts, lasts = (t.tolist() for t in self._best_spans(start, end, in_context))
-                for i, score, first, last, null_score in zip(batch_ids, scores, firsts, lasts, null_scores):
+        with self._torch.inference_mode():
+            for batch_ids in self.batcher.plan([len(w.features["input_ids"]) for w in windows]):
+                scored = self.batcher.run(batch_ids, lambda ids: self._score_windows(ids, windows))
+                for i, score, first, last, null_score in scored:
                     example = windows[i].example
                     null[example] = min(null[example], null_score)
                     current = best[example]
                     if score > float("-inf") and (current is None or score > current[0]):
-                        best[example] = (score, i, first, last)
+                        best[example] = (score, int(i), first, last)
         answers = []
         for reading, found, null_score in zip(examples, best, null):
             if found is None:  # no valid span in any window

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from harness.cache import EmbeddingCache, clear, describe
-from harness.encoding import EncodingRequest, EncodingService, length_batches
+from harness.batching import length_batches
+from harness.encoding import EncodingRequest, EncodingService
 
 IDENTITY = {"name": "fake", "label": "fake-encoder", "weights": "sha256:0", "options": {"dim": 4}}
 
