@@ -23,7 +23,7 @@ import numpy as np
 from harness import leaderboard
 from harness.capabilities import provide
 from harness.errors import HarnessError, RegistryError
-from harness.io import dump_json, read_json, sha256_file, sha256_text
+from harness.io import dump_json, read_json, sha256_path, sha256_text
 from harness.model import Model, ModelIdentity, Runtime
 from harness.protocols import PredictionSource
 from harness.options import bind_options, parse_named
@@ -163,7 +163,7 @@ def _build_result(
         "rows": [row.as_dict(data.split) for row in evaluation.rows],
         "diagnostics": evaluation.diagnostics,
         "notes": evaluation.notes + (["Scored on the built-in demo data: not comparable with published numbers."] if data.demo else []),
-        "predictions": {"path": str(predictions_path), "format": meta.prediction_format, "sha256": sha256_file(predictions_path)},
+        "predictions": {"path": str(predictions_path), "format": meta.prediction_format, "sha256": sha256_path(predictions_path)},
         "provenance": {
             **{k: env[k] for k in ("harness_version", "git_commit", "python", "packages", "platform")},
             "plugins": plugins, "device": runtime.device_used, "seed": runtime.seed,
@@ -289,7 +289,7 @@ def score(
         raise HarnessError(f"predictions file {predictions_file} does not exist")
     predictions = timer.time("read_predictions", lambda: task.read_predictions(predictions_file, task_data))
     evaluation = timer.time("evaluate", lambda: task.evaluate(task_data, predictions))
-    digest = sha256_file(predictions_file) if predictions_file.is_file() else sha256_text(str(predictions_file))
+    digest = sha256_path(predictions_file)
     identity = ModelIdentity(
         name="predictions-file", label=label or predictions_file.stem, weights=f"sha256:{digest}",
         options={}, details={"predictions": str(predictions_file)},

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.io import sha256_file
+from harness.io import sha256_path
 from harness.model import Model, ModelIdentity, Runtime
 
 
@@ -25,9 +25,8 @@ class ReplayPredictions(Model):
         self.label = label
 
     def identity(self) -> ModelIdentity:
-        digest = sha256_file(self.file) if self.file.is_file() else None
         return ModelIdentity(name=self.name or "predictions", label=self.label or self.file.stem,
-                             weights=f"sha256:{digest}" if digest else None, options={},
+                             weights=f"sha256:{sha256_path(self.file)}", options={},
                              details={"file": str(self.file)})
 
     def predictions_for(self, task: Any, data: Any) -> dict[str, Any]:
