@@ -123,6 +123,10 @@ class MKQA(Task[MKQAData]):
     # -- scoring ------------------------------------------------------------------------------
 
     def evaluate(self, data: MKQAData, predictions: Mapping[str, list[dict[str, Any]]]) -> Evaluation:
+        """Score each language that has predictions; the summary row (``macro``, or
+        ``incomplete: k of 26 languages``) first, then one row per language. Diagnostics: the
+        answer-type breakdown (per language and pooled as ``all``) and the threshold the
+        order-independent variant chose (null: abstain on everything)."""
         parts: dict[str, tuple[ExampleScores, LanguageResult]] = {}
         for lang in data.languages:
             if lang in predictions:
