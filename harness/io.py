@@ -10,6 +10,7 @@ import gzip
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -33,6 +34,27 @@ def write_atomic(path: Path, write: Callable[[IO[bytes]], None]) -> None:
         raise
 
 
+def write_folder_atomic(path: Path, files: dict[str, bytes]) -> None:
+    """Write a folder of files (name -> bytes) beside ``path``, then swap it into place, so a
+    reader sees the old folder or the complete new one, never a partial one (for prediction
+    formats that are one file per language)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    try:
+        for name, payload in files.items():
+            (staging / name).write_bytes(payload)
+        if path.exists():
+            retired = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent))
+            os.replace(path, retired / path.name)
+            os.replace(staging, path)
+            shutil.rmtree(retired)
+        else:
+            os.replace(staging, path)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
 def dump_json(obj: Any, path: Path, *, indent: int | None = 1) -> None:
     """Atomically write ``obj`` as UTF-8 JSON (non-ASCII kept readable)."""
     data = json.dumps(obj, ensure_ascii=False, indent=indent, allow_nan=False).encode("utf-8")
@@ -49,9 +71,9 @@ def sha256_file(path: Path, chunk_size: int = 1 << 20) -> str:
 
 
 def sha256_path(path: Path) -> str:
-    """Hex SHA-256 of a file, or of a folder's files (relative names and contents, in name order),
-    for predictions that a task writes as one file per data file."""
-    if not path.is_dir():
+    """Hex SHA-256 of a file, or of a folder's files (their relative names and contents), so a
+    prediction format that is a folder of files gets a content hash like a single file."""
+    if path.is_file():
         return sha256_file(path)
     files = sorted(p for p in path.rglob("*") if p.is_file())
     return sha256_text(*(f"{p.relative_to(path).as_posix()}\t{sha256_file(p)}" for p in files))

@@ -126,6 +126,35 @@ class Reader(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class OpenQuestion:
+    """One open-domain question: no context is given; the model finds the answer itself."""
+
+    id: str
+    text: str
+    lang: str
+
+
+@dataclass(frozen=True)
+class OpenAnswer:
+    """An open-domain answer. ``text`` "" means no answer; ``yes_no`` ("yes"/"no") answers a
+    yes/no question; ``no_answer_score`` is the model's score for "no answer" (higher = more
+    likely; any real number), which benchmarks such as MKQA sweep a threshold over."""
+
+    text: str
+    no_answer_score: float | None = None
+    yes_no: Literal["yes", "no"] | None = None
+
+
+@runtime_checkable
+class OpenDomainQA(Protocol):
+    """Answers questions without a given context (retrieve-then-read, closed-book, ...)."""
+
+    def answer(self, questions: Sequence[OpenQuestion]) -> list[OpenAnswer]:
+        """Return one answer per question, in order."""
+        ...
+
+
 @runtime_checkable
 class PredictionSource(Protocol):
     """A "model" whose predictions need no inference: a file made elsewhere (replayed in the

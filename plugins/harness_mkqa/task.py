@@ -1,0 +1,180 @@
+"""The MKQA task: 10,000 open-domain questions in 26 languages, scored at the best No-Answer threshold.
+
+Evaluation (Longpre, Lu & Daiber, TACL 2021, section 4; ``apple/ml-mkqa`` ``mkqa_eval.py``):
+
+* a model answers every question of a language with no context given: an answer text, or a
+  yes/no, and a score for "No Answer" (``no_answer_prob``); the gold answers are each
+  example's texts and aliases, and ``unanswerable`` and ``long_answer`` examples are No Answer;
+* each language is scored by exact match and token F1 after the MKQA normaliser
+  (:mod:`harness_mkqa.normalize`), then by the best-threshold sweep over ``no_answer_prob``
+  (:mod:`harness_mkqa.scoring`): ``best_f1`` is the language's score, reported with
+  ``best_em``, the answerable / unanswerable parts at the same threshold, the threshold, the
+  plain metrics without a threshold, and the order-independent ``*_tie_robust`` variant;
+* the headline is the macro average of the 26 languages (the unweighted mean of the rounded
+  per-language numbers). With fewer languages there is no official macro average: the summary
+  row is labelled ``incomplete: k of 26 languages``, the main score is the mean over the k
+  languages present, and a note says so;
+* diagnostics break the scores down by answer type (entity, date, number, ...), because users
+  ask which kinds of questions fail.
+
+Numbers are stored as the official script prints them: rounded to 2 decimals.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+from harness.protocols import OpenAnswer, OpenDomainQA, OpenQuestion
+from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskMetadata
+
+from harness_mkqa.data import MKQAData, find_data_file, read_mkqa
+from harness_mkqa.languages import MKQA_LANGUAGES
+from harness_mkqa.predictions import aligned, read_predictions, write_predictions
+from harness_mkqa.scoring import (
+    ExampleScores, LanguageResult, answer_type_breakdown, evaluate_language, macro_average, score_examples,
+)
+
+#: Questions handed to the model per call (progress shows between calls).
+QUESTION_CHUNK = 256
+
+
+def _record(example_id: Any, answer: OpenAnswer) -> dict[str, Any]:
+    """A model's answer as an official prediction line (no ``no_answer_prob`` if it has no score,
+    which the official scorer reads as 0)."""
+    if not isinstance(answer, OpenAnswer) or not isinstance(answer.text, str) or answer.yes_no not in (None, "yes", "no"):
+        raise HarnessError(f"mkqa: the model's answer for example {example_id} is not an OpenAnswer with a text "
+                           f"and yes_no in (None, 'yes', 'no'): {answer!r}")
+    record: dict[str, Any] = {"example_id": example_id, "prediction": answer.text, "binary_answer": answer.yes_no}
+    if answer.no_answer_score is not None:
+        score = float(answer.no_answer_score)
+        if not math.isfinite(score):
+            raise HarnessError(f"mkqa: the model's no_answer_score for example {example_id} is {score}")
+        record["no_answer_prob"] = score
+    return record
+
+
+class MKQA(Task[MKQAData]):
+    """MKQA, scored like ``mkqa_eval.py`` / ``mkqa_eval_all_languages.py``."""
+
+    metadata = TaskMetadata(
+        name="mkqa",
+        description="Open-domain QA in 26 languages; best F1 over a No-Answer threshold, macro-averaged.",
+        reference="Longpre, Lu & Daiber, MKQA, TACL 2021; apple/ml-mkqa mkqa_eval.py",
+        languages=MKQA_LANGUAGES,
+        splits=("test",),
+        main_metric="best_f1",
+        needs=OpenDomainQA,
+        prediction_format="mkqa-predictions",
+        prediction_file="predictions",  # a folder of <lang>.jsonl files, the official layout
+    )
+
+    def demo_data_dir(self) -> Path:
+        return Path(__file__).parent / "demo"
+
+    # -- data ---------------------------------------------------------------------------------
+
+    def load(self, request: DataRequest) -> MKQAData:
+        assert request.data_dir is not None
+        languages = tuple(request.languages or MKQA_LANGUAGES)
+        return read_mkqa(find_data_file(request.data_dir), languages, chosen=languages != MKQA_LANGUAGES,
+                         limit=request.limit, split=request.split)
+
+    def units(self, data: MKQAData) -> list[str]:
+        return list(data.languages)
+
+    # -- prediction ---------------------------------------------------------------------------
+
+    def predict(self, model: OpenDomainQA, data: MKQAData, unit: str, context: RunContext) -> list[dict[str, Any]]:
+        """Ask the model every question of language ``unit``; return official prediction lines."""
+        questions = [OpenQuestion(id=example_id, text=text, lang=unit)
+                     for example_id, text in zip(data.example_ids, data.queries[unit])]
+        answers: list[OpenAnswer] = []
+        with context.progress(len(questions), f"mkqa {unit}") as bar:
+            for start in range(0, len(questions), QUESTION_CHUNK):
+                chunk = questions[start : start + QUESTION_CHUNK]
+                got = list(model.answer(chunk))
+                if len(got) != len(chunk):
+                    raise HarnessError(f"mkqa {unit}: the model returned {len(got)} answers for {len(chunk)} questions")
+                answers.extend(got)
+                bar.update(len(chunk))
+        return [_record(raw_id, answer) for raw_id, answer in zip(data.raw_ids, answers)]
+
+    def reference_predictions(self, data: MKQAData, kind: str) -> dict[str, list[dict[str, Any]]]:
+        """``gold``: the first answer text (as ``binary_answer`` for yes/no answers), "" with
+        ``no_answer_prob`` 1 on No-Answer examples (every metric 100); ``empty``: "" everywhere with
+        ``no_answer_prob`` 0 (best F1 and EM = the No-Answer share)."""
+        if kind == "gold":
+            return {
+                lang: [{"example_id": raw_id, "prediction": a.reference, "binary_answer": a.reference if a.binary else None,
+                        "no_answer_prob": 0.0 if a.answerable else 1.0}
+                       for raw_id, a in zip(data.raw_ids, data.annotations[lang])]
+                for lang in data.languages
+            }
+        if kind == "empty":
+            return {lang: [{"example_id": raw_id, "prediction": "", "binary_answer": None, "no_answer_prob": 0.0}
+                           for raw_id in data.raw_ids]
+                    for lang in data.languages}
+        return super().reference_predictions(data, kind)
+
+    # -- scoring ------------------------------------------------------------------------------
+
+    def evaluate(self, data: MKQAData, predictions: Mapping[str, list[dict[str, Any]]]) -> Evaluation:
+        """Score each language that has predictions; the summary row (``macro``, or
+        ``incomplete: k of 26 languages``) first, then one row per language. Diagnostics: the
+        answer-type breakdown (per language and pooled as ``all``) and the threshold the
+        order-independent variant chose (null: abstain on everything)."""
+        parts: dict[str, tuple[ExampleScores, LanguageResult]] = {}
+        for lang in data.languages:
+            if lang in predictions:
+                texts, probs, lines = aligned(predictions[lang], data, lang)
+                scores = score_examples(data.annotations[lang], texts, probs, lines, lang)
+                parts[lang] = (scores, evaluate_language(scores))
+        if not parts:
+            raise HarnessError("mkqa: no predictions for any language of the data")
+        languages = tuple(parts)
+        summary = macro_average([result.metrics for _, result in parts.values()])
+        complete = len(languages) == len(MKQA_LANGUAGES)
+        label = "macro" if complete else f"incomplete: {len(languages)} of {len(MKQA_LANGUAGES)} languages"
+        rows = [ScoreRow(label, summary, sum(len(scores) for scores, _ in parts.values()), languages)]
+        rows += [ScoreRow(lang, result.metrics, len(scores), (lang,)) for lang, (scores, result) in parts.items()]
+        diagnostics = {
+            "answer_types": {**{lang: answer_type_breakdown([part]) for lang, part in parts.items()},
+                             "all": answer_type_breakdown(list(parts.values()))},
+            "tie_robust_threshold": {lang: result.tie_robust_threshold for lang, (_, result) in parts.items()},
+        }
+        notes = [] if complete else [_incomplete_note(languages)]
+        notes += _variant_note({lang: result.metrics for lang, (_, result) in parts.items()})
+        return Evaluation(main_score=summary["best_f1"], rows=rows, diagnostics=diagnostics, notes=notes)
+
+    # -- prediction files ---------------------------------------------------------------------
+
+    def read_predictions(self, path: Path, data: MKQAData) -> dict[str, list[dict[str, Any]]]:
+        return read_predictions(path, data)
+
+    def write_predictions(self, data: MKQAData, predictions: Mapping[str, list[dict[str, Any]]], path: Path) -> None:
+        write_predictions(predictions, path)
+
+
+def _incomplete_note(languages: tuple[str, ...]) -> str:
+    missing = [lang for lang in MKQA_LANGUAGES if lang not in languages]
+    return (f"incomplete: {len(languages)} of {len(MKQA_LANGUAGES)} languages (missing: {' '.join(missing)}); the main "
+            f"score is the mean best_f1 over the languages present, not the official MKQA macro average, "
+            f"which needs all {len(MKQA_LANGUAGES)}")
+
+
+def _variant_note(metrics: Mapping[str, dict[str, float | None]]) -> list[str]:
+    """Where the official numbers and the order-independent variant disagree, say so (once)."""
+    differing = [
+        f"{lang} (best_f1 {m['best_f1']} vs {m['best_f1_tie_robust']}, best_em {m['best_em']} vs {m['best_em_tie_robust']})"
+        for lang, m in metrics.items()
+        if (m["best_f1"], m["best_em"]) != (m["best_f1_tie_robust"], m["best_em_tie_robust"])
+    ]
+    if not differing:
+        return []
+    return [f"the official best_f1/best_em differ from the order-independent *_tie_robust variant in {len(differing)} "
+            f"language(s): {'; '.join(differing)}. The official sweep depends on the line order of tied no_answer_prob "
+            "values and, when abstaining everywhere is best, measures best_em at threshold 0.0"]

@@ -1,0 +1,43 @@
+"""Prediction formats that are folders (MKQA's ``<lang>.jsonl`` files): content hash and atomic replacement."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.io import sha256_file, sha256_path, write_folder_atomic
+
+
+def test_sha256_path_hashes_names_and_contents(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    write_folder_atomic(a, {"en.jsonl": b"1\n", "fr.jsonl": b"2\n"})
+    write_folder_atomic(b, {"fr.jsonl": b"2\n", "en.jsonl": b"1\n"})
+    assert sha256_path(a) == sha256_path(b)  # creation order does not matter
+    write_folder_atomic(b, {"fr.jsonl": b"2\n", "de.jsonl": b"1\n"})
+    assert sha256_path(a) != sha256_path(b)  # a renamed file does
+    assert sha256_path(a / "en.jsonl") == sha256_file(a / "en.jsonl")
+
+
+def test_write_folder_atomic_replaces_whole_or_not_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "predictions"
+    write_folder_atomic(target, {"en.jsonl": b"old\n", "fr.jsonl": b"old\n"})
+    write_folder_atomic(target, {"en.jsonl": b"new\n"})
+    assert sorted(p.name for p in target.iterdir()) == ["en.jsonl"]
+    assert (target / "en.jsonl").read_bytes() == b"new\n"
+
+    calls = []
+
+    def failing_write(self: Path, data: bytes) -> int:
+        calls.append(self.name)
+        if len(calls) == 2:
+            raise OSError("disk full")
+        return original(self, data)
+
+    original = Path.write_bytes
+    monkeypatch.setattr(Path, "write_bytes", failing_write)
+    with pytest.raises(OSError):
+        write_folder_atomic(target, {"en.jsonl": b"newer\n", "fr.jsonl": b"newer\n"})
+    monkeypatch.undo()
+    assert (target / "en.jsonl").read_bytes() == b"new\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["predictions"]  # no staging folder left
