@@ -15,6 +15,7 @@ from typing import Any
 
 from harness import __version__
 from harness.errors import HarnessError
+from harness.leaderboard import format_score
 
 DEFAULT_LEADERBOARD = Path("leaderboard/leaderboard.json")
 
@@ -137,14 +138,6 @@ def _cmd_list(args: argparse.Namespace) -> None:
         print(f"warning: {line}", file=sys.stderr)
 
 
-def _format_metric(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.4f}" if abs(value) <= 1.0 else f"{value:.2f}"
-    return str(value)
-
-
 def _report(outcome: Any, leaderboard_path: Path | None) -> None:
     result = outcome.result
     data = result["data"]
@@ -152,10 +145,10 @@ def _report(outcome: Any, leaderboard_path: Path | None) -> None:
     print(f"{result['task']['name']} / {result['model']['label']}  ({scope}, split {data['split']})")
     metrics = list(dict.fromkeys(name for row in result["rows"] for name in row["metrics"]))
     _print_table(["subset", *metrics, "count"],
-                 [[row["subset"], *(_format_metric(row["metrics"].get(m)) for m in metrics), str(row["count"])]
+                 [[row["subset"], *(format_score(row["metrics"].get(m)) for m in metrics), str(row["count"])]
                   for row in result["rows"]])
     main = result["main_score"]
-    print(f"main score: {main['metric']} = {_format_metric(main['value'])}")
+    print(f"main score: {main['metric']} = {format_score(main['value'])}")
     for note in result["notes"]:
         print(f"note: {note}")
     if outcome.resumed_units:

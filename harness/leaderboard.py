@@ -81,10 +81,12 @@ def add_result(path: Path, result: dict[str, Any], result_path: Path) -> dict[st
     return entry
 
 
-def _fmt(value: float | None) -> str:
+def format_score(value: float | None) -> str:
+    """A score as text: up to four decimals, trailing zeros dropped, so fractions (LAReQA's mAP)
+    and percentages (F1, EM) both read naturally (0.1357, 99.8, 0)."""
     if value is None:
         return "-"
-    return f"{value:.4f}" if abs(value) <= 1.0 else f"{value:.2f}"
+    return f"{value:.4f}".rstrip("0").rstrip(".") or "0"
 
 
 def _table(header: list[str], rows: Iterable[list[str]]) -> str:
@@ -117,7 +119,7 @@ def render(board: dict[str, Any], task: str | None = None) -> str:
                 scope.append(f"limit {entry['limit']}")
             if entry["task_options"]:
                 scope.append(",".join(f"{k}={v}" for k, v in sorted(entry["task_options"].items())))
-            rows.append([str(rank), entry["model"]["label"], _fmt(entry["main_score"]),
+            rows.append([str(rank), entry["model"]["label"], format_score(entry["main_score"]),
                          ",".join(entry["languages"]), "; ".join(scope) or "-", entry["finished_at"][:10]])
         header = ["#", "model", group[0]["main_metric"], "languages", "scope", "date"]
         blocks.append(title + "\n" + _table(header, rows))
@@ -139,7 +141,7 @@ def render_matrix(board: dict[str, Any], task: str, metric: str | None = None) -
         firsts = list(dict.fromkeys(row["languages"][0] for row in pairs))
         seconds = list(dict.fromkeys(row["languages"][1] for row in pairs))
         cell = {tuple(row["languages"]): row["metrics"][name] for row in pairs}
-        body = [[a] + [_fmt(cell.get((a, b))) for b in seconds] for a in firsts]
+        body = [[a] + [format_score(cell.get((a, b))) for b in seconds] for a in firsts]
         blocks.append(f"{entry['model']['label']} - {name} (rows: first language, columns: second)\n"
                       + _table([""] + seconds, body))
     if not blocks:

@@ -63,7 +63,7 @@ def test_same_key_replaces_and_table_ranks_best_first(tmp_path: Path) -> None:
     assert sorted((e["model"]["label"], e["main_score"]) for e in board["entries"]) == [("strong", 60.0), ("weak", 20.0)]
     table = leaderboard.render(board).splitlines()
     assert table[0] == "pairs (dev) - main score: f1"
-    assert table[3].split()[:3] == ["1", "strong", "60.00"] and table[4].split()[:3] == ["2", "weak", "20.00"]
+    assert table[3].split()[:3] == ["1", "strong", "60"] and table[4].split()[:3] == ["2", "weak", "20"]
 
 
 def test_matrix_shows_first_language_as_rows(tmp_path: Path) -> None:
@@ -72,8 +72,8 @@ def test_matrix_shows_first_language_as_rows(tmp_path: Path) -> None:
     lines = leaderboard.render_matrix(leaderboard.load(path), "pairs", "em").splitlines()
     assert lines[0] == "m - em (rows: first language, columns: second)"
     assert lines[1].split() == ["de", "en"]
-    assert lines[3].split() == ["de", "60.00", "20.00"]
-    assert lines[4].split() == ["en", "35.00", "80.00"]
+    assert lines[3].split() == ["de", "60", "20"]
+    assert lines[4].split() == ["en", "35", "80"]
 
 
 def test_an_invalid_entry_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
