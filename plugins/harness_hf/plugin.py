@@ -11,5 +11,10 @@ def harness_models() -> list[ModelSpec]:
             "hf-encoder",
             "harness_hf.encoder:HFEncoder",
             "any local transformers checkpoint as a dual encoder (path=...): CLS/mean pooling, prefixes, fp16/bf16 on GPU",
-        )
+        ),
+        ModelSpec(
+            "hf-translator",
+            "harness_hf.translator:HFTranslator",
+            "a local seq2seq checkpoint (Marian, ...) as a translator (path=...), for translate-test",
+        ),
     ]
