@@ -109,6 +109,8 @@ def load(request: DataRequest, family: str, all_languages: tuple[str, ...]) -> X
     assert request.data_dir is not None
     path = data_file(request.data_dir, family, request.split)
     questions = read_questions(path, request.languages or all_languages, request.limit)
+    if not questions:
+        raise HarnessError(f"{path} has no questions in {', '.join(request.languages or all_languages)}")
     languages = tuple(lang for lang in all_languages if any(q.lang == lang for q in questions))
     statistics = {
         "questions": {lang: sum(q.lang == lang for q in questions) for lang in languages},

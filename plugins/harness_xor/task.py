@@ -22,6 +22,7 @@ files (``harness score``, or the ``predictions``/``oracle``/``empty`` models); t
 from __future__ import annotations
 
 import statistics
+from abc import abstractmethod
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -109,6 +110,29 @@ class _AnswerTask(_XorTask):
     def unanswered(self, data: XorData, predictions: Mapping[str, dict[str, str]]) -> int:
         return sum(q.id not in predictions.get(q.lang, {}) for q in data.questions)
 
+    #: The metrics of one answer, in the order :meth:`question_scores` gives them.
+    metric_names: tuple[str, ...] = ()
+
+    @abstractmethod
+    def question_scores(self, prediction: str, golds: tuple[str, ...], lang: str) -> dict[str, float]:
+        """The metrics of one answer, as fractions."""
+
+    def language_rows(self, data: XorData, predictions: Mapping[str, dict[str, str]]) -> list[ScoreRow]:
+        """Per language: the mean of each metric over *all* its questions, in percent (a question
+        without an answer scores 0, as in both official scripts)."""
+        rows = []
+        for lang in self.units(data):
+            answers = predictions.get(lang, {})
+            questions = data.questions_in(lang)
+            sums: dict[str, float] = {}
+            for question in questions:
+                if question.id in answers:
+                    for name, value in self.question_scores(answers[question.id], question.answers, lang).items():
+                        sums[name] = sums.get(name, 0.0) + value
+            rows.append(ScoreRow(lang, {n: _percent(sums.get(n, 0.0), len(questions)) for n in self.metric_names},
+                                 len(questions), (lang,)))
+        return rows
+
 
 class XorEnglishSpan(_AnswerTask):
     """XOR-EnglishSpan: English answers to questions in 7 languages, SQuAD v1.1 F1/EM."""
@@ -123,23 +147,18 @@ class XorEnglishSpan(_AnswerTask):
         needs=PredictionSource,
         prediction_format="xor-engspan-predictions",
     )
+    metric_names = ("f1", "em")
 
     def answer_of(self, value: Any) -> str:
         return value["answer"] if isinstance(value, dict) else value
 
+    def question_scores(self, prediction: str, golds: tuple[str, ...], lang: str) -> dict[str, float]:
+        f1, em = f1_and_em(prediction, golds, squad_v1_normalize)
+        return {"f1": f1, "em": em}
+
     def evaluate(self, data: XorData, predictions: Mapping[str, dict[str, str]]) -> Evaluation:
-        rows = []
-        for lang in self.units(data):
-            answers = predictions.get(lang, {})
-            f1 = em = 0.0
-            questions = data.questions_in(lang)
-            for question in questions:
-                if question.id in answers:
-                    q_f1, q_em = f1_and_em(answers[question.id], question.answers, squad_v1_normalize)
-                    f1, em = f1 + q_f1, em + q_em
-            rows.append(ScoreRow(lang, {"f1": _percent(f1, len(questions)), "em": _percent(em, len(questions))},
-                                 len(questions), (lang,)))
-        overall = {m: statistics.mean(r.metrics[m] for r in rows) for m in ("f1", "em")}
+        rows = self.language_rows(data, predictions)
+        overall = {m: statistics.mean(r.metrics[m] for r in rows) for m in self.metric_names}
         evaluation = Evaluation(overall["f1"], [ScoreRow("all", overall, len(data.questions)), *rows],
                                 diagnostics={"unanswered": self.unanswered(data, predictions)})
         evaluation.notes.append("all: plain mean of the per-language scores (official eval_xor_engspan.py)")
@@ -160,6 +179,7 @@ class XorFull(_AnswerTask):
         needs=PredictionSource,
         prediction_format="xor-full-predictions",
     )
+    metric_names = ("f1", "em", "bleu", "f1_symmetric", "em_symmetric", "bleu_effective_order")
 
     def question_id(self, key: str) -> str:
         """Keys may carry a language prefix: the official script keeps what follows the last "_"."""
@@ -176,18 +196,8 @@ class XorFull(_AnswerTask):
                 "bleu_effective_order": char_bleu(references, prediction, effective_order=True)}
 
     def evaluate(self, data: XorData, predictions: Mapping[str, dict[str, str]]) -> Evaluation:
-        names = ("f1", "em", "bleu", "f1_symmetric", "em_symmetric", "bleu_effective_order")
-        rows = []
-        for lang in self.units(data):
-            answers = predictions.get(lang, {})
-            sums = dict.fromkeys(names, 0.0)
-            questions = data.questions_in(lang)
-            for question in questions:
-                if question.id in answers:
-                    for name, value in self.question_scores(answers[question.id], question.answers, lang).items():
-                        sums[name] += value
-            rows.append(ScoreRow(lang, {n: _percent(sums[n], len(questions)) for n in names}, len(questions), (lang,)))
-        overall = {n: sum(r.metrics[n] for r in rows) / FULL_DIVISOR for n in names}
+        rows = self.language_rows(data, predictions)
+        overall = {n: sum(r.metrics[n] for r in rows) / FULL_DIVISOR for n in self.metric_names}
         evaluation = Evaluation(overall["f1"], [ScoreRow("all", overall, len(data.questions)), *rows],
                                 diagnostics={"unanswered": self.unanswered(data, predictions)})
         evaluation.notes.append(

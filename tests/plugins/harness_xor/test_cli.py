@@ -134,3 +134,15 @@ def test_missing_data_file_and_question_only_test_file(harness_cli: CLI, xor_dir
         json.dumps({"id": "9", "question": "?", "lang": "fi", "split": "test"}) + "\n", encoding="utf-8")
     err = _one_line_error(*harness_cli("run", "xor-engspan", "oracle", "--data-dir", xor_dir, "--split", "test"))
     assert "has no answers (a question-only test file)" in err
+
+
+def test_engspan_answers_as_strings_or_objects(harness_cli: CLI, xor_dir: Path, tmp_path: Path) -> None:
+    predictions = tmp_path / "preds.json"
+    predictions.write_text(json.dumps({"1": {"answer": "Paris"}, "-2": "the 1912", "99": "ignored"}), encoding="utf-8")
+    code, out, err = harness_cli("score", "xor-engspan", "--predictions", predictions, "--data-dir", xor_dir,
+                                 "--no-leaderboard")
+    assert code == 0, err
+    # fi: both answers exact after SQuAD normalisation ("the 1912" -> "1912"): F1 = EM = 100.
+    # ja (2 questions) and ru (1) have no answers: 0. Plain mean over fi, ja, ru: 100 / 3.
+    assert "main score: f1 = 33.33" in out
+    assert "fi      100.00  100.00  2" in out
