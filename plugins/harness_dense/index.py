@@ -126,6 +126,9 @@ class ShardedVectors:
         k_eff = len(self) if k is None else min(int(k), len(self))
         if self.faiss is not None:
             scores, indices = self.faiss.search(vectors, k_eff)
+            if (indices < 0).any():  # faiss pads with -1 when an approximate search finds too few
+                raise HarnessError(f"model dense: the {self.settings.kind} index returned fewer than k={k_eff} passages "
+                                   "for some query; raise ef_search (hnsw) or nprobe (ivf)")
             return Ranking(indices.astype(np.int64), scores.astype(np.float32))
         best: tuple[np.ndarray, np.ndarray] | None = None
         for shard, offset in zip(self.shards, self.offsets[:-1]):
