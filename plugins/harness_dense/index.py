@@ -34,6 +34,8 @@ from harness.protocols import Corpus, Encoder, Ranking
 from harness.search import exact_search, merge_top_k
 
 IndexKind = Literal["exact", "flat", "hnsw", "ivf"]
+#: Encodes query texts (with their languages, if known) into vectors.
+QueryEncoder = Callable[[Sequence[str], Sequence[str] | None], np.ndarray]
 FORMAT = 1
 
 
@@ -99,7 +101,7 @@ def _faiss_index(settings: IndexSettings, dim: int, n_vectors: int, first_shard:
 class ShardedVectors:
     """A searchable on-disk set of corpus vectors (see the module docstring)."""
 
-    def __init__(self, folder: Path, settings: IndexSettings, query_encoder: Callable[[Sequence[str], Sequence[str] | None], np.ndarray],
+    def __init__(self, folder: Path, settings: IndexSettings, query_encoder: QueryEncoder,
                  owned: tempfile.TemporaryDirectory[str] | None = None) -> None:
         self.folder = folder
         self.settings = settings

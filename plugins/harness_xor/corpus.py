@@ -106,24 +106,29 @@ def _language_of(path: Path) -> str:
     return ""
 
 
-def read_passages(location: Path) -> Passages:
-    """Read a passage file (English) or a folder of ``{lang}.tsv`` / ``{lang}.jsonl`` files."""
+def corpus_files(location: Path) -> list[tuple[Path, str]]:
+    """The passage files of a corpus and their languages: one English file, or a folder's
+    ``{lang}.tsv`` / ``{lang}.jsonl`` files (English first)."""
     location = location.expanduser()
-    passages = Passages()
-    seen: set[str] = set()
     if location.is_file():
         if not location.name.endswith(SUFFIXES):
             raise HarnessError(f"corpus {location}: expected a .tsv or .jsonl file")
-        _read_file(location, "en", passages, seen)
-    elif location.is_dir():
+        return [(location, "en")]
+    if location.is_dir():
         files = sorted((p for p in location.iterdir() if p.is_file() and _language_of(p)),
                        key=lambda p: (_language_of(p) != "en", p.name))
         if not files:
             raise HarnessError(f"corpus folder {location} has no {{lang}}.tsv or {{lang}}.jsonl files")
-        for path in files:
-            _read_file(path, _language_of(path), passages, seen)
-    else:
-        raise HarnessError(f"corpus {location} does not exist")
+        return [(path, _language_of(path)) for path in files]
+    raise HarnessError(f"corpus {location} does not exist")
+
+
+def read_passages(location: Path) -> Passages:
+    """Read a passage file (English) or a folder of ``{lang}.tsv`` / ``{lang}.jsonl`` files."""
+    passages = Passages()
+    seen: set[str] = set()
+    for path, lang in corpus_files(location):
+        _read_file(path, lang, passages, seen)
     if not passages.ids:
         raise HarnessError(f"corpus {location} has no passages")
     return passages

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import statistics
 from abc import abstractmethod
+from collections import Counter
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -35,7 +36,7 @@ from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, Ta
 from harness.validation import validate
 
 from harness_xor import data as xor_data
-from harness_xor.corpus import read_passages
+from harness_xor.corpus import corpus_files, read_passages
 from harness_xor.data import XOR_LANGUAGES, XorData
 from harness_xor.metrics import (
     char_bleu, f1_and_em, first_tokens, full_normalize, full_prediction, full_references, recall_hit,
@@ -234,7 +235,14 @@ class XorRetrieve(_XorTask):
         self.titles = titles
 
     def options(self) -> dict[str, Any]:
-        return {"top_k": self.top_k, "titles": self.titles}
+        return {"top_k": self.top_k, "titles": self.titles, "corpus": None if self.corpus is None else str(self.corpus)}
+
+    def load(self, request: DataRequest) -> XorData:
+        """The questions, and the corpus files among the files a result hashes (they decide the scores)."""
+        data = super().load(request)
+        if self.corpus is not None:
+            data.files += [path for path, _ in corpus_files(self.corpus)]
+        return data
 
     # -- prediction ---------------------------------------------------------------------------
 
@@ -268,8 +276,8 @@ class XorRetrieve(_XorTask):
     def evaluate(self, data: XorData, predictions: Mapping[str, list[dict[str, Any]]]) -> Evaluation:
         tokenize = lru_cache(maxsize=1 << 16)(word_tokenize)  # ranked lists share passages
         budget = max(TOKEN_BUDGETS.values())
-        counted: dict[str, int] = {}
-        hits: dict[str, dict[str, int]] = {}
+        counted: Counter[str] = Counter()
+        hits: dict[str, Counter[str]] = {lang: Counter() for lang in XOR_LANGUAGES}
         predicted: set[str] = set()
         other_language = 0
         for lang in XOR_LANGUAGES:
@@ -277,22 +285,21 @@ class XorRetrieve(_XorTask):
                 question = data.by_id[item["id"]]
                 predicted.add(question.id)
                 other_language += question.lang != lang
-                answers = question.span_answers
-                if not answers:
+                if not question.span_answers:
                     continue
-                counted[lang] = counted.get(lang, 0) + 1
+                counted[lang] += 1
                 tokens = first_tokens(item["ctxs"], budget, tokenize)
                 for metric, max_tokens in TOKEN_BUDGETS.items():
-                    hits.setdefault(lang, dict.fromkeys(TOKEN_BUDGETS, 0))[metric] += recall_hit(tokens[:max_tokens], answers)
+                    hits[lang][metric] += recall_hit(tokens[:max_tokens], question.span_answers)
         if not counted:
             raise HarnessError("no prediction is for a question with a span answer: nothing to score")
-        rows = [ScoreRow(lang, {m: _percent(hits[lang][m], counted[lang]) for m in TOKEN_BUDGETS}, counted[lang], (lang,))
-                for lang in XOR_LANGUAGES if lang in counted]
+        rows = [ScoreRow(lang, {m: _percent(hits[lang][m], counted[lang]) for m in TOKEN_BUDGETS}, counted[lang],
+                         (lang,)) for lang in XOR_LANGUAGES if counted[lang]]
         overall = {m: statistics.mean(r.metrics[m] for r in rows) for m in TOKEN_BUDGETS}
         not_predicted = sum(q.id not in predicted and bool(q.span_answers) for q in data.questions)
-        evaluation = Evaluation(overall["r@5kt"], [ScoreRow("all", overall, sum(counted.values())), *rows],
-                                diagnostics={"not_predicted": not_predicted, "yes_no_skipped": len(predicted) - sum(counted.values()),
-                                             "language_differs_from_data": other_language})
+        diagnostics = {"not_predicted": not_predicted, "yes_no_skipped": len(predicted) - counted.total(),
+                       "language_differs_from_data": other_language}
+        evaluation = Evaluation(overall["r@5kt"], [ScoreRow("all", overall, counted.total()), *rows], diagnostics)
         evaluation.notes.append("all: macro mean over the languages with a counted question; yes/no questions are "
                                 "skipped and each question counts for the language its prediction names (official)")
         if not_predicted:

@@ -57,7 +57,8 @@ def test_bm25_run_end_to_end(harness_cli: CLI, xor_dir: Path, corpus: Path, tmp_
                     "ja": {"r@2kt": 50.0, "r@5kt": 50.0}}
     predictions = json.loads((result_path.parent / "predictions.json").read_text(encoding="utf-8"))
     assert predictions[0] == {"id": "1", "lang": "fi", "ctxs": ["The Eiffel Tower stands in Paris, France."]}
-    assert result["task"]["options"] == {"top_k": 1, "titles": True}
+    assert result["task"]["options"] == {"top_k": 1, "titles": True, "corpus": str(corpus)}
+    assert sorted(Path(f["path"]).name for f in result["data"]["files"]) == ["psgs.tsv", "xor_dev_retrieve_eng_span_v1_1.jsonl"]
     # The written predictions score the same through `harness score`.
     code, out, err = harness_cli("score", "xor-retrieve", "--predictions", result_path.parent / "predictions.json",
                                  "--data-dir", xor_dir, "--no-leaderboard")
