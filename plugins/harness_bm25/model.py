@@ -1,10 +1,20 @@
-"""The ``bm25`` model: a :class:`~harness.protocols.Retriever` over any corpus and languages."""
+"""The ``bm25`` model: a :class:`~harness.protocols.Retriever` over any corpus and languages.
+
+Search holds at most :data:`SCORE_BLOCK` dense scores at once (a few queries against millions
+of passages), keeping each query's top k. ``index_dir=...`` saves the index on first use and
+reloads it (memory-mapped) on later runs over the same corpus; a folder holding the index of
+another corpus or other settings is refused, never silently reused or overwritten.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 
+from harness.errors import HarnessError
 from harness.model import Model, ModelIdentity, Runtime, label_with_options
 from harness.protocols import Corpus, Ranking
 from harness.provenance import package_version
@@ -56,9 +66,12 @@ class BM25Search:
 class BM25(Model):
     """Okapi BM25 with language-aware tokenisation (parameters as in rank-bm25's BM25Okapi)."""
 
-    def __init__(self, *, runtime: Runtime, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:
+    def __init__(self, *, runtime: Runtime, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25,
+                 index_dir: Path | None = None) -> None:
+        """``index_dir``: a folder to save the index in, or to reload it from."""
         self.runtime = runtime
         self.k1, self.b, self.epsilon = k1, b, epsilon
+        self.index_dir = index_dir
 
     def identity(self) -> ModelIdentity:
         return ModelIdentity(
@@ -69,9 +82,28 @@ class BM25(Model):
             options={"k1": self.k1, "b": self.b, "epsilon": self.epsilon},
             details={"tokenizers": describe(), "jieba": package_version("jieba"),
                      "fugashi": package_version("fugashi"), "unidic-lite": package_version("unidic-lite"),
-                     "pythainlp": package_version("pythainlp")},
+                     "pythainlp": package_version("pythainlp"), "kiwipiepy": package_version("kiwipiepy"),
+                     "index_dir": None if self.index_dir is None else str(self.index_dir)},
         )
 
+    def _build(self, corpus: Corpus) -> BM25Index:
+        documents = (tokenize(as_text(text), lang) for text, lang in zip(corpus.texts, corpus.langs))
+        return BM25Index.build(documents, k1=self.k1, b=self.b, epsilon=self.epsilon)
+
     def index(self, corpus: Corpus) -> BM25Search:
-        documents = [tokenize(as_text(text), lang) for text, lang in zip(corpus.texts, corpus.langs)]
-        return BM25Search(BM25Index(documents, k1=self.k1, b=self.b, epsilon=self.epsilon))
+        if self.index_dir is None:
+            return BM25Search(self._build(corpus))
+        wanted: dict[str, Any] = {"corpus": corpus.fingerprint, "documents": len(corpus), "tokenizers": describe(),
+                                  "parameters": {"k1": self.k1, "b": self.b, "epsilon": self.epsilon}}
+        saved = BM25Index.saved_metadata(self.index_dir)
+        if saved is None:
+            if self.index_dir.exists() and any(self.index_dir.iterdir()):
+                raise HarnessError(f"model bm25: index_dir={self.index_dir} is not empty and holds no BM25 index")
+            index = self._build(corpus)
+            index.save(self.index_dir, wanted)
+            return BM25Search(index)
+        stale = [key for key, value in wanted.items() if saved.get(key) != value]
+        if stale:
+            raise HarnessError(f"model bm25: index_dir={self.index_dir} holds an index of another corpus or settings "
+                               f"(differs in {', '.join(stale)}); use another folder or delete it")
+        return BM25Search(BM25Index.load(self.index_dir))

@@ -3,8 +3,11 @@
 Spaced scripts: case-folded runs of letters, digits and combining marks (so Devanagari vowel
 signs and Arabic diacritics stay inside their word, which ``\\w`` alone would split on).
 Unspaced scripts get a real segmenter, all offline: jieba (zh, search mode for sub-word
-recall), MeCab with UniDic-lite through fugashi (ja), PyThaiNLP's newmm (th). Punctuation is
-dropped everywhere.
+recall), MeCab with UniDic-lite through fugashi (ja), PyThaiNLP's newmm (th). Korean is spaced,
+but a space-separated word carries its particles and endings (서울의, 서울이다), so it is split
+into morphemes by Kiwi (kiwipiepy), as XOR QA's BM25 baseline splits it with Elasticsearch's nori.
+Bengali and Telugu words keep their vowel signs and viramas (combining marks), so the default
+rule suits them. Punctuation is dropped everywhere.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from collections.abc import Callable
 from functools import cache
 
 #: Segmenters per language; any other language uses :func:`word_tokens`.
-SEGMENTED = ("zh", "ja", "th")
+SEGMENTED = ("zh", "ja", "th", "ko")
 
 
 @cache
@@ -70,7 +73,17 @@ def _thai() -> Callable[[str], list[str]]:
     return lambda text: _keep(word_tokenize(text, engine="newmm", keep_whitespace=False))
 
 
-_SEGMENTERS: dict[str, Callable[[], Callable[[str], list[str]]]] = {"zh": _chinese, "ja": _japanese, "th": _thai}
+@cache
+def _korean() -> Callable[[str], list[str]]:
+    from kiwipiepy import Kiwi
+
+    kiwi = Kiwi()
+    return lambda text: _keep([token.form for token in kiwi.tokenize(text)])
+
+
+_SEGMENTERS: dict[str, Callable[[], Callable[[str], list[str]]]] = {
+    "zh": _chinese, "ja": _japanese, "th": _thai, "ko": _korean,
+}
 
 
 def tokenize(text: str, lang: str | None) -> list[str]:
@@ -89,4 +102,5 @@ def describe() -> dict[str, str]:
         "zh": "jieba lcut_for_search",
         "ja": "fugashi + unidic-lite surface forms",
         "th": "pythainlp newmm",
+        "ko": "kiwipiepy morphemes",
     }

@@ -17,4 +17,9 @@ def harness_models() -> list[ModelSpec]:
             "harness_hf.reader:HFReader",
             "any local extractive QA checkpoint (path=...): sliding windows, n-best spans, answers as context substrings",
         ),
+        ModelSpec(
+            "hf-translator",
+            "harness_hf.translator:HFTranslator",
+            "a local seq2seq checkpoint (Marian, ...) as a translator (path=...), for translate-test",
+        ),
     ]

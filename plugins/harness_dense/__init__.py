@@ -1,0 +1,1 @@
+"""Dense retrieval over large corpora: passage vectors in on-disk shards, exact or faiss search."""

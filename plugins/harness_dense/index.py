@@ -1,0 +1,203 @@
+"""Corpus vectors on disk, searched exactly shard by shard or through a faiss index.
+
+Passages are encoded ``shard_size`` at a time and each shard is written as one ``.npy`` file, so
+encoding a collection of millions never holds more than a shard of vectors; shards are read back
+memory-mapped. Search kinds:
+
+* ``exact``: inner products of the queries with one shard at a time
+  (:func:`harness.search.exact_search`, itself blocked), top-k lists merged across shards with
+  :func:`harness.search.merge_top_k` — bounded memory, deterministic tie order (corpus position);
+* ``flat``: faiss ``IndexFlatIP`` (exact, all vectors in memory);
+* ``hnsw``: faiss ``IndexHNSWFlat`` (approximate; ``hnsw_m``, ``ef_construction``, ``ef_search``);
+* ``ivf``: faiss ``IndexIVFFlat`` (approximate; ``nlist`` lists trained on the first vectors,
+  ``nprobe`` searched).
+
+The folder also holds ``index.json``: what was encoded (corpus fingerprint, encoder identity) and
+how it is searched, so a reload over another corpus or encoder is refused instead of misused.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from harness.errors import HarnessError
+from harness.progress import Progress
+from harness.protocols import Corpus, Encoder, Ranking
+from harness.search import exact_search, merge_top_k
+
+IndexKind = Literal["exact", "flat", "hnsw", "ivf"]
+#: Encodes query texts (with their languages, if known) into vectors.
+QueryEncoder = Callable[[Sequence[str], Sequence[str] | None], np.ndarray]
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    """How the vectors are searched; recorded in the result's model identity."""
+
+    kind: IndexKind = "exact"
+    hnsw_m: int = 32
+    ef_construction: int = 200
+    ef_search: int = 128
+    nlist: int = 1024
+    nprobe: int = 16
+
+    def describe(self) -> dict[str, Any]:
+        """The parameters that matter for this kind (and so for the scores)."""
+        relevant = {"exact": (), "flat": (), "hnsw": ("hnsw_m", "ef_construction", "ef_search"),
+                    "ivf": ("nlist", "nprobe")}[self.kind]
+        return {"kind": self.kind, **{name: value for name, value in asdict(self).items() if name in relevant}}
+
+    def build_parameters(self) -> dict[str, Any]:
+        """The parameters baked into a saved faiss index (the search-time ones are set on load)."""
+        return {k: v for k, v in self.describe().items() if k not in ("ef_search", "nprobe")}
+
+
+def _shard_name(number: int) -> str:
+    return f"vectors-{number:05d}.npy"
+
+
+def encode_shards(encoder: Encoder, corpus: Corpus, folder: Path, shard_size: int) -> list[Path]:
+    """Encode ``corpus`` ``shard_size`` passages at a time, one ``.npy`` file per shard."""
+    paths = []
+    with Progress(len(corpus), "encoding passages") as bar:
+        for number, start in enumerate(range(0, len(corpus), shard_size)):
+            stop = min(len(corpus), start + shard_size)
+            vectors = np.asarray(encoder.encode(corpus.texts[start:stop], role="passage", langs=corpus.langs[start:stop]),
+                                 dtype=np.float32)
+            path = folder / _shard_name(number)
+            np.save(path, vectors, allow_pickle=False)
+            paths.append(path)
+            bar.update(stop - start)
+    return paths
+
+
+def _faiss_index(settings: IndexSettings, dim: int, n_vectors: int, first_shard: np.ndarray) -> Any:
+    import faiss
+
+    if settings.kind == "flat":
+        return faiss.IndexFlatIP(dim)
+    if settings.kind == "hnsw":
+        index = faiss.IndexHNSWFlat(dim, settings.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = settings.ef_construction
+        return index
+    nlist = min(settings.nlist, n_vectors)
+    if len(first_shard) < nlist:
+        raise HarnessError(f"model dense: ivf needs at least nlist={nlist} vectors in the first shard to train on; "
+                           "raise shard_size or lower nlist")
+    index = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, nlist, faiss.METRIC_INNER_PRODUCT)
+    index.train(np.ascontiguousarray(first_shard))
+    return index
+
+
+class ShardedVectors:
+    """A searchable on-disk set of corpus vectors (see the module docstring)."""
+
+    def __init__(self, folder: Path, settings: IndexSettings, query_encoder: QueryEncoder,
+                 owned: tempfile.TemporaryDirectory[str] | None = None) -> None:
+        self.folder = folder
+        self.settings = settings
+        self.encode_queries = query_encoder
+        self._owned = owned  # a temporary folder lives as long as the index
+        info = json.loads((folder / "index.json").read_text(encoding="utf-8"))
+        self.shards = [np.load(folder / name, mmap_mode="r", allow_pickle=False) for name in info["shards"]]
+        self.offsets = np.cumsum([0] + [len(s) for s in self.shards])
+        self.faiss = None
+        if settings.kind != "exact":
+            import faiss
+
+            self.faiss = faiss.read_index(str(folder / f"faiss-{settings.kind}.index"))
+            if settings.kind == "hnsw":
+                self.faiss.hnsw.efSearch = settings.ef_search
+            elif settings.kind == "ivf":
+                self.faiss.nprobe = settings.nprobe
+
+    def __len__(self) -> int:
+        return int(self.offsets[-1])
+
+    def search(self, queries: Sequence[str], *, langs: Sequence[str] | None = None, k: int | None = None) -> Ranking:
+        vectors = np.ascontiguousarray(self.encode_queries(queries, langs), dtype=np.float32)
+        k_eff = len(self) if k is None else min(int(k), len(self))
+        if self.faiss is not None:
+            scores, indices = self.faiss.search(vectors, k_eff)
+            if (indices < 0).any():  # faiss pads with -1 when an approximate search finds too few
+                raise HarnessError(f"model dense: the {self.settings.kind} index returned fewer than k={k_eff} passages "
+                                   "for some query; raise ef_search (hnsw) or nprobe (ivf)")
+            return Ranking(indices.astype(np.int64), scores.astype(np.float32))
+        best: tuple[np.ndarray, np.ndarray] | None = None
+        for shard, offset in zip(self.shards, self.offsets[:-1]):
+            part = exact_search(vectors, shard, k_eff)
+            best = merge_top_k(best, (part.indices + offset, part.scores), k_eff)
+        assert best is not None
+        return Ranking(best[0][:, :k_eff], best[1][:, :k_eff])
+
+
+def build_or_load(encoder: Encoder, corpus: Corpus, *, folder: Path | None, settings: IndexSettings,
+                  encoder_identity: dict[str, Any], shard_size: int) -> ShardedVectors:
+    """Reuse the index in ``folder`` if it was built from this corpus, encoder and settings;
+    otherwise encode and build it there (or in a temporary folder when ``folder`` is None)."""
+    owned = None
+    if folder is None:
+        owned = tempfile.TemporaryDirectory(prefix="harness-dense-")
+        folder = Path(owned.name) / "index"
+    wanted = {"format": FORMAT, "corpus": corpus.fingerprint, "documents": len(corpus), "encoder": encoder_identity}
+    info_path = folder / "index.json"
+    if info_path.is_file():
+        saved = json.loads(info_path.read_text(encoding="utf-8"))
+        stale = [key for key, value in wanted.items() if saved.get(key) != value]
+        if stale:
+            raise HarnessError(f"model dense: index_dir={folder} holds vectors of another corpus or encoder "
+                               f"(differs in {', '.join(stale)}); use another folder or delete it")
+        if settings.kind != "exact" and saved.get("faiss", {}).get(settings.kind) != settings.build_parameters():
+            _add_faiss(folder, saved, settings)
+    else:
+        if folder.exists() and any(folder.iterdir()):
+            raise HarnessError(f"model dense: index_dir={folder} is not empty and holds no dense index")
+        _build(encoder, corpus, folder, settings, wanted, shard_size)
+    query_encoder = lambda texts, langs: encoder.encode(texts, role="query", langs=langs)  # noqa: E731
+    return ShardedVectors(folder, settings, query_encoder, owned)
+
+
+def _build(encoder: Encoder, corpus: Corpus, folder: Path, settings: IndexSettings, wanted: dict[str, Any],
+           shard_size: int) -> None:
+    """Encode into a staging folder and move it into place whole, so a crash leaves nothing half-built."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    try:
+        shards = encode_shards(encoder, corpus, staging, shard_size)
+        info = {**wanted, "shards": [p.name for p in shards], "faiss": {}}
+        if settings.kind != "exact":
+            _write_faiss(staging, info, settings)
+        (staging / "index.json").write_text(json.dumps(info, indent=1, ensure_ascii=False), encoding="utf-8")
+        if folder.exists():
+            folder.rmdir()  # empty, checked by the caller
+        staging.rename(folder)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _write_faiss(folder: Path, info: dict[str, Any], settings: IndexSettings) -> None:
+    import faiss
+
+    shards = [np.load(folder / name, mmap_mode="r", allow_pickle=False) for name in info["shards"]]
+    dim = shards[0].shape[1]
+    index = _faiss_index(settings, dim, sum(len(s) for s in shards), np.asarray(shards[0]))
+    for shard in shards:
+        index.add(np.ascontiguousarray(shard))
+    faiss.write_index(index, str(folder / f"faiss-{settings.kind}.index"))
+    info["faiss"][settings.kind] = settings.build_parameters()
+
+
+def _add_faiss(folder: Path, info: dict[str, Any], settings: IndexSettings) -> None:
+    """Build a faiss index of another kind (or parameters) over vectors already on disk."""
+    _write_faiss(folder, info, settings)
+    (folder / "index.json").write_text(json.dumps(info, indent=1, ensure_ascii=False), encoding="utf-8")

@@ -1,0 +1,1 @@
+"""Translate-test: questions translated into English before an English retriever or reader."""

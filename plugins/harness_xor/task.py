@@ -1,0 +1,334 @@
+"""The XOR-TyDi QA tasks (Asai et al., NAACL 2021), scored as ``AkariAsai/XORQA``'s ``evals/`` do.
+
+* **XOR-Retrieve** — for a question in one of 7 languages, retrieve English passages holding its
+  answer. R@2kt / R@5kt: is an answer (yes/no excluded) a raw substring of the first 2,000 / 5,000
+  NLTK tokens of the ranked passages? Each question counts for the language its *prediction*
+  names; per-language recall is macro-averaged over the languages with a counted question, so
+  questions missing from the predictions are simply not counted (reported in the diagnostics).
+  The leaderboard ranks by R@5kt.
+* **XOR-EnglishSpan** — answer in English: SQuAD v1.1 F1 / EM per language (a missing answer
+  scores 0), plain mean over the languages present. Ranked by F1.
+* **XOR-Full** — answer in the question's language: F1 / EM after counter deletion (MeCab for
+  Japanese) and character BLEU-4; per-language means, then the sum over languages divided by 7
+  whatever the number of languages present, as the official script does. Corrected variants
+  (``f1_symmetric``, ``em_symmetric``, ``bleu_effective_order``) are reported beside them.
+
+XOR-Retrieve runs any :class:`~harness.protocols.Retriever` over a passage corpus the user
+supplies (``xor-retrieve:corpus=psgs_w100.tsv``). The EnglishSpan and Full tasks score prediction
+files (``harness score``, or the ``predictions``/``oracle``/``empty`` models); their reader pipeline
+(retrieve, read, translate back) is not part of this plugin yet.
+"""
+
+from __future__ import annotations
+
+import statistics
+from abc import abstractmethod
+from collections import Counter
+from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError, InputError
+from harness.io import dump_json, read_json
+from harness.protocols import PredictionSource, Retriever
+from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskMetadata
+from harness.validation import validate
+
+from harness_xor import data as xor_data
+from harness_xor.corpus import corpus_files, read_passages
+from harness_xor.data import XOR_LANGUAGES, XorData
+from harness_xor.metrics import (
+    char_bleu, f1_and_em, first_tokens, full_normalize, full_prediction, full_references, recall_hit,
+    squad_v1_normalize,
+)
+from harness_xor.tokens import word_tokenize
+
+REFERENCE = "Asai et al., XOR QA: Cross-lingual Open-Retrieval Question Answering, NAACL 2021; AkariAsai/XORQA evals/"
+#: XOR-Retrieve's token budgets: R@2kt and R@5kt read the first 2,000 and 5,000 tokens.
+TOKEN_BUDGETS = {"r@2kt": 2000, "r@5kt": 5000}
+#: The official XOR-Full average divides the per-language sums by 7, whatever is present.
+FULL_DIVISOR = 7
+QUERY_CHUNK = 256
+
+
+def _percent(total: float, count: int) -> float:
+    return 100.0 * total / count if count else 0.0
+
+
+class _XorTask(Task[XorData]):
+    """Shared loading and unit handling of the three XOR tasks."""
+
+    family = "retrieve_eng_span"
+
+    def load(self, request: DataRequest) -> XorData:
+        return xor_data.load(request, self.family, self.metadata.languages)
+
+    def units(self, data: XorData) -> list[str]:
+        return list(data.languages)
+
+
+class _AnswerTask(_XorTask):
+    """EnglishSpan and Full: predictions are ``{question id: answer}``, one dict per language."""
+
+    def predict(self, model: Any, data: XorData, unit: str, context: RunContext) -> Any:
+        raise HarnessError(f"task {self.metadata.name} scores prediction files only for now "
+                           "(harness score, or the predictions/oracle/empty models)")
+
+    def reference_predictions(self, data: XorData, kind: str) -> dict[str, dict[str, str]]:
+        """``gold``: each question's first answer; ``empty``: the empty string."""
+        if kind not in ("gold", "empty"):
+            return super().reference_predictions(data, kind)
+        return {lang: {q.id: q.answers[0] if kind == "gold" else "" for q in data.questions_in(lang)}
+                for lang in data.languages}
+
+    def answer_of(self, value: Any) -> str:
+        return value
+
+    def question_id(self, key: str) -> str:
+        return key
+
+    def read_predictions(self, path: Path, data: XorData) -> dict[str, dict[str, str]]:
+        """Answers of the questions in ``data``; answers to other questions are ignored, as the
+        official scripts ignore them (a file for all languages can be scored on a subset)."""
+        raw = read_json(path)
+        validate(raw, self.metadata.prediction_format, file=path)
+        out: dict[str, dict[str, str]] = {lang: {} for lang in data.languages}
+        keys: dict[str, str] = {}
+        for key, value in raw.items():
+            qid = self.question_id(key)
+            if qid in keys:
+                raise InputError(f"keys '{keys[qid]}' and '{key}' name the same question", file=path, field=key)
+            keys[qid] = key
+            question = data.by_id.get(qid)
+            if question is not None:
+                out[question.lang][qid] = self.answer_of(value)
+        return out
+
+    def write_predictions(self, data: XorData, predictions: Mapping[str, dict[str, str]], path: Path) -> None:
+        dump_json({qid: answer for lang in self.units(data) for qid, answer in predictions.get(lang, {}).items()}, path)
+
+    def unanswered(self, data: XorData, predictions: Mapping[str, dict[str, str]]) -> int:
+        return sum(q.id not in predictions.get(q.lang, {}) for q in data.questions)
+
+    #: The metrics of one answer, in the order :meth:`question_scores` gives them.
+    metric_names: tuple[str, ...] = ()
+
+    @abstractmethod
+    def question_scores(self, prediction: str, golds: tuple[str, ...], lang: str) -> dict[str, float]:
+        """The metrics of one answer, as fractions."""
+
+    def language_rows(self, data: XorData, predictions: Mapping[str, dict[str, str]]) -> list[ScoreRow]:
+        """Per language: the mean of each metric over *all* its questions, in percent (a question
+        without an answer scores 0, as in both official scripts)."""
+        rows = []
+        for lang in self.units(data):
+            answers = predictions.get(lang, {})
+            questions = data.questions_in(lang)
+            sums: dict[str, float] = {}
+            for question in questions:
+                if question.id in answers:
+                    for name, value in self.question_scores(answers[question.id], question.answers, lang).items():
+                        sums[name] = sums.get(name, 0.0) + value
+            rows.append(ScoreRow(lang, {n: _percent(sums.get(n, 0.0), len(questions)) for n in self.metric_names},
+                                 len(questions), (lang,)))
+        return rows
+
+
+class XorEnglishSpan(_AnswerTask):
+    """XOR-EnglishSpan: English answers to questions in 7 languages, SQuAD v1.1 F1/EM."""
+
+    metadata = TaskMetadata(
+        name="xor-engspan",
+        description="XOR-TyDi QA XOR-EnglishSpan: English short answers to questions in 7 languages (F1, EM).",
+        reference=REFERENCE + "eval_xor_engspan.py",
+        languages=XOR_LANGUAGES,
+        splits=("dev", "test"),
+        main_metric="f1",
+        needs=PredictionSource,
+        prediction_format="xor-engspan-predictions",
+    )
+    metric_names = ("f1", "em")
+
+    def answer_of(self, value: Any) -> str:
+        return value["answer"] if isinstance(value, dict) else value
+
+    def question_scores(self, prediction: str, golds: tuple[str, ...], lang: str) -> dict[str, float]:
+        f1, em = f1_and_em(prediction, golds, squad_v1_normalize)
+        return {"f1": f1, "em": em}
+
+    def evaluate(self, data: XorData, predictions: Mapping[str, dict[str, str]]) -> Evaluation:
+        rows = self.language_rows(data, predictions)
+        overall = {m: statistics.mean(r.metrics[m] for r in rows) for m in self.metric_names}
+        evaluation = Evaluation(overall["f1"], [ScoreRow("all", overall, len(data.questions)), *rows],
+                                diagnostics={"unanswered": self.unanswered(data, predictions)})
+        evaluation.notes.append("all: plain mean of the per-language scores (official eval_xor_engspan.py)")
+        return evaluation
+
+
+class XorFull(_AnswerTask):
+    """XOR-Full: answers in the question's language, F1/EM/BLEU as ``eval_xor_full.py``."""
+
+    family = "full"
+    metadata = TaskMetadata(
+        name="xor-full",
+        description="XOR-TyDi QA XOR-Full: answers in the question's language (F1, EM, character BLEU).",
+        reference=REFERENCE + "eval_xor_full.py",
+        languages=XOR_LANGUAGES,
+        splits=("dev", "test"),
+        main_metric="f1",
+        needs=PredictionSource,
+        prediction_format="xor-full-predictions",
+    )
+    metric_names = ("f1", "em", "bleu", "f1_symmetric", "em_symmetric", "bleu_effective_order")
+
+    def question_id(self, key: str) -> str:
+        """Keys may carry a language prefix: the official script keeps what follows the last "_"."""
+        return key.split("_")[-1]
+
+    def question_scores(self, prediction: str, golds: tuple[str, ...], lang: str) -> dict[str, float]:
+        """Official F1/EM/BLEU of one answer, and the corrected variants."""
+        references = full_references(golds, lang)
+        final = full_prediction(prediction, lang)
+        f1, em = f1_and_em(final, references, full_normalize)
+        f1_sym, em_sym = f1_and_em(final, full_references(golds, lang, symmetric=True), full_normalize)
+        return {"f1": f1, "em": em, "bleu": char_bleu(references, prediction),
+                "f1_symmetric": f1_sym, "em_symmetric": em_sym,
+                "bleu_effective_order": char_bleu(references, prediction, effective_order=True)}
+
+    def evaluate(self, data: XorData, predictions: Mapping[str, dict[str, str]]) -> Evaluation:
+        rows = self.language_rows(data, predictions)
+        overall = {n: sum(r.metrics[n] for r in rows) / FULL_DIVISOR for n in self.metric_names}
+        evaluation = Evaluation(overall["f1"], [ScoreRow("all", overall, len(data.questions)), *rows],
+                                diagnostics={"unanswered": self.unanswered(data, predictions)})
+        evaluation.notes.append(
+            f"all: per-language scores summed and divided by {FULL_DIVISOR} whatever the number of languages "
+            f"present ({len(rows)} here), as eval_xor_full.py does")
+        evaluation.notes.append(
+            "corrected variants: *_symmetric applies the prediction's ・/、 replacement to Japanese golds too; "
+            "bleu_effective_order scores answers under 4 characters on orders 1..length")
+        return evaluation
+
+
+class XorRetrieve(_XorTask):
+    """XOR-Retrieve: English passages for questions in 7 languages, R@2kt and R@5kt."""
+
+    metadata = TaskMetadata(
+        name="xor-retrieve",
+        description="XOR-TyDi QA XOR-Retrieve: English passages for questions in 7 languages (R@2kt, R@5kt).",
+        reference=REFERENCE + "eval_xor_retrieve.py",
+        languages=XOR_LANGUAGES,
+        splits=("dev", "test"),
+        main_metric="r@5kt",
+        needs=Retriever,
+        prediction_format="xor-retrieve-predictions",
+    )
+
+    def __init__(self, corpus: Path | None = None, top_k: int = 100, titles: bool = True) -> None:
+        """``corpus``: the passage file or folder a retriever searches (see :mod:`harness_xor.corpus`);
+        ``top_k``: passages kept per question (enough for 5,000 tokens of 100-word passages);
+        ``titles``: index (title, text) pairs rather than texts alone."""
+        if top_k < 1:
+            raise HarnessError("task xor-retrieve: top_k must be at least 1")
+        self.corpus = corpus
+        self.top_k = top_k
+        self.titles = titles
+
+    def options(self) -> dict[str, Any]:
+        return {"top_k": self.top_k, "titles": self.titles, "corpus": None if self.corpus is None else str(self.corpus)}
+
+    def load(self, request: DataRequest) -> XorData:
+        """The questions, and the corpus files among the files a result hashes (they decide the scores)."""
+        data = super().load(request)
+        if self.corpus is not None:
+            data.files += [path for path, _ in corpus_files(self.corpus)]
+        return data
+
+    # -- prediction ---------------------------------------------------------------------------
+
+    def predict(self, model: Retriever, data: XorData, unit: str, context: RunContext) -> list[dict[str, Any]]:
+        """Rank the corpus for each question of language ``unit``; keep the top passages' texts."""
+        if self.corpus is None:
+            raise HarnessError("task xor-retrieve needs a passage corpus to run a retriever: "
+                               "xor-retrieve:corpus=/path/psgs_w100.tsv (or a folder of {lang}.tsv files)")
+        passages = context.shared("passages", lambda: read_passages(self.corpus))
+        index = context.shared("index", lambda: model.index(passages.as_corpus(self.titles)))
+        questions = data.questions_in(unit)
+        out = []
+        with context.progress(len(questions), f"xor-retrieve {unit}") as bar:
+            for start in range(0, len(questions), QUERY_CHUNK):
+                chunk = questions[start : start + QUERY_CHUNK]
+                ranking = index.search([q.text for q in chunk], langs=[q.lang for q in chunk], k=self.top_k)
+                for question, row in zip(chunk, ranking.indices):
+                    out.append({"id": question.id, "lang": question.lang, "ctxs": [passages.texts[i] for i in row]})
+                bar.update(len(chunk))
+        return out
+
+    def reference_predictions(self, data: XorData, kind: str) -> dict[str, list[dict[str, Any]]]:
+        """``gold``: the question's answers as its passages; ``empty``: no passage."""
+        if kind not in ("gold", "empty"):
+            return super().reference_predictions(data, kind)
+        return {lang: [{"id": q.id, "lang": q.lang, "ctxs": list(q.answers) if kind == "gold" else []}
+                       for q in data.questions_in(lang)] for lang in data.languages}
+
+    # -- scoring ------------------------------------------------------------------------------
+
+    def evaluate(self, data: XorData, predictions: Mapping[str, list[dict[str, Any]]]) -> Evaluation:
+        tokenize = lru_cache(maxsize=1 << 16)(word_tokenize)  # ranked lists share passages
+        budget = max(TOKEN_BUDGETS.values())
+        counted: Counter[str] = Counter()
+        hits: dict[str, Counter[str]] = {lang: Counter() for lang in XOR_LANGUAGES}
+        predicted: set[str] = set()
+        other_language = 0
+        for lang in XOR_LANGUAGES:
+            for item in predictions.get(lang, []):
+                question = data.by_id[item["id"]]
+                predicted.add(question.id)
+                other_language += question.lang != lang
+                if not question.span_answers:
+                    continue
+                counted[lang] += 1
+                tokens = first_tokens(item["ctxs"], budget, tokenize)
+                for metric, max_tokens in TOKEN_BUDGETS.items():
+                    hits[lang][metric] += recall_hit(tokens[:max_tokens], question.span_answers)
+        if not counted:
+            raise HarnessError("no prediction is for a question with a span answer: nothing to score")
+        rows = [ScoreRow(lang, {m: _percent(hits[lang][m], counted[lang]) for m in TOKEN_BUDGETS}, counted[lang],
+                         (lang,)) for lang in XOR_LANGUAGES if counted[lang]]
+        overall = {m: statistics.mean(r.metrics[m] for r in rows) for m in TOKEN_BUDGETS}
+        not_predicted = sum(q.id not in predicted and bool(q.span_answers) for q in data.questions)
+        diagnostics = {"not_predicted": not_predicted, "yes_no_skipped": len(predicted) - counted.total(),
+                       "language_differs_from_data": other_language}
+        evaluation = Evaluation(overall["r@5kt"], [ScoreRow("all", overall, counted.total()), *rows], diagnostics)
+        evaluation.notes.append("all: macro mean over the languages with a counted question; yes/no questions are "
+                                "skipped and each question counts for the language its prediction names (official)")
+        if not_predicted:
+            evaluation.notes.append(f"{not_predicted} questions with span answers have no prediction and are not "
+                                    "counted, as in eval_xor_retrieve.py")
+        return evaluation
+
+    # -- prediction files ---------------------------------------------------------------------
+
+    def read_predictions(self, path: Path, data: XorData) -> dict[str, list[dict[str, Any]]]:
+        """The official JSON array; items for questions outside ``data`` are ignored (as officially)."""
+        raw = read_json(path)
+        if not isinstance(raw, list):
+            kind = "an object" if isinstance(raw, dict) else type(raw).__name__
+            raise InputError(f"must be a JSON array of {{id, lang, ctxs}} objects, not {kind}", file=path)
+        validate(raw, self.metadata.prediction_format, file=path)
+        out: dict[str, list[dict[str, Any]]] = {}
+        seen: set[str] = set()
+        for number, item in enumerate(raw):
+            record = f"item {number}"
+            if item["lang"] not in XOR_LANGUAGES:
+                raise InputError(f"unknown language '{item['lang']}' (XOR-TyDi QA: {', '.join(XOR_LANGUAGES)})",
+                                 file=path, record=record, field="lang")
+            if item["id"] in seen:
+                raise InputError(f"question id '{item['id']}' appears twice", file=path, record=record, field="id")
+            seen.add(item["id"])
+            if item["id"] in data.by_id:
+                out.setdefault(item["lang"], []).append({"id": item["id"], "lang": item["lang"], "ctxs": item["ctxs"]})
+        return out
+
+    def write_predictions(self, data: XorData, predictions: Mapping[str, list[dict[str, Any]]], path: Path) -> None:
+        dump_json([item for lang in XOR_LANGUAGES for item in predictions.get(lang, [])], path, indent=None)

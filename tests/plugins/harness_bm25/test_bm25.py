@@ -1,0 +1,90 @@
+"""BM25: scores equal rank-bm25's, the index survives a save and reload, tokenisation per language."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.errors import HarnessError
+from harness.model import Runtime
+from harness.protocols import Corpus
+from harness_bm25.index import BM25Index
+from harness_bm25.model import BM25
+from harness_bm25.tokenize import tokenize
+from harness_demo import xquad_r_dir
+
+
+def _demo_corpus() -> Corpus:
+    doc = json.loads((xquad_r_dir() / "en.json").read_text(encoding="utf-8"))
+    texts = [s for article in doc["data"] for p in article["paragraphs"] for s in p["sentences"]]
+    return Corpus(ids=[str(i) for i in range(len(texts))], texts=texts, langs=["en"] * len(texts))
+
+
+def _memory_mapped(array: np.ndarray) -> bool:
+    """Whether ``array`` is a view of a memory-mapped file (scipy wraps the memmap in a view)."""
+    while array is not None and not isinstance(array, np.memmap):
+        array = getattr(array, "base", None)
+    return array is not None
+
+
+QUERIES = ["Who founded the city?", "What is the capital of France?", "the the river"]
+
+
+def test_scores_equal_rank_bm25() -> None:
+    from rank_bm25 import BM25Okapi
+
+    corpus = _demo_corpus()
+    documents = [tokenize(t, "en") for t in corpus.texts]
+    index = BM25Index.build(iter(documents), k1=1.2, b=0.7, epsilon=0.3)
+    reference = BM25Okapi(documents, k1=1.2, b=0.7, epsilon=0.3)
+    queries = [tokenize(q, "en") for q in QUERIES]
+    expected = np.stack([reference.get_scores(q) for q in queries])
+    # Equal up to the order in which a query's terms are summed (a few ulps).
+    np.testing.assert_allclose(index.scores(queries), expected, rtol=1e-13, atol=0)
+
+
+def test_saved_index_reloads_with_the_same_rankings(tmp_path: Path) -> None:
+    corpus = _demo_corpus()
+    folder = tmp_path / "index"
+    first = BM25(runtime=Runtime(), index_dir=folder).index(corpus).search(QUERIES, langs=["en"] * 3, k=5)
+    assert sorted(p.name for p in folder.iterdir()) == ["data.npy", "index.json", "indices.npy", "indptr.npy",
+                                                         "vocabulary.json"]
+    reloaded = BM25(runtime=Runtime(), index_dir=folder).index(corpus)
+    assert _memory_mapped(reloaded.index.weights.data)
+    again = reloaded.search(QUERIES, langs=["en"] * 3, k=5)
+    np.testing.assert_array_equal(first.indices, again.indices)
+    np.testing.assert_array_equal(first.scores, again.scores)
+
+
+def test_an_index_of_another_corpus_or_setting_is_refused(tmp_path: Path) -> None:
+    corpus = _demo_corpus()
+    folder = tmp_path / "index"
+    BM25(runtime=Runtime(), index_dir=folder).index(corpus)
+    smaller = Corpus(ids=corpus.ids[:5], texts=corpus.texts[:5], langs=corpus.langs[:5])
+    with pytest.raises(HarnessError, match="differs in corpus, documents"):
+        BM25(runtime=Runtime(), index_dir=folder).index(smaller)
+    with pytest.raises(HarnessError, match="differs in parameters"):
+        BM25(runtime=Runtime(), k1=1.2, index_dir=folder).index(corpus)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine", encoding="utf-8")
+    with pytest.raises(HarnessError, match="not empty and holds no BM25 index"):
+        BM25(runtime=Runtime(), index_dir=other).index(corpus)
+
+
+@pytest.mark.parametrize("text, lang, tokens", [
+    # Korean: morphemes, so 서울의 (of Seoul) and 서울이다 (is Seoul) share the token 서울.
+    ("서울의 인구", "ko", ["서울", "의", "인구"]),
+    ("수도는 서울이다.", "ko", ["수도", "는", "서울", "이", "다"]),
+    # Bengali and Telugu: vowel signs and viramas stay inside their word.
+    ("বাংলাদেশের রাজধানী কোথায়?", "bn", ["বাংলাদেশের", "রাজধানী", "কোথায়"]),
+    ("భారతదేశ రాజధాని ఏది?", "te", ["భారతదేశ", "రాజధాని", "ఏది"]),
+    ("Missä Eiffel-torni sijaitsee?", "fi", ["missä", "eiffel", "torni", "sijaitsee"]),
+    ("Какая столица России?", "ru", ["какая", "столица", "россии"]),
+    ("ما هي عاصمة مصر؟", "ar", ["ما", "هي", "عاصمة", "مصر"]),
+])
+def test_language_aware_tokens(text: str, lang: str, tokens: list[str]) -> None:
+    assert tokenize(text, lang) == tokens

@@ -1,0 +1,77 @@
+"""The dense model: sharded exact search equals in-memory exact search; faiss indexes; reuse on disk."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.capabilities import EncoderRetriever
+from harness.errors import HarnessError
+from harness.model import Runtime
+from harness.protocols import Corpus
+from harness_demo import LANGUAGES, xquad_r_dir
+from harness_dense.model import DenseRetriever
+
+
+@pytest.fixture(scope="module")
+def corpus() -> Corpus:
+    ids, texts, langs = [], [], []
+    for lang in LANGUAGES:
+        doc = json.loads((xquad_r_dir() / f"{lang}.json").read_text(encoding="utf-8"))
+        for article in doc["data"]:
+            for paragraph in article["paragraphs"]:
+                for sentence in paragraph["sentences"]:
+                    ids.append(str(len(ids)))
+                    texts.append(sentence)
+                    langs.append(lang)
+    return Corpus(ids=ids, texts=texts, langs=langs)
+
+
+QUERIES = ["Who founded the city?", "Wann wurde die Brücke gebaut?", "河流有多长？", "What is the capital?"]
+
+
+def _dense(encoder_dir: Path, **options: object) -> DenseRetriever:
+    model = DenseRetriever(runtime=Runtime(device_request="cpu"), encoder=f"hf-encoder:path={encoder_dir}", **options)
+    model.name = "dense"
+    return model
+
+
+def test_sharded_exact_search_equals_in_memory_search(tiny_encoder_dir: Path, corpus: Corpus, tmp_path: Path) -> None:
+    dense = _dense(tiny_encoder_dir, index_dir=tmp_path / "idx", shard_size=50)
+    index = dense.index(corpus)
+    assert len(index.shards) == -(-len(corpus) // 50)
+    reference = EncoderRetriever(dense.encoder).index(corpus).search(QUERIES, k=10)
+    ranking = index.search(QUERIES, k=10)
+    np.testing.assert_array_equal(ranking.indices, reference.indices)
+    np.testing.assert_allclose(ranking.scores, reference.scores, rtol=1e-5)
+    # faiss flat is exact too; HNSW and IVF (probing every list here) find the same top 10.
+    for kind, options in (("flat", {}), ("hnsw", {"hnsw_m": 16}), ("ivf", {"nlist": 8, "nprobe": 8})):
+        approximate = _dense(tiny_encoder_dir, index=kind, index_dir=tmp_path / "idx", shard_size=50, **options)
+        found = approximate.index(corpus).search(QUERIES, k=10)
+        recall = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(found.indices, reference.indices)])
+        assert recall >= 0.95, kind
+    saved = json.loads((tmp_path / "idx" / "index.json").read_text(encoding="utf-8"))
+    assert saved["faiss"] == {"flat": {"kind": "flat"}, "hnsw": {"kind": "hnsw", "hnsw_m": 16, "ef_construction": 200},
+                              "ivf": {"kind": "ivf", "nlist": 8}}
+
+
+def test_identity_records_encoder_and_index(tiny_encoder_dir: Path) -> None:
+    identity = _dense(tiny_encoder_dir, index="hnsw", ef_search=64).identity()
+    assert identity.options["index"] == {"kind": "hnsw", "hnsw_m": 32, "ef_construction": 200, "ef_search": 64}
+    assert identity.options["encoder"]["name"] == "hf-encoder"
+    assert identity.weights == identity.options["encoder"]["weights"] and identity.weights.startswith("sha256:")
+    assert identity.label.endswith("[hnsw hnsw_m=32, ef_construction=200, ef_search=64]")
+
+
+def test_vectors_are_reused_and_never_mixed_up(tiny_encoder_dir: Path, corpus: Corpus, tmp_path: Path) -> None:
+    folder = tmp_path / "idx"
+    _dense(tiny_encoder_dir, index_dir=folder, shard_size=100).index(corpus)
+    stamp = (folder / "vectors-00000.npy").stat().st_mtime_ns
+    _dense(tiny_encoder_dir, index_dir=folder, shard_size=100).index(corpus).search(QUERIES, k=3)
+    assert (folder / "vectors-00000.npy").stat().st_mtime_ns == stamp  # reloaded, not re-encoded
+    smaller = Corpus(ids=corpus.ids[:10], texts=corpus.texts[:10], langs=corpus.langs[:10])
+    with pytest.raises(HarnessError, match="differs in corpus, documents"):
+        _dense(tiny_encoder_dir, index_dir=folder).index(smaller)
