@@ -34,7 +34,7 @@ def test_scores_and_rankings_equal_rank_bm25(params: dict[str, float]) -> None:
     documents, queries = demo_corpus()
     reference = BM25Okapi(documents, **params)
     expected = np.array([reference.get_scores(q) for q in queries])
-    got = BM25Index(documents, **params).scores(queries)
+    got = BM25Index.build(documents, **params).scores(queries)
     assert np.allclose(got, expected, rtol=1e-12, atol=1e-12)
     assert np.array_equal(rank_descending(got), rank_descending(expected))
 
@@ -43,7 +43,7 @@ def test_negative_idf_is_floored_like_rank_bm25() -> None:
     # "the" is in 3 of 4 documents: idf = ln(1.5/3.5) < 0, replaced by 0.25 * mean idf.
     documents = [["the", "cat"], ["the", "dog"], ["the", "bird"], ["fish"]]
     expected = BM25Okapi(documents).get_scores(["the"])
-    assert np.allclose(BM25Index(documents).scores([["the"]])[0], expected)
+    assert np.allclose(BM25Index.build(documents).scores([["the"]])[0], expected)
     assert expected[0] > 0
 
 
