@@ -10,10 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from harness.capabilities import provide
-from harness.errors import RegistryError
+from harness.encoding import EncodingService
 from harness.model import Model, Runtime
 from harness.options import bind_options, parse_named
-from harness.registry import Registry
+from harness.protocols import Encoder, Retriever
+from harness.registry import Registry, load_target
 
 
 def load_model(text: str, runtime: Runtime, *, needs: type | None, owner: str,
@@ -22,13 +23,15 @@ def load_model(text: str, runtime: Runtime, *, needs: type | None, owner: str,
     (adapted where the harness knows how; itself when ``needs`` is None), or raise a one-line
     error naming ``owner``, the composite that asked for it."""
     named = parse_named(text)
-    spec, plugin = (registry or Registry.discover()).model(named.name)
-    try:
-        model_cls = spec.load()
-    except Exception as exc:  # the same one-line report as the runner's
-        raise RegistryError(f"model '{spec.name}' from {plugin} failed to import: {type(exc).__name__}: {exc}") from exc
+    model_cls = load_target(*(registry or Registry.discover()).model(named.name), "model")
     if needs is not None:
         provide(model_cls, needs, model_name=named.name, task_name=owner)
     model: Model = model_cls(runtime=runtime, **bind_options(model_cls, named.options, owner=f"model {named.name}"))
     model.name = named.name
-    return model, model if needs is None else provide(model, needs, model_name=named.name, task_name=owner)
+    if needs is None:
+        return model, model
+    capability: Any = model
+    if isinstance(model, Encoder) and not isinstance(model, Retriever) and needs in (Encoder, Retriever):
+        # an inner encoder gets what a top-level one gets: dedup, the embedding cache, length batches
+        capability = EncodingService.for_model(model, runtime, model.identity().as_dict(), show_progress=False)
+    return model, provide(capability, needs, model_name=named.name, task_name=owner)

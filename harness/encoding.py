@@ -25,7 +25,7 @@ import numpy as np
 
 from harness.batching import AdaptiveBatcher
 from harness.cache import EmbeddingCache, text_key
-from harness.distributed import World
+from harness.distributed import World, current_world
 from harness.progress import Progress
 from harness.protocols import Encoder, Role
 
@@ -86,6 +86,18 @@ class EncodingService:
         self.stats = EncodingStats(batch_size=self.batcher.batch_size,
                                    corrupted_cache_shards=list(cache.corrupted) if cache is not None else [])
         self._memory: dict[bytes, np.ndarray] = {}
+
+    @classmethod
+    def for_model(cls, encoder: Encoder, runtime: Any, identity: dict[str, Any], *,
+                  show_progress: bool = True) -> EncodingService:
+        """The service a run puts in front of an encoder model: the embedding cache under
+        ``runtime.cache_dir`` (none if it is None), the run's batch size, this process's rank."""
+        world = current_world()
+        cache = EmbeddingCache(runtime.cache_dir, identity) if runtime.cache_dir is not None else None
+        service = cls(encoder, cache=cache, batch_size=runtime.batch_size or getattr(encoder, "batch_size", None),
+                      world=world, show_progress=show_progress)
+        world.barrier()  # every rank has read the cache before any rank writes to it
+        return service
 
     # -- Encoder ------------------------------------------------------------------------------
 

@@ -191,5 +191,13 @@ class Registry:
         return self.suites.get(name)
 
 
+def load_target(spec: TaskSpec | ModelSpec, plugin: PluginInfo, kind: str) -> Any:
+    """Import what a spec names; a plugin that fails here is reported in one line, naming it."""
+    try:
+        return spec.load()
+    except Exception as exc:
+        raise RegistryError(f"{kind} '{spec.name}' from {plugin} failed to import: {type(exc).__name__}: {exc}") from exc
+
+
 def _flatten(results: Iterable[Iterable[SpecT] | None]) -> list[SpecT]:
     return [spec for result in results if result for spec in result]

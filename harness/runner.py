@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from harness import leaderboard
-from harness.cache import EmbeddingCache, default_root
+from harness.cache import default_root
 from harness.distributed import World, current_world
 from harness.encoding import EncodingService
 from harness.capabilities import provide
@@ -31,7 +31,7 @@ from harness.model import Model, ModelIdentity, Runtime
 from harness.protocols import Encoder, PredictionSource, Retriever
 from harness.options import bind_options, parse_named
 from harness.provenance import describe_files, environment, now_iso
-from harness.registry import PluginInfo, Registry
+from harness.registry import PluginInfo, Registry, load_target
 from harness.task import DataRequest, Evaluation, RunContext, Task, TaskData
 from harness.validation import validate
 
@@ -69,18 +69,11 @@ class Outcome:
     result_path: Path | None = None
 
 
-def _load_target(spec: Any, plugin: PluginInfo, kind: str) -> Any:
-    try:
-        return spec.load()
-    except Exception as exc:  # report which plugin is broken, keep the message to one line
-        raise RegistryError(f"{kind} '{spec.name}' from {plugin} failed to import: {type(exc).__name__}: {exc}") from exc
-
-
 def load_task(registry: Registry, text: str) -> tuple[Task, PluginInfo]:
     """Instantiate the task named in ``text`` (``name:key=value,...``)."""
     named = parse_named(text)
     spec, plugin = registry.task(named.name)
-    task_cls = _load_target(spec, plugin, "task")
+    task_cls = load_target(spec, plugin, "task")
     task = task_cls(**bind_options(task_cls, named.options, owner=f"task {named.name}"))
     return task, plugin
 
@@ -286,7 +279,7 @@ def run_suite(
     tasks = [load_task(registry, text) for text in task_texts]
     named = parse_named(model_text, model_args)
     model_spec, model_plugin = registry.model(named.name)
-    model_cls = _load_target(model_spec, model_plugin, "model")
+    model_cls = load_target(model_spec, model_plugin, "model")
     replay = issubclass(model_cls, PredictionSource)
     for task, _ in tasks:
         if not replay:
@@ -296,16 +289,14 @@ def run_suite(
     datas = [timer.time("load_data", lambda task=task: load_data(task, data_options))
              for timer, (task, _) in zip(timers, tasks)]
 
-    runtime = Runtime(device_request=device, batch_size=batch_size, seed=seed, cache_dir=cache_dir or default_root())
+    runtime = Runtime(device_request=device, batch_size=batch_size, seed=seed,
+                      cache_dir=(cache_dir or default_root()) if cache else None)
     model: Model = shared.time("load_model", lambda: model_cls(runtime=runtime, **model_options))
     model.name = named.name
     identity = model.identity().as_dict()
     service: EncodingService | None = None
     if not replay and isinstance(model, Encoder) and not isinstance(model, Retriever):
-        embedding_cache = EmbeddingCache(cache_dir or default_root(), identity) if cache else None
-        service = EncodingService(model, cache=embedding_cache, batch_size=batch_size or getattr(model, "batch_size", None),
-                                  world=world, show_progress=output.show_progress)
-        world.barrier()  # every rank has read the cache before any rank writes to it
+        service = EncodingService.for_model(model, runtime, identity, show_progress=output.show_progress)
     requests = [r for (task, _), task_data in zip(tasks, datas) for r in task.encoding_requests(task_data)]
     if dry_run:
         return Plan(

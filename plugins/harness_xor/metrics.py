@@ -23,7 +23,6 @@ spaces and newlines that NLTK counts as characters; so the n-gram statistics are
 from __future__ import annotations
 
 import math
-import re
 import string
 import sys
 from collections import Counter
@@ -58,21 +57,13 @@ def recall_hit(tokens: Sequence[str], answers: Iterable[str]) -> bool:
 # -- XOR-EnglishSpan ---------------------------------------------------------------------------
 
 _ASCII_PUNCTUATION = frozenset(string.punctuation)
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
 
 
-# TODO(lead): switch to harness_squad's squad_v1 normaliser after merge
-def squad_v1_normalize(text: str) -> str:
-    """SQuAD v1.1's ``normalize_answer``: lowercase, drop ASCII punctuation, then English
-    articles, then collapse whitespace."""
-    text = "".join(ch for ch in text.lower() if ch not in _ASCII_PUNCTUATION)
-    return " ".join(_ARTICLES.sub(" ", text).split())
-
-
-def f1_and_em(prediction: str, golds: Sequence[str], normalize: Callable[[str], str]) -> tuple[float, float]:
-    """(F1, EM) of one answer under ``normalize``, each the maximum over the gold answers
-    (token F1 is 0 when nothing overlaps, also for an empty prediction against an empty gold)."""
-    f1 = best_over_golds(lambda p, g: token_f1(normalize(p).split(), normalize(g).split()), prediction, golds)
+def f1_and_em(prediction: str, golds: Sequence[str], normalize: Callable[[str], list[str]]) -> tuple[float, float]:
+    """(F1, EM) of one answer under ``normalize`` (text -> tokens), each the maximum over the gold
+    answers (token F1 is 0 when nothing overlaps, also for an empty prediction against an empty
+    gold). EnglishSpan uses SQuAD v1.1's normaliser (``harness_squad.normalize.squad_v1``)."""
+    f1 = best_over_golds(lambda p, g: token_f1(normalize(p), normalize(g)), prediction, golds)
     em = best_over_golds(lambda p, g: float(normalize(p) == normalize(g)), prediction, golds)
     return f1, em
 
@@ -84,10 +75,10 @@ COUNTERS = "年歳人년"
 _COUNTER_TABLE = str.maketrans("", "", COUNTERS)
 
 
-def full_normalize(text: str) -> str:
-    """XOR-Full's ``normalize_answer``: lowercase, ASCII punctuation, counters, whitespace."""
+def full_normalize(text: str) -> list[str]:
+    """XOR-Full's ``normalize_answer`` (lowercase, ASCII punctuation, counters, whitespace), as tokens."""
     text = "".join(ch for ch in text.lower() if ch not in _ASCII_PUNCTUATION)
-    return " ".join(text.translate(_COUNTER_TABLE).split())
+    return text.translate(_COUNTER_TABLE).split()
 
 
 @cache

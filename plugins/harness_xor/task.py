@@ -38,9 +38,9 @@ from harness.validation import validate
 from harness_xor import data as xor_data
 from harness_xor.corpus import corpus_files, read_passages
 from harness_xor.data import XOR_LANGUAGES, XorData
+from harness_squad.normalize import squad_v1
 from harness_xor.metrics import (
     char_bleu, f1_and_em, first_tokens, full_normalize, full_prediction, full_references, recall_hit,
-    squad_v1_normalize,
 )
 from harness_xor.tokens import word_tokenize
 
@@ -154,7 +154,7 @@ class XorEnglishSpan(_AnswerTask):
         return value["answer"] if isinstance(value, dict) else value
 
     def question_scores(self, prediction: str, golds: tuple[str, ...], lang: str) -> dict[str, float]:
-        f1, em = f1_and_em(prediction, golds, squad_v1_normalize)
+        f1, em = f1_and_em(prediction, golds, squad_v1)
         return {"f1": f1, "em": em}
 
     def evaluate(self, data: XorData, predictions: Mapping[str, dict[str, str]]) -> Evaluation:
