@@ -17,7 +17,7 @@ them share one queue and one set of length buckets.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -31,6 +31,8 @@ from harness.protocols import Encoder, Role
 
 Text = str | tuple[str, str]
 DEFAULT_BATCH_SIZE = 32
+#: Texts encoded between two saves to the cache (and, distributed, between two gathers).
+ROUND_TEXTS = 4096
 
 
 @runtime_checkable
@@ -162,38 +164,41 @@ class EncodingService:
         if not todo:
             return
         positions = list(todo.values())
-        new_texts = [texts[p] for p in positions]
-        new_langs = [langs[p] for p in positions] if langs is not None else None
-        vectors = self._encode_new(new_texts, new_langs, role)
         new_keys = list(todo)
-        for key, vector in zip(new_keys, vectors):
-            self._memory[key] = vector
-        if self.cache is not None and self.world.is_main:
-            self.cache.put(new_keys, vectors)
+        new_langs = [langs[p] for p in positions] if langs is not None else None
+        for done, vectors in self._encode_new([texts[p] for p in positions], new_langs, role):
+            done_keys = [new_keys[i] for i in done]
+            for key, vector in zip(done_keys, vectors):
+                self._memory[key] = vector
+            if self.cache is not None and self.world.is_main:
+                self.cache.put(done_keys, vectors)  # saved round by round: a killed run keeps them
 
-    def _encode_new(self, texts: list[Text], langs: list[str] | None, role: Role) -> np.ndarray:
-        start = time.perf_counter()
+    def _encode_new(self, texts: list[Text], langs: list[str] | None,
+                    role: Role) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Encode ``texts`` in rounds of about :data:`ROUND_TEXTS`; yield (positions, vectors) per round.
+
+        Within a round the length-sorted batches are dealt out to the ranks, each rank encodes its
+        share, and the vectors are gathered, so every rank holds every vector of the round.
+        """
         lengths = self._lengths(texts, role)
         batches = self.batcher.plan(lengths)
-        mine = [b for i, b in enumerate(batches) if i % self.world.size == self.world.rank]
-        local_rows: list[np.ndarray] = []
-        with Progress(sum(len(b) for b in mine), f"encoding {role} texts", enabled=self.show_progress) as bar:
-            for batch in mine:
-                local_rows.append(self._encode_batch(batch, texts, langs, role, lengths))
-                self.stats.tokens += int(sum(lengths[i] for i in batch))
-                self.stats.encoded += len(batch)
-                bar.update(len(batch))
-        dim = local_rows[0].shape[1] if local_rows else self._dimension(texts, langs, role)
-        local = np.concatenate(local_rows) if local_rows else np.zeros((0, dim), dtype=np.float32)
-        counts = [sum(len(b) for i, b in enumerate(batches) if i % self.world.size == r) for r in range(self.world.size)]
-        blocks = self.world.gather_rows(local, counts, dim)
-        out = np.empty((len(texts), dim), dtype=np.float32)
-        for rank, block in enumerate(blocks):
-            rows = [b for i, b in enumerate(batches) if i % self.world.size == rank]
-            order = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
-            out[order] = block
-        self.stats.seconds += time.perf_counter() - start
-        return out
+        per_round = max(self.world.size, ROUND_TEXTS // max(self.batcher.batch_size, 1))
+        with Progress(len(texts), f"encoding {role} texts", enabled=self.show_progress) as bar:
+            for first in range(0, len(batches), per_round):
+                start = time.perf_counter()
+                round_batches = batches[first : first + per_round]
+                shares = [round_batches[rank :: self.world.size] for rank in range(self.world.size)]
+                local = [self._encode_batch(batch, texts, langs, role, lengths) for batch in shares[self.world.rank]]
+                for batch in shares[self.world.rank]:
+                    self.stats.tokens += int(sum(lengths[i] for i in batch))
+                    self.stats.encoded += len(batch)
+                dim = local[0].shape[1] if local else self._dimension(texts, langs, role)
+                blocks = self.world.gather_rows(np.concatenate(local) if local else np.zeros((0, dim), np.float32),
+                                                [sum(len(b) for b in share) for share in shares], dim)
+                positions = np.concatenate([np.concatenate(share) for share in shares if share])
+                self.stats.seconds += time.perf_counter() - start
+                bar.update(len(positions))
+                yield positions, np.concatenate(blocks)
 
     def _dimension(self, texts: list[Text], langs: list[str] | None, role: Role) -> int:
         """Width of the vectors, for a rank that got no batch: encode one text to find out."""

@@ -122,3 +122,25 @@ def test_other_errors_are_not_swallowed() -> None:
 
     with pytest.raises(ValueError, match="bad input"):
         EncodingService(Broken(), show_progress=False).encode(["a", "b"], role="query")
+
+
+def test_a_killed_encoding_keeps_the_rounds_it_finished(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import harness.encoding
+
+    monkeypatch.setattr(harness.encoding, "ROUND_TEXTS", 4)  # rounds of 4 texts = 2 batches of 2
+
+    class Killed(CountingEncoder):
+        def encode(self, texts: Sequence[str], *, role: str, langs: Sequence[str] | None = None) -> np.ndarray:
+            if len(self.batches) == 3:
+                raise KeyboardInterrupt
+            return super().encode(texts, role=role, langs=langs)
+
+    texts = [f"text {'a ' * i}" for i in range(10)]
+    with pytest.raises(KeyboardInterrupt):
+        EncodingService(Killed(), cache=EmbeddingCache(tmp_path, IDENTITY), batch_size=2, show_progress=False).encode(
+            texts, role="passage")
+    assert len(EmbeddingCache(tmp_path, IDENTITY)) == 4  # the first round was saved, the second was not
+    encoder = CountingEncoder()
+    resumed = EncodingService(encoder, cache=EmbeddingCache(tmp_path, IDENTITY), batch_size=2, show_progress=False)
+    assert np.array_equal(resumed.encode(texts, role="passage"), CountingEncoder().encode(texts, role="passage"))
+    assert resumed.stats.cache_hits == 4 and resumed.stats.encoded == 6
