@@ -55,18 +55,23 @@ class HFEncoder(CheckpointModel):
         })
 
     def _tokenize(self, texts: Sequence[str | tuple[str, str]], role: Role) -> list[dict[str, Any]]:
-        prefix = self.prefix[role]
-        first = [prefix + (t if isinstance(t, str) else t[0]) for t in texts]
-        second = [None if isinstance(t, str) else t[1] for t in texts]
-        kwargs = {"truncation": True, "max_length": self.max_length[role]}
-        if any(s is not None for s in second):
-            if not all(s is not None for s in second):
-                raise ValueError("mixing single texts and text pairs in one call")
-            encoded = self.tokenizer(first, second, **kwargs)
-        else:
-            encoded = self.tokenizer(first, **kwargs)
-        keys = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in encoded]
-        return [{k: encoded[k][i] for k in keys} for i in range(len(texts))]
+        """Features of each text; (sentence, paragraph) pairs become two segments. A suite's shared
+        queue may mix single texts and pairs, so each kind is tokenised on its own."""
+        prefix, kwargs = self.prefix[role], {"truncation": True, "max_length": self.max_length[role]}
+        features: list[dict[str, Any]] = [{} for _ in texts]
+        singles = [i for i, t in enumerate(texts) if isinstance(t, str)]
+        pairs = [i for i, t in enumerate(texts) if not isinstance(t, str)]
+        for positions, encoded in (
+            (singles, self.tokenizer([prefix + texts[i] for i in singles], **kwargs) if singles else None),
+            (pairs, self.tokenizer([prefix + texts[i][0] for i in pairs], [texts[i][1] for i in pairs], **kwargs)
+             if pairs else None),
+        ):
+            if encoded is None:
+                continue
+            keys = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in encoded]
+            for row, position in enumerate(positions):
+                features[position] = {k: encoded[k][row] for k in keys}
+        return features
 
     def token_lengths(self, texts: Sequence[str | tuple[str, str]], *, role: Role) -> list[int]:
         return [len(f["input_ids"]) for f in self._tokenize(texts, role)]

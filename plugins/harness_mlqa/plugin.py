@@ -1,7 +1,7 @@
-"""Declares the MLQA task; importing this module imports nothing heavy."""
+"""Declares the MLQA task and the span-QA suites; importing this module imports nothing heavy."""
 
 from harness.hookspecs import hookimpl
-from harness.registry import TaskSpec
+from harness.registry import SuiteSpec, TaskSpec
 
 from harness_squad.normalize import MLQA_LANGUAGES
 
@@ -15,4 +15,12 @@ def harness_tasks() -> list[TaskSpec]:
             "MLQA extractive QA, official scorer: XLT (7 languages) or G-XLT (mlqa:mode=gxlt, 7x7 pairs): EM/F1",
             MLQA_LANGUAGES,
         )
+    ]
+
+
+@hookimpl
+def harness_suites() -> list[SuiteSpec]:
+    return [
+        SuiteSpec("mlqa-all", ("mlqa", "mlqa:mode=gxlt"), "MLQA both ways: XLT and the 7x7 G-XLT matrix"),
+        SuiteSpec("xtreme-qa", ("xquad", "mlqa"), "XTREME's extractive QA tasks available here (XQuAD, MLQA XLT)"),
     ]

@@ -103,3 +103,9 @@ def test_two_gloo_ranks_give_the_single_process_scores(tmp_path: Path, tiny_enco
     execution = read_json(results[0])["provenance"]["execution"]
     assert execution["world_size"] == 2
     assert execution["encoding"]["encoded"] < execution["encoding"]["unique"]  # each rank encoded a share
+
+
+def test_built_in_suites_expand_to_their_tasks() -> None:
+    registry = Registry.discover()
+    assert runner.expand_tasks("mlqa-all,lareqa", registry) == ["mlqa", "mlqa:mode=gxlt", "lareqa"]
+    assert runner.expand_tasks("xtreme-qa", registry) == ["xquad", "mlqa"]

@@ -67,3 +67,12 @@ def test_end_to_end_on_demo_data(harness_cli: Any, tiny_encoder_dir: Path) -> No
                                  "--limit", "3", "--quiet", "--batch-size", "8")
     assert code == 0, err
     assert "main score: map" in out
+
+
+def test_single_texts_and_pairs_may_share_a_call(tiny_encoder_dir: Path) -> None:
+    encoder = HFEncoder(runtime=Runtime(device_request="cpu"), path=tiny_encoder_dir)
+    mixed = encoder.encode(["alone", ("the sentence", "its paragraph"), "again"], role="passage")
+    separate = np.concatenate([encoder.encode(["alone"], role="passage"),
+                               encoder.encode([("the sentence", "its paragraph")], role="passage"),
+                               encoder.encode(["again"], role="passage")])
+    assert np.allclose(mixed, separate, atol=1e-6)
