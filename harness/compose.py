@@ -35,3 +35,10 @@ def load_model(text: str, runtime: Runtime, *, needs: type | None, owner: str,
         # an inner encoder gets what a top-level one gets: dedup, the embedding cache, length batches
         capability = EncodingService.for_model(model, runtime, model.identity().as_dict(), show_progress=False)
     return model, provide(capability, needs, model_name=named.name, task_name=owner)
+
+
+def identity_part(model: Model) -> dict[str, Any]:
+    """An inner model as its composite's identity records it: name, label, weights and options,
+    so two composites over different inner models (or weights) never share a result."""
+    identity = model.identity()
+    return {"name": identity.name, "label": identity.label, "weights": identity.weights, "options": identity.options}

@@ -128,11 +128,17 @@ class Reader(Protocol):
 
 @dataclass(frozen=True)
 class OpenQuestion:
-    """One open-domain question: no context is given; the model finds the answer itself."""
+    """One open-domain question: no context is given; the model finds the answer itself.
+
+    ``answer_lang`` is the language the benchmark scores answers in, where it demands one
+    (XOR-EnglishSpan: "en"; XOR-Full and MKQA: the question's language), so a pipeline that
+    finds its answer in a passage of another language knows to translate it; None: any.
+    """
 
     id: str
     text: str
     lang: str
+    answer_lang: str | None = None
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.compose import load_model
+from harness.compose import identity_part, load_model
 from harness.model import Model, ModelIdentity, Runtime
 from harness.protocols import Corpus, Encoder
 from harness.provenance import package_version
@@ -36,8 +36,7 @@ class DenseRetriever(Model):
         self.shard_size = max(1, shard_size)
 
     def _encoder_identity(self) -> dict[str, object]:
-        inner = self.encoder_model.identity()
-        return {"name": inner.name, "label": inner.label, "weights": inner.weights, "options": inner.options}
+        return identity_part(self.encoder_model)
 
     def identity(self) -> ModelIdentity:
         encoder = self._encoder_identity()

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
+from harness.open_domain import ask
 from harness.protocols import OpenAnswer, OpenDomainQA, OpenQuestion
 from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskMetadata
 
@@ -38,16 +39,9 @@ from harness_mkqa.scoring import (
     ExampleScores, LanguageResult, answer_type_breakdown, evaluate_language, macro_average, score_examples,
 )
 
-#: Questions handed to the model per call (progress shows between calls).
-QUESTION_CHUNK = 256
-
-
 def _record(example_id: Any, answer: OpenAnswer) -> dict[str, Any]:
     """A model's answer as an official prediction line (no ``no_answer_prob`` if it has no score,
     which the official scorer reads as 0)."""
-    if not isinstance(answer, OpenAnswer) or not isinstance(answer.text, str) or answer.yes_no not in (None, "yes", "no"):
-        raise HarnessError(f"mkqa: the model's answer for example {example_id} is not an OpenAnswer with a text "
-                           f"and yes_no in (None, 'yes', 'no'): {answer!r}")
     record: dict[str, Any] = {"example_id": example_id, "prediction": answer.text, "binary_answer": answer.yes_no}
     if answer.no_answer_score is not None:
         score = float(answer.no_answer_score)
@@ -89,18 +83,11 @@ class MKQA(Task[MKQAData]):
     # -- prediction ---------------------------------------------------------------------------
 
     def predict(self, model: OpenDomainQA, data: MKQAData, unit: str, context: RunContext) -> list[dict[str, Any]]:
-        """Ask the model every question of language ``unit``; return official prediction lines."""
-        questions = [OpenQuestion(id=example_id, text=text, lang=unit)
+        """Ask the model every question of language ``unit``; return official prediction lines.
+        MKQA's gold answers are localised, so answers are asked for in the question's language."""
+        questions = [OpenQuestion(id=example_id, text=text, lang=unit, answer_lang=unit)
                      for example_id, text in zip(data.example_ids, data.queries[unit])]
-        answers: list[OpenAnswer] = []
-        with context.progress(len(questions), f"mkqa {unit}") as bar:
-            for start in range(0, len(questions), QUESTION_CHUNK):
-                chunk = questions[start : start + QUESTION_CHUNK]
-                got = list(model.answer(chunk))
-                if len(got) != len(chunk):
-                    raise HarnessError(f"mkqa {unit}: the model returned {len(got)} answers for {len(chunk)} questions")
-                answers.extend(got)
-                bar.update(len(chunk))
+        answers = ask(model, questions, context, f"mkqa {unit}")
         return [_record(raw_id, answer) for raw_id, answer in zip(data.raw_ids, answers)]
 
     def reference_predictions(self, data: MKQAData, kind: str) -> dict[str, list[dict[str, Any]]]:

@@ -11,18 +11,26 @@ The result's identity records both parts (name, weights and options of each).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from harness.capabilities import provide
-from harness.compose import load_model
+from harness.compose import identity_part, load_model
 from harness.errors import HarnessError
 from harness.model import Model, ModelIdentity, Runtime
 from harness.protocols import Corpus, Ranking, Reader, ReadingExample, Retriever, SearchIndex, SpanAnswer, Translator
 
 
-def _part(model: Model) -> dict[str, Any]:
-    identity = model.identity()
-    return {"name": identity.name, "label": identity.label, "weights": identity.weights, "options": identity.options}
+def translate_each(translator: Translator, texts: Sequence[str], sources: Sequence[str],
+                   targets: Sequence[str]) -> list[str]:
+    """``texts[i]`` translated from ``sources[i]`` into ``targets[i]``; a text already in its target
+    language is kept. One translator call per (source, target) pair, so a model batches each
+    direction's texts together."""
+    out = list(texts)
+    for source, target in sorted({(s, t) for s, t in zip(sources, targets) if s != t}):
+        positions = [i for i, pair in enumerate(zip(sources, targets)) if pair == (source, target)]
+        translated = translator.translate([texts[i] for i in positions], source_lang=source, target_lang=target)
+        for i, text in zip(positions, translated):
+            out[i] = text
+    return out
 
 
 class TranslateTest(Model):
@@ -36,7 +44,7 @@ class TranslateTest(Model):
         self.target_lang = target_lang
 
     def identity(self) -> ModelIdentity:
-        translator, inner = _part(self.translator_model), _part(self.inner)
+        translator, inner = identity_part(self.translator_model), identity_part(self.inner)
         return ModelIdentity(
             name=self.name or "translate-test",
             label=f"translate-test({translator['label']} -> {inner['label']})",
@@ -48,14 +56,7 @@ class TranslateTest(Model):
         """``texts`` in ``target_lang``: each language's texts translated in one call."""
         if langs is None:
             raise HarnessError("translate-test needs the language of every question")
-        out = list(texts)
-        for lang in sorted(set(langs) - {self.target_lang}):
-            positions = [i for i, l in enumerate(langs) if l == lang]
-            translated = self.translator.translate([texts[i] for i in positions], source_lang=lang,
-                                                   target_lang=self.target_lang)
-            for i, text in zip(positions, translated):
-                out[i] = text
-        return out
+        return translate_each(self.translator, texts, langs, [self.target_lang] * len(texts))
 
     def index(self, corpus: Corpus) -> SearchIndex:
         retriever = provide(self.inner, Retriever, model_name=self.inner.name, task_name="translate-test")

@@ -14,9 +14,14 @@
   (``f1_symmetric``, ``em_symmetric``, ``bleu_effective_order``) are reported beside them.
 
 XOR-Retrieve runs any :class:`~harness.protocols.Retriever` over a passage corpus the user
-supplies (``xor-retrieve:corpus=psgs_w100.tsv``). The EnglishSpan and Full tasks score prediction
-files (``harness score``, or the ``predictions``/``oracle``/``empty`` models); their reader pipeline
-(retrieve, read, translate back) is not part of this plugin yet.
+supplies (``xor-retrieve:corpus=psgs_w100.tsv``). EnglishSpan and Full run any
+:class:`~harness.protocols.OpenDomainQA` model, which finds its own passages: the
+``retrieve-read`` pipeline (:mod:`harness_opendomain.model`: retrieve from the user's English or
+English + question-language corpus, read, translate answers from English passages back) takes
+the corpus as a model option. Each question is asked with the language its answer is scored in
+(English for EnglishSpan, the question's for Full). A yes/no answer is written as "yes"/"no",
+as in the gold files. Both also score prediction files (``harness score``, or the
+``predictions``/``oracle``/``empty`` models).
 """
 
 from __future__ import annotations
@@ -31,7 +36,8 @@ from typing import Any
 
 from harness.errors import HarnessError, InputError
 from harness.io import dump_json, read_json
-from harness.protocols import PredictionSource, Retriever
+from harness.open_domain import ask
+from harness.protocols import OpenDomainQA, OpenQuestion, Retriever
 from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskMetadata
 from harness.validation import validate
 
@@ -71,9 +77,16 @@ class _XorTask(Task[XorData]):
 class _AnswerTask(_XorTask):
     """EnglishSpan and Full: predictions are ``{question id: answer}``, one dict per language."""
 
-    def predict(self, model: Any, data: XorData, unit: str, context: RunContext) -> Any:
-        raise HarnessError(f"task {self.metadata.name} scores prediction files only for now "
-                           "(harness score, or the predictions/oracle/empty models)")
+    @abstractmethod
+    def answer_lang(self, question_lang: str) -> str:
+        """The language this task scores answers to questions in ``question_lang`` in."""
+
+    def predict(self, model: OpenDomainQA, data: XorData, unit: str, context: RunContext) -> dict[str, str]:
+        """Ask the model every question of language ``unit``; ``{question id: answer}``."""
+        questions = data.questions_in(unit)
+        answers = ask(model, [OpenQuestion(q.id, q.text, q.lang, self.answer_lang(q.lang)) for q in questions],
+                      context, f"{self.metadata.name} {unit}")
+        return {q.id: a.yes_no or a.text for q, a in zip(questions, answers)}
 
     def reference_predictions(self, data: XorData, kind: str) -> dict[str, dict[str, str]]:
         """``gold``: each question's first answer; ``empty``: the empty string."""
@@ -145,10 +158,13 @@ class XorEnglishSpan(_AnswerTask):
         languages=XOR_LANGUAGES,
         splits=("dev", "test"),
         main_metric="f1",
-        needs=PredictionSource,
+        needs=OpenDomainQA,
         prediction_format="xor-engspan-predictions",
     )
     metric_names = ("f1", "em")
+
+    def answer_lang(self, question_lang: str) -> str:
+        return "en"
 
     def answer_of(self, value: Any) -> str:
         return value["answer"] if isinstance(value, dict) else value
@@ -177,10 +193,13 @@ class XorFull(_AnswerTask):
         languages=XOR_LANGUAGES,
         splits=("dev", "test"),
         main_metric="f1",
-        needs=PredictionSource,
+        needs=OpenDomainQA,
         prediction_format="xor-full-predictions",
     )
     metric_names = ("f1", "em", "bleu", "f1_symmetric", "em_symmetric", "bleu_effective_order")
+
+    def answer_lang(self, question_lang: str) -> str:
+        return question_lang
 
     def question_id(self, key: str) -> str:
         """Keys may carry a language prefix: the official script keeps what follows the last "_"."""

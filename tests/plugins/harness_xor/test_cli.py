@@ -123,7 +123,7 @@ def test_answer_tasks_reject_malformed_predictions(harness_cli: CLI, xor_dir: Pa
     predictions.write_text(json.dumps({"fi_1": "Pariisi", "1": "Pariisi"}), encoding="utf-8")
     err = _one_line_error(*harness_cli("score", "xor-full", "--predictions", predictions, "--data-dir", xor_dir))
     assert "keys 'fi_1' and '1' name the same question" in err
-    # A model that is no prediction source is refused before anything runs.
+    # A model that cannot answer open-domain questions (a bare retriever) is refused before anything runs.
     err = _one_line_error(*harness_cli("run", "xor-full", "bm25", "--data-dir", xor_dir))
     assert "model bm25 cannot run task xor-full" in err
 
