@@ -64,6 +64,7 @@ class MKQA(Task[MKQAData]):
         needs=OpenDomainQA,
         prediction_format="mkqa-predictions",
         prediction_file="predictions",  # a folder of <lang>.jsonl files, the official layout
+        data_subdir="mkqa",
     )
 
     def demo_data_dir(self) -> Path:

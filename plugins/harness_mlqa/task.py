@@ -53,6 +53,7 @@ class MLQA(SpanQATask):
         needs=Reader,
         prediction_format="span-qa-predictions",
         prediction_file="predictions",
+        data_subdir="mlqa",
         unit="language (XLT) or context-question pair (G-XLT)",
     )
 

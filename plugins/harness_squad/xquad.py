@@ -39,6 +39,7 @@ class XQuAD(SpanQATask):
         needs=Reader,
         prediction_format="span-qa-predictions",
         prediction_file="predictions",
+        data_subdir="xquad",
     )
 
     def demo_data_dir(self) -> Path:

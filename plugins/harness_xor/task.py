@@ -160,6 +160,7 @@ class XorEnglishSpan(_AnswerTask):
         main_metric="f1",
         needs=OpenDomainQA,
         prediction_format="xor-engspan-predictions",
+        data_subdir="xor-tydi",
     )
     metric_names = ("f1", "em")
 
@@ -195,6 +196,7 @@ class XorFull(_AnswerTask):
         main_metric="f1",
         needs=OpenDomainQA,
         prediction_format="xor-full-predictions",
+        data_subdir="xor-tydi",
     )
     metric_names = ("f1", "em", "bleu", "f1_symmetric", "em_symmetric", "bleu_effective_order")
 
@@ -241,6 +243,7 @@ class XorRetrieve(_XorTask):
         main_metric="r@5kt",
         needs=Retriever,
         prediction_format="xor-retrieve-predictions",
+        data_subdir="xor-tydi",
     )
 
     def __init__(self, corpus: Path | None = None, top_k: int = 100, titles: bool = True) -> None:

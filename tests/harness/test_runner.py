@@ -173,3 +173,15 @@ def test_a_corrupt_leaderboard_is_reported_and_left_untouched(tmp_path: Path) ->
     assert "board.json" in str(error.value) and "does not match schema leaderboard" in str(error.value)
     assert board.read_bytes() == before
     assert json.loads(before)["entries"] == "oops"
+
+
+def test_a_folder_of_benchmarks_serves_every_task(tmp_path: Path) -> None:
+    import shutil
+
+    from harness_demo import xquad_r_dir
+
+    shutil.copytree(xquad_r_dir(), tmp_path / "benchmarks" / "lareqa" / "xquad-r")
+    outcome = runner.run("lareqa", "oracle", data=runner.DataOptions(data_dir=tmp_path / "benchmarks"),
+                         output=outputs(tmp_path))
+    assert outcome.result["data"]["source"] == str(tmp_path / "benchmarks" / "lareqa" / "xquad-r")
+    assert outcome.result["data"]["demo"] is False and outcome.evaluation.main_score == 1.0
