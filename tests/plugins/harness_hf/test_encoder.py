@@ -76,3 +76,26 @@ def test_single_texts_and_pairs_may_share_a_call(tiny_encoder_dir: Path) -> None
                                encoder.encode([("the sentence", "its paragraph")], role="passage"),
                                encoder.encode(["again"], role="passage")])
     assert np.allclose(mixed, separate, atol=1e-6)
+
+
+needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+
+@needs_gpu
+def test_gpu_runs_in_bfloat16_and_agrees_with_the_cpu(tiny_encoder_dir: Path) -> None:
+    cpu = HFEncoder(runtime=Runtime(device_request="cpu"), path=tiny_encoder_dir)
+    gpu = HFEncoder(runtime=Runtime(device_request="cuda"), path=tiny_encoder_dir)
+    assert gpu.precision in ("bfloat16", "float16") and gpu.identity().options["dtype"] == gpu.precision
+    cosine = (cpu.encode(TEXTS, role="query") * gpu.encode(TEXTS, role="query")).sum(axis=1)
+    assert cosine.min() > 0.99
+
+
+@needs_gpu
+def test_a_gpu_run_records_its_device_and_precision(harness_cli: Any, tiny_encoder_dir: Path) -> None:
+    import json
+
+    code, _, err = harness_cli("run", "lareqa", f"hf-encoder:path={tiny_encoder_dir}", "--device", "cuda",
+                               "--limit", "3", "--quiet")
+    assert code == 0, err
+    execution = json.loads(next(Path("results").rglob("result.json")).read_text())["provenance"]["execution"]
+    assert execution["device"].startswith("cuda") and execution["precision"] in ("bfloat16", "float16")

@@ -168,3 +168,15 @@ def test_xquad_demo_run_with_the_reader(tiny_reader_dir: Path, harness_cli: Cli,
     assert set(answers) == set(contexts) and all(answers[q] in contexts[q] for q in answers)
     code, _, err = harness_cli("run", "xquad", f"hf-reader:path={tmp_path / 'missing'}", "--quiet")
     assert code == 2 and "is not a local checkpoint folder" in err
+
+
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+def test_gpu_answers_are_context_substrings_and_mostly_agree_with_the_cpu(tiny_reader_dir: Path) -> None:
+    from harness_hf.reader import HFReader
+
+    examples = demo_examples("en")
+    on_cpu = reader(tiny_reader_dir).read(examples)
+    on_gpu = HFReader(runtime=Runtime(device_request="cuda"), path=tiny_reader_dir).read(examples)
+    assert all(a.text == e.context[a.start : a.start + len(a.text)] for a, e in zip(on_gpu, examples) if a.start >= 0)
+    # bfloat16 logits may flip near-ties of a random model, but not most answers
+    assert sum(a.text == b.text for a, b in zip(on_cpu, on_gpu)) >= len(examples) // 2
