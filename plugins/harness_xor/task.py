@@ -41,10 +41,10 @@ from harness.protocols import OpenDomainQA, OpenQuestion, Retriever
 from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskMetadata
 from harness.validation import validate
 
+from harness_squad.normalize import squad_v1
 from harness_xor import data as xor_data
 from harness_xor.corpus import corpus_files, read_passages
 from harness_xor.data import XOR_LANGUAGES, XorData
-from harness_squad.normalize import squad_v1
 from harness_xor.metrics import (
     char_bleu, f1_and_em, first_tokens, full_normalize, full_prediction, full_references, recall_hit,
 )
