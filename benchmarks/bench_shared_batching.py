@@ -23,7 +23,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.batching import length_batches
 from harness.cache import EmbeddingCache
 from harness.encoding import EncodingRequest, EncodingService
 from harness.model import Runtime

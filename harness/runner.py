@@ -25,7 +25,7 @@ from harness.cache import default_root
 from harness.distributed import World, current_world
 from harness.encoding import EncodingService
 from harness.capabilities import provide
-from harness.errors import HarnessError, RegistryError
+from harness.errors import HarnessError
 from harness.io import dump_json, read_json, sha256_path, sha256_text
 from harness.model import Model, ModelIdentity, Runtime
 from harness.protocols import Encoder, PredictionSource, Retriever
