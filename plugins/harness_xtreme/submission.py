@@ -65,8 +65,6 @@ class LabelledTask:
 class SubmissionData(TaskData):
     version: Version = "xtreme"
     tasks: dict[str, LabelledTask] = field(default_factory=dict)
-    #: Task folders of the version that evaluate.py lists but cannot score (XTREME-R's lareqa).
-    unscorable: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -134,8 +132,7 @@ class XtremeSubmission(Task[SubmissionData]):
         for name, definition in definitions.items():
             if name not in present:
                 continue
-            if not definition.languages:
-                data.unscorable.append(name)
+            if not definition.languages:  # XTREME-R's lareqa: nothing to read, nothing evaluate.py scores
                 continue
             labels = {}
             for lang in definition.languages:
@@ -222,9 +219,10 @@ class XtremeSubmission(Task[SubmissionData]):
             evaluation.notes.append(
                 f"incomplete submission: no {', '.join(missing)}, so there is no all_task; the main score "
                 f"{INCOMPLETE} is the mean avg_metric of the {len(scores)} task(s) scored, not XTREME's score")
-        if data.unscorable:
-            evaluation.notes.append(f"{', '.join(data.unscorable)}: listed by evaluate.py with no languages and no "
-                                    "metric, so never scored there (XTREME-R's all_task cannot be produced)")
+        unscorable = [task.name for task in TASKS[data.version] if not task.languages]
+        if unscorable:
+            evaluation.notes.append(f"{', '.join(unscorable)}: listed by evaluate.py with no languages and no metric, "
+                                    f"so never scored there, and {data.version}'s all_task cannot be produced")
         return evaluation
 
     # -- prediction files ---------------------------------------------------------------------
