@@ -4,7 +4,8 @@ The gold-passage task of TyDi QA: a question and the Wikipedia passage that hold
 SQuAD v1.1 format. XTREME's "test" set is TyDi QA's GoldP dev set, one file per language.
 
 * Each language file is scored on its own with the SQuAD v1.1 scorer (XTREME's
-  ``third_party/evaluate_squad.py``: English normalisation for every language), EM and F1 0-100.
+  ``third_party/evaluate_squad.py``: English normalisation for every language), EM and F1 0-100,
+  exactly as XQuAD is (this task is XQuAD's with TyDi's languages and files).
 * ``mean``, the benchmark figure and main score (F1), is the unweighted mean over all nine
   languages **including English**, as XTREME averages it. TyDi QA's own GoldP protocol leaves
   English out of the average; that figure is the separate row ``mean_without_en``.
@@ -19,14 +20,13 @@ Without ``--data-dir`` the built-in demo set is used (its en, ar and ru files).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 
 from harness.protocols import Reader
-from harness.task import DataRequest, ScoreRow, TaskMetadata
+from harness.task import ScoreRow, TaskMetadata
 
-from harness_squad.normalize import Normalizer, squad_v1
 from harness_squad.scoring import SpanScores
-from harness_squad.task import SpanQAData, SpanQATask, SpanUnit, find_language_files, mean_row, task_data_from_files
+from harness_squad.task import SpanQAData, mean_row
+from harness_squad.xquad import XQuAD
 
 from harness_xtreme.benchmark import TYDIQA
 
@@ -35,12 +35,9 @@ LANGUAGE_NAMES: dict[str, str] = {
     "en": "english", "ar": "arabic", "bn": "bengali", "fi": "finnish", "id": "indonesian", "ko": "korean",
     "ru": "russian", "sw": "swahili", "te": "telugu",
 }
-#: File names tried in order: XTREME's, then the TyDi QA release's (inside or at its dev folder).
-LAYOUTS = ("{split}-{lang}.json", "tydiqa-goldp-v1.1-dev/tydiqa-goldp-dev-{name}.json", "tydiqa-goldp-dev-{name}.json")
-DEMO_LAYOUT = "{lang}.json"
 
 
-class TyDiQAGoldP(SpanQATask):
+class TyDiQAGoldP(XQuAD):
     """TyDiQA-GoldP with XTREME's scoring: SQuAD v1.1 EM/F1, English in the average."""
 
     metadata = TaskMetadata(
@@ -57,23 +54,11 @@ class TyDiQAGoldP(SpanQATask):
         prediction_file="predictions",
         data_subdir="tydiqa",
     )
-
-    def demo_data_dir(self) -> Path:
-        from harness_demo import xquad_r_dir
-
-        return xquad_r_dir()
-
-    def normalizer(self, unit: SpanUnit) -> Normalizer:
-        return squad_v1
-
-    def load(self, request: DataRequest) -> SpanQAData:
-        assert request.data_dir is not None
-        layouts = (DEMO_LAYOUT,) if request.data_dir == self.demo_data_dir() else LAYOUTS
-        languages = request.languages or self.metadata.languages
-        files = find_language_files(request.data_dir, languages, layouts, split=request.split,
-                                    explicit=languages != self.metadata.languages, what="TyDiQA-GoldP",
-                                    names=LANGUAGE_NAMES)
-        return task_data_from_files(request, files)
+    #: XTREME's names first, then the TyDi QA release's (inside or at its dev folder).
+    layouts = ("{split}-{lang}.json", "tydiqa-goldp-v1.1-dev/tydiqa-goldp-dev-{name}.json",
+               "tydiqa-goldp-dev-{name}.json")
+    language_names = LANGUAGE_NAMES
+    benchmark = "TyDiQA-GoldP"
 
     def aggregate(self, data: SpanQAData, scores: Mapping[str, SpanScores]) -> tuple[float, list[ScoreRow]]:
         """``mean`` over every language (XTREME; the main score is its F1) and, when English is
