@@ -145,7 +145,9 @@ class XtremeSubmission(Task[SubmissionData]):
             data.tasks[name] = LabelledTask(definition, labels)
         if not data.tasks:
             raise HarnessError(f"no {self.xtreme_version} task folders ({', '.join(definitions)}) in {folder}")
-        data.languages = tuple(dict.fromkeys(lang for task in data.tasks.values() for lang in task.labels))
+        # What the run covers is tasks, each with all its languages: recorded where other tasks record
+        # languages, so the leaderboard shows "pawsx,xnli,..." rather than forty language codes.
+        data.languages = tuple(data.tasks)
         data.statistics = {"tasks": {name: {lang: example_count(labels) for lang, labels in task.labels.items()}
                                      for name, task in data.tasks.items()}}
         return data

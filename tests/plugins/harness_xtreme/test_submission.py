@@ -109,6 +109,7 @@ def test_incomplete_submission_has_no_all_task(real_data: Path, harness_cli: Cli
     assert outcome["main_score"]["value"] == pytest.approx((51.42857142857143 + 30.666666666666668
                                                             + 53.611111111111114) / 3)
     assert outcome["diagnostics"]["tasks_missing"] == ["panx", "udpos", "bucc2018", "xquad", "mlqa", "tydiqa"]
+    assert outcome["data"]["languages"] == ["pawsx", "xnli", "tatoeba"]  # the tasks, each with all its languages
     assert "incomplete submission" in out
     # The leaderboard keeps it apart from complete submissions' all_task.
     code, _, err = harness_cli("score", "xtreme", "--data-dir", mock(real_data) / "labels",
