@@ -37,11 +37,12 @@ def write_atomic(path: Path, write: Callable[[IO[bytes]], None]) -> None:
 def write_folder_atomic(path: Path, files: dict[str, bytes]) -> None:
     """Write a folder of files (name -> bytes) beside ``path``, then swap it into place, so a
     reader sees the old folder or the complete new one, never a partial one (for prediction
-    formats that are one file per language)."""
+    formats that are one file per language). A name may hold sub-folders (``task/test-de.tsv``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
     try:
         for name, payload in files.items():
+            (staging / name).parent.mkdir(parents=True, exist_ok=True)
             (staging / name).write_bytes(payload)
         if path.exists():
             retired = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent))

@@ -99,15 +99,17 @@ def _table(header: list[str], rows: Iterable[list[str]]) -> str:
 
 
 def render(board: dict[str, Any], task: str | None = None) -> str:
-    """The leaderboard as text tables, one per task and split, best first."""
+    """The leaderboard as text tables, one per task, split and main metric, best first (a task
+    whose main metric depends on the run, such as XTREME's all_task for a complete submission and
+    a differently named mean for an incomplete one, never ranks two kinds of number together)."""
     entries = [e for e in board["entries"] if task is None or e["task"] == task]
     if not entries:
         return "(no entries)" if task is None else f"(no entries for task '{task}')"
     blocks = []
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for entry in entries:
-        groups.setdefault((entry["task"], entry["split"]), []).append(entry)
-    for (task_name, split), group in sorted(groups.items()):
+        groups.setdefault((entry["task"], entry["split"], entry["main_metric"]), []).append(entry)
+    for (task_name, split, _), group in sorted(groups.items()):
         group.sort(key=lambda e: e["main_score"], reverse=group[0]["higher_is_better"])
         title = f"{task_name} ({split}) - main score: {group[0]['main_metric']}"
         rows = []

@@ -63,15 +63,19 @@ class SpanQAData(TaskData):
 
 
 def find_language_files(data_dir: Path, languages: Sequence[str], patterns: Sequence[str], *, split: str,
-                        explicit: bool, what: str) -> dict[str, Path]:
-    """The file of each language under the first pattern (``{lang}`` and ``{split}`` filled in)
-    that matches any of them, e.g. XQuAD's ``xquad.{lang}.json`` or XTREME's ``{split}-{lang}.json``.
+                        explicit: bool, what: str, names: Mapping[str, str] | None = None) -> dict[str, Path]:
+    """The file of each language under the first pattern (``{lang}``, ``{split}`` and ``{name}``
+    filled in) that matches any of them, e.g. XQuAD's ``xquad.{lang}.json``, XTREME's
+    ``{split}-{lang}.json`` or TyDi QA's ``tydiqa-goldp-dev-{name}.json``, where ``names`` gives
+    a language's name in file names (``ar`` -> ``arabic``; default: the code itself).
 
     Without an explicit ``--langs`` the languages whose file is missing are left out (a folder
     may hold a subset); an explicitly requested language without a file is an error.
     """
+    names = names or {}
     for pattern in patterns:
-        found = {lang: data_dir / pattern.format(lang=lang, split=split) for lang in languages}
+        found = {lang: data_dir / pattern.format(lang=lang, split=split, name=names.get(lang, lang))
+                 for lang in languages}
         present = {lang: path for lang, path in found.items() if path.is_file()}
         if not present:
             continue
@@ -79,7 +83,7 @@ def find_language_files(data_dir: Path, languages: Sequence[str], patterns: Sequ
             lang = next(lang for lang in found if lang not in present)
             raise HarnessError(f"no {what} file for language '{lang}': {found[lang]} does not exist")
         return present
-    looked_for = " or ".join(pattern.format(lang="{lang}", split=split) for pattern in patterns)
+    looked_for = " or ".join(pattern.format(lang="{lang}", split=split, name="{name}") for pattern in patterns)
     raise HarnessError(f"no {what} files ({looked_for}) in {data_dir}")
 
 
@@ -192,19 +196,8 @@ class SpanQATask(Task[SpanQAData]):
     # -- prediction files ---------------------------------------------------------------------
 
     def read_unit_predictions(self, path: Path, unit: SpanUnit) -> dict[str, str]:
-        """One ``{question_id: answer}`` file for ``unit``. Ids of questions that are not in the
-        unit's file are refused (the official scorer would silently ignore them, which hides
-        predictions made for another file); missing ids are allowed and score 0 as officially."""
-        predictions = read_json(path)
-        if not isinstance(predictions, dict):  # said plainly: the schema error would quote the whole value
-            raise InputError(f"expected a JSON object {{question_id: answer}}, got {type(predictions).__name__}",
-                             file=path)
-        validate(predictions, PREDICTIONS_SCHEMA, file=path)
-        foreign = [qid for qid in predictions if qid not in unit.known_ids]
-        if foreign:
-            raise InputError(f"not a question of {unit.file_name} ({len(foreign)} such id(s): predictions for "
-                             "another file?)", file=path, field=foreign[0])
-        return predictions
+        """One ``{question_id: answer}`` file for ``unit`` (see :func:`read_answer_file`)."""
+        return read_answer_file(path, unit)
 
     def read_predictions(self, path: Path, data: SpanQAData) -> dict[str, dict[str, str]]:
         """A folder with one predictions file per unit, named like the unit's data file (other
@@ -230,6 +223,22 @@ class SpanQATask(Task[SpanQAData]):
         """A folder with one official ``{question_id: answer}`` file per unit, named like its data file."""
         for name, unit in data.units.items():
             dump_json(dict(predictions.get(name, {})), path / unit.file_name)
+
+
+def read_answer_file(path: Path, unit: SpanUnit) -> dict[str, str]:
+    """One official ``{question_id: answer}`` file answering ``unit``. Ids of questions that are
+    not in the unit's file are refused (the official scorer would silently ignore them, which
+    hides predictions made for another file); missing ids are allowed and score 0 as officially."""
+    predictions = read_json(path)
+    if not isinstance(predictions, dict):  # said plainly: the schema error would quote the whole value
+        raise InputError(f"expected a JSON object {{question_id: answer}}, got {type(predictions).__name__}",
+                         file=path)
+    validate(predictions, PREDICTIONS_SCHEMA, file=path)
+    foreign = [qid for qid in predictions if qid not in unit.known_ids]
+    if foreign:
+        raise InputError(f"not a question of {unit.file_name} ({len(foreign)} such id(s): predictions for "
+                         "another file?)", file=path, field=foreign[0])
+    return predictions
 
 
 def read_language_units(request: DataRequest, files: Mapping[str, Path]) -> list[SpanUnit]:

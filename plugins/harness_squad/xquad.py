@@ -9,7 +9,9 @@ added after XTREME v1 (XTREME-R includes it). The built-in demo data has 9 of th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import ClassVar
 
 from harness.protocols import Reader
 from harness.task import DataRequest, TaskMetadata
@@ -42,6 +44,12 @@ class XQuAD(SpanQATask):
         data_subdir="xquad",
     )
 
+    #: File names tried in order (see :func:`find_language_files`), the language names they use,
+    #: and the benchmark's name in messages: a subclass with another layout changes these.
+    layouts: ClassVar[tuple[str, ...]] = LAYOUTS
+    language_names: ClassVar[Mapping[str, str]] = {}
+    benchmark: ClassVar[str] = "XQuAD"
+
     def demo_data_dir(self) -> Path:
         from harness_demo import xquad_r_dir
 
@@ -52,8 +60,9 @@ class XQuAD(SpanQATask):
 
     def load(self, request: DataRequest) -> SpanQAData:
         assert request.data_dir is not None
-        layouts = (DEMO_LAYOUT,) if request.data_dir == self.demo_data_dir() else LAYOUTS
+        layouts = (DEMO_LAYOUT,) if request.data_dir == self.demo_data_dir() else self.layouts
         languages = request.languages or self.metadata.languages
         files = find_language_files(request.data_dir, languages, layouts, split=request.split,
-                                    explicit=languages != self.metadata.languages, what="XQuAD")
+                                    explicit=languages != self.metadata.languages, what=self.benchmark,
+                                    names=self.language_names)
         return task_data_from_files(request, files)

@@ -1,0 +1,117 @@
+"""For each kind of XTREME task: how its label and prediction files are read and checked against
+each other, how one language is scored, and how predictions are written back.
+
+The checks are ``evaluate.py``'s: every task but BUCC, Mewsli-X and the QA tasks must have as
+many predictions as labels (an assertion there), and seqeval refuses tag sentences of different
+lengths. Here they are one-line errors naming the file and the line or sentence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.errors import InputError
+
+from harness_squad.normalize import Normalizer, mlqa, squad_v1
+from harness_squad.scoring import memoize, score_questions
+from harness_squad.task import SpanUnit, read_answer_file, read_unit
+
+from harness_xtreme import formats
+from harness_xtreme.benchmark import Kind
+from harness_xtreme.metrics import accuracy, mean_reciprocal_rank, pair_set_scores
+from harness_xtreme.tagging import span_scores
+
+
+@dataclass(frozen=True)
+class FileKind:
+    """How one kind of task's files are handled (``lang`` is the file's language)."""
+
+    read_labels: Callable[[Path, str], Any]  # (file, lang) -> labels
+    read_predictions: Callable[[Path, Any], Any]  # (file, labels) -> predictions, checked against the labels
+    score: Callable[[str, str, Any, Any], dict[str, float]]  # (task, lang, labels, predictions) -> metrics
+    write: Callable[[Any], bytes]
+    gold: Callable[[Any], Any]  # labels -> the predictions that copy them (the oracle)
+
+
+def _same_length(read: Callable[[Path], list[Any]]) -> Callable[[Path, Sequence[Any]], list[Any]]:
+    def read_checked(path: Path, labels: Sequence[Any]) -> list[Any]:
+        predictions = read(path)
+        if len(predictions) != len(labels):
+            raise InputError(f"{len(predictions)} lines, but the labels have {len(labels)} (one prediction per "
+                             "label line, as evaluate.py asserts)", file=path)
+        return predictions
+
+    return read_checked
+
+
+def _read_tag_predictions(path: Path, labels: Sequence[Sequence[str]]) -> list[list[str]]:
+    sentences = formats.read_tags(path)
+    if len(sentences) != len(labels):
+        raise InputError(f"{len(sentences)} sentences, but the labels have {len(labels)} (sentences end at a "
+                         "blank line)", file=path)
+    for number, (predicted, gold) in enumerate(zip(sentences, labels), start=1):
+        if len(predicted) != len(gold):
+            raise InputError(f"{len(predicted)} tags, but the labels have {len(gold)} (one tag per token)",
+                             file=path, record=f"sentence {number}")
+    return sentences
+
+
+#: The official answer normaliser of each QA task (MLQA's depends on the answer language).
+QA_NORMALIZERS: dict[str, Callable[[str], Normalizer]] = {"mlqa": mlqa}
+
+
+def _qa_score(task: str, lang: str, unit: SpanUnit, answers: dict[str, str]) -> dict[str, float]:
+    normalize = QA_NORMALIZERS[task](lang) if task in QA_NORMALIZERS else squad_v1
+    scores = score_questions(unit.questions, answers, memoize(normalize))
+    return {"exact_match": scores.exact_match, "f1": scores.f1}
+
+
+def _accuracy(task: str, lang: str, labels: Sequence[Any], predictions: Sequence[Any]) -> dict[str, float]:
+    return {"accuracy": accuracy(labels, predictions)}
+
+
+def _copy(labels: Any) -> Any:
+    return labels
+
+
+def _any_language(read: Callable[[Path], Any]) -> Callable[[Path, str], Any]:
+    return lambda path, lang: read(path)
+
+
+def _unchecked(read: Callable[[Path], Any]) -> Callable[[Path, Any], Any]:
+    return lambda path, labels: read(path)
+
+
+def _pairs_file(pairs: Sequence[tuple[str, ...]]) -> bytes:
+    return formats.lines_file(["\t".join(pair) for pair in pairs])
+
+
+#: Every kind ``evaluate.py`` scores (XTREME-R's LAReQA has no entry there, nor here).
+KINDS: dict[Kind, FileKind] = {
+    "classification": FileKind(_any_language(formats.read_lines), _same_length(formats.read_lines), _accuracy,
+                               formats.lines_file, _copy),
+    "tatoeba": FileKind(_any_language(formats.read_line_numbers), _same_length(formats.read_line_numbers),
+                        _accuracy, formats.lines_file, _copy),
+    "xcopa": FileKind(_any_language(formats.read_choices), _same_length(formats.read_choices), _accuracy,
+                      formats.choices_file, _copy),
+    "bitext": FileKind(_any_language(formats.read_pairs), _unchecked(formats.read_pairs),
+                       lambda task, lang, labels, predictions: pair_set_scores(labels, predictions),
+                       _pairs_file, _copy),
+    "tagging": FileKind(_any_language(formats.read_tags), _read_tag_predictions,
+                        lambda task, lang, labels, predictions: span_scores(labels, predictions).as_metrics(),
+                        formats.tags_file, _copy),
+    "qa": FileKind(lambda path, lang: read_unit(path, lang, lang, lang, (lang,), None), read_answer_file,
+                   _qa_score, formats.json_file, lambda unit: {q.id: q.answers[0] for q in unit.questions}),
+    "mewslix": FileKind(_any_language(lambda path: formats.read_entities(path, gold=True)),
+                        _unchecked(lambda path: formats.read_entities(path, gold=False)),
+                        lambda task, lang, labels, predictions: {"map@20": mean_reciprocal_rank(labels, predictions)},
+                        formats.json_file, lambda labels: {mention: [labels[mention][0].strip()] for mention in labels}),
+}
+
+
+def example_count(labels: Any) -> int:
+    """Labels' size for result rows: lines, sentences, pairs, questions or mentions."""
+    return len(labels.questions) if isinstance(labels, SpanUnit) else len(labels)

@@ -1,0 +1,57 @@
+"""XTREME's per-language metrics that are not span QA or tagging, as ``evaluate.py`` computes them.
+
+All are percentages (0-100), computed with the official operations in the official order so
+the floats are the official ones: accuracy is ``correct / n * 100``; BUCC's F1 is over *sets*
+of (source id, target id) pairs; Mewsli-X's "map@20" is the mean reciprocal rank of the single
+gold entity within the top 20 (``third_party/utils_mewslix.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+def mean(values: Sequence[float]) -> float:
+    """The unweighted mean, summed in the given order (XTREME's average over languages/tasks)."""
+    return sum(values) / len(values)
+
+
+def accuracy(labels: Sequence[Any], predictions: Sequence[Any]) -> float:
+    """Share of positions where prediction and label are equal, 0-100 (``p == l`` per line, as
+    read: Tatoeba's line numbers are compared as text, so ``[367]`` is not ``367``)."""
+    correct = sum(int(p == l) for p, l in zip(predictions, labels))
+    return correct / len(predictions) * 100
+
+
+def pair_set_scores(gold: Sequence[tuple[str, ...]], predicted: Sequence[tuple[str, ...]]) -> dict[str, float]:
+    """BUCC 2018: precision, recall and F1 of the predicted pairs against the gold pairs, each
+    side taken as a set (repeated lines count once); all 0 when no pair is correct."""
+    gold_set, predicted_set = set(gold), set(predicted)
+    correct = len(gold_set & predicted_set)
+    if not correct:
+        return {"f1": 0.0, "precision": 0.0, "recall": 0.0}
+    precision = correct / len(predicted_set)
+    recall = correct / len(gold_set)
+    f1 = 2 * precision * recall / (precision + recall)
+    return {"f1": f1 * 100, "precision": precision * 100, "recall": recall * 100}
+
+
+#: Mewsli-X scores the first 20 predicted entities of each mention.
+MEWSLIX_TOP_K = 20
+
+
+def mean_reciprocal_rank(gold: Mapping[str, Sequence[str]], predictions: Mapping[str, Sequence[str]],
+                         k: int = MEWSLIX_TOP_K) -> float:
+    """Mewsli-X "map@20" (0-100): over the gold mentions, in file order, the reciprocal rank of the
+    gold entity (its first label, white space stripped) among the first ``k`` predicted entities,
+    0 when it is not there or the mention has no prediction. With one gold entity per mention
+    MAP@k and MRR@k are the same number, hence the official name."""
+    if not gold:
+        return 0.0
+    total = 0.0
+    for mention, labels in gold.items():
+        target = labels[0].strip()
+        ranked = list(predictions.get(mention, []))[:k]
+        total += next((1.0 / rank for rank, entity in enumerate(ranked, start=1) if entity == target), 0.0)
+    return total / len(gold) * 100

@@ -1,0 +1,259 @@
+"""Score a whole XTREME (or XTREME-R) submission folder as ``google-research/xtreme:evaluate.py``.
+
+``harness score xtreme --predictions PREDICTIONS --data-dir LABELS`` reads two folders of the
+same layout, one sub-folder per task with ``test-{lang}.{json,jsonl,tsv}`` per language, and:
+
+* scores every task that has a folder in **both** (others are skipped, as officially); such a
+  task needs a file for every one of its languages in both folders;
+* per language, the task's metrics (see :mod:`harness_xtreme.kinds`): accuracy (PAWS-X, XNLI,
+  XCOPA, Tatoeba), seqeval span F1/precision/recall (PAN-X, UD-POS), pair-set F1 (BUCC), SQuAD
+  v1.1 EM/F1 (XQuAD, TyDiQA-GoldP) or MLQA EM/F1 with the file's language (MLQA), map@20
+  (Mewsli-X, XTREME-R);
+* per task, the unweighted mean of each metric over its languages and the task's figure
+  ``avg_metric``: the mean of average EM and average F1 for QA, average F1 for tagging and
+  BUCC, average accuracy for classification and Tatoeba, average map@20 for Mewsli-X;
+* per group (classification, tagging, qa, retrieval; XTREME-R adds multi_choice) whose tasks
+  are all scored, the mean of their ``avg_metric``;
+* ``all_task``, the mean over every task of the version, only when every task is scored.
+
+Result rows: ``all_task`` and the groups (metric ``avg_metric``), one row per task (its average
+metrics and ``avg_metric``), then one row per task and language, named ``task/lang``. The main
+score is ``all_task``; a submission without every task has no ``all_task``, and its main score
+is then ``incomplete_task_mean``, the mean ``avg_metric`` of the tasks it has, named so that it
+is never mistaken for XTREME's score. XTREME-R's ``all_task`` cannot be reached at all: its task
+list includes LAReQA, which ``evaluate.py`` lists with no languages and no metric (LAReQA's
+mAP@20 comes from ``evaluate_retrieval.py``; see the ``lareqa`` task).
+
+Sums run in the official order (languages as listed, groups' tasks as listed), so the floats are
+the official ones. ``all_task`` is the exception: ``evaluate.py`` sums over a Python *set* of task
+names, whose order -- and so the last bit of the sum -- depends on string hashing; the harness
+sums exactly (:func:`math.fsum`), which is what most orders give (XTREME's mock submission:
+62.1932649076773, as the official script printed it under every hash seed tried).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError, InputError
+from harness.io import write_folder_atomic
+from harness.protocols import PredictionSource
+from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskData, TaskMetadata
+
+from harness_xtreme.benchmark import GROUPS, TASKS, TaskDef, Version, task_defs
+from harness_xtreme.kinds import KINDS, example_count
+from harness_xtreme.metrics import mean
+
+ALL_TASK = "all_task"
+INCOMPLETE = "incomplete_task_mean"
+FIGURE = "avg_metric"
+
+
+@dataclass
+class LabelledTask:
+    """A task of the label folder: its definition and, per language, the parsed labels."""
+
+    definition: TaskDef
+    labels: dict[str, Any]
+
+
+@dataclass
+class SubmissionData(TaskData):
+    version: Version = "xtreme"
+    tasks: dict[str, LabelledTask] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TaskScore:
+    """One scored task: metrics per language, their means, and the task's figure."""
+
+    per_language: dict[str, dict[str, float]]
+    averages: dict[str, float]
+    figure: float
+    count: int
+
+
+def _all_languages() -> tuple[str, ...]:
+    return tuple(sorted({lang for tasks in TASKS.values() for task in tasks for lang in task.languages}))
+
+
+def _subfolders(folder: Path) -> set[str]:
+    return {entry.name for entry in folder.iterdir() if entry.is_dir()}
+
+
+class XtremeSubmission(Task[SubmissionData]):
+    """XTREME's ``evaluate.py`` over a submission folder: per-language, task, group and overall scores."""
+
+    metadata = TaskMetadata(
+        name="xtreme",
+        description="Scores a whole XTREME / XTREME-R submission folder exactly as evaluate.py: every task "
+                    "present in both folders, per language, per task (avg_metric), per group, and all_task.",
+        reference="Hu et al., XTREME, ICML 2020; Ruder et al., XTREME-R, EMNLP 2021; google-research/xtreme "
+                  "evaluate.py",
+        languages=_all_languages(),
+        splits=("test",),
+        main_metric=ALL_TASK,
+        needs=PredictionSource,
+        prediction_format="xtreme-submission",
+        prediction_file="predictions",
+        unit="task",
+    )
+
+    def __init__(self, xtreme_version: Version = "xtreme") -> None:
+        """``xtreme_version``: which benchmark's task list, languages and groups (evaluate.py's
+        ``--xtreme_version``)."""
+        self.xtreme_version = xtreme_version
+
+    def options(self) -> dict[str, str]:
+        return {"xtreme_version": self.xtreme_version}
+
+    def check_languages(self, languages: Sequence[str] | None) -> tuple[str, ...]:
+        if languages:
+            raise HarnessError("task xtreme scores every language of each task, as evaluate.py does: "
+                               "--langs cannot select some")
+        return self.metadata.languages
+
+    # -- data ---------------------------------------------------------------------------------
+
+    def load(self, request: DataRequest) -> SubmissionData:
+        """The label folder: every task of the version that has a sub-folder, all its languages."""
+        assert request.data_dir is not None
+        if request.limit:
+            raise HarnessError("task xtreme scores whole files, as evaluate.py does: --limit cannot cut them")
+        folder = request.data_dir
+        present = _subfolders(folder)
+        definitions = task_defs(self.xtreme_version)
+        data = SubmissionData(split=request.split, languages=(), files=[], statistics={}, source=str(folder),
+                              version=self.xtreme_version)
+        for name, definition in definitions.items():
+            if name not in present:
+                continue
+            if not definition.languages:  # XTREME-R's lareqa: nothing to read, nothing evaluate.py scores
+                continue
+            labels = {}
+            for lang in definition.languages:
+                path = folder / name / definition.file_name(lang)
+                if not path.is_file():
+                    raise InputError("missing: evaluate.py needs a file for every language of a task it scores",
+                                     file=path)
+                labels[lang] = KINDS[definition.kind].read_labels(path, lang)
+                data.files.append(path)
+            data.tasks[name] = LabelledTask(definition, labels)
+        if not data.tasks:
+            raise HarnessError(f"no {self.xtreme_version} task folders ({', '.join(definitions)}) in {folder}")
+        # What the run covers is tasks, each with all its languages: recorded where other tasks record
+        # languages, so the leaderboard shows "pawsx,xnli,..." rather than forty language codes.
+        data.languages = tuple(data.tasks)
+        data.statistics = {"tasks": {name: {lang: example_count(labels) for lang, labels in task.labels.items()}
+                                     for name, task in data.tasks.items()}}
+        return data
+
+    # -- prediction ---------------------------------------------------------------------------
+
+    def units(self, data: SubmissionData) -> list[str]:
+        return list(data.tasks)
+
+    def predict(self, model: Any, data: SubmissionData, unit: str, context: RunContext) -> Any:
+        raise HarnessError("task xtreme scores submission folders (harness score xtreme, or the predictions and "
+                           "oracle models); run the models on the individual tasks")
+
+    def reference_predictions(self, data: SubmissionData, kind: str) -> dict[str, dict[str, Any]]:
+        """``gold``: the labels themselves, in each task's prediction form."""
+        if kind != "gold":
+            return super().reference_predictions(data, kind)
+        return {name: {lang: KINDS[task.definition.kind].gold(labels) for lang, labels in task.labels.items()}
+                for name, task in data.tasks.items()}
+
+    # -- scoring ------------------------------------------------------------------------------
+
+    def score_task(self, task: LabelledTask, predictions: Mapping[str, Any]) -> TaskScore:
+        definition = task.definition
+        kind = KINDS[definition.kind]
+        per_language = {lang: kind.score(definition.name, lang, task.labels[lang], predictions[lang])
+                        for lang in definition.languages}
+        names = next(iter(per_language.values()))
+        averages = {metric: mean([per_language[lang][metric] for lang in definition.languages]) for metric in names}
+        if definition.score_metric == "em_f1":
+            figure = (averages["exact_match"] + averages["f1"]) / 2
+        else:
+            figure = averages[definition.score_metric]
+        return TaskScore(per_language, averages, figure, sum(example_count(x) for x in task.labels.values()))
+
+    def evaluate(self, data: SubmissionData, predictions: Mapping[str, Mapping[str, Any]]) -> Evaluation:
+        """Official scores of every task present in both folders, then groups and ``all_task``.
+
+        The task's main metric depends on the submission: ``all_task`` when every task of the
+        version is scored, else ``incomplete_task_mean`` (set on this task object before the
+        result is written, so the result and the leaderboard name the number for what it is).
+        """
+        scores = {name: self.score_task(task, predictions[name]) for name, task in data.tasks.items()
+                  if name in predictions}
+        version_tasks = [task.name for task in TASKS[data.version]]
+        summary: list[ScoreRow] = []
+        complete = set(scores) == set(version_tasks)
+        if complete:
+            summary.append(ScoreRow(ALL_TASK, {FIGURE: math.fsum(s.figure for s in scores.values()) / len(scores)},
+                                    sum(s.count for s in scores.values())))
+        for group, members in GROUPS[data.version].items():
+            if all(member in scores for member in members):
+                summary.append(ScoreRow(group, {FIGURE: mean([scores[m].figure for m in members])},
+                                        sum(scores[m].count for m in members)))
+        task_rows = [ScoreRow(name, {**score.averages, FIGURE: score.figure}, score.count,
+                              data.tasks[name].definition.languages) for name, score in scores.items()]
+        language_rows = [
+            ScoreRow(f"{name}/{lang}", metrics, example_count(data.tasks[name].labels[lang]), (lang,))
+            for name, score in scores.items() for lang, metrics in score.per_language.items()
+        ]
+        missing = [name for name in version_tasks if name not in scores]
+        evaluation = Evaluation(main_score=0.0, rows=summary + task_rows + language_rows,
+                                diagnostics={"xtreme_version": data.version, "tasks_scored": list(scores),
+                                             "tasks_missing": missing})
+        if complete:
+            evaluation.main_score = summary[0].metrics[FIGURE]
+            self.metadata = replace(type(self).metadata, main_metric=ALL_TASK)
+        else:
+            evaluation.main_score = mean([scores[n].figure for n in version_tasks if n in scores])
+            self.metadata = replace(type(self).metadata, main_metric=INCOMPLETE)
+            evaluation.notes.append(
+                f"incomplete submission: no {', '.join(missing)}, so there is no all_task; the main score "
+                f"{INCOMPLETE} is the mean avg_metric of the {len(scores)} task(s) scored, not XTREME's score")
+        unscorable = [task.name for task in TASKS[data.version] if not task.languages]
+        if unscorable:
+            evaluation.notes.append(f"{', '.join(unscorable)}: listed by evaluate.py with no languages and no metric, "
+                                    f"so never scored there, and {data.version}'s all_task cannot be produced")
+        return evaluation
+
+    # -- prediction files ---------------------------------------------------------------------
+
+    def read_predictions(self, path: Path, data: SubmissionData) -> dict[str, dict[str, Any]]:
+        """A submission folder: the tasks that the label folder also has, each with every language."""
+        if not path.is_dir():
+            raise InputError("an XTREME submission is a folder with one sub-folder per task "
+                             "(pawsx/test-de.tsv, xquad/test-en.json, ...)", file=path)
+        present = _subfolders(path)
+        common = [name for name in data.tasks if name in present]
+        if not common:
+            raise InputError(f"none of the label folder's tasks ({', '.join(data.tasks)}) has a sub-folder here",
+                             file=path)
+        out: dict[str, dict[str, Any]] = {}
+        for name in common:
+            task = data.tasks[name]
+            kind = KINDS[task.definition.kind]
+            out[name] = {}
+            for lang, labels in task.labels.items():
+                file = path / name / task.definition.file_name(lang)
+                if not file.is_file():
+                    raise InputError("missing: evaluate.py needs a file for every language of a task it scores",
+                                     file=file)
+                out[name][lang] = kind.read_predictions(file, labels)
+        return out
+
+    def write_predictions(self, data: SubmissionData, predictions: Mapping[str, Mapping[str, Any]], path: Path) -> None:
+        """The scored tasks' files, in the submission layout."""
+        files = {f"{name}/{data.tasks[name].definition.file_name(lang)}": KINDS[data.tasks[name].definition.kind].write(value)
+                 for name, by_language in predictions.items() for lang, value in by_language.items()}
+        write_folder_atomic(path, files)
