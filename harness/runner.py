@@ -184,7 +184,7 @@ def _build_result(
         "kind": kind,
         "task": {
             "name": meta.name, "plugin": _plugin_dict(task_plugin), "options": task.options(),
-            "main_metric": meta.main_metric, "higher_is_better": meta.higher_is_better,
+            "main_metric": evaluation.main_metric or meta.main_metric, "higher_is_better": meta.higher_is_better,
             "prediction_format": meta.prediction_format, "reference": meta.reference,
         },
         "model": {**identity, "plugin": _plugin_dict(model_plugin)},
@@ -192,7 +192,7 @@ def _build_result(
             "source": data.source, "demo": data.demo, "split": data.split, "languages": list(data.languages),
             "limit": limit, "files": files, "statistics": data.statistics,
         },
-        "main_score": {"metric": meta.main_metric, "value": evaluation.main_score},
+        "main_score": {"metric": evaluation.main_metric or meta.main_metric, "value": evaluation.main_score},
         "rows": [row.as_dict(data.split) for row in evaluation.rows],
         "diagnostics": evaluation.diagnostics,
         "notes": evaluation.notes + (["Scored on the built-in demo data: not comparable with published numbers."] if data.demo else []),

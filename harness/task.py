@@ -85,12 +85,16 @@ class ScoreRow:
 
 @dataclass
 class Evaluation:
-    """Scores: the main score, one row per subset, and task-specific diagnostics."""
+    """Scores: the main score, one row per subset, and task-specific diagnostics.
+
+    ``main_metric`` names the main score when it is not the task's usual one (e.g. a partial
+    submission that cannot produce the benchmark's overall figure)."""
 
     main_score: float
     rows: list[ScoreRow]
     diagnostics: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    main_metric: str | None = None
 
 
 @dataclass

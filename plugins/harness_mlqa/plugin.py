@@ -22,5 +22,5 @@ def harness_tasks() -> list[TaskSpec]:
 def harness_suites() -> list[SuiteSpec]:
     return [
         SuiteSpec("mlqa-all", ("mlqa", "mlqa:mode=gxlt"), "MLQA both ways: XLT and the 7x7 G-XLT matrix"),
-        SuiteSpec("xtreme-qa", ("xquad", "mlqa"), "XTREME's extractive QA tasks available here (XQuAD, MLQA XLT)"),
+        SuiteSpec("xtreme-qa", ("xquad", "mlqa", "tydiqa"), "XTREME's extractive QA tasks: XQuAD, MLQA (XLT), TyDiQA-GoldP"),
     ]

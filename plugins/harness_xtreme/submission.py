@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -214,10 +214,10 @@ class XtremeSubmission(Task[SubmissionData]):
                                              "tasks_missing": missing})
         if complete:
             evaluation.main_score = summary[0].metrics[FIGURE]
-            self.metadata = replace(type(self).metadata, main_metric=ALL_TASK)
+            evaluation.main_metric = ALL_TASK
         else:
             evaluation.main_score = mean([scores[n].figure for n in version_tasks if n in scores])
-            self.metadata = replace(type(self).metadata, main_metric=INCOMPLETE)
+            evaluation.main_metric = INCOMPLETE
             evaluation.notes.append(
                 f"incomplete submission: no {', '.join(missing)}, so there is no all_task; the main score "
                 f"{INCOMPLETE} is the mean avg_metric of the {len(scores)} task(s) scored, not XTREME's score")

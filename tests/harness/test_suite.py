@@ -108,4 +108,4 @@ def test_two_gloo_ranks_give_the_single_process_scores(tmp_path: Path, tiny_enco
 def test_built_in_suites_expand_to_their_tasks() -> None:
     registry = Registry.discover()
     assert runner.expand_tasks("mlqa-all,lareqa", registry) == ["mlqa", "mlqa:mode=gxlt", "lareqa"]
-    assert runner.expand_tasks("xtreme-qa", registry) == ["xquad", "mlqa"]
+    assert runner.expand_tasks("xtreme-qa", registry) == ["xquad", "mlqa", "tydiqa"]
