@@ -29,7 +29,11 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--data-dir", type=Path, help="folder with the benchmark files in their official layout "
                        "(default: the task's built-in demo data)")
     group.add_argument("--split", help="data split (default: the task's first split)")
-    group.add_argument("--langs", type=_languages, help="comma-separated language codes (default: all)")
+    group.add_argument("--langs", type=_languages, help="comma-separated language codes (default: all); a "
+                       "language pair as first-second, e.g. es-en (context-question)")
+    group.add_argument("--context-lang", help="with --question-lang: the one (context, question) pair of a "
+                       "cross-lingual task, same as --langs CONTEXT-QUESTION")
+    group.add_argument("--question-lang", help="see --context-lang")
     group.add_argument("--limit", type=int, help="only the first N questions per language (quick checks; "
                        "recorded in the result and the leaderboard)")
 
@@ -173,7 +177,12 @@ def _output_options(args: argparse.Namespace, argv: Sequence[str]) -> Any:
 def _data_options(args: argparse.Namespace) -> Any:
     from harness.runner import DataOptions
 
-    return DataOptions(data_dir=args.data_dir, split=args.split, languages=args.langs, limit=args.limit)
+    languages = args.langs
+    if args.context_lang or args.question_lang:
+        if not (args.context_lang and args.question_lang) or args.langs:
+            raise HarnessError("--context-lang and --question-lang go together, and replace --langs")
+        languages = (f"{args.context_lang}-{args.question_lang}",)
+    return DataOptions(data_dir=args.data_dir, split=args.split, languages=languages, limit=args.limit)
 
 
 def _print_plan(plan: Any) -> None:

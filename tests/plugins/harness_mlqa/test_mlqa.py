@@ -313,3 +313,14 @@ def test_no_mlqa_files(harness_cli: Cli, tmp_path: Path) -> None:
     assert code == 2
     assert err.strip() == (f"error: no MLQA dev files in {empty}: expected MLQA_V1/dev/dev-context-en-question-en.json "
                            "(the official release) or dev-en.json (XTREME's layout)")
+
+
+def test_context_and_question_language_flags_name_one_pair(real_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
+    predictions = tmp_path / "preds.json"
+    predictions.write_text(json.dumps(perturbed(dev_file(real_data, "es-en")), ensure_ascii=False), encoding="utf-8")
+    code, _, err = harness_cli("score", "mlqa:mode=gxlt", "--context-lang", "es", "--question-lang", "en",
+                               "--predictions", predictions, "--data-dir", real_data / "mlqa", "--quiet")
+    assert code == 0, err
+    assert rows(tmp_path)["es-en"]["metrics"]["f1"] == OFFICIAL_PERTURBED["es-en"]["f1"]
+    code, _, err = harness_cli("score", "mlqa:mode=gxlt", "--context-lang", "es", "--predictions", predictions)
+    assert code == 2 and "--context-lang and --question-lang go together" in err
