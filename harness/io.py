@@ -19,6 +19,12 @@ from typing import IO, Any
 from harness.errors import InputError
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: Path, write: Callable[[IO[bytes]], None]) -> None:
     """Write ``path`` through a temporary file in the same folder, then rename it into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -28,6 +34,7 @@ def write_atomic(path: Path, write: Callable[[IO[bytes]], None]) -> None:
             write(handle)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; give it a plain file's mode
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -40,6 +47,7 @@ def write_folder_atomic(path: Path, files: dict[str, bytes]) -> None:
     formats that are one file per language). A name may hold sub-folders (``task/test-de.tsv``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    os.chmod(staging, 0o777 & ~_umask())  # mkdtemp makes it private; give it a plain folder's mode
     try:
         for name, payload in files.items():
             (staging / name).parent.mkdir(parents=True, exist_ok=True)

@@ -41,3 +41,16 @@ def test_write_folder_atomic_replaces_whole_or_not_at_all(tmp_path: Path, monkey
     monkeypatch.undo()
     assert (target / "en.jsonl").read_bytes() == b"new\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["predictions"]  # no staging folder left
+
+
+def test_atomic_writes_get_a_plain_file_mode(tmp_path: Path) -> None:
+    import os
+
+    from harness.io import dump_json
+
+    mask = os.umask(0o022)
+    try:
+        dump_json({"a": 1}, tmp_path / "x.json")
+    finally:
+        os.umask(mask)
+    assert (tmp_path / "x.json").stat().st_mode & 0o777 == 0o644
