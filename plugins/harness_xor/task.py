@@ -121,8 +121,16 @@ class _AnswerTask(_XorTask):
     def write_predictions(self, data: XorData, predictions: Mapping[str, dict[str, str]], path: Path) -> None:
         dump_json({qid: answer for lang in self.units(data) for qid, answer in predictions.get(lang, {}).items()}, path)
 
-    def unanswered(self, data: XorData, predictions: Mapping[str, dict[str, str]]) -> int:
-        return sum(q.id not in predictions.get(q.lang, {}) for q in data.questions)
+    @abstractmethod
+    def overall(self, rows: list[ScoreRow]) -> tuple[dict[str, float], list[str]]:
+        """The ``all`` row's metrics from the per-language rows, and notes saying how."""
+
+    def evaluate(self, data: XorData, predictions: Mapping[str, dict[str, str]]) -> Evaluation:
+        rows = self.language_rows(data, predictions)
+        overall, notes = self.overall(rows)
+        unanswered = sum(q.id not in predictions.get(q.lang, {}) for q in data.questions)
+        return Evaluation(overall["f1"], [ScoreRow("all", overall, len(data.questions)), *rows],
+                          diagnostics={"unanswered": unanswered}, notes=notes)
 
     #: The metrics of one answer, in the order :meth:`question_scores` gives them.
     metric_names: tuple[str, ...] = ()
@@ -174,13 +182,9 @@ class XorEnglishSpan(_AnswerTask):
         f1, em = f1_and_em(prediction, golds, squad_v1)
         return {"f1": f1, "em": em}
 
-    def evaluate(self, data: XorData, predictions: Mapping[str, dict[str, str]]) -> Evaluation:
-        rows = self.language_rows(data, predictions)
-        overall = {m: statistics.mean(r.metrics[m] for r in rows) for m in self.metric_names}
-        evaluation = Evaluation(overall["f1"], [ScoreRow("all", overall, len(data.questions)), *rows],
-                                diagnostics={"unanswered": self.unanswered(data, predictions)})
-        evaluation.notes.append("all: plain mean of the per-language scores (official eval_xor_engspan.py)")
-        return evaluation
+    def overall(self, rows: list[ScoreRow]) -> tuple[dict[str, float], list[str]]:
+        return ({m: statistics.mean(r.metrics[m] for r in rows) for m in self.metric_names},
+                ["all: plain mean of the per-language scores (official eval_xor_engspan.py)"])
 
 
 class XorFull(_AnswerTask):
@@ -217,18 +221,12 @@ class XorFull(_AnswerTask):
                 "f1_symmetric": f1_sym, "em_symmetric": em_sym,
                 "bleu_effective_order": char_bleu(references, prediction, effective_order=True)}
 
-    def evaluate(self, data: XorData, predictions: Mapping[str, dict[str, str]]) -> Evaluation:
-        rows = self.language_rows(data, predictions)
-        overall = {n: sum(r.metrics[n] for r in rows) / FULL_DIVISOR for n in self.metric_names}
-        evaluation = Evaluation(overall["f1"], [ScoreRow("all", overall, len(data.questions)), *rows],
-                                diagnostics={"unanswered": self.unanswered(data, predictions)})
-        evaluation.notes.append(
+    def overall(self, rows: list[ScoreRow]) -> tuple[dict[str, float], list[str]]:
+        return ({n: sum(r.metrics[n] for r in rows) / FULL_DIVISOR for n in self.metric_names}, [
             f"all: per-language scores summed and divided by {FULL_DIVISOR} whatever the number of languages "
-            f"present ({len(rows)} here), as eval_xor_full.py does")
-        evaluation.notes.append(
+            f"present ({len(rows)} here), as eval_xor_full.py does",
             "corrected variants: *_symmetric applies the prediction's ・/、 replacement to Japanese golds too; "
-            "bleu_effective_order scores answers under 4 characters on orders 1..length")
-        return evaluation
+            "bleu_effective_order scores answers under 4 characters on orders 1..length"])
 
 
 class XorRetrieve(_XorTask):
