@@ -15,7 +15,6 @@ from typing import Any
 
 from harness import __version__
 from harness.errors import HarnessError
-from harness.leaderboard import format_score
 
 DEFAULT_LEADERBOARD = Path("leaderboard/leaderboard.json")
 
@@ -143,6 +142,8 @@ def _cmd_list(args: argparse.Namespace) -> None:
 
 
 def _report(outcome: Any, leaderboard_path: Path | None) -> None:
+    from harness.leaderboard import format_score
+
     result = outcome.result
     data = result["data"]
     scope = "built-in demo data" if data["demo"] else data["source"]

@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Literal, Protocol, runtime_checkable
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from harness.io import sha256_text
+
+if TYPE_CHECKING:  # annotations only: plugins name these protocols in metadata `harness list` reads
+    import numpy as np
 
 #: Which side of a retrieval pair a text is on; dual encoders use it to pick a prefix or tower.
 Role = Literal["query", "passage"]

@@ -13,12 +13,15 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from harness.encoding import EncodingRequest
 from harness.errors import HarnessError
 from harness.model import Runtime
 from harness.progress import Progress
+
+if TYPE_CHECKING:  # annotations only: plugins' metadata modules import this one while listing
+    from harness.encoding import EncodingRequest
+    from harness.registry import TaskSpec
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,17 @@ class TaskMetadata:
     data_subdir: str = ""
     unit: str = "language"
     higher_is_better: bool = True
+
+    def spec(self, target: str) -> TaskSpec:
+        """The registry's entry for this task, ``target`` naming its class (``module:Class``).
+
+        ``harness list`` shows the spec's summary and languages; taking them from here keeps one
+        declaration per task. Plugins declare their metadata in a module that imports nothing
+        heavy, so that listing stays fast.
+        """
+        from harness.registry import TaskSpec
+
+        return TaskSpec(self.name, target, self.description, self.languages)
 
 
 @dataclass(frozen=True)
