@@ -21,7 +21,7 @@ from pathlib import Path
 from harness.metrics.answers import token_f1
 from harness.task import DataRequest
 from harness_mlqa.task import MLQA
-from harness_squad.task import SpanQAData
+from harness.qa.task import SpanQAData
 
 Predictions = dict[str, dict[str, str]]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness_demo import LANGUAGES, xquad_r_dir
+from harness.demo import LANGUAGES, parallel_qa_dir
 
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
@@ -19,7 +19,7 @@ def demo_texts() -> list[str]:
 
     texts = []
     for lang in LANGUAGES:
-        doc = json.loads((xquad_r_dir() / f"{lang}.json").read_text(encoding="utf-8"))
+        doc = json.loads((parallel_qa_dir() / f"{lang}.json").read_text(encoding="utf-8"))
         for article in doc["data"]:
             for paragraph in article["paragraphs"]:
                 texts.append(paragraph["context"])

@@ -3,8 +3,11 @@
 This package ships a small multilingual question-answering set that was
 written by the xlqa-harness project itself (not copied from XQuAD, SQuAD,
 Wikipedia or any other dataset), so the harness can run its tasks end to end
--- LAReQA-style answer-sentence retrieval from a multilingual pool, and
-XQuAD/MLQA-style extractive span QA -- without downloading anything.
+-- answer-sentence retrieval from a multilingual pool, extractive span QA and
+bitext retrieval -- without downloading anything.
+
+It is in the core, as data, because several task plugins use it as their demo
+data and the model plugins' tests read it; no plugin may import another.
 
 The data is in the XQuAD-R file format (SQuAD v1.1 JSON plus per-paragraph
 ``sentences`` and ``sentence_breaks``), one file per language, and is fully
@@ -17,16 +20,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
-#: Languages with a file ``<lang>.json`` in :func:`xquad_r_dir`.  The order is
-#: the XQuAD-R order (English first) so results tables line up with it.
+#: Languages with a file ``<lang>.json`` in :func:`parallel_qa_dir`.  The order
+#: is the XQuAD-R order (English first) so results tables line up with it.
 LANGUAGES: tuple[str, ...] = ("en", "de", "es", "ru", "ar", "hi", "vi", "zh", "th")
 
+#: The name of each language's file in :func:`parallel_qa_dir`.
+FILE_NAME = "{lang}.json"
 
-def xquad_r_dir() -> Path:
-    """Return the folder holding the ``<lang>.json`` XQuAD-R files.
+
+def parallel_qa_dir() -> Path:
+    """Return the folder holding the ``<lang>.json`` files.
 
     Resolved relative to this module so it works the same for a normal or an
-    editable install, and callers can hand it to the XQuAD-R loader exactly as
-    they would a downloaded copy of the real dataset.
+    editable install, and callers can hand it to a task's loader exactly as
+    they would a downloaded copy of a real dataset.
     """
-    return Path(__file__).parent / "xquad-r"
+    return Path(__file__).parent / "parallel-qa"
+
+
+class ParallelQADemo:
+    """Mixin for tasks whose built-in demo data is this set (list it before the task base)."""
+
+    def demo_data_dir(self) -> Path:
+        return parallel_qa_dir()

@@ -1,15 +1,20 @@
 """Answer normalisers of the official span-QA scorers, as named, documented functions.
 
+They live in the core, named for what they do rather than for the benchmark that introduced
+them, because several benchmarks share each one (SQuAD's English normaliser scores XQuAD,
+TyDiQA-GoldP and XOR-EnglishSpan; MLQA's multilingual one scores MLQA in its own plugin and in
+XTREME submissions).
+
 A normaliser maps an answer string to the tokens the official scorer compares: exact match is
 "the token lists are equal" (the official scripts compare the space-joined normalised strings,
 which is the same thing because no token contains white space), and F1 is the bag-of-tokens
 overlap of :func:`harness.metrics.answers.token_f1`. Two official normalisers are here:
 
-* :func:`squad_v1` -- SQuAD v1.1's ``normalize_answer`` (``evaluate-v1.1.py``; XTREME's
+* :func:`ascii_english` -- SQuAD v1.1's ``normalize_answer`` (``evaluate-v1.1.py``; XTREME's
   ``third_party/evaluate_squad.py``), which XQuAD, TyDiQA-GoldP and XOR-EnglishSpan apply to
   *every* language: ASCII punctuation only, English articles, white-space tokens. So a Thai or
   Chinese answer without spaces is a single token, and partial overlap scores F1 0.
-* :func:`mlqa` -- MLQA's ``normalize_answer(s, lang)`` (``facebookresearch/MLQA:
+* :func:`multilingual` -- MLQA's ``normalize_answer(s, lang)`` (``facebookresearch/MLQA:
   mlqa_evaluation_v1.py``), selected by the *answer* (context) language: all Unicode ``P*``
   punctuation plus ASCII symbols, per-language "articles", and mixed segmentation for Chinese.
 
@@ -36,27 +41,26 @@ _ASCII_PUNCTUATION = str.maketrans("", "", string.punctuation)
 _ENGLISH_ARTICLES = re.compile(r"\b(a|an|the)\b")
 
 
-def squad_v1(text: str) -> list[str]:
+def ascii_english(text: str) -> list[str]:
     """SQuAD v1.1 normalisation: lowercase, delete ``string.punctuation``, replace the English
     articles a/an/the (whole words) by a space, split on white space.
 
-    >>> squad_v1("The Eiffel-Tower!")
+    >>> ascii_english("The Eiffel-Tower!")
     ['eiffeltower']
     """
     return _ENGLISH_ARTICLES.sub(" ", text.lower().translate(_ASCII_PUNCTUATION)).split()
 
 
-#: The languages MLQA's scorer knows (any other code is an error there too).
-MLQA_LANGUAGES: tuple[str, ...] = ("en", "es", "de", "ar", "hi", "vi", "zh")
-
-#: Words replaced by a space, per language. Vietnamese lists words that are not articles
+#: Words replaced by a space, per language; its keys are the languages :func:`multilingual` has
+#: rules for (any other is an error, as in MLQA's script). Vietnamese lists words that are not articles
 #: (của "of", là "is", cái/chiếc classifiers, những plural marker): the official list, kept.
-_MLQA_ARTICLES: dict[str, re.Pattern[str] | None] = {
+_ARTICLES: dict[str, re.Pattern[str] | None] = {
     "en": _ENGLISH_ARTICLES,
     "es": re.compile(r"\b(un|una|unos|unas|el|la|los|las)\b"),
     "de": re.compile(r"\b(ein|eine|einen|einem|eines|einer|der|die|das|den|dem|des)\b"),
-    "vi": re.compile(r"\b(của|là|cái|chiếc|những)\b"),
+    "ar": None,  # see _ARABIC_ARTICLE
     "hi": None,
+    "vi": re.compile(r"\b(của|là|cái|chiếc|những)\b"),
     "zh": None,
 }
 
@@ -102,7 +106,7 @@ def _mixed_segmentation(text: str) -> list[str]:
 
 
 @cache
-def mlqa(lang: str) -> Normalizer:
+def multilingual(lang: str) -> Normalizer:
     """MLQA's normaliser for answers in ``lang`` (the context language of an MLQA file).
 
     Lowercase; delete every Unicode punctuation character (category ``P*``) and the ASCII
@@ -113,15 +117,15 @@ def mlqa(lang: str) -> Normalizer:
 
     The same function object is returned for the same language, so callers can memoise on it.
 
-    >>> mlqa("es")("¡Una casa!")
+    >>> multilingual("es")("¡Una casa!")
     ['casa']
-    >>> mlqa("zh")("Apple iPhone 12，苹果")
+    >>> multilingual("zh")("Apple iPhone 12，苹果")
     ['apple', 'iphone', '12', '苹', '果']
     """
-    if lang not in MLQA_LANGUAGES:
-        raise HarnessError(f"unknown MLQA answer language '{lang}' (known: {', '.join(MLQA_LANGUAGES)})")
+    if lang not in _ARTICLES:
+        raise HarnessError(f"no answer normalisation rules for language '{lang}' (known: {', '.join(_ARTICLES)})")
     table = _unicode_punctuation_table()
-    articles = _MLQA_ARTICLES.get(lang)
+    articles = _ARTICLES[lang]
     segment = _mixed_segmentation if lang == "zh" else str.split
 
     def normalize(text: str) -> list[str]:
@@ -132,6 +136,6 @@ def mlqa(lang: str) -> Normalizer:
             text = articles.sub(" ", text)
         return segment(text)
 
-    normalize.__name__ = f"mlqa_{lang}"
-    normalize.__doc__ = f"MLQA normalisation for answers in '{lang}' (see :func:`mlqa`)."
+    normalize.__name__ = f"multilingual_{lang}"
+    normalize.__doc__ = f"MLQA normalisation for answers in '{lang}' (see :func:`multilingual`)."
     return normalize

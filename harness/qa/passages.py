@@ -1,4 +1,7 @@
-"""Passage collections for open retrieval, supplied by the user (XOR QA ships none).
+"""Passage collections for open retrieval, supplied by the user (benchmarks such as XOR QA ship none).
+
+In the core because a task (XOR-Retrieve reads the passages it ranks) and a model (retrieve-read
+indexes them) both read them.
 
 Two formats, as open-retrieval baselines use them:
 

@@ -19,9 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from harness.metrics.answers import best_over_golds, token_f1
-
-from harness_squad.data import SpanQuestion
-from harness_squad.normalize import Normalizer
+from harness.qa.normalize import Normalizer
+from harness.qa.span_file import SpanQuestion
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Reading SQuAD v1.1-format files (XQuAD, MLQA, TyDiQA-GoldP) into questions with gold answers.
+"""Reading SQuAD v1.1-format files (the span-QA file format) into questions with gold answers.
 
 The official scorers walk ``data[].paragraphs[].qas[]`` in file order and score every question
 against the ``text`` of each of its answers; this reader keeps that order (scores are sums in
@@ -46,7 +46,7 @@ def _answers(qa: dict[str, Any], *, file: Path, record: str) -> tuple[str, ...]:
     return tuple(texts)
 
 
-def read_squad_file(path: Path) -> list[SpanQuestion]:
+def read_span_file(path: Path) -> list[SpanQuestion]:
     """Every question of a SQuAD v1.1-format file, in file order.
 
     The ``version`` field is not checked: the official scorers only warn about it (MLQA files

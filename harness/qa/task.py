@@ -1,4 +1,4 @@
-"""The span-QA task base: XQuAD, MLQA (and later TyDiQA-GoldP, XOR-EnglishSpan) plug in here.
+"""The span-QA task base: every benchmark scored file by file with a SQuAD-style scorer.
 
 A span-QA benchmark is a set of SQuAD v1.1-format files, each scored on its own by the official
 scorer with one normaliser: XQuAD has one file per language, MLQA one per (context language,
@@ -12,7 +12,7 @@ through :func:`find_language_files` and :func:`span_data`), which normaliser sco
   ``span-qa-predictions``); a run writes a folder with one such file per unit, named like the
   data file it answers, and ``harness score`` reads such a folder, or one file when one unit is
   selected (``--langs``);
-* EM and F1 per unit are the official scorer's floats (0-100, see :mod:`harness_squad.scoring`);
+* EM and F1 per unit are the official scorer's floats (0-100, see :mod:`harness.qa.scoring`);
 * the reference predictions are the first gold answer (``gold``) and ``""`` (``empty``).
 """
 
@@ -22,16 +22,17 @@ from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
+from harness.demo import FILE_NAME as DEMO_FILE_NAME
 from harness.errors import HarnessError, InputError
 from harness.io import dump_json, read_json
 from harness.protocols import Reader, ReadingExample
+from harness.qa.normalize import Normalizer
+from harness.qa.scoring import SpanScores, memoize, score_questions
+from harness.qa.span_file import SpanQuestion, read_span_file
 from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskData
 from harness.validation import validate
-
-from harness_squad.data import SpanQuestion, read_squad_file
-from harness_squad.normalize import Normalizer
-from harness_squad.scoring import SpanScores, memoize, score_questions
 
 PREDICTIONS_SCHEMA = "span-qa-predictions"
 
@@ -99,7 +100,7 @@ def span_unit(name: str, file_name: str, context_lang: str, question_lang: str, 
 def read_unit(path: Path, name: str, context_lang: str, question_lang: str, languages: tuple[str, ...],
               limit: int | None) -> SpanUnit:
     """A unit read from one SQuAD v1.1-format file; predictions for it are named like the file."""
-    return span_unit(name, path.name, context_lang, question_lang, languages, read_squad_file(path), limit,
+    return span_unit(name, path.name, context_lang, question_lang, languages, read_span_file(path), limit,
                      source=path)
 
 
@@ -250,3 +251,24 @@ def task_data_from_files(request: DataRequest, files: Mapping[str, Path]) -> Spa
     """Data of a one-file-per-language benchmark (XQuAD, XTREME's layouts)."""
     return span_data(request, read_language_units(request, files), list(files.values()), list(files))
 
+
+class LanguageFilesTask(SpanQATask):
+    """A span-QA benchmark with one file per language, context and questions in that language.
+
+    A subclass names its file layouts (tried in order, see :func:`find_language_files`), the
+    language names its files use, and the benchmark's name in messages. The built-in parallel
+    demo set names its files :data:`harness.demo.FILE_NAME`.
+    """
+
+    layouts: ClassVar[tuple[str, ...]]
+    language_names: ClassVar[Mapping[str, str]] = {}
+    benchmark: ClassVar[str]
+
+    def load(self, request: DataRequest) -> SpanQAData:
+        assert request.data_dir is not None
+        layouts = (DEMO_FILE_NAME,) if request.data_dir == self.demo_data_dir() else self.layouts
+        languages = request.languages or self.metadata.languages
+        files = find_language_files(request.data_dir, languages, layouts, split=request.split,
+                                    explicit=languages != self.metadata.languages, what=self.benchmark,
+                                    names=self.language_names)
+        return task_data_from_files(request, files)

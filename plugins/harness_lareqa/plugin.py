@@ -3,19 +3,12 @@
 from harness.hookspecs import hookimpl
 from harness.registry import SuiteSpec, TaskSpec
 
-from harness_lareqa.languages import XQUAD_R_LANGUAGES
+from harness_lareqa.metadata import LAREQA
 
 
 @hookimpl
 def harness_tasks() -> list[TaskSpec]:
-    return [
-        TaskSpec(
-            "lareqa",
-            "harness_lareqa.task:LAReQA",
-            "XQuAD-R answer-sentence retrieval from one 11-language pool: mAP, mAP@20, language bias",
-            XQUAD_R_LANGUAGES,
-        )
-    ]
+    return [LAREQA.spec("harness_lareqa.task:LAReQA")]
 
 
 @hookimpl

@@ -26,38 +26,27 @@ from typing import Any, Literal
 
 import numpy as np
 
+from harness.demo import ParallelQADemo
 from harness.encoding import EncodingRequest
 from harness.errors import HarnessError, InputError
 from harness.io import iter_jsonl, write_atomic
 from harness.metrics.ranking import NOT_RETRIEVED, average_precision
 from harness.protocols import Corpus, Retriever, ScoringIndex
 from harness.search import ranks_of, top_k
-from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskMetadata
+from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task
 from harness.validation import validate
 
 from harness_lareqa.data import LAReQAData, read_language, restrict, statistics
-from harness_lareqa.languages import XQUAD_R_LANGUAGES
+from harness_lareqa.metadata import LAREQA
 
 CandidateForm = Literal["concat", "pair", "sentence"]
 QUERY_CHUNK = 256
 
 
-class LAReQA(Task[LAReQAData]):
+class LAReQA(ParallelQADemo, Task[LAReQAData]):
     """XQuAD-R, scored like XTREME-R's official LAReQA evaluation."""
 
-    metadata = TaskMetadata(
-        name="lareqa",
-        description="Answer-sentence retrieval from one pool of 11 languages (XQuAD-R).",
-        reference="Roy et al., LAReQA, EMNLP 2020; google-research/xtreme third_party/utils_lareqa.py",
-        languages=XQUAD_R_LANGUAGES,
-        splits=("test",),
-        main_metric="map",
-        needs=Retriever,
-        prediction_format="lareqa-predictions",
-        prediction_file="predictions.jsonl",
-        data_subdir="lareqa/xquad-r",
-        unit="question language",
-    )
+    metadata = LAREQA
 
     def __init__(self, candidates: CandidateForm = "concat", save_top_k: int = 100) -> None:
         """``candidates``: how a candidate is put to the model (``concat``: sentence + paragraph, the
@@ -70,11 +59,6 @@ class LAReQA(Task[LAReQAData]):
 
     def options(self) -> dict[str, Any]:
         return {"candidates": self.candidates}
-
-    def demo_data_dir(self) -> Path:
-        from harness_demo import xquad_r_dir
-
-        return xquad_r_dir()
 
     # -- data ---------------------------------------------------------------------------------
 

@@ -3,19 +3,12 @@
 from harness.hookspecs import hookimpl
 from harness.registry import ModelSpec, TaskSpec
 
-from harness_mkqa.languages import MKQA_LANGUAGES
+from harness_mkqa.metadata import MKQA
 
 
 @hookimpl
 def harness_tasks() -> list[TaskSpec]:
-    return [
-        TaskSpec(
-            "mkqa",
-            "harness_mkqa.task:MKQA",
-            "MKQA open-domain QA, 26 languages: best F1/EM over a No-Answer threshold, macro average",
-            MKQA_LANGUAGES,
-        )
-    ]
+    return [MKQA.spec("harness_mkqa.task:MKQA")]
 
 
 @hookimpl

@@ -30,10 +30,11 @@ from typing import Any
 from harness.errors import HarnessError
 from harness.open_domain import ask
 from harness.protocols import OpenAnswer, OpenDomainQA, OpenQuestion
-from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskMetadata
+from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task
 
 from harness_mkqa.data import MKQAData, find_data_file, read_mkqa
 from harness_mkqa.languages import MKQA_LANGUAGES
+from harness_mkqa.metadata import MKQA as MKQA_METADATA
 from harness_mkqa.predictions import aligned, read_predictions, write_predictions
 from harness_mkqa.scoring import (
     ExampleScores, LanguageResult, answer_type_breakdown, evaluate_language, macro_average, score_examples,
@@ -54,18 +55,7 @@ def _record(example_id: Any, answer: OpenAnswer) -> dict[str, Any]:
 class MKQA(Task[MKQAData]):
     """MKQA, scored like ``mkqa_eval.py`` / ``mkqa_eval_all_languages.py``."""
 
-    metadata = TaskMetadata(
-        name="mkqa",
-        description="Open-domain QA in 26 languages; best F1 over a No-Answer threshold, macro-averaged.",
-        reference="Longpre, Lu & Daiber, MKQA, TACL 2021; apple/ml-mkqa mkqa_eval.py",
-        languages=MKQA_LANGUAGES,
-        splits=("test",),
-        main_metric="best_f1",
-        needs=OpenDomainQA,
-        prediction_format="mkqa-predictions",
-        prediction_file="predictions",  # a folder of <lang>.jsonl files, the official layout
-        data_subdir="mkqa",
-    )
+    metadata = MKQA_METADATA
 
     def demo_data_dir(self) -> Path:
         return Path(__file__).parent / "demo"

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 from harness.errors import HarnessError, InputError
-
-from harness_squad.data import SpanQuestion, read_squad_file
+from harness.qa.span_file import SpanQuestion, read_span_file
 
 Layout = Literal["official", "xtreme", "parallel"]
 Pair = tuple[str, str]  # (context language, question language)
@@ -87,4 +86,4 @@ def parallel_pair(by_language: dict[str, list[SpanQuestion]], pair: Pair, files:
 def read_parallel(folder: Path, languages: list[str]) -> tuple[dict[str, list[SpanQuestion]], dict[str, Path]]:
     """Every question of each ``{lang}.json`` of a parallel set."""
     files = {lang: folder / f"{lang}.json" for lang in languages}
-    return {lang: read_squad_file(path) for lang, path in files.items()}, files
+    return {lang: read_span_file(path) for lang, path in files.items()}, files

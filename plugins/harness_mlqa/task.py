@@ -25,37 +25,33 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
+from harness.demo import ParallelQADemo
 from harness.errors import HarnessError
-from harness.protocols import Reader
-from harness.task import DataRequest, ScoreRow, TaskMetadata
-
-from harness_squad.normalize import MLQA_LANGUAGES, Normalizer, mlqa
-from harness_squad.scoring import SpanScores
-from harness_squad.task import SpanQAData, SpanQATask, SpanUnit, mean_row, read_unit, span_data, span_unit
+from harness.qa.normalize import Normalizer, multilingual
+from harness.qa.scoring import SpanScores
+from harness.qa.task import SpanQAData, SpanQATask, SpanUnit, mean_row, read_unit, span_data, span_unit
+from harness.task import DataRequest, ScoreRow
 
 from harness_mlqa.data import Pair, Source, locate, official_name, parallel_pair, read_parallel
+from harness_mlqa.metadata import MLQA as MLQA_METADATA
+from harness_mlqa.metadata import MLQA_LANGUAGES
 
 Mode = Literal["xlt", "gxlt"]
 
 
-class MLQA(SpanQATask):
+def mlqa(lang: str) -> Normalizer:
+    """The official MLQA normaliser for answers in ``lang``: the core's multilingual normaliser,
+    for MLQA's languages only (the official script raises on any other code). The same function
+    object comes back for the same language, so scorers can memoise on it."""
+    if lang not in MLQA_LANGUAGES:
+        raise HarnessError(f"unknown MLQA answer language '{lang}' (known: {', '.join(MLQA_LANGUAGES)})")
+    return multilingual(lang)
+
+
+class MLQA(ParallelQADemo, SpanQATask):
     """MLQA, XLT or G-XLT, scored exactly as the official MLQA script."""
 
-    metadata = TaskMetadata(
-        name="mlqa",
-        description="Cross-lingual extractive QA (MLQA): EM/F1 per file with the official MLQA scorer; "
-                    "XLT (same-language files) or G-XLT (all context x question language pairs).",
-        reference="Lewis et al., MLQA: Evaluating Cross-lingual Extractive Question Answering, ACL 2020; "
-                  "facebookresearch/MLQA mlqa_evaluation_v1.py",
-        languages=MLQA_LANGUAGES,
-        splits=("dev", "test"),
-        main_metric="f1",
-        needs=Reader,
-        prediction_format="span-qa-predictions",
-        prediction_file="predictions",
-        data_subdir="mlqa",
-        unit="language (XLT) or context-question pair (G-XLT)",
-    )
+    metadata = MLQA_METADATA
 
     def __init__(self, mode: Mode = "xlt") -> None:
         """``mode``: ``xlt`` scores the same-language files, ``gxlt`` every (context, question) pair."""
@@ -63,11 +59,6 @@ class MLQA(SpanQATask):
 
     def options(self) -> dict[str, str]:
         return {"mode": self.mode}
-
-    def demo_data_dir(self) -> Path:
-        from harness_demo import xquad_r_dir
-
-        return xquad_r_dir()
 
     def normalizer(self, unit: SpanUnit) -> Normalizer:
         return mlqa(unit.context_lang)

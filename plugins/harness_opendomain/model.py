@@ -8,7 +8,7 @@ The pipeline of the XOR QA and MKQA baselines, from parts the harness already ha
 2. **Retrieve.** ``retriever=...`` is any Retriever (``bm25``, ``dense:encoder=...``) or any
    Encoder (``e5-small``, ``hf-encoder:path=...``: exact inner-product search). The passage
    collection ``corpus=...`` (a ``psgs_w100.tsv``-style TSV or JSON lines, or a folder of
-   ``{lang}.tsv`` / ``{lang}.jsonl`` files, read by :mod:`harness_xor.corpus`) is indexed once,
+   ``{lang}.tsv`` / ``{lang}.jsonl`` files, read by :mod:`harness.qa.passages`) is indexed once,
    on the first question, and kept for the rest of the run (every task of a suite included);
    each question asks the index for its ``top_k`` passages only.
 3. **Read.** ``reader=...`` is any Reader (``hf-reader:path=...``). The (question, passage text)
@@ -78,9 +78,8 @@ from harness.model import Model, ModelIdentity, Runtime
 from harness.protocols import (
     OpenAnswer, OpenQuestion, Reader, ReadingExample, Retriever, SearchIndex, SpanAnswer, Translator,
 )
-
-from harness_translate.model import translate_each
-from harness_xor.corpus import Passages, corpus_files, read_passages
+from harness.qa.passages import Passages, corpus_files, read_passages
+from harness.qa.translate import translate_each
 
 OWNER = "retrieve-read"
 

@@ -1,6 +1,5 @@
-"""Span QA in SQuAD v1.1 format: the official normalisers, the scoring loop, a task base, XQuAD.
+"""XQuAD: extractive QA in 12 languages, scored with SQuAD v1.1's scorer as XTREME does.
 
-Public API for other plugins (stable): :func:`harness_squad.normalize.squad_v1` and
-:func:`harness_squad.normalize.mlqa` (normalisers), :func:`harness_squad.data.read_squad_file`,
-:func:`harness_squad.scoring.score_questions`, and :class:`harness_squad.task.SpanQATask`.
+The span-QA machinery it uses (normalisers, scorer, SQuAD-format reader, task base) is the
+core's :mod:`harness.qa`, shared with MLQA, TyDiQA-GoldP and XOR-EnglishSpan.
 """

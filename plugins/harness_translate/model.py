@@ -17,20 +17,7 @@ from harness.compose import identity_part, load_model
 from harness.errors import HarnessError
 from harness.model import Model, ModelIdentity, Runtime
 from harness.protocols import Corpus, Ranking, Reader, ReadingExample, Retriever, SearchIndex, SpanAnswer, Translator
-
-
-def translate_each(translator: Translator, texts: Sequence[str], sources: Sequence[str],
-                   targets: Sequence[str]) -> list[str]:
-    """``texts[i]`` translated from ``sources[i]`` into ``targets[i]``; a text already in its target
-    language is kept. One translator call per (source, target) pair, so a model batches each
-    direction's texts together."""
-    out = list(texts)
-    for source, target in sorted({(s, t) for s, t in zip(sources, targets) if s != t}):
-        positions = [i for i, pair in enumerate(zip(sources, targets)) if pair == (source, target)]
-        translated = translator.translate([texts[i] for i in positions], source_lang=source, target_lang=target)
-        for i, text in zip(positions, translated):
-            out[i] = text
-    return out
+from harness.qa.translate import translate_each
 
 
 class TranslateTest(Model):

@@ -17,8 +17,7 @@ from harness.errors import HarnessError, InputError
 from harness.io import iter_jsonl
 from harness.task import DataRequest, TaskData
 
-#: The seven XOR-TyDi QA languages, in the order of the official EnglishSpan scorer.
-XOR_LANGUAGES = ("ar", "bn", "fi", "ja", "ko", "ru", "te")
+from harness_xor.metadata import XOR_LANGUAGES
 
 #: Official file names per file family and split (README of AkariAsai/XORQA).
 FILES = {

@@ -38,19 +38,19 @@ from harness.errors import HarnessError, InputError
 from harness.io import dump_json, read_json
 from harness.open_domain import ask
 from harness.protocols import OpenDomainQA, OpenQuestion, Retriever
-from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskMetadata
+from harness.qa.normalize import ascii_english
+from harness.qa.passages import corpus_files, read_passages
+from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task
 from harness.validation import validate
 
-from harness_squad.normalize import squad_v1
 from harness_xor import data as xor_data
-from harness_xor.corpus import corpus_files, read_passages
-from harness_xor.data import XOR_LANGUAGES, XorData
+from harness_xor.data import XorData
+from harness_xor.metadata import XOR_ENGSPAN, XOR_FULL, XOR_LANGUAGES, XOR_RETRIEVE
 from harness_xor.metrics import (
     char_bleu, f1_and_em, first_tokens, full_normalize, full_prediction, full_references, recall_hit,
 )
 from harness_xor.tokens import word_tokenize
 
-REFERENCE = "Asai et al., XOR QA: Cross-lingual Open-Retrieval Question Answering, NAACL 2021; AkariAsai/XORQA evals/"
 #: XOR-Retrieve's token budgets: R@2kt and R@5kt read the first 2,000 and 5,000 tokens.
 TOKEN_BUDGETS = {"r@2kt": 2000, "r@5kt": 5000}
 #: The official XOR-Full average divides the per-language sums by 7, whatever is present.
@@ -159,17 +159,7 @@ class _AnswerTask(_XorTask):
 class XorEnglishSpan(_AnswerTask):
     """XOR-EnglishSpan: English answers to questions in 7 languages, SQuAD v1.1 F1/EM."""
 
-    metadata = TaskMetadata(
-        name="xor-engspan",
-        description="XOR-TyDi QA XOR-EnglishSpan: English short answers to questions in 7 languages (F1, EM).",
-        reference=REFERENCE + "eval_xor_engspan.py",
-        languages=XOR_LANGUAGES,
-        splits=("dev", "test"),
-        main_metric="f1",
-        needs=OpenDomainQA,
-        prediction_format="xor-engspan-predictions",
-        data_subdir="xor-tydi",
-    )
+    metadata = XOR_ENGSPAN
     metric_names = ("f1", "em")
 
     def answer_lang(self, question_lang: str) -> str:
@@ -179,7 +169,7 @@ class XorEnglishSpan(_AnswerTask):
         return value["answer"] if isinstance(value, dict) else value
 
     def question_scores(self, prediction: str, golds: tuple[str, ...], lang: str) -> dict[str, float]:
-        f1, em = f1_and_em(prediction, golds, squad_v1)
+        f1, em = f1_and_em(prediction, golds, ascii_english)
         return {"f1": f1, "em": em}
 
     def overall(self, rows: list[ScoreRow]) -> tuple[dict[str, float], list[str]]:
@@ -191,17 +181,7 @@ class XorFull(_AnswerTask):
     """XOR-Full: answers in the question's language, F1/EM/BLEU as ``eval_xor_full.py``."""
 
     family = "full"
-    metadata = TaskMetadata(
-        name="xor-full",
-        description="XOR-TyDi QA XOR-Full: answers in the question's language (F1, EM, character BLEU).",
-        reference=REFERENCE + "eval_xor_full.py",
-        languages=XOR_LANGUAGES,
-        splits=("dev", "test"),
-        main_metric="f1",
-        needs=OpenDomainQA,
-        prediction_format="xor-full-predictions",
-        data_subdir="xor-tydi",
-    )
+    metadata = XOR_FULL
     metric_names = ("f1", "em", "bleu", "f1_symmetric", "em_symmetric", "bleu_effective_order")
 
     def answer_lang(self, question_lang: str) -> str:
@@ -232,20 +212,10 @@ class XorFull(_AnswerTask):
 class XorRetrieve(_XorTask):
     """XOR-Retrieve: English passages for questions in 7 languages, R@2kt and R@5kt."""
 
-    metadata = TaskMetadata(
-        name="xor-retrieve",
-        description="XOR-TyDi QA XOR-Retrieve: English passages for questions in 7 languages (R@2kt, R@5kt).",
-        reference=REFERENCE + "eval_xor_retrieve.py",
-        languages=XOR_LANGUAGES,
-        splits=("dev", "test"),
-        main_metric="r@5kt",
-        needs=Retriever,
-        prediction_format="xor-retrieve-predictions",
-        data_subdir="xor-tydi",
-    )
+    metadata = XOR_RETRIEVE
 
     def __init__(self, corpus: Path | None = None, top_k: int = 100, titles: bool = True) -> None:
-        """``corpus``: the passage file or folder a retriever searches (see :mod:`harness_xor.corpus`);
+        """``corpus``: the passage file or folder a retriever searches (see :mod:`harness.qa.passages`);
         ``top_k``: passages kept per question (enough for 5,000 tokens of 100-word passages);
         ``titles``: index (title, text) pairs rather than texts alone."""
         if top_k < 1:

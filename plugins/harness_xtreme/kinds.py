@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import InputError
-
-from harness_squad.normalize import Normalizer, mlqa, squad_v1
-from harness_squad.scoring import memoize, score_questions
-from harness_squad.task import SpanUnit, read_answer_file, read_unit
+from harness.qa.normalize import Normalizer, ascii_english, multilingual
+from harness.qa.scoring import memoize, score_questions
+from harness.qa.task import SpanUnit, read_answer_file, read_unit
 
 from harness_xtreme import formats
 from harness_xtreme.benchmark import Kind
@@ -60,11 +59,11 @@ def _read_tag_predictions(path: Path, labels: Sequence[Sequence[str]]) -> list[l
 
 
 #: The official answer normaliser of each QA task (MLQA's depends on the answer language).
-QA_NORMALIZERS: dict[str, Callable[[str], Normalizer]] = {"mlqa": mlqa}
+QA_NORMALIZERS: dict[str, Callable[[str], Normalizer]] = {"mlqa": multilingual}
 
 
 def _qa_score(task: str, lang: str, unit: SpanUnit, answers: dict[str, str]) -> dict[str, float]:
-    normalize = QA_NORMALIZERS[task](lang) if task in QA_NORMALIZERS else squad_v1
+    normalize = QA_NORMALIZERS[task](lang) if task in QA_NORMALIZERS else ascii_english
     scores = score_questions(unit.questions, answers, memoize(normalize))
     return {"exact_match": scores.exact_match, "f1": scores.f1}
 

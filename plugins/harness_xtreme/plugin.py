@@ -1,28 +1,29 @@
-"""Declares the XTREME tasks and suite; importing this module imports nothing heavy."""
+"""Declares the XTREME tasks and suites; importing this module imports nothing heavy.
+
+The suites name tasks of other plugins (XQuAD, MLQA, LAReQA) by their registered names only:
+they are XTREME's task groups, so XTREME's plugin declares them, and it imports none of those
+plugins.
+"""
 
 from harness.hookspecs import hookimpl
 from harness.registry import SuiteSpec, TaskSpec
 
-from harness_xtreme.benchmark import TATOEBA, TYDIQA
+from harness_xtreme.metadata import TATOEBA_TASK, TYDIQA_GOLDP, XTREME_SUBMISSION
 
 
 @hookimpl
 def harness_tasks() -> list[TaskSpec]:
     return [
-        TaskSpec("tydiqa", "harness_xtreme.tydiqa:TyDiQAGoldP",
-                 "TyDiQA-GoldP extractive QA, SQuAD v1.1 scorer, English in the average (as XTREME): EM/F1", TYDIQA),
-        TaskSpec("tatoeba", "harness_xtreme.tatoeba:Tatoeba",
-                 "Tatoeba bitext retrieval as XTREME: English -> 36 languages (LASER files), cosine top-1 accuracy",
-                 TATOEBA),
-        TaskSpec("xtreme", "harness_xtreme.submission:XtremeSubmission",
-                 "a whole XTREME/XTREME-R submission folder scored as evaluate.py: tasks, groups, all_task "
-                 "(xtreme:xtreme_version=xtreme-r)"),
+        TYDIQA_GOLDP.spec("harness_xtreme.tydiqa:TyDiQAGoldP"),
+        TATOEBA_TASK.spec("harness_xtreme.tatoeba:Tatoeba"),
+        XTREME_SUBMISSION.spec("harness_xtreme.submission:XtremeSubmission"),
     ]
 
 
 @hookimpl
 def harness_suites() -> list[SuiteSpec]:
     return [
+        SuiteSpec("xtreme-qa", ("xquad", "mlqa", "tydiqa"), "XTREME's extractive QA tasks: XQuAD, MLQA (XLT), TyDiQA-GoldP"),
         SuiteSpec("xtreme-retrieval", ("tatoeba", "lareqa"),
                   "XTREME(-R)'s sentence retrieval tasks an encoder runs here: Tatoeba and LAReQA (XQuAD-R)"),
     ]

@@ -42,13 +42,13 @@ from typing import Any
 from harness.errors import HarnessError, InputError
 from harness.io import write_folder_atomic
 from harness.protocols import PredictionSource
-from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskData, TaskMetadata
+from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskData
 
 from harness_xtreme.benchmark import GROUPS, TASKS, TaskDef, Version, task_defs
 from harness_xtreme.kinds import KINDS, example_count
+from harness_xtreme.metadata import ALL_TASK, XTREME_SUBMISSION
 from harness_xtreme.metrics import mean
 
-ALL_TASK = "all_task"
 INCOMPLETE = "incomplete_task_mean"
 FIGURE = "avg_metric"
 
@@ -77,10 +77,6 @@ class TaskScore:
     count: int
 
 
-def _all_languages() -> tuple[str, ...]:
-    return tuple(sorted({lang for tasks in TASKS.values() for task in tasks for lang in task.languages}))
-
-
 def _subfolders(folder: Path) -> set[str]:
     return {entry.name for entry in folder.iterdir() if entry.is_dir()}
 
@@ -88,20 +84,7 @@ def _subfolders(folder: Path) -> set[str]:
 class XtremeSubmission(Task[SubmissionData]):
     """XTREME's ``evaluate.py`` over a submission folder: per-language, task, group and overall scores."""
 
-    metadata = TaskMetadata(
-        name="xtreme",
-        description="Scores a whole XTREME / XTREME-R submission folder exactly as evaluate.py: every task "
-                    "present in both folders, per language, per task (avg_metric), per group, and all_task.",
-        reference="Hu et al., XTREME, ICML 2020; Ruder et al., XTREME-R, EMNLP 2021; google-research/xtreme "
-                  "evaluate.py",
-        languages=_all_languages(),
-        splits=("test",),
-        main_metric=ALL_TASK,
-        needs=PredictionSource,
-        prediction_format="xtreme-submission",
-        prediction_file="predictions",
-        unit="task",
-    )
+    metadata = XTREME_SUBMISSION
 
     def __init__(self, xtreme_version: Version = "xtreme") -> None:
         """``xtreme_version``: which benchmark's task list, languages and groups (evaluate.py's

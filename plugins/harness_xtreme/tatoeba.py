@@ -37,14 +37,16 @@ from typing import Literal
 
 import numpy as np
 
+from harness.demo import ParallelQADemo
 from harness.encoding import EncodingRequest
 from harness.errors import HarnessError, InputError
 from harness.io import write_folder_atomic
 from harness.protocols import Encoder, Role
 from harness.search import exact_search
-from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskData, TaskMetadata
+from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskData
 
 from harness_xtreme.benchmark import TATOEBA, TATOEBA_R_EXTRA, Version
+from harness_xtreme.metadata import TATOEBA_TASK
 from harness_xtreme.formats import lines_file, read_line_numbers, read_lines
 from harness_xtreme.metrics import accuracy, mean
 
@@ -112,23 +114,10 @@ def read_demo_pair(folder: Path, lang: str, limit: int | None) -> tuple[TatoebaP
     return xtreme_order(lang, english[:limit], foreign[:limit]), [foreign_path, english_path]
 
 
-class Tatoeba(Task[TatoebaData]):
+class Tatoeba(ParallelQADemo, Task[TatoebaData]):
     """Tatoeba as XTREME scores it: English -> other-language nearest neighbour, accuracy."""
 
-    metadata = TaskMetadata(
-        name="tatoeba",
-        description="Tatoeba bitext retrieval (XTREME): each English sentence retrieves its translation among "
-                    "the other language's sentences by cosine similarity; accuracy per language and the mean.",
-        reference="Hu et al., XTREME, ICML 2020; Artetxe and Schwenk, TACL 2019 (LASER Tatoeba test set); "
-                  "google-research/xtreme utils_preprocess.py, third_party/evaluate_retrieval.py, evaluate.py",
-        languages=TATOEBA + TATOEBA_R_EXTRA,
-        splits=("test",),
-        main_metric="accuracy",
-        needs=Encoder,
-        prediction_format="tatoeba-predictions",
-        prediction_file="predictions",
-        data_subdir="tatoeba/v1",
-    )
+    metadata = TATOEBA_TASK
 
     def __init__(self, xtreme_version: Version = "xtreme", role: Role = "query") -> None:
         """``xtreme_version``: the default languages, XTREME's 36 or XTREME-R's 41. ``role``: how
@@ -139,11 +128,6 @@ class Tatoeba(Task[TatoebaData]):
 
     def options(self) -> dict[str, str]:
         return {"role": self.role}
-
-    def demo_data_dir(self) -> Path:
-        from harness_demo import xquad_r_dir
-
-        return xquad_r_dir()
 
     def check_languages(self, languages: Sequence[str] | None) -> tuple[str, ...]:
         """XTREME's codes, or any LASER code (three letters) for the release's other languages."""

@@ -5,7 +5,7 @@ SQuAD v1.1 format. XTREME's "test" set is TyDi QA's GoldP dev set, one file per 
 
 * Each language file is scored on its own with the SQuAD v1.1 scorer (XTREME's
   ``third_party/evaluate_squad.py``: English normalisation for every language), EM and F1 0-100,
-  exactly as XQuAD is (this task is XQuAD's with TyDi's languages and files).
+  exactly as XQuAD is (the same task base, with TyDi's languages and files).
 * ``mean``, the benchmark figure and main score (F1), is the unweighted mean over all nine
   languages **including English**, as XTREME averages it. TyDi QA's own GoldP protocol leaves
   English out of the average; that figure is the separate row ``mean_without_en``.
@@ -21,14 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from harness.protocols import Reader
-from harness.task import ScoreRow, TaskMetadata
+from harness.demo import ParallelQADemo
+from harness.qa.normalize import Normalizer, ascii_english
+from harness.qa.scoring import SpanScores
+from harness.qa.task import LanguageFilesTask, SpanQAData, SpanUnit, mean_row
+from harness.task import ScoreRow
 
-from harness_squad.scoring import SpanScores
-from harness_squad.task import SpanQAData, mean_row
-from harness_squad.xquad import XQuAD
-
-from harness_xtreme.benchmark import TYDIQA
+from harness_xtreme.metadata import TYDIQA_GOLDP
 
 #: Language names in the TyDi QA release's file names.
 LANGUAGE_NAMES: dict[str, str] = {
@@ -37,28 +36,18 @@ LANGUAGE_NAMES: dict[str, str] = {
 }
 
 
-class TyDiQAGoldP(XQuAD):
+class TyDiQAGoldP(ParallelQADemo, LanguageFilesTask):
     """TyDiQA-GoldP with XTREME's scoring: SQuAD v1.1 EM/F1, English in the average."""
 
-    metadata = TaskMetadata(
-        name="tydiqa",
-        description="TyDiQA-GoldP extractive QA (9 languages), SQuAD v1.1 EM/F1 per language; mean over all "
-                    "nine including English (XTREME), and without English (TyDi QA's GoldP protocol).",
-        reference="Clark et al., TyDi QA, TACL 2020; Hu et al., XTREME, ICML 2020; "
-                  "google-research/xtreme third_party/evaluate_squad.py and evaluate.py",
-        languages=TYDIQA,
-        splits=("test",),
-        main_metric="f1",
-        needs=Reader,
-        prediction_format="span-qa-predictions",
-        prediction_file="predictions",
-        data_subdir="tydiqa",
-    )
+    metadata = TYDIQA_GOLDP
     #: XTREME's names first, then the TyDi QA release's (inside or at its dev folder).
     layouts = ("{split}-{lang}.json", "tydiqa-goldp-v1.1-dev/tydiqa-goldp-dev-{name}.json",
                "tydiqa-goldp-dev-{name}.json")
     language_names = LANGUAGE_NAMES
     benchmark = "TyDiQA-GoldP"
+
+    def normalizer(self, unit: SpanUnit) -> Normalizer:
+        return ascii_english
 
     def aggregate(self, data: SpanQAData, scores: Mapping[str, SpanScores]) -> tuple[float, list[ScoreRow]]:
         """``mean`` over every language (XTREME; the main score is its F1) and, when English is

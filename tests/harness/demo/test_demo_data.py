@@ -1,4 +1,4 @@
-"""Integrity tests for the built-in parallel demo set (harness_demo).
+"""Integrity tests for the built-in parallel demo set (harness.demo).
 
 The LAReQA task links answers across languages through question ids and
 sentence indices, and the span-QA tasks slice ``context`` with
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from harness_demo import LANGUAGES, xquad_r_dir
+from harness.demo import LANGUAGES, parallel_qa_dir
 
 N_ARTICLES = 8
 N_QUESTIONS = 24
@@ -27,7 +27,7 @@ LATIN = {"en", "de", "es", "vi"}
 
 def load(lang: str) -> dict[str, Any]:
     """Parse ``<lang>.json`` from the demo folder."""
-    with (xquad_r_dir() / f"{lang}.json").open(encoding="utf-8") as f:
+    with (parallel_qa_dir() / f"{lang}.json").open(encoding="utf-8") as f:
         return json.load(f)
 
 
@@ -158,7 +158,7 @@ def test_language_list_and_files() -> None:
     assert len(set(LANGUAGES)) == len(LANGUAGES) >= 6
     assert set(LANGUAGES) - LATIN, "need at least one non-Latin script"
     assert set(LANGUAGES) & UNSPACED, "need at least one unspaced script (zh/th)"
-    folder = xquad_r_dir()
+    folder = parallel_qa_dir()
     assert folder.is_dir()
     assert sorted(p.stem for p in folder.glob("*.json")) == sorted(LANGUAGES)
 

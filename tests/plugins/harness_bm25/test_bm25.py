@@ -14,11 +14,11 @@ from harness.protocols import Corpus
 from harness_bm25.index import BM25Index
 from harness_bm25.model import BM25
 from harness_bm25.tokenize import tokenize
-from harness_demo import xquad_r_dir
+from harness.demo import parallel_qa_dir
 
 
 def _demo_corpus() -> Corpus:
-    doc = json.loads((xquad_r_dir() / "en.json").read_text(encoding="utf-8"))
+    doc = json.loads((parallel_qa_dir() / "en.json").read_text(encoding="utf-8"))
     texts = [s for article in doc["data"] for p in article["paragraphs"] for s in p["sentences"]]
     return Corpus(ids=[str(i) for i in range(len(texts))], texts=texts, langs=["en"] * len(texts))
 

@@ -14,14 +14,14 @@ from harness.search import rank_descending
 from harness_bm25.index import BM25Index
 from harness_bm25.model import BM25
 from harness_bm25.tokenize import tokenize
-from harness_demo import LANGUAGES, xquad_r_dir
+from harness.demo import LANGUAGES, parallel_qa_dir
 
 
 def demo_corpus() -> tuple[list[list[str]], list[list[str]]]:
     """Sentences (documents) and questions of every demo language, tokenised."""
     documents, queries = [], []
     for lang in LANGUAGES:
-        doc = json.loads((xquad_r_dir() / f"{lang}.json").read_text(encoding="utf-8"))
+        doc = json.loads((parallel_qa_dir() / f"{lang}.json").read_text(encoding="utf-8"))
         for article in doc["data"]:
             for paragraph in article["paragraphs"]:
                 documents += [tokenize(s, lang) for s in paragraph["sentences"]]

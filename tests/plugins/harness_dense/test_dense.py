@@ -12,7 +12,7 @@ from harness.capabilities import EncoderRetriever
 from harness.errors import HarnessError
 from harness.model import Runtime
 from harness.protocols import Corpus
-from harness_demo import LANGUAGES, xquad_r_dir
+from harness.demo import LANGUAGES, parallel_qa_dir
 from harness_dense.model import DenseRetriever
 
 
@@ -20,7 +20,7 @@ from harness_dense.model import DenseRetriever
 def corpus() -> Corpus:
     ids, texts, langs = [], [], []
     for lang in LANGUAGES:
-        doc = json.loads((xquad_r_dir() / f"{lang}.json").read_text(encoding="utf-8"))
+        doc = json.loads((parallel_qa_dir() / f"{lang}.json").read_text(encoding="utf-8"))
         for article in doc["data"]:
             for paragraph in article["paragraphs"]:
                 for sentence in paragraph["sentences"]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.model import Runtime
-from harness_demo import LANGUAGES, xquad_r_dir
+from harness.demo import LANGUAGES, parallel_qa_dir
 from harness_e5.convert import Q4_BLOCK, dequantise_q4_0
 from harness_e5.hf import E5SmallHF
 from harness_e5.model import E5Small
@@ -28,7 +28,7 @@ def test_q4_0_blocks_dequantise_by_hand() -> None:
 def demo_sentences(per_language: int = 4) -> tuple[list[str], list[str]]:
     texts, langs = [], []
     for lang in LANGUAGES:
-        doc = json.loads((xquad_r_dir() / f"{lang}.json").read_text(encoding="utf-8"))
+        doc = json.loads((parallel_qa_dir() / f"{lang}.json").read_text(encoding="utf-8"))
         paragraph = doc["data"][1]["paragraphs"][0]
         texts += paragraph["sentences"][:per_language] + [qa["question"] for qa in paragraph["qas"][:1]]
         langs += [lang] * (per_language + 1)

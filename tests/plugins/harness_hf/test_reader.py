@@ -13,14 +13,14 @@ import pytest
 from harness.errors import HarnessError
 from harness.model import Runtime
 from harness.protocols import Reader, ReadingExample
-from harness_demo import xquad_r_dir
+from harness.demo import parallel_qa_dir
 
 Cli = Callable[..., tuple[int, str, str]]
 MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
 def demo_examples(lang: str) -> list[ReadingExample]:
-    doc = json.loads((xquad_r_dir() / f"{lang}.json").read_text(encoding="utf-8"))
+    doc = json.loads((parallel_qa_dir() / f"{lang}.json").read_text(encoding="utf-8"))
     return [ReadingExample(qa["id"], qa["question"], p["context"], lang, lang)
             for a in doc["data"] for p in a["paragraphs"] for qa in p["qas"]]
 

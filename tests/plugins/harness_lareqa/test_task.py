@@ -18,7 +18,7 @@ from harness.hookspecs import hookimpl
 from harness.io import read_json
 from harness.model import Model, ModelIdentity, Runtime
 from harness.registry import ModelSpec, PluginInfo, Registry
-from harness_demo import xquad_r_dir
+from harness.demo import parallel_qa_dir
 
 TABLE_1_CANDIDATES = {"ar": 1222, "de": 1276, "el": 1234, "en": 1180, "es": 1215, "hi": 1244,
                       "ru": 1219, "th": 852, "tr": 1167, "vi": 1209, "zh": 1196}
@@ -96,7 +96,7 @@ def outputs(tmp_path: Path) -> runner.OutputOptions:
 
 def test_hash_encoder_scores_equal_the_official_scorer_on_the_demo_data(tmp_path: Path, registry: Registry) -> None:
     # Reference: XTREME-R's third_party/utils_lareqa.py (google-research/xtreme, commit 838c13b),
-    # load_data + mean_avg_prec_at_k(k=20 and k=None), run on plugins/harness_demo/xquad-r with
+    # load_data + mean_avg_prec_at_k(k=20 and k=None), run on harness/demo/parallel-qa with
     # the same sha256-seeded 64-d unit vectors; it printed these two numbers.
     outcome = runner.run("lareqa", "hash-encoder", output=outputs(tmp_path), registry=registry)
     overall = outcome.result["rows"][0]["metrics"]
@@ -168,7 +168,7 @@ def test_language_bias_of_the_gold_ranking_is_hand_checkable(tmp_path: Path) -> 
 
 def broken_copy(tmp_path: Path, edit: Any) -> Path:
     folder = tmp_path / "data"
-    shutil.copytree(xquad_r_dir(), folder)
+    shutil.copytree(parallel_qa_dir(), folder)
     doc = json.loads((folder / "de.json").read_text(encoding="utf-8"))
     text = edit(doc)
     (folder / "de.json").write_text(text if isinstance(text, str) else json.dumps(doc, ensure_ascii=False), encoding="utf-8")

@@ -9,10 +9,24 @@ from pathlib import Path
 
 import pytest
 
-from harness_squad.normalize import MLQA_LANGUAGES
+from harness.errors import HarnessError
+
+from harness_mlqa.metadata import MLQA_LANGUAGES
+from harness_mlqa.task import mlqa
 
 Cli = Callable[..., tuple[int, str, str]]
 PAIRS = [f"{c}-{q}" for c in MLQA_LANGUAGES for q in MLQA_LANGUAGES]
+
+
+def test_mlqa_unknown_language_is_an_error() -> None:
+    with pytest.raises(HarnessError, match="unknown MLQA answer language 'fr'"):
+        mlqa("fr")
+
+
+def test_mlqa_normaliser_is_the_multilingual_one() -> None:
+    from harness.qa.normalize import multilingual
+
+    assert all(mlqa(lang) is multilingual(lang) for lang in MLQA_LANGUAGES)
 
 
 def result(cwd: Path) -> dict:
@@ -187,14 +201,14 @@ def test_real_prediction_folder_round_trip(real_data: Path, harness_cli: Cli, tm
 
 def test_demo_pairs_take_context_from_c_and_question_from_q(harness_cli: Cli, tmp_path: Path) -> None:
     from harness.task import DataRequest
-    from harness_demo import xquad_r_dir
+    from harness.demo import parallel_qa_dir
     from harness_mlqa.task import MLQA
 
     task = MLQA(mode="gxlt")
-    data = task.load(DataRequest(xquad_r_dir(), "dev", task.check_languages(["de-en"])))
+    data = task.load(DataRequest(parallel_qa_dir(), "dev", task.check_languages(["de-en"])))
     (unit,) = data.units.values()
-    de = json.loads((xquad_r_dir() / "de.json").read_text(encoding="utf-8"))["data"][0]["paragraphs"][0]
-    en = json.loads((xquad_r_dir() / "en.json").read_text(encoding="utf-8"))["data"][0]["paragraphs"][0]
+    de = json.loads((parallel_qa_dir() / "de.json").read_text(encoding="utf-8"))["data"][0]["paragraphs"][0]
+    en = json.loads((parallel_qa_dir() / "en.json").read_text(encoding="utf-8"))["data"][0]["paragraphs"][0]
     assert (unit.name, unit.file_name, unit.languages) == ("de-en", "dev-context-de-question-en.json", ("de", "en"))
     assert unit.questions[0].context == de["context"]
     assert unit.questions[0].question == en["qas"][0]["question"]
@@ -232,9 +246,9 @@ def test_gxlt_language_selection_gives_pairs_among_them(harness_cli: Cli, tmp_pa
 
 
 def demo_answers(lang: str = "en") -> dict[str, str]:
-    from harness_demo import xquad_r_dir
+    from harness.demo import parallel_qa_dir
 
-    return first_answers(xquad_r_dir() / f"{lang}.json")
+    return first_answers(parallel_qa_dir() / f"{lang}.json")
 
 
 def write(path: Path, obj: object) -> Path:

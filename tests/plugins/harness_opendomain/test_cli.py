@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable
 from pathlib import Path
 
-from harness_demo import xquad_r_dir
+from harness.demo import parallel_qa_dir
 from tests.plugins.harness_opendomain.world import EN, FI, JA, StubReader, translations_file
 
 CLI = Callable[..., tuple[int, str, str]]
@@ -73,7 +73,7 @@ def test_mkqa_demo_end_to_end(harness_cli: CLI, tiny_reader_dir: Path, tmp_path:
     corpus = tmp_path / "demo-wiki"
     corpus.mkdir()
     for lang in ("en", "de", "es", "ru", "ar", "vi", "zh", "th"):
-        doc = json.loads((xquad_r_dir() / f"{lang}.json").read_text(encoding="utf-8"))
+        doc = json.loads((parallel_qa_dir() / f"{lang}.json").read_text(encoding="utf-8"))
         passages = [{"id": str(n), "title": article["title"], "text": paragraph["context"]}
                     for n, article in enumerate(doc["data"]) for paragraph in article["paragraphs"]]
         (corpus / f"{MKQA_CODES.get(lang, lang)}.jsonl").write_text(

@@ -14,7 +14,7 @@ from harness.protocols import ReadingExample, SpanAnswer
 
 NO_SPAN = float("-inf")
 
-# Corpus position order: en.tsv first, then fi.jsonl, ja.jsonl (harness_xor.corpus puts English first).
+# Corpus position order: en.tsv first, then fi.jsonl, ja.jsonl (harness.qa.passages puts English first).
 EN = {
     "e0": ("The Eiffel Tower stands in Paris, France.", "Eiffel Tower"),
     "e1": ("The Titanic sank in April 1912 after hitting an iceberg.", "Titanic"),

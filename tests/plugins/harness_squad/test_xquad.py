@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness_squad.xquad import XQUAD_LANGUAGES
+from harness_squad.metadata import XQUAD_LANGUAGES
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -56,7 +56,7 @@ def test_demo_xquad_single_language_file(harness_cli: Cli, tmp_path: Path) -> No
     # answers, except demo-printing-3 (gold "mehr als zweihundert") answered "mehr als 200":
     # 2 of 3 tokens shared, P = R = 2/3, F1 = 2/3; and demo-etna-2 (gold "3.300 Metern") answered
     # "3300 Metern!": punctuation is deleted, so it is an exact match. EM 23/24, F1 (23 + 2/3)/24.
-    doc = json.loads((Path(__file__).parents[3] / "plugins/harness_demo/xquad-r/de.json").read_text(encoding="utf-8"))
+    doc = json.loads((Path(__file__).parents[3] / "harness/demo/parallel-qa/de.json").read_text(encoding="utf-8"))
     answers = {qa["id"]: qa["answers"][0]["text"] for a in doc["data"] for p in a["paragraphs"] for qa in p["qas"]}
     answers.update({"demo-printing-3": "mehr als 200", "demo-etna-2": "3300 Metern!"})
     predictions = tmp_path / "de.json"

@@ -1,0 +1,20 @@
+"""What the MKQA task is, in a module that imports nothing heavy: ``plugin.py`` builds the
+registry's entry from it for ``harness list``, and the task class uses it as its metadata."""
+
+from harness.protocols import OpenDomainQA
+from harness.task import TaskMetadata
+
+from harness_mkqa.languages import MKQA_LANGUAGES
+
+MKQA = TaskMetadata(
+    name="mkqa",
+    description="Open-domain QA in 26 languages; best F1 over a No-Answer threshold, macro-averaged.",
+    reference="Longpre, Lu & Daiber, MKQA, TACL 2021; apple/ml-mkqa mkqa_eval.py",
+    languages=MKQA_LANGUAGES,
+    splits=("test",),
+    main_metric="best_f1",
+    needs=OpenDomainQA,
+    prediction_format="mkqa-predictions",
+    prediction_file="predictions",  # a folder of <lang>.jsonl files, the official layout
+    data_subdir="mkqa",
+)
