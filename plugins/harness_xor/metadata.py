@@ -35,7 +35,8 @@ XOR_FULL = TaskMetadata(
 
 XOR_RETRIEVE = TaskMetadata(
     name="xor-retrieve",
-    description="XOR-TyDi QA XOR-Retrieve: English passages for questions in 7 languages (R@2kt, R@5kt).",
+    description="XOR-TyDi QA XOR-Retrieve: English passages for questions in 7 languages (R@2kt, R@5kt); "
+                "corpus=... to run a retriever.",
     reference=REFERENCE + "eval_xor_retrieve.py",
     languages=XOR_LANGUAGES,
     splits=("dev", "test"),

@@ -28,7 +28,8 @@ TYDIQA_GOLDP = TaskMetadata(
 TATOEBA_TASK = TaskMetadata(
     name="tatoeba",
     description="Tatoeba bitext retrieval (XTREME): each English sentence retrieves its translation among "
-                "the other language's sentences by cosine similarity; accuracy per language and the mean.",
+                "the other language's sentences by cosine similarity; accuracy per language and the mean "
+                "(XTREME's 36 languages by default, XTREME-R's 41 with tatoeba:xtreme_version=xtreme-r).",
     reference="Hu et al., XTREME, ICML 2020; Artetxe and Schwenk, TACL 2019 (LASER Tatoeba test set); "
               "google-research/xtreme utils_preprocess.py, third_party/evaluate_retrieval.py, evaluate.py",
     languages=TATOEBA + TATOEBA_R_EXTRA,
@@ -44,7 +45,8 @@ TATOEBA_TASK = TaskMetadata(
 XTREME_SUBMISSION = TaskMetadata(
     name="xtreme",
     description="Scores a whole XTREME / XTREME-R submission folder exactly as evaluate.py: every task "
-                "present in both folders, per language, per task (avg_metric), per group, and all_task.",
+                "present in both folders, per language, per task (avg_metric), per group, and all_task "
+                "(xtreme:xtreme_version=xtreme-r for XTREME-R).",
     reference="Hu et al., XTREME, ICML 2020; Ruder et al., XTREME-R, EMNLP 2021; google-research/xtreme "
               "evaluate.py",
     languages=tuple(sorted({lang for tasks in TASKS.values() for task in tasks for lang in task.languages})),
