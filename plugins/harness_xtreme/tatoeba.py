@@ -46,8 +46,8 @@ from harness.search import exact_search
 from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskData
 
 from harness_xtreme.benchmark import TATOEBA, TATOEBA_R_EXTRA, Version
-from harness_xtreme.metadata import TATOEBA_TASK
 from harness_xtreme.formats import lines_file, read_line_numbers, read_lines
+from harness_xtreme.metadata import TATOEBA_TASK
 from harness_xtreme.metrics import accuracy, mean
 
 #: XTREME's two-letter codes and the LASER release's three-letter codes
