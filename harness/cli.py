@@ -11,11 +11,14 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness import __version__
 from harness.errors import HarnessError
 from harness.leaderboard import format_score
+
+if TYPE_CHECKING:
+    from harness.runner import Outcome
 
 DEFAULT_LEADERBOARD = Path("leaderboard/leaderboard.json")
 
@@ -142,23 +145,23 @@ def _cmd_list(args: argparse.Namespace) -> None:
         print(f"warning: {line}", file=sys.stderr)
 
 
-def _report(outcome: Any, leaderboard_path: Path | None) -> None:
+def _report(outcome: Outcome, leaderboard_path: Path | None) -> None:
     result = outcome.result
-    data = result["data"]
-    scope = "built-in demo data" if data["demo"] else data["source"]
-    print(f"{result['task']['name']} / {result['model']['label']}  ({scope}, split {data['split']})")
-    metrics = list(dict.fromkeys(name for row in result["rows"] for name in row["metrics"]))
+    assert result is not None  # callers skip the outcomes of ranks other than 0
+    data = result.data
+    scope = "built-in demo data" if data.demo else data.source
+    print(f"{result.task.name} / {result.model.label}  ({scope}, split {data.split})")
+    metrics = list(dict.fromkeys(name for row in result.rows for name in row.metrics))
     _print_table(["subset", *metrics, "count"],
-                 [[row["subset"], *(format_score(row["metrics"].get(m)) for m in metrics), str(row["count"])]
-                  for row in result["rows"]])
-    main = result["main_score"]
-    print(f"main score: {main['metric']} = {format_score(main['value'])}")
-    for note in result["notes"]:
+                 [[row.subset, *(format_score(row.metrics.get(m)) for m in metrics), str(row.count)]
+                  for row in result.rows])
+    print(f"main score: {result.main_score.metric} = {format_score(result.main_score.value)}")
+    for note in result.notes:
         print(f"note: {note}")
     if outcome.resumed_units:
         print(f"resumed units: {', '.join(outcome.resumed_units)}")
     print(f"result: {outcome.result_path}")
-    print(f"predictions: {result['predictions']['path']}")
+    print(f"predictions: {result.predictions.path}")
     if leaderboard_path is not None:
         print(f"leaderboard: {leaderboard_path}")
 

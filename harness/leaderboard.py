@@ -18,43 +18,44 @@ from filelock import FileLock
 from harness.errors import HarnessError
 from harness.io import dump_json, read_json, sha256_text
 from harness.provenance import now_iso
+from harness.results import RunResult
 from harness.validation import validate
 
 SCHEMA = "leaderboard"
 SCHEMA_VERSION = "1.0"
 
 
-def entry_from_result(result: dict[str, Any], result_path: Path) -> dict[str, Any]:
+def entry_from_result(result: RunResult, result_path: Path) -> dict[str, Any]:
     """The leaderboard entry for one run result."""
-    model = {key: result["model"][key] for key in ("name", "label", "weights", "options")}
-    data = result["data"]
-    fingerprint = sha256_text(*(f["sha256"] for f in data["files"]))
+    identity = result.model.identity
+    model = {"name": identity.name, "label": identity.label, "weights": identity.weights, "options": identity.options}
+    data = result.data
+    fingerprint = sha256_text(*(f.sha256 for f in data.files))
     key = sha256_text(
         json.dumps(
-            [result["task"]["name"], result["task"]["options"], data["split"], fingerprint,
-             data["languages"], data["limit"], model],
+            [result.task.name, result.task.options, data.split, fingerprint, list(data.languages), data.limit, model],
             sort_keys=True,
         )
     )[:16]
     return {
         "key": key,
-        "task": result["task"]["name"],
-        "task_options": result["task"]["options"],
-        "split": data["split"],
-        "languages": data["languages"],
-        "limit": data["limit"],
-        "demo": data["demo"],
+        "task": result.task.name,
+        "task_options": result.task.options,
+        "split": data.split,
+        "languages": list(data.languages),
+        "limit": data.limit,
+        "demo": data.demo,
         "data_fingerprint": fingerprint,
         "model": model,
-        "main_metric": result["main_score"]["metric"],
-        "main_score": result["main_score"]["value"],
-        "higher_is_better": result["task"]["higher_is_better"],
-        "rows": result["rows"],
-        "run_id": result["run_id"],
-        "kind": result["kind"],
+        "main_metric": result.main_score.metric,
+        "main_score": result.main_score.value,
+        "higher_is_better": result.task.higher_is_better,
+        "rows": [row.to_dict() for row in result.rows],
+        "run_id": result.run_id,
+        "kind": result.kind,
         "result_path": str(result_path),
-        "finished_at": result["provenance"]["finished_at"],
-        "harness_version": result["provenance"]["harness_version"],
+        "finished_at": result.provenance.finished_at,
+        "harness_version": result.provenance.harness_version,
     }
 
 
@@ -67,7 +68,7 @@ def load(path: Path) -> dict[str, Any]:
     return board
 
 
-def add_result(path: Path, result: dict[str, Any], result_path: Path) -> dict[str, Any]:
+def add_result(path: Path, result: RunResult, result_path: Path) -> dict[str, Any]:
     """Fold one run result into the leaderboard at ``path`` (locked, atomic); return the entry."""
     entry = entry_from_result(result, result_path)
     path.parent.mkdir(parents=True, exist_ok=True)

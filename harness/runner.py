@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -32,6 +32,9 @@ from harness.protocols import Encoder, PredictionSource, Retriever
 from harness.options import bind_options, parse_named
 from harness.provenance import describe_files, environment, now_iso
 from harness.registry import PluginInfo, Registry, load_target
+from harness.results import (
+    DataRecord, FileRecord, MainScore, ModelRecord, PredictionsRecord, Provenance, ResultRow, RunResult, TaskRecord,
+)
 from harness.task import DataRequest, Evaluation, RunContext, Task, TaskData
 from harness.validation import validate
 
@@ -61,9 +64,9 @@ class OutputOptions:
 
 @dataclass
 class Outcome:
-    """What a run produced (``result_path`` is None on ranks other than 0)."""
+    """What a run produced (``result`` and ``result_path`` are None on ranks other than 0)."""
 
-    result: dict[str, Any]
+    result: RunResult | None
     evaluation: Evaluation
     resumed_units: list[str]
     result_path: Path | None = None
@@ -147,10 +150,10 @@ def _seed_everything(seed: int) -> None:
 
 
 def _run_id(
-    task: Task, identity: dict[str, Any], data: TaskData, limit: int | None, files: list[dict[str, Any]], kind: str
+    task: Task, identity: ModelIdentity, data: TaskData, limit: int | None, files: list[dict[str, Any]], kind: str
 ) -> str:
     key = json.dumps(
-        [kind, task.metadata.name, task.options(), identity["name"], identity["weights"], identity["options"],
+        [kind, task.metadata.name, task.options(), identity.name, identity.weights, identity.options,
          [f["sha256"] for f in files], data.split, list(data.languages), limit],
         sort_keys=True, default=str,
     )
@@ -161,57 +164,48 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "model"
 
 
-def _plugin_dict(plugin: PluginInfo | None) -> dict[str, Any] | None:
-    if plugin is None:
-        return None
-    return {"name": plugin.name, "distribution": plugin.distribution, "version": plugin.version}
-
-
 def _build_result(
-    *, kind: str, run_id: str, task: Task, task_plugin: PluginInfo, identity: dict[str, Any],
+    *, kind: Literal["run", "score"], run_id: str, task: Task, task_plugin: PluginInfo, identity: ModelIdentity,
     model_plugin: PluginInfo | None, data: TaskData, limit: int | None, files: list[dict[str, Any]],
     evaluation: Evaluation, predictions_path: Path, runtime: Runtime, started: str, wall: float,
     phases: dict[str, float], resumed: list[str], command: tuple[str, ...], execution: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> RunResult:
     meta = task.metadata
     env = environment()
     plugins = {task_plugin.name: task_plugin.version}
     if model_plugin is not None:
         plugins[model_plugin.name] = model_plugin.version
-    return {
-        "schema_version": "1.0",
-        "run_id": run_id,
-        "kind": kind,
-        "task": {
-            "name": meta.name, "plugin": _plugin_dict(task_plugin), "options": task.options(),
-            "main_metric": evaluation.main_metric or meta.main_metric, "higher_is_better": meta.higher_is_better,
-            "prediction_format": meta.prediction_format, "reference": meta.reference,
-        },
-        "model": {**identity, "plugin": _plugin_dict(model_plugin)},
-        "data": {
-            "source": data.source, "demo": data.demo, "split": data.split, "languages": list(data.languages),
-            "limit": limit, "files": files, "statistics": data.statistics,
-        },
-        "main_score": {"metric": evaluation.main_metric or meta.main_metric, "value": evaluation.main_score},
-        "rows": [row.as_dict(data.split) for row in evaluation.rows],
-        "diagnostics": evaluation.diagnostics,
-        "notes": evaluation.notes + (["Scored on the built-in demo data: not comparable with published numbers."] if data.demo else []),
-        "predictions": {"path": str(predictions_path), "format": meta.prediction_format, "sha256": sha256_path(predictions_path)},
-        "provenance": {
-            **{k: env[k] for k in ("harness_version", "git_commit", "python", "packages", "platform")},
-            "plugins": plugins, "device": runtime.device_used, "seed": runtime.seed,
-            "started_at": started, "finished_at": now_iso(), "wall_time_s": round(wall, 3),
-            "phases_s": {k: round(v, 3) for k, v in phases.items()}, "resumed_units": resumed,
-            "command": list(command), **({"execution": execution} if execution else {}),
-        },
-    }
+    main_metric = evaluation.main_metric or meta.main_metric
+    demo_note = ["Scored on the built-in demo data: not comparable with published numbers."] if data.demo else []
+    return RunResult(
+        run_id=run_id,
+        kind=kind,
+        task=TaskRecord(meta.name, task_plugin, task.options(), main_metric, meta.higher_is_better,
+                        meta.prediction_format, meta.reference),
+        model=ModelRecord(identity, model_plugin),
+        data=DataRecord(data.source, data.demo, data.split, tuple(data.languages), limit,
+                        tuple(FileRecord.from_dict(f) for f in files), data.statistics),
+        main_score=MainScore(main_metric, evaluation.main_score),
+        rows=tuple(ResultRow.from_score(row, data.split) for row in evaluation.rows),
+        diagnostics=evaluation.diagnostics,
+        notes=tuple(evaluation.notes + demo_note),
+        predictions=PredictionsRecord(str(predictions_path), meta.prediction_format, sha256_path(predictions_path)),
+        provenance=Provenance(
+            harness_version=env["harness_version"], plugins=plugins, git_commit=env["git_commit"],
+            python=env["python"], packages=env["packages"], platform=env["platform"], device=runtime.device_used,
+            seed=runtime.seed, started_at=started, finished_at=now_iso(), wall_time_s=round(wall, 3),
+            phases_s={k: round(v, 3) for k, v in phases.items()}, resumed_units=tuple(resumed),
+            command=tuple(command), execution=execution or None,
+        ),
+    )
 
 
-def _finish(result: dict[str, Any], run_dir: Path, output: OutputOptions) -> Path:
+def write_result(result: RunResult, run_dir: Path, output: OutputOptions) -> Path:
     """Validate and write result (and leaderboard entry); the predictions file is already written."""
     result_path = run_dir / "result.json"
-    validate(result, RESULT_SCHEMA, file=result_path)
-    dump_json(result, result_path)
+    on_disk = result.to_dict()
+    validate(on_disk, RESULT_SCHEMA, file=result_path)
+    dump_json(on_disk, result_path)
     if output.leaderboard is not None:
         leaderboard.add_result(output.leaderboard, result, result_path)
     return result_path
@@ -293,14 +287,14 @@ def run_suite(
                       cache_dir=(cache_dir or default_root()) if cache else None)
     model: Model = shared.time("load_model", lambda: model_cls(runtime=runtime, **model_options))
     model.name = named.name
-    identity = model.identity().as_dict()
+    identity = model.identity()
     service: EncodingService | None = None
     if not replay and isinstance(model, Encoder) and not isinstance(model, Retriever):
-        service = EncodingService.for_model(model, runtime, identity, show_progress=output.show_progress)
+        service = EncodingService.for_model(model, runtime, identity.as_dict(), show_progress=output.show_progress)
     requests = [r for (task, _), task_data in zip(tasks, datas) for r in task.encoding_requests(task_data)]
     if dry_run:
         return Plan(
-            model=identity["label"], device=runtime.device, precision=model.precision, world_size=world.size,
+            model=identity.label, device=runtime.device, precision=model.precision, world_size=world.size,
             tasks=[{"task": task.metadata.name, "options": task.options(), "source": d.source, "split": d.split,
                     "languages": list(d.languages), "units": task.units(d), "statistics": d.statistics}
                    for (task, _), d in zip(tasks, datas)],
@@ -328,14 +322,14 @@ def run_suite(
 
 def _run_task(
     task: Task, task_plugin: PluginInfo, task_data: TaskData, capability: Any, *, replay: bool,
-    identity: dict[str, Any], model_plugin: PluginInfo, limit: int | None, runtime: Runtime, output: OutputOptions,
+    identity: ModelIdentity, model_plugin: PluginInfo, limit: int | None, runtime: Runtime, output: OutputOptions,
     resume: bool, world: World, timer: _Timer, shared: _Timer, started: str, t0: float,
     execution: Callable[[], dict[str, Any]],
 ) -> Outcome:
     """Predict unit by unit (saving each), evaluate, and write the result (rank 0 only)."""
     files = timer.time("hash_data", lambda: describe_files(task_data.files))
     run_id = _run_id(task, identity, task_data, limit, files, "run")
-    run_dir = output.output_dir / _slug(task.metadata.name) / _slug(identity["label"]) / run_id
+    run_dir = output.output_dir / _slug(task.metadata.name) / _slug(identity.label) / run_id
     parts_dir = run_dir / "parts"
     if world.is_main and not resume and parts_dir.exists():
         shutil.rmtree(parts_dir)
@@ -359,7 +353,7 @@ def _run_task(
     evaluation = timer.time("evaluate", lambda: task.evaluate(task_data, predictions))
     predictions_path = run_dir / task.metadata.prediction_file
     if not world.is_main:
-        return Outcome({}, evaluation, resumed)
+        return Outcome(None, evaluation, resumed)
     task.write_predictions(task_data, predictions, predictions_path)
     result = _build_result(
         kind="run", run_id=run_id, task=task, task_plugin=task_plugin, identity=identity,
@@ -368,7 +362,7 @@ def _run_task(
         wall=time.perf_counter() - t0, phases={**shared.phases, **timer.phases}, resumed=resumed,
         command=output.command, execution=execution(),
     )
-    return Outcome(result, evaluation, resumed, _finish(result, run_dir, output))
+    return Outcome(result, evaluation, resumed, write_result(result, run_dir, output))
 
 
 def _saved_parts(parts_dir: Path, run_id: str) -> dict[str, Any]:
@@ -406,10 +400,10 @@ def score(
     identity = ModelIdentity(
         name="predictions-file", label=label or predictions_file.stem, weights=f"sha256:{digest}",
         options={}, details={"predictions": str(predictions_file)},
-    ).as_dict()
+    )
     files = timer.time("hash_data", lambda: describe_files(task_data.files))
     run_id = _run_id(task, identity, task_data, data_options.limit, files, "score")
-    run_dir = output.output_dir / _slug(task.metadata.name) / _slug(identity["label"]) / run_id
+    run_dir = output.output_dir / _slug(task.metadata.name) / _slug(identity.label) / run_id
     predictions_path = run_dir / task.metadata.prediction_file
     task.write_predictions(task_data, predictions, predictions_path)
     result = _build_result(
@@ -418,5 +412,5 @@ def score(
         predictions_path=predictions_path, runtime=Runtime(device_request="cpu"), started=started,
         wall=time.perf_counter() - t0, phases=timer.phases, resumed=[], command=output.command,
     )
-    result_path = _finish(result, run_dir, output)
+    result_path = write_result(result, run_dir, output)
     return Outcome(result, evaluation, [], result_path)

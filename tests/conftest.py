@@ -65,3 +65,23 @@ def harness_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.
 def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Tests never read or write the user's embedding cache."""
     os.environ["HARNESS_CACHE_DIR"] = str(tmp_path_factory.mktemp("embedding-cache"))
+
+
+@pytest.fixture(autouse=True)
+def _results_read_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every result any test writes is read back from disk through the typed model and must come
+    out unchanged, so :class:`harness.results.RunResult` round-trips every result the suite makes."""
+    from harness import runner
+    from harness.io import read_json
+    from harness.results import RunResult
+
+    write = runner.write_result
+
+    def write_and_read_back(result: RunResult, run_dir: Path, output: runner.OutputOptions) -> Path:
+        path = write(result, run_dir, output)
+        raw = read_json(path)
+        assert RunResult.from_dict(raw).to_dict() == raw, f"{path} does not read back unchanged"
+        assert RunResult.from_dict(raw) == result
+        return path
+
+    monkeypatch.setattr(runner, "write_result", write_and_read_back)

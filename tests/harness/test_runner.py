@@ -92,17 +92,17 @@ def test_an_interrupted_run_resumes_without_recomputing_saved_units(tmp_path: Pa
     assert outcome.resumed_units == ["ar", "de"]
     assert CALLS["search"] == 3 + 7  # only the 7 unfinished languages were searched again
     plain = runner.run("lareqa", "bm25", output=outputs(tmp_path))
-    assert outcome.result["rows"] == plain.result["rows"]
+    assert outcome.result.rows == plain.result.rows
 
 
 def test_replaying_predictions_gives_the_same_scores(tmp_path: Path) -> None:
     first = runner.run("lareqa", "bm25", output=outputs(tmp_path))
-    replay = runner.run("lareqa", f"predictions:file={first.result['predictions']['path']},label=replayed",
+    replay = runner.run("lareqa", f"predictions:file={first.result.predictions.path},label=replayed",
                         output=outputs(tmp_path))
-    assert replay.result["rows"] == first.result["rows"]
-    assert replay.result["model"]["weights"].startswith("sha256:")
-    scored = runner.score("lareqa", Path(first.result["predictions"]["path"]), output=outputs(tmp_path))
-    assert scored.result["kind"] == "score" and scored.result["rows"] == first.result["rows"]
+    assert replay.result.rows == first.result.rows
+    assert replay.result.model.identity.weights.startswith("sha256:")
+    scored = runner.score("lareqa", Path(first.result.predictions.path), output=outputs(tmp_path))
+    assert scored.result.kind == "score" and scored.result.rows == first.result.rows
 
 
 def test_reference_models_give_the_metric_bounds(tmp_path: Path) -> None:
@@ -119,9 +119,9 @@ def test_a_model_without_the_needed_capability_stops_before_loading(tmp_path: Pa
 def test_limit_and_languages_are_recorded(tmp_path: Path) -> None:
     outcome = runner.run("lareqa", "bm25", data=runner.DataOptions(languages=("en", "zh"), limit=5),
                          output=outputs(tmp_path))
-    data = outcome.result["data"]
-    assert data["languages"] == ["en", "zh"] and data["limit"] == 5
-    assert data["statistics"]["questions_per_language"] == {"en": 5, "zh": 5}
+    data = outcome.result.data
+    assert data.languages == ("en", "zh") and data.limit == 5
+    assert data.statistics["questions_per_language"] == {"en": 5, "zh": 5}
     entry = read_json(tmp_path / "board.json")["entries"][0]
     assert entry["limit"] == 5 and entry["languages"] == ["en", "zh"]
 
@@ -183,5 +183,5 @@ def test_a_folder_of_benchmarks_serves_every_task(tmp_path: Path) -> None:
     shutil.copytree(xquad_r_dir(), tmp_path / "benchmarks" / "lareqa" / "xquad-r")
     outcome = runner.run("lareqa", "oracle", data=runner.DataOptions(data_dir=tmp_path / "benchmarks"),
                          output=outputs(tmp_path))
-    assert outcome.result["data"]["source"] == str(tmp_path / "benchmarks" / "lareqa" / "xquad-r")
-    assert outcome.result["data"]["demo"] is False and outcome.evaluation.main_score == 1.0
+    assert outcome.result.data.source == str(tmp_path / "benchmarks" / "lareqa" / "xquad-r")
+    assert outcome.result.data.demo is False and outcome.evaluation.main_score == 1.0

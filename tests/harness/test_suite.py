@@ -45,19 +45,19 @@ def test_a_suite_encodes_each_text_once_and_a_warm_rerun_encodes_nothing(
     model = f"hf-encoder:path={tiny_encoder_dir}"
     cache_dir = tmp_path / "cache"
     cold = runner.run_suite(SUITE, model, output=outputs(tmp_path), cache_dir=cache_dir)
-    assert [o.result["task"]["options"] for o in cold] == [{"candidates": "concat"}, {"candidates": "sentence"}]
-    encoding = cold[-1].result["provenance"]["execution"]["encoding"]
+    assert [o.result.task.options for o in cold] == [{"candidates": "concat"}, {"candidates": "sentence"}]
+    encoding = cold[-1].result.provenance.execution["encoding"]
     # 324 concatenated candidates + 324 sentences + 216 questions, every one encoded exactly once
     assert encoding["encoded"] == encoding["unique"] == 324 + 324 + 216
     assert encoding["padding_share"] < 0.10
-    assert cold[0].result["provenance"]["execution"]["suite"] == ["lareqa", "lareqa"]
+    assert cold[0].result.provenance.execution["suite"] == ["lareqa", "lareqa"]
     board = read_json(tmp_path / "board.json")
     assert len(board["entries"]) == 2
 
     warm = runner.run_suite(SUITE, model, output=outputs(tmp_path), cache_dir=cache_dir)
-    warm_encoding = warm[-1].result["provenance"]["execution"]["encoding"]
+    warm_encoding = warm[-1].result.provenance.execution["encoding"]
     assert warm_encoding["encoded"] == 0 and warm_encoding["cache_hits"] == 864
-    assert [o.result["rows"] for o in warm] == [o.result["rows"] for o in cold]
+    assert [o.result.rows for o in warm] == [o.result.rows for o in cold]
 
 
 def test_dry_run_prints_the_plan_without_encoding(harness_cli: Any, tiny_encoder_dir: Path) -> None:
