@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import __version__
-from harness.errors import HarnessError
+from harness.errors import HarnessError, InputError
 from harness.leaderboard import format_score
 
 if TYPE_CHECKING:
@@ -105,9 +105,11 @@ def build_parser() -> argparse.ArgumentParser:
     clear.add_argument("--model", help="only the model with this label (as `cache info` shows it)")
     _add_cache_arguments(clear, with_switch=False)
 
-    validate = commands.add_parser("validate", help="check a result or leaderboard file against its JSON Schema")
+    validate = commands.add_parser("validate", help="check a result, leaderboard or predictions file (JSON or JSON "
+                                   "lines) against its JSON Schema")
     validate.add_argument("file", type=Path)
-    validate.add_argument("--schema", help="schema name (default: guessed from the file)")
+    validate.add_argument("--schema", help="schema name, a harness or plugin one (default: run-result or "
+                          "leaderboard, guessed from the file)")
     return parser
 
 
@@ -269,13 +271,24 @@ def _cmd_cache(args: argparse.Namespace) -> None:
 
 
 def _cmd_validate(args: argparse.Namespace) -> None:
-    from harness.io import read_json
+    from harness.io import iter_jsonl, read_json
     from harness.validation import validate
 
-    instance = read_json(args.file)
-    schema = args.schema or ("leaderboard" if isinstance(instance, dict) and "entries" in instance else "run-result")
-    validate(instance, schema, file=args.file)
-    print(f"{args.file}: valid {schema}")
+    if args.file.is_dir():
+        raise HarnessError(f"{args.file} is a folder: validate its files one by one")
+    try:
+        records = [(None, read_json(args.file))]
+    except InputError as exc:
+        if "Extra data" not in exc.reason:
+            raise
+        records = list(iter_jsonl(args.file))  # JSON lines: each line is one record
+        if args.schema is None:
+            raise HarnessError(f"{args.file} holds JSON lines: name the schema of a line with --schema") from None
+    schema = args.schema or ("leaderboard" if isinstance(records[0][1], dict) and "entries" in records[0][1]
+                             else "run-result")
+    for line, instance in records:
+        validate(instance, schema, file=args.file, record=None if line is None else f"line {line}")
+    print(f"{args.file}: valid {schema}" + ("" if records[0][0] is None else f" ({len(records)} lines)"))
 
 
 def _one_line_warnings(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:

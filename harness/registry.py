@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
 from types import ModuleType
 from typing import Any, Generic, TypeVar
 
@@ -21,6 +22,8 @@ import pluggy
 
 from harness import hookspecs
 from harness.errors import RegistryError
+
+SCHEMA_SUFFIX = ".schema.json"
 
 
 @dataclass(frozen=True)
@@ -75,11 +78,30 @@ class SuiteSpec:
     summary: str = ""
 
 
-SpecT = TypeVar("SpecT", TaskSpec, ModelSpec, SuiteSpec)
+@dataclass(frozen=True)
+class SchemaSpec:
+    """A JSON Schema file; its name is the file name without ``.schema.json``."""
+
+    name: str
+    path: Path
+
+    @classmethod
+    def from_path(cls, path: Path) -> SchemaSpec:
+        """The spec of a schema file, refusing a file that does not follow the naming convention."""
+        path = Path(path)
+        if not path.name.endswith(SCHEMA_SUFFIX):
+            raise ValueError(f"schema file {path} is not named NAME{SCHEMA_SUFFIX}")
+        if not path.is_file():
+            raise ValueError(f"schema file {path} does not exist")
+        return cls(path.name.removesuffix(SCHEMA_SUFFIX), path)
+
+
+SpecT = TypeVar("SpecT", TaskSpec, ModelSpec, SuiteSpec, SchemaSpec)
+T = TypeVar("T")
 
 
 @dataclass
-class _Namespace(Generic[SpecT]):
+class Namespace(Generic[SpecT]):
     kind: str
     entries: dict[str, tuple[SpecT, PluginInfo]] = field(default_factory=dict)
     conflicts: dict[str, list[PluginInfo]] = field(default_factory=dict)
@@ -117,9 +139,10 @@ class Registry:
     """All tasks, models and suites the installed plugins provide."""
 
     def __init__(self) -> None:
-        self.tasks: _Namespace[TaskSpec] = _Namespace("task")
-        self.models: _Namespace[ModelSpec] = _Namespace("model")
-        self.suites: _Namespace[SuiteSpec] = _Namespace("suite")
+        self.tasks: Namespace[TaskSpec] = Namespace("task")
+        self.models: Namespace[ModelSpec] = Namespace("model")
+        self.suites: Namespace[SuiteSpec] = Namespace("suite")
+        self.schemas: Namespace[SchemaSpec] = Namespace("schema")
         self.broken: list[BrokenPlugin] = []
         self.plugins: list[PluginInfo] = []
         self._manager = pluggy.PluginManager(hookspecs.PROJECT)
@@ -158,6 +181,9 @@ class Registry:
                 )
                 for hook in ("harness_tasks", "harness_models", "harness_suites")
             }
+            schemas = [SchemaSpec.from_path(path) for path in _flatten(
+                impl.function() for impl in self._manager.hook.harness_schemas.get_hookimpls()
+                if impl.plugin_name == info.name)]
         except Exception as exc:
             if self._manager.is_registered(plugin):
                 self._manager.unregister(plugin)
@@ -167,6 +193,8 @@ class Registry:
         for namespace, hook in ((self.tasks, "harness_tasks"), (self.models, "harness_models"), (self.suites, "harness_suites")):
             for spec in provided[hook]:
                 namespace.add(spec, info)
+        for schema in schemas:
+            self.schemas.add(schema, info)
 
     def _mark_broken(self, info: PluginInfo, exc: BaseException) -> None:
         reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
@@ -176,7 +204,7 @@ class Registry:
     def conflicts(self) -> list[str]:
         """One line per name claimed by more than one plugin."""
         lines = []
-        for namespace in (self.tasks, self.models, self.suites):
+        for namespace in (self.tasks, self.models, self.suites, self.schemas):
             for name, owners in namespace.conflicts.items():
                 lines.append(f"{namespace.kind} '{name}' is defined by both {' and '.join(map(str, owners))}")
         return lines
@@ -199,5 +227,5 @@ def load_target(spec: TaskSpec | ModelSpec, plugin: PluginInfo, kind: str) -> An
         raise RegistryError(f"{kind} '{spec.name}' from {plugin} failed to import: {type(exc).__name__}: {exc}") from exc
 
 
-def _flatten(results: Iterable[Iterable[SpecT] | None]) -> list[SpecT]:
+def _flatten(results: Iterable[Iterable[T] | None]) -> list[T]:
     return [spec for result in results if result for spec in result]

@@ -1,5 +1,7 @@
 """Declares the XTREME tasks and suite; importing this module imports nothing heavy."""
 
+from pathlib import Path
+
 from harness.hookspecs import hookimpl
 from harness.registry import SuiteSpec, TaskSpec
 
@@ -26,3 +28,9 @@ def harness_suites() -> list[SuiteSpec]:
         SuiteSpec("xtreme-retrieval", ("tatoeba", "lareqa"),
                   "XTREME(-R)'s sentence retrieval tasks an encoder runs here: Tatoeba and LAReQA (XQuAD-R)"),
     ]
+
+
+@hookimpl
+def harness_schemas() -> list[Path]:
+    return [Path(__file__).with_name("tatoeba-predictions.schema.json"),
+            Path(__file__).with_name("xtreme-submission.schema.json")]
