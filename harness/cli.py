@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from harness import __version__
 from harness.errors import HarnessError, InputError
 from harness.leaderboard import format_score
+from harness.registry import DISABLE_PLUGINS_ENV, PLUGINS_ENV
 
 if TYPE_CHECKING:
     from harness.runner import Outcome
@@ -62,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="harness", description="Score models on cross-lingual QA benchmarks exactly as the official scripts do."
     )
     parser.add_argument("--version", action="version", version=f"xlqa-harness {__version__}")
+    parser.add_argument("--plugin", action="append", default=[], metavar="MODULE",
+                        help=f"also load this plugin module, installed or not (repeatable; same as ${PLUGINS_ENV}); "
+                        f"${DISABLE_PLUGINS_ENV} lists plugins not to load")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     listing = commands.add_parser("list", help="list tasks, models and suites from installed plugins")
@@ -300,6 +305,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     warnings.showwarning = _one_line_warnings
+    saved_plugins = os.environ.get(PLUGINS_ENV)
+    if args.plugin:  # through the environment, so every registry of this run (composites' too) loads them
+        os.environ[PLUGINS_ENV] = ",".join(filter(None, [saved_plugins, *args.plugin]))
     try:
         if args.command == "list":
             _cmd_list(args)
@@ -319,6 +327,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted: finished units are saved; re-run with --resume to continue", file=sys.stderr)
         return 130
+    finally:
+        if saved_plugins is None:
+            os.environ.pop(PLUGINS_ENV, None)
+        else:
+            os.environ[PLUGINS_ENV] = saved_plugins
     return 0
 
 

