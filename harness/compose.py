@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.capabilities import provide
+from harness.capabilities import is_plain_encoder, provide
 from harness.encoding import EncodingService
 from harness.model import Model, Runtime
 from harness.options import bind_options, parse_named
@@ -31,7 +31,7 @@ def load_model(text: str, runtime: Runtime, *, needs: type | None, owner: str,
     if needs is None:
         return model, model
     capability: Any = model
-    if isinstance(model, Encoder) and not isinstance(model, Retriever) and needs in (Encoder, Retriever):
+    if is_plain_encoder(model) and needs in (Encoder, Retriever):
         # an inner encoder gets what a top-level one gets: dedup, the embedding cache, length batches
         capability = EncodingService.for_model(model, runtime, model.identity().as_dict(), show_progress=False)
     return model, provide(capability, needs, model_name=named.name, task_name=owner)

@@ -24,11 +24,11 @@ from harness import leaderboard
 from harness.cache import default_root
 from harness.distributed import World, current_world
 from harness.encoding import EncodingService
-from harness.capabilities import provide
+from harness.capabilities import declared, is_plain_encoder, provide
 from harness.errors import HarnessError
 from harness.io import dump_json, read_json, sha256_path, sha256_text
 from harness.model import Model, ModelIdentity, Runtime
-from harness.protocols import Encoder, PredictionSource, Retriever
+from harness.protocols import PredictionSource
 from harness.options import bind_options, parse_named
 from harness.provenance import describe_files, environment, now_iso
 from harness.registry import PluginInfo, Registry, load_target
@@ -274,7 +274,7 @@ def run_suite(
     named = parse_named(model_text, model_args)
     model_spec, model_plugin = registry.model(named.name)
     model_cls = load_target(model_spec, model_plugin, "model")
-    replay = issubclass(model_cls, PredictionSource)
+    replay = PredictionSource in declared(model_cls)
     for task, _ in tasks:
         if not replay:
             provide(model_cls, task.metadata.needs, model_name=named.name, task_name=task.metadata.name)
@@ -289,7 +289,7 @@ def run_suite(
     model.name = named.name
     identity = model.identity()
     service: EncodingService | None = None
-    if not replay and isinstance(model, Encoder) and not isinstance(model, Retriever):
+    if not replay and is_plain_encoder(model):
         service = EncodingService.for_model(model, runtime, identity.as_dict(), show_progress=output.show_progress)
     requests = [r for (task, _), task_data in zip(tasks, datas) for r in task.encoding_requests(task_data)]
     if dry_run:

@@ -35,6 +35,7 @@ def translate_each(translator: Translator, texts: Sequence[str], sources: Sequen
 
 class TranslateTest(Model):
     """Translate the question, then retrieve or read in ``target_lang``."""
+    provides = frozenset({Retriever, Reader})
 
     def __init__(self, *, runtime: Runtime, translator: str, model: str, target_lang: str = "en") -> None:
         """``translator``: a translator model (``translations:file=...`` or ``hf-translator:path=...``);

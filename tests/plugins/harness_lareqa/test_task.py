@@ -17,6 +17,7 @@ from harness import runner
 from harness.hookspecs import hookimpl
 from harness.io import read_json
 from harness.model import Model, ModelIdentity, Runtime
+from harness.protocols import Encoder, Retriever
 from harness.registry import ModelSpec, PluginInfo, Registry
 from harness_demo import xquad_r_dir
 
@@ -26,6 +27,7 @@ TABLE_1_CANDIDATES = {"ar": 1222, "de": 1276, "el": 1234, "en": 1180, "es": 1215
 
 class HashEncoder(Model):
     """Deterministic random unit vectors per text (sha256-seeded), as in the official-scorer run."""
+    provides = frozenset({Encoder})
 
     def __init__(self, *, runtime: Runtime) -> None:
         pass
@@ -49,6 +51,7 @@ class XlingOneHot(Model):
     Some questions share their text (e.g. "Who won Super Bowl XLIX?" twice in en), which any text
     encoder must map to one vector, so this is a Retriever that knows the ids of a text in file
     order and hands them out in the order the task asks."""
+    provides = frozenset({Retriever})
 
     answers: dict[str, list[str]] = {}
     questions: dict[str, list[str]] = {}
