@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness import __version__
 from harness.errors import HarnessError, InputError
-from harness.leaderboard import format_score
+from harness.leaderboard import format_score, format_table
 from harness.registry import DISABLE_PLUGINS_ENV, PLUGINS_ENV
 
 if TYPE_CHECKING:
@@ -118,12 +118,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _print_table(header: list[str], rows: list[list[str]]) -> None:
-    widths = [max(len(c) for c in col) for col in zip(header, *rows)]
-    for line in [header, ["-" * w for w in widths], *rows]:
-        print("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip())
-
-
 def _cmd_list(args: argparse.Namespace) -> None:
     from harness.registry import Registry
 
@@ -139,15 +133,16 @@ def _cmd_list(args: argparse.Namespace) -> None:
         }, indent=1, ensure_ascii=False))
         return
     print("Tasks:")
-    _print_table(["name", "languages", "plugin", "summary"],
-                 [[n, ",".join(s.languages), p.name, s.summary] for n, (s, p) in sorted(registry.tasks.entries.items())])
+    print(format_table(["name", "languages", "plugin", "summary"],
+                       [[n, ",".join(s.languages), p.name, s.summary]
+                        for n, (s, p) in sorted(registry.tasks.entries.items())]))
     print("\nModels:")
-    _print_table(["name", "plugin", "summary"],
-                 [[n, p.name, s.summary] for n, (s, p) in sorted(registry.models.entries.items())])
+    print(format_table(["name", "plugin", "summary"],
+                       [[n, p.name, s.summary] for n, (s, p) in sorted(registry.models.entries.items())]))
     if registry.suites.entries:
         print("\nSuites:")
-        _print_table(["name", "tasks", "plugin"],
-                     [[n, ",".join(s.tasks), p.name] for n, (s, p) in sorted(registry.suites.entries.items())])
+        print(format_table(["name", "tasks", "plugin"],
+                           [[n, ",".join(s.tasks), p.name] for n, (s, p) in sorted(registry.suites.entries.items())]))
     for line in registry.conflicts():
         print(f"warning: {line}", file=sys.stderr)
 
@@ -159,9 +154,9 @@ def _report(outcome: Outcome, leaderboard_path: Path | None) -> None:
     scope = "built-in demo data" if data.demo else data.source
     print(f"{result.task.name} / {result.model.label}  ({scope}, split {data.split})")
     metrics = list(dict.fromkeys(name for row in result.rows for name in row.metrics))
-    _print_table(["subset", *metrics, "count"],
-                 [[row.subset, *(format_score(row.metrics.get(m)) for m in metrics), str(row.count)]
-                  for row in result.rows])
+    print(format_table(["subset", *metrics, "count"],
+                       [[row.subset, *(format_score(row.metrics.get(m)) for m in metrics), str(row.count)]
+                        for row in result.rows]))
     print(f"main score: {result.main_score.metric} = {format_score(result.main_score.value)}")
     for note in result.notes:
         print(f"note: {note}")
@@ -197,9 +192,9 @@ def _data_options(args: argparse.Namespace) -> Any:
 
 def _print_plan(plan: Any) -> None:
     print(f"model: {plan.model}  device: {plan.device}  precision: {plan.precision}  world size: {plan.world_size}")
-    _print_table(["task", "data", "split", "units", "questions"],
-                 [[t["task"], t["source"], t["split"], ",".join(t["units"]), str(t["statistics"].get("questions", "-"))]
-                  for t in plan.tasks])
+    print(format_table(["task", "data", "split", "units", "questions"],
+                       [[t["task"], t["source"], t["split"], ",".join(t["units"]),
+                         str(t["statistics"].get("questions", "-"))] for t in plan.tasks]))
     if plan.encoding is None:
         print("encoding: none (the model is not an encoder)")
     else:
@@ -216,15 +211,14 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> None:
         print("Using the built-in demo data (pass --data-dir to score the real benchmark files).", file=sys.stderr)
     registry = Registry.discover()
     output = _output_options(args, argv)
-    outcomes = runner.run_suite(
-        runner.expand_tasks(args.task, registry), args.model, data=_data_options(args), output=output,
-        model_args=args.model_args, device=args.device, batch_size=args.batch_size, seed=args.seed,
-        resume=args.resume, cache=not args.no_cache, cache_dir=args.cache_dir, dry_run=args.dry_run,
-        registry=registry,
-    )
-    if isinstance(outcomes, runner.Plan):
-        _print_plan(outcomes)
+    options = dict(data=_data_options(args), output=output, model_args=args.model_args, device=args.device,
+                   batch_size=args.batch_size, seed=args.seed, cache=not args.no_cache, cache_dir=args.cache_dir,
+                   registry=registry)
+    tasks = runner.expand_tasks(args.task, registry)
+    if args.dry_run:
+        _print_plan(runner.plan_suite(tasks, args.model, **options))
         return
+    outcomes = runner.run_suite(tasks, args.model, resume=args.resume, **options)
     for number, outcome in enumerate(outcomes):
         if outcome.result_path is None:  # not rank 0 of a distributed run: rank 0 reports
             continue
@@ -265,8 +259,8 @@ def _cmd_cache(args: argparse.Namespace) -> None:
         if not items:
             print("(empty)")
             return
-        _print_table(["model", "key", "entries", "MiB"],
-                     [[i["label"], i["key"], str(i["entries"]), f"{i['bytes'] / 2**20:.1f}"] for i in items])
+        print(format_table(["model", "key", "entries", "MiB"],
+                           [[i["label"], i["key"], str(i["entries"]), f"{i['bytes'] / 2**20:.1f}"] for i in items]))
         print(f"total: {sum(i['bytes'] for i in items) / 2**20:.1f} MiB")
     else:
         removed = cache.clear(root, args.model)

@@ -90,13 +90,13 @@ def format_score(value: float | None) -> str:
     return f"{value:.4f}".rstrip("0").rstrip(".") or "0"
 
 
-def _table(header: list[str], rows: Iterable[list[str]]) -> str:
+def format_table(header: list[str], rows: Iterable[list[str]]) -> str:
+    """Columns padded to their widest cell, a rule under the header, no trailing blanks: every
+    table the harness prints (leaderboard, results, listings) looks the same."""
     rows = list(rows)
-    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths))]
-    lines.append("  ".join("-" * w for w in widths))
-    lines.extend("  ".join(str(c).ljust(w) for c, w in zip(row, widths)) for row in rows)
-    return "\n".join(lines)
+    widths = [max(len(cell) for cell in column) for column in zip(header, *rows)]
+    lines = [header, ["-" * w for w in widths], *rows]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in lines)
 
 
 def render(board: dict[str, Any], task: str | None = None) -> str:
@@ -125,7 +125,7 @@ def render(board: dict[str, Any], task: str | None = None) -> str:
             rows.append([str(rank), entry["model"]["label"], format_score(entry["main_score"]),
                          ",".join(entry["languages"]), "; ".join(scope) or "-", entry["finished_at"][:10]])
         header = ["#", "model", group[0]["main_metric"], "languages", "scope", "date"]
-        blocks.append(title + "\n" + _table(header, rows))
+        blocks.append(title + "\n" + format_table(header, rows))
     return "\n\n".join(blocks)
 
 
@@ -146,7 +146,7 @@ def render_matrix(board: dict[str, Any], task: str, metric: str | None = None) -
         cell = {tuple(row["languages"]): row["metrics"][name] for row in pairs}
         body = [[a] + [format_score(cell.get((a, b))) for b in seconds] for a in firsts]
         blocks.append(f"{entry['model']['label']} - {name} (rows: first language, columns: second)\n"
-                      + _table([""] + seconds, body))
+                      + format_table([""] + seconds, body))
     if not blocks:
         return f"(no language-pair rows for task '{task}')"
     return "\n\n".join(blocks)

@@ -115,16 +115,3 @@ def bind_options(factory: Callable[..., Any], options: Mapping[str, Any], owner:
     if missing:
         raise HarnessError(f"{owner}: required option(s) missing: {', '.join(missing)} (write {owner}:{missing[0]}=...)")
     return bound
-
-
-def describe_options(factory: Callable[..., Any]) -> dict[str, str]:
-    """Option name -> 'type = default' text, for ``harness list --verbose`` and docs."""
-    signature = inspect.signature(factory)
-    out = {}
-    for name, param in signature.parameters.items():
-        if name in RESERVED or param.kind not in (param.KEYWORD_ONLY, param.POSITIONAL_OR_KEYWORD):
-            continue
-        annotation = param.annotation if isinstance(param.annotation, str) else getattr(param.annotation, "__name__", "")
-        default = "required" if param.default is inspect.Parameter.empty else repr(param.default)
-        out[name] = f"{annotation} = {default}"
-    return out

@@ -23,8 +23,9 @@ import numpy as np
 from harness import leaderboard
 from harness.cache import default_root
 from harness.distributed import World, current_world
-from harness.encoding import EncodingService
-from harness.capabilities import declared, is_plain_encoder, provide
+from harness.capabilities import declared, provide
+from harness.compose import encoding_service, resolve_model
+from harness.encoding import EncodingRequest, EncodingService
 from harness.errors import HarnessError
 from harness.io import dump_json, read_json, sha256_path, sha256_text
 from harness.model import Model, ModelIdentity, Runtime
@@ -237,12 +238,33 @@ class Plan:
 
 def run(task_text: str, model_text: str, **options: Any) -> Outcome:
     """Run ``model`` on one task; see :func:`run_suite` for the options."""
-    outcomes = run_suite([task_text], model_text, **options)
-    assert isinstance(outcomes, list)
-    return outcomes[0]
+    return run_suite([task_text], model_text, **options)[0]
 
 
-def run_suite(
+@dataclass
+class _Prepared:
+    """A suite ready to run or to describe: tasks with their data, the model loaded once, and
+    the shared encoding queue when the model is a plain encoder."""
+
+    tasks: list[tuple[Task, PluginInfo]]
+    datas: list[TaskData]
+    timers: list[_Timer]
+    model: Model
+    model_plugin: PluginInfo
+    identity: ModelIdentity
+    replay: bool
+    service: EncodingService | None
+    requests: list[EncodingRequest]
+    runtime: Runtime
+    data_options: DataOptions
+    output: OutputOptions
+    world: World
+    shared: _Timer
+    started: str
+    t0: float
+
+
+def _prepare(
     task_texts: Sequence[str],
     model_text: str,
     *,
@@ -252,69 +274,76 @@ def run_suite(
     device: str = "auto",
     batch_size: int | None = None,
     seed: int = 0,
-    resume: bool = False,
     cache: bool = True,
     cache_dir: Path | None = None,
-    dry_run: bool = False,
     registry: Registry | None = None,
-) -> list[Outcome] | Plan:
-    """Run one model on several tasks: the model is loaded once, and the texts of all tasks are
-    encoded in one shared queue (deduplicated, cached, length-batched) before the tasks run.
-
-    Each task writes its own validated result, predictions and leaderboard entry. Under torchrun
-    every rank runs this; encoding is shared out and only rank 0 writes.
-    """
+) -> _Prepared:
+    """Resolve the tasks and the model, check the model can run every task before any work,
+    load the data, then the model (once), and collect the texts every task will encode."""
     data_options = data or DataOptions()
     output = output or OutputOptions()
     registry = registry or Registry.discover()
-    world = current_world()
     started, t0, shared = now_iso(), time.perf_counter(), _Timer()
 
     tasks = [load_task(registry, text) for text in task_texts]
-    named = parse_named(model_text, model_args)
-    model_spec, model_plugin = registry.model(named.name)
-    model_cls = load_target(model_spec, model_plugin, "model")
-    replay = PredictionSource in declared(model_cls)
+    choice = resolve_model(model_text, registry, model_args)
+    replay = PredictionSource in declared(choice.cls)
     for task, _ in tasks:
         if not replay:
-            provide(model_cls, task.metadata.needs, model_name=named.name, task_name=task.metadata.name)
-    model_options = bind_options(model_cls, named.options, owner=f"model {named.name}")
+            choice.check(task.metadata.needs, task.metadata.name)
     timers = [_Timer() for _ in tasks]
     datas = [timer.time("load_data", lambda task=task: load_data(task, data_options))
              for timer, (task, _) in zip(timers, tasks)]
 
     runtime = Runtime(device_request=device, batch_size=batch_size, seed=seed,
                       cache_dir=(cache_dir or default_root()) if cache else None)
-    model: Model = shared.time("load_model", lambda: model_cls(runtime=runtime, **model_options))
-    model.name = named.name
+    model = shared.time("load_model", lambda: choice.instantiate(runtime))
     identity = model.identity()
-    service: EncodingService | None = None
-    if not replay and is_plain_encoder(model):
-        service = EncodingService.for_model(model, runtime, identity.as_dict(), show_progress=output.show_progress)
+    service = None if replay else encoding_service(model, runtime, identity, show_progress=output.show_progress)
     requests = [r for (task, _), task_data in zip(tasks, datas) for r in task.encoding_requests(task_data)]
-    if dry_run:
-        return Plan(
-            model=identity.label, device=runtime.device, precision=model.precision, world_size=world.size,
-            tasks=[{"task": task.metadata.name, "options": task.options(), "source": d.source, "split": d.split,
-                    "languages": list(d.languages), "units": task.units(d), "statistics": d.statistics}
-                   for (task, _), d in zip(tasks, datas)],
-            encoding=service.plan(requests) if service is not None else None,
-        )
+    return _Prepared(tasks, datas, timers, model, choice.plugin, identity, replay, service, requests, runtime,
+                     data_options, output, current_world(), shared, started, t0)
+
+
+def plan_suite(task_texts: Sequence[str], model_text: str, **options: Any) -> Plan:
+    """What :func:`run_suite` would do with the same arguments (``--dry-run``): the model is
+    loaded and the data read, but nothing is encoded, predicted or written."""
+    p = _prepare(task_texts, model_text, **options)
+    return Plan(
+        model=p.identity.label, device=p.runtime.device, precision=p.model.precision, world_size=p.world.size,
+        tasks=[{"task": task.metadata.name, "options": task.options(), "source": d.source, "split": d.split,
+                "languages": list(d.languages), "units": task.units(d), "statistics": d.statistics}
+               for (task, _), d in zip(p.tasks, p.datas)],
+        encoding=p.service.plan(p.requests) if p.service is not None else None,
+    )
+
+
+def run_suite(task_texts: Sequence[str], model_text: str, *, resume: bool = False, **options: Any) -> list[Outcome]:
+    """Run one model on several tasks: the model is loaded once, and the texts of all tasks are
+    encoded in one shared queue (deduplicated, cached, length-batched) before the tasks run.
+
+    ``options`` are :func:`_prepare`'s (data, output, model_args, device, batch_size, seed, cache,
+    cache_dir, registry); ``resume`` reuses the units an interrupted run of the same run id saved.
+    Each task writes its own validated result, predictions and leaderboard entry. Under torchrun
+    every rank runs this; encoding is shared out and only rank 0 writes.
+    """
+    p = _prepare(task_texts, model_text, **options)
+    service, model, runtime, world = p.service, p.model, p.runtime, p.world
     if service is not None:
-        shared.time("encode_shared", lambda: service.prefetch(requests))
-    _seed_everything(seed)
+        p.shared.time("encode_shared", lambda: service.prefetch(p.requests))
+    _seed_everything(runtime.seed)
 
     outcomes = []
-    for (task, task_plugin), task_data, timer in zip(tasks, datas, timers):
-        capability = model if replay else provide(service or model, task.metadata.needs, model_name=named.name,
-                                                  task_name=task.metadata.name)
+    for (task, task_plugin), task_data, timer in zip(p.tasks, p.datas, p.timers):
+        capability = model if p.replay else provide(service or model, task.metadata.needs, model_name=model.name,
+                                                    task_name=task.metadata.name)
         outcomes.append(_run_task(
-            task, task_plugin, task_data, capability, replay=replay, identity=identity, model_plugin=model_plugin,
-            limit=data_options.limit, runtime=runtime, output=output, resume=resume, world=world,
-            timer=timer, shared=shared, started=started, t0=t0,
+            task, task_plugin, task_data, capability, replay=p.replay, identity=p.identity,
+            model_plugin=p.model_plugin, limit=p.data_options.limit, runtime=runtime, output=p.output,
+            resume=resume, world=world, timer=timer, shared=p.shared, started=p.started, t0=p.t0,
             execution=lambda: {"world_size": world.size, "device": runtime.device_used, "precision": model.precision,
                                "batch_size": service.stats.batch_size if service else runtime.batch_size,
-                               "suite": [t.metadata.name for t, _ in tasks],
+                               "suite": [t.metadata.name for t, _ in p.tasks],
                                "encoding": service.stats.as_dict() if service else None},
         ))
     return outcomes
@@ -329,7 +358,7 @@ def _run_task(
     """Predict unit by unit (saving each), evaluate, and write the result (rank 0 only)."""
     files = timer.time("hash_data", lambda: describe_files(task_data.files))
     run_id = _run_id(task, identity, task_data, limit, files, "run")
-    run_dir = output.output_dir / _slug(task.metadata.name) / _slug(identity.label) / run_id
+    run_dir = _run_dir(output, task, identity, run_id)
     parts_dir = run_dir / "parts"
     if world.is_main and not resume and parts_dir.exists():
         shutil.rmtree(parts_dir)
@@ -351,16 +380,36 @@ def _run_task(
                       parts_dir / f"{_slug(unit)}.json", indent=None)
 
     evaluation = timer.time("evaluate", lambda: task.evaluate(task_data, predictions))
-    predictions_path = run_dir / task.metadata.prediction_file
     if not world.is_main:
         return Outcome(None, evaluation, resumed)
-    task.write_predictions(task_data, predictions, predictions_path)
+    return _record(
+        kind="run", run_id=run_id, run_dir=run_dir, task=task, task_plugin=task_plugin, data=task_data,
+        predictions=predictions, evaluation=evaluation, identity=identity, model_plugin=model_plugin, limit=limit,
+        files=files, runtime=runtime, output=output, started=started, t0=t0,
+        phases={**shared.phases, **timer.phases}, resumed=resumed, execution=execution(),
+    )
+
+
+def _run_dir(output: OutputOptions, task: Task, identity: ModelIdentity, run_id: str) -> Path:
+    return output.output_dir / _slug(task.metadata.name) / _slug(identity.label) / run_id
+
+
+def _record(
+    *, kind: Literal["run", "score"], run_id: str, run_dir: Path, task: Task, task_plugin: PluginInfo,
+    data: TaskData, predictions: dict[str, Any], evaluation: Evaluation, identity: ModelIdentity,
+    model_plugin: PluginInfo | None, limit: int | None, files: list[dict[str, Any]], runtime: Runtime,
+    output: OutputOptions, started: str, t0: float, phases: dict[str, float], resumed: list[str],
+    execution: dict[str, Any] | None = None,
+) -> Outcome:
+    """The end of a run and of a scoring alike: write the predictions in the task's format, then
+    the validated result and its leaderboard entry."""
+    predictions_path = run_dir / task.metadata.prediction_file
+    task.write_predictions(data, predictions, predictions_path)
     result = _build_result(
-        kind="run", run_id=run_id, task=task, task_plugin=task_plugin, identity=identity,
-        model_plugin=model_plugin, data=task_data, limit=limit, files=files,
-        evaluation=evaluation, predictions_path=predictions_path, runtime=runtime, started=started,
-        wall=time.perf_counter() - t0, phases={**shared.phases, **timer.phases}, resumed=resumed,
-        command=output.command, execution=execution(),
+        kind=kind, run_id=run_id, task=task, task_plugin=task_plugin, identity=identity, model_plugin=model_plugin,
+        data=data, limit=limit, files=files, evaluation=evaluation, predictions_path=predictions_path,
+        runtime=runtime, started=started, wall=time.perf_counter() - t0, phases=phases, resumed=resumed,
+        command=output.command, execution=execution,
     )
     return Outcome(result, evaluation, resumed, write_result(result, run_dir, output))
 
@@ -403,14 +452,9 @@ def score(
     )
     files = timer.time("hash_data", lambda: describe_files(task_data.files))
     run_id = _run_id(task, identity, task_data, data_options.limit, files, "score")
-    run_dir = output.output_dir / _slug(task.metadata.name) / _slug(identity.label) / run_id
-    predictions_path = run_dir / task.metadata.prediction_file
-    task.write_predictions(task_data, predictions, predictions_path)
-    result = _build_result(
-        kind="score", run_id=run_id, task=task, task_plugin=task_plugin, identity=identity, model_plugin=None,
-        data=task_data, limit=data_options.limit, files=files, evaluation=evaluation,
-        predictions_path=predictions_path, runtime=Runtime(device_request="cpu"), started=started,
-        wall=time.perf_counter() - t0, phases=timer.phases, resumed=[], command=output.command,
+    return _record(
+        kind="score", run_id=run_id, run_dir=_run_dir(output, task, identity, run_id), task=task,
+        task_plugin=task_plugin, data=task_data, predictions=predictions, evaluation=evaluation, identity=identity,
+        model_plugin=None, limit=data_options.limit, files=files, runtime=Runtime(device_request="cpu"),
+        output=output, started=started, t0=t0, phases=timer.phases, resumed=[],
     )
-    result_path = write_result(result, run_dir, output)
-    return Outcome(result, evaluation, [], result_path)
