@@ -38,10 +38,10 @@ def _core_schemas() -> dict[str, dict[str, Any]]:
     return out
 
 
-@cache
 def _plugin_schemas() -> Namespace[SchemaSpec]:
     """The schemas installed plugins ship (looked up only for a name that is not a core one, so
-    a plugin cannot replace the schema of the harness's own files)."""
+    a plugin cannot replace the schema of the harness's own files; not cached, since the plugins
+    a process loads can change, e.g. with ``$HARNESS_PLUGINS``)."""
     return PluginRegistry.discover().schemas
 
 
