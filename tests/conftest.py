@@ -23,6 +23,20 @@ def real_data() -> Path:
     return path
 
 
+#: Official fixtures that may be redistributed, vendored with their licence notes in the layout
+#: of the real-data folder (``xtreme/mock_test_data``, ``mkqa/...``).
+VENDORED = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.fixture(params=["vendored", "real-data"])
+def official_data(request: pytest.FixtureRequest) -> Path:
+    """A folder with the official fixtures: the copies vendored under tests/fixtures (always, so a
+    fresh clone checks the official numbers), then the real-data folder (when HARNESS_REAL_DATA is set)."""
+    if request.param == "vendored":
+        return VENDORED
+    return request.getfixturevalue("real_data")
+
+
 def _single_threaded_torch() -> None:
     """Tiny models' matrices are too small for threads to help; on a shared 2-core machine torch's
     threads only fight each other (a tiny reader's G-XLT run took 10x longer with 2 threads)."""
