@@ -141,7 +141,7 @@ class BrokenPlugin:
 
 
 class Registry:
-    """All tasks, models and suites the installed plugins provide."""
+    """All tasks, models, suites and schemas the installed plugins provide."""
 
     def __init__(self) -> None:
         self.tasks: Namespace[TaskSpec] = Namespace("task")
@@ -189,16 +189,8 @@ class Registry:
         try:
             self._manager.register(plugin, name=info.name)
             self._check_hook_names(plugin)
-            provided = {
-                hook: _flatten(
-                    impl.function() for impl in getattr(self._manager.hook, hook).get_hookimpls()
-                    if impl.plugin_name == info.name
-                )
-                for hook in ("harness_tasks", "harness_models", "harness_suites")
-            }
-            schemas = [SchemaSpec.from_path(path) for path in _flatten(
-                impl.function() for impl in self._manager.hook.harness_schemas.get_hookimpls()
-                if impl.plugin_name == info.name)]
+            provided = {hook: self._call(hook, info) for hook in ("harness_tasks", "harness_models", "harness_suites")}
+            schemas = [SchemaSpec.from_path(path) for path in self._call("harness_schemas", info)]
         except BaseException as exc:  # as in _load
             if self._manager.is_registered(plugin):
                 self._manager.unregister(plugin)
@@ -210,6 +202,11 @@ class Registry:
                 namespace.add(spec, info)
         for schema in schemas:
             self.schemas.add(schema, info)
+
+    def _call(self, hook: str, info: PluginInfo) -> list[Any]:
+        """What this one plugin's implementation of ``hook`` returns, flattened."""
+        return _flatten(impl.function() for impl in getattr(self._manager.hook, hook).get_hookimpls()
+                        if impl.plugin_name == info.name)
 
     def _check_hook_names(self, plugin: object) -> None:
         """Raise, naming the hook and the nearest real one, if ``plugin`` implements an unknown hook

@@ -18,7 +18,7 @@ import jsonschema
 from referencing import Registry, Resource
 
 from harness.errors import HarnessError, InputError
-from harness.registry import SCHEMA_SUFFIX, SchemaSpec, Namespace
+from harness.registry import SCHEMA_SUFFIX
 from harness.registry import Registry as PluginRegistry
 
 
@@ -38,18 +38,13 @@ def _core_schemas() -> dict[str, dict[str, Any]]:
     return out
 
 
-def _plugin_schemas() -> Namespace[SchemaSpec]:
-    """The schemas installed plugins ship (looked up only for a name that is not a core one, so
-    a plugin cannot replace the schema of the harness's own files; not cached, since the plugins
-    a process loads can change, e.g. with ``$HARNESS_PLUGINS``)."""
-    return PluginRegistry.discover().schemas
-
-
 @cache
 def _validator(name: str) -> jsonschema.protocols.Validator:
     schemas = dict(_core_schemas())
     if name not in schemas:
-        plugin = _plugin_schemas()
+        # Plugins are asked only for a name that is not a core one, so a plugin cannot replace the
+        # schema of the harness's own files, and checking a result or a leaderboard loads no plugin.
+        plugin = PluginRegistry.discover().schemas
         if name not in plugin.entries and name not in plugin.conflicts:
             known = ", ".join(sorted([*schemas, *plugin.entries]))
             raise HarnessError(f"unknown schema '{name}' (known: {known})")

@@ -62,7 +62,7 @@ def test_a_suite_encodes_each_text_once_and_a_warm_rerun_encodes_nothing(
 
 def test_dry_run_prints_the_plan_without_encoding(harness_cli: Any, tiny_encoder_dir: Path) -> None:
     code, out, err = harness_cli("run", "lareqa,lareqa:candidates=sentence", f"hf-encoder:path={tiny_encoder_dir}",
-                                 "--dry-run", "--limit", "2")
+                                 "--dry-run", "--limit", "2", "--cache-dir", "cache")  # not the session's cache
     assert code == 0, err
     assert "model: tiny-encoder" in out and "device: cpu  precision: float32  world size: 1" in out
     # --limit 2 keeps the first two questions, both about the Danube paragraph (5 sentences), in 9
@@ -70,7 +70,7 @@ def test_dry_run_prints_the_plan_without_encoding(harness_cli: Any, tiny_encoder
     # task, the questions shared: 126 requested, 45 + 45 + 18 = 108 unique.
     assert "encoding: 126 texts requested, 108 unique, 0 in the cache, 108 to encode" in out
     assert not Path("results").exists()
-    code, out, _ = harness_cli("cache", "info")
+    code, out, _ = harness_cli("cache", "info", "--cache-dir", "cache")
     assert code == 0 and "tiny-encoder" not in out  # nothing was encoded, so nothing was cached
 
 
