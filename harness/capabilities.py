@@ -14,7 +14,10 @@ from typing import Any
 import numpy as np
 
 from harness.errors import CapabilityError
-from harness.protocols import Corpus, Encoder, Ranking, Reader, Retriever, SearchIndex, Translator
+from harness.model import Model
+from harness.protocols import (
+    CAPABILITIES, Corpus, Encoder, Ranking, Reader, Retriever, SearchIndex, Translator, protocol_methods,
+)
 from harness.search import exact_search
 from harness.progress import Progress
 
@@ -68,10 +71,24 @@ ADAPTERS: dict[type, list[tuple[type, Callable[[Any], Any]]]] = {
 }
 
 
+def declared(model: object) -> frozenset[type]:
+    """What ``model`` (an instance or a class) provides: a :class:`~harness.model.Model`'s own
+    declaration. Objects that are not models (the harness's adapters and wrappers, which a model
+    never sees) are taken by their methods."""
+    cls = model if isinstance(model, type) else type(model)
+    if issubclass(cls, Model):
+        return cls.provides
+    return frozenset(p for p in CAPABILITIES if all(callable(getattr(cls, m, None)) for m in protocol_methods(p)))
+
+
+def is_plain_encoder(model: object) -> bool:
+    """An encoder that does not retrieve by itself: the harness's shared encoding queue serves it."""
+    capabilities = declared(model)
+    return Encoder in capabilities and Retriever not in capabilities
+
+
 def _implements(model: object, protocol: type) -> bool:
-    if isinstance(model, type):
-        return issubclass(model, protocol)
-    return isinstance(model, protocol)
+    return protocol in declared(model)
 
 
 def _route(model: object, needs: type) -> Callable[[Any], Any] | None:

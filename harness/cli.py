@@ -7,14 +7,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness import __version__
-from harness.errors import HarnessError
+from harness.errors import HarnessError, InputError
+from harness.registry import DISABLE_PLUGINS_ENV, PLUGINS_ENV
+from harness.tables import format_score, format_table
+
+if TYPE_CHECKING:
+    from harness.runner import Outcome
 
 DEFAULT_LEADERBOARD = Path("leaderboard/leaderboard.json")
 
@@ -58,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="harness", description="Score models on cross-lingual QA benchmarks exactly as the official scripts do."
     )
     parser.add_argument("--version", action="version", version=f"xlqa-harness {__version__}")
+    parser.add_argument("--plugin", action="append", default=[], metavar="MODULE",
+                        help=f"also load this plugin module, installed or not (repeatable; same as ${PLUGINS_ENV}); "
+                        f"${DISABLE_PLUGINS_ENV} lists plugins not to load")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     listing = commands.add_parser("list", help="list tasks, models and suites from installed plugins")
@@ -101,16 +110,12 @@ def build_parser() -> argparse.ArgumentParser:
     clear.add_argument("--model", help="only the model with this label (as `cache info` shows it)")
     _add_cache_arguments(clear, with_switch=False)
 
-    validate = commands.add_parser("validate", help="check a result or leaderboard file against its JSON Schema")
+    validate = commands.add_parser("validate", help="check a result, leaderboard or predictions file (JSON or JSON "
+                                   "lines) against its JSON Schema")
     validate.add_argument("file", type=Path)
-    validate.add_argument("--schema", help="schema name (default: guessed from the file)")
+    validate.add_argument("--schema", help="schema name, a harness or plugin one (default: run-result or "
+                          "leaderboard, guessed from the file)")
     return parser
-
-
-def _print_table(header: list[str], rows: list[list[str]]) -> None:
-    widths = [max(len(c) for c in col) for col in zip(header, *rows)]
-    for line in [header, ["-" * w for w in widths], *rows]:
-        print("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip())
 
 
 def _cmd_list(args: argparse.Namespace) -> None:
@@ -128,38 +133,37 @@ def _cmd_list(args: argparse.Namespace) -> None:
         }, indent=1, ensure_ascii=False))
         return
     print("Tasks:")
-    _print_table(["name", "languages", "plugin", "summary"],
-                 [[n, ",".join(s.languages), p.name, s.summary] for n, (s, p) in sorted(registry.tasks.entries.items())])
+    print(format_table(["name", "languages", "plugin", "summary"],
+                       [[n, ",".join(s.languages), p.name, s.summary]
+                        for n, (s, p) in sorted(registry.tasks.entries.items())]))
     print("\nModels:")
-    _print_table(["name", "plugin", "summary"],
-                 [[n, p.name, s.summary] for n, (s, p) in sorted(registry.models.entries.items())])
+    print(format_table(["name", "plugin", "summary"],
+                       [[n, p.name, s.summary] for n, (s, p) in sorted(registry.models.entries.items())]))
     if registry.suites.entries:
         print("\nSuites:")
-        _print_table(["name", "tasks", "plugin"],
-                     [[n, ",".join(s.tasks), p.name] for n, (s, p) in sorted(registry.suites.entries.items())])
+        print(format_table(["name", "tasks", "plugin"],
+                           [[n, ",".join(s.tasks), p.name] for n, (s, p) in sorted(registry.suites.entries.items())]))
     for line in registry.conflicts():
         print(f"warning: {line}", file=sys.stderr)
 
 
-def _report(outcome: Any, leaderboard_path: Path | None) -> None:
-    from harness.leaderboard import format_score
-
+def _report(outcome: Outcome, leaderboard_path: Path | None) -> None:
     result = outcome.result
-    data = result["data"]
-    scope = "built-in demo data" if data["demo"] else data["source"]
-    print(f"{result['task']['name']} / {result['model']['label']}  ({scope}, split {data['split']})")
-    metrics = list(dict.fromkeys(name for row in result["rows"] for name in row["metrics"]))
-    _print_table(["subset", *metrics, "count"],
-                 [[row["subset"], *(format_score(row["metrics"].get(m)) for m in metrics), str(row["count"])]
-                  for row in result["rows"]])
-    main = result["main_score"]
-    print(f"main score: {main['metric']} = {format_score(main['value'])}")
-    for note in result["notes"]:
+    assert result is not None  # callers skip the outcomes of ranks other than 0
+    data = result.data
+    scope = "built-in demo data" if data.demo else data.source
+    print(f"{result.task.name} / {result.model.label}  ({scope}, split {data.split})")
+    metrics = list(dict.fromkeys(name for row in result.rows for name in row.metrics))
+    print(format_table(["subset", *metrics, "count"],
+                       [[row.subset, *(format_score(row.metrics.get(m)) for m in metrics), str(row.count)]
+                        for row in result.rows]))
+    print(f"main score: {result.main_score.metric} = {format_score(result.main_score.value)}")
+    for note in result.notes:
         print(f"note: {note}")
     if outcome.resumed_units:
         print(f"resumed units: {', '.join(outcome.resumed_units)}")
     print(f"result: {outcome.result_path}")
-    print(f"predictions: {result['predictions']['path']}")
+    print(f"predictions: {result.predictions.path}")
     if leaderboard_path is not None:
         print(f"leaderboard: {leaderboard_path}")
 
@@ -188,9 +192,9 @@ def _data_options(args: argparse.Namespace) -> Any:
 
 def _print_plan(plan: Any) -> None:
     print(f"model: {plan.model}  device: {plan.device}  precision: {plan.precision}  world size: {plan.world_size}")
-    _print_table(["task", "data", "split", "units", "questions"],
-                 [[t["task"], t["source"], t["split"], ",".join(t["units"]), str(t["statistics"].get("questions", "-"))]
-                  for t in plan.tasks])
+    print(format_table(["task", "data", "split", "units", "questions"],
+                       [[t["task"], t["source"], t["split"], ",".join(t["units"]),
+                         str(t["statistics"].get("questions", "-"))] for t in plan.tasks]))
     if plan.encoding is None:
         print("encoding: none (the model is not an encoder)")
     else:
@@ -207,15 +211,14 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> None:
         print("Using the built-in demo data (pass --data-dir to score the real benchmark files).", file=sys.stderr)
     registry = Registry.discover()
     output = _output_options(args, argv)
-    outcomes = runner.run_suite(
-        runner.expand_tasks(args.task, registry), args.model, data=_data_options(args), output=output,
-        model_args=args.model_args, device=args.device, batch_size=args.batch_size, seed=args.seed,
-        resume=args.resume, cache=not args.no_cache, cache_dir=args.cache_dir, dry_run=args.dry_run,
-        registry=registry,
-    )
-    if isinstance(outcomes, runner.Plan):
-        _print_plan(outcomes)
+    options = dict(data=_data_options(args), output=output, model_args=args.model_args, device=args.device,
+                   batch_size=args.batch_size, seed=args.seed, cache=not args.no_cache, cache_dir=args.cache_dir,
+                   registry=registry)
+    tasks = runner.expand_tasks(args.task, registry)
+    if args.dry_run:
+        _print_plan(runner.plan_suite(tasks, args.model, **options))
         return
+    outcomes = runner.run_suite(tasks, args.model, resume=args.resume, **options)
     for number, outcome in enumerate(outcomes):
         if outcome.result_path is None:  # not rank 0 of a distributed run: rank 0 reports
             continue
@@ -256,8 +259,8 @@ def _cmd_cache(args: argparse.Namespace) -> None:
         if not items:
             print("(empty)")
             return
-        _print_table(["model", "key", "entries", "MiB"],
-                     [[i["label"], i["key"], str(i["entries"]), f"{i['bytes'] / 2**20:.1f}"] for i in items])
+        print(format_table(["model", "key", "entries", "MiB"],
+                           [[i["label"], i["key"], str(i["entries"]), f"{i['bytes'] / 2**20:.1f}"] for i in items]))
         print(f"total: {sum(i['bytes'] for i in items) / 2**20:.1f} MiB")
     else:
         removed = cache.clear(root, args.model)
@@ -267,13 +270,24 @@ def _cmd_cache(args: argparse.Namespace) -> None:
 
 
 def _cmd_validate(args: argparse.Namespace) -> None:
-    from harness.io import read_json
+    from harness.io import iter_jsonl, read_json
     from harness.validation import validate
 
-    instance = read_json(args.file)
-    schema = args.schema or ("leaderboard" if isinstance(instance, dict) and "entries" in instance else "run-result")
-    validate(instance, schema, file=args.file)
-    print(f"{args.file}: valid {schema}")
+    if args.file.is_dir():
+        raise HarnessError(f"{args.file} is a folder: validate its files one by one")
+    try:
+        records = [(None, read_json(args.file))]
+    except InputError as exc:
+        if "Extra data" not in exc.reason:
+            raise
+        records = list(iter_jsonl(args.file))  # JSON lines: each line is one record
+        if args.schema is None:
+            raise HarnessError(f"{args.file} holds JSON lines: name the schema of a line with --schema") from None
+    schema = args.schema or ("leaderboard" if isinstance(records[0][1], dict) and "entries" in records[0][1]
+                             else "run-result")
+    for line, instance in records:
+        validate(instance, schema, file=args.file, record=None if line is None else f"line {line}")
+    print(f"{args.file}: valid {schema}" + ("" if records[0][0] is None else f" ({len(records)} lines)"))
 
 
 def _one_line_warnings(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
@@ -285,6 +299,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     warnings.showwarning = _one_line_warnings
+    saved_plugins = os.environ.get(PLUGINS_ENV)
+    if args.plugin:  # through the environment, so every registry of this run (composites' too) loads them
+        os.environ[PLUGINS_ENV] = ",".join(filter(None, [saved_plugins, *args.plugin]))
     try:
         if args.command == "list":
             _cmd_list(args)
@@ -304,6 +321,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted: finished units are saved; re-run with --resume to continue", file=sys.stderr)
         return 130
+    finally:
+        if saved_plugins is None:
+            os.environ.pop(PLUGINS_ENV, None)
+        else:
+            os.environ[PLUGINS_ENV] = saved_plugins
     return 0
 
 

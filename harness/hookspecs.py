@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from harness.registry import ModelSpec, SuiteSpec, TaskSpec
 
 PROJECT = "harness"
@@ -43,3 +45,9 @@ def harness_models() -> list[ModelSpec]:
 @hookspec
 def harness_suites() -> list[SuiteSpec]:
     """Return named lists of tasks to run together with one model."""
+
+
+@hookspec
+def harness_schemas() -> list[Path]:
+    """Return the JSON Schema files (``NAME.schema.json``) of the formats this plugin's tasks
+    name, so ``harness validate --schema NAME`` and the tasks themselves can check them."""

@@ -13,6 +13,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
@@ -41,17 +42,17 @@ def write_atomic(path: Path, write: Callable[[IO[bytes]], None]) -> None:
         raise
 
 
-def write_folder_atomic(path: Path, files: dict[str, bytes]) -> None:
-    """Write a folder of files (name -> bytes) beside ``path``, then swap it into place, so a
-    reader sees the old folder or the complete new one, never a partial one (for prediction
-    formats that are one file per language). A name may hold sub-folders (``task/test-de.tsv``)."""
+@contextmanager
+def atomic_folder(path: Path) -> Iterator[Path]:
+    """Yield an empty staging folder beside ``path`` to fill; when the block ends normally, swap it
+    into place whole (replacing any folder already there), else delete it. A reader sees the old
+    folder or the complete new one, never a partial one, and a crash leaves no half-built folder.
+    The folder gets a plain folder's mode (``mkdtemp`` would leave it private)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
-    os.chmod(staging, 0o777 & ~_umask())  # mkdtemp makes it private; give it a plain folder's mode
+    os.chmod(staging, 0o777 & ~_umask())
     try:
-        for name, payload in files.items():
-            (staging / name).parent.mkdir(parents=True, exist_ok=True)
-            (staging / name).write_bytes(payload)
+        yield staging
         if path.exists():
             retired = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent))
             os.replace(path, retired / path.name)
@@ -62,6 +63,16 @@ def write_folder_atomic(path: Path, files: dict[str, bytes]) -> None:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def write_folder_atomic(path: Path, files: dict[str, bytes]) -> None:
+    """Write a folder of files (name -> bytes) atomically (see :func:`atomic_folder`), for
+    prediction formats that are one file per language. A name may hold sub-folders
+    (``task/test-de.tsv``)."""
+    with atomic_folder(path) as staging:
+        for name, payload in files.items():
+            (staging / name).parent.mkdir(parents=True, exist_ok=True)
+            (staging / name).write_bytes(payload)
 
 
 def dump_json(obj: Any, path: Path, *, indent: int | None = 1) -> None:

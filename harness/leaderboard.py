@@ -9,7 +9,6 @@ same thing replaces its entry, anything else adds one.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -18,43 +17,45 @@ from filelock import FileLock
 from harness.errors import HarnessError
 from harness.io import dump_json, read_json, sha256_text
 from harness.provenance import now_iso
+from harness.results import RunResult
+from harness.tables import format_score, format_table
 from harness.validation import validate
 
 SCHEMA = "leaderboard"
 SCHEMA_VERSION = "1.0"
 
 
-def entry_from_result(result: dict[str, Any], result_path: Path) -> dict[str, Any]:
+def entry_from_result(result: RunResult, result_path: Path) -> dict[str, Any]:
     """The leaderboard entry for one run result."""
-    model = {key: result["model"][key] for key in ("name", "label", "weights", "options")}
-    data = result["data"]
-    fingerprint = sha256_text(*(f["sha256"] for f in data["files"]))
+    identity = result.model.identity
+    model = {"name": identity.name, "label": identity.label, "weights": identity.weights, "options": identity.options}
+    data = result.data
+    fingerprint = sha256_text(*(f.sha256 for f in data.files))
     key = sha256_text(
         json.dumps(
-            [result["task"]["name"], result["task"]["options"], data["split"], fingerprint,
-             data["languages"], data["limit"], model],
+            [result.task.name, result.task.options, data.split, fingerprint, list(data.languages), data.limit, model],
             sort_keys=True,
         )
     )[:16]
     return {
         "key": key,
-        "task": result["task"]["name"],
-        "task_options": result["task"]["options"],
-        "split": data["split"],
-        "languages": data["languages"],
-        "limit": data["limit"],
-        "demo": data["demo"],
+        "task": result.task.name,
+        "task_options": result.task.options,
+        "split": data.split,
+        "languages": list(data.languages),
+        "limit": data.limit,
+        "demo": data.demo,
         "data_fingerprint": fingerprint,
         "model": model,
-        "main_metric": result["main_score"]["metric"],
-        "main_score": result["main_score"]["value"],
-        "higher_is_better": result["task"]["higher_is_better"],
-        "rows": result["rows"],
-        "run_id": result["run_id"],
-        "kind": result["kind"],
+        "main_metric": result.main_score.metric,
+        "main_score": result.main_score.value,
+        "higher_is_better": result.task.higher_is_better,
+        "rows": [row.to_dict() for row in result.rows],
+        "run_id": result.run_id,
+        "kind": result.kind,
         "result_path": str(result_path),
-        "finished_at": result["provenance"]["finished_at"],
-        "harness_version": result["provenance"]["harness_version"],
+        "finished_at": result.provenance.finished_at,
+        "harness_version": result.provenance.harness_version,
     }
 
 
@@ -67,7 +68,7 @@ def load(path: Path) -> dict[str, Any]:
     return board
 
 
-def add_result(path: Path, result: dict[str, Any], result_path: Path) -> dict[str, Any]:
+def add_result(path: Path, result: RunResult, result_path: Path) -> dict[str, Any]:
     """Fold one run result into the leaderboard at ``path`` (locked, atomic); return the entry."""
     entry = entry_from_result(result, result_path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -79,23 +80,6 @@ def add_result(path: Path, result: dict[str, Any], result_path: Path) -> dict[st
         validate(board, SCHEMA, file=path)
         dump_json(board, path)
     return entry
-
-
-def format_score(value: float | None) -> str:
-    """A score as text: up to four decimals, trailing zeros dropped, so fractions (LAReQA's mAP)
-    and percentages (F1, EM) both read naturally (0.1357, 99.8, 0)."""
-    if value is None:
-        return "-"
-    return f"{value:.4f}".rstrip("0").rstrip(".") or "0"
-
-
-def _table(header: list[str], rows: Iterable[list[str]]) -> str:
-    rows = list(rows)
-    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths))]
-    lines.append("  ".join("-" * w for w in widths))
-    lines.extend("  ".join(str(c).ljust(w) for c, w in zip(row, widths)) for row in rows)
-    return "\n".join(lines)
 
 
 def render(board: dict[str, Any], task: str | None = None) -> str:
@@ -124,7 +108,7 @@ def render(board: dict[str, Any], task: str | None = None) -> str:
             rows.append([str(rank), entry["model"]["label"], format_score(entry["main_score"]),
                          ",".join(entry["languages"]), "; ".join(scope) or "-", entry["finished_at"][:10]])
         header = ["#", "model", group[0]["main_metric"], "languages", "scope", "date"]
-        blocks.append(title + "\n" + _table(header, rows))
+        blocks.append(title + "\n" + format_table(header, rows))
     return "\n\n".join(blocks)
 
 
@@ -145,7 +129,7 @@ def render_matrix(board: dict[str, Any], task: str, metric: str | None = None) -
         cell = {tuple(row["languages"]): row["metrics"][name] for row in pairs}
         body = [[a] + [format_score(cell.get((a, b))) for b in seconds] for a in firsts]
         blocks.append(f"{entry['model']['label']} - {name} (rows: first language, columns: second)\n"
-                      + _table([""] + seconds, body))
+                      + format_table([""] + seconds, body))
     if not blocks:
         return f"(no language-pair rows for task '{task}')"
     return "\n\n".join(blocks)

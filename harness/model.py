@@ -2,7 +2,7 @@
 
 A model adapter subclasses :class:`Model`, takes its options as keyword arguments of
 ``__init__`` (see :mod:`harness.options`) plus ``runtime``, implements one or more protocols of
-:mod:`harness.protocols`, and says who it is in :meth:`Model.identity` so that a result can
+:mod:`harness.protocols` and declares them in :attr:`Model.provides`, and says who it is in :meth:`Model.identity` so that a result can
 tell two runs of "the same" model with different weights or options apart.
 """
 
@@ -11,9 +11,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from harness.errors import HarnessError
+from harness.protocols import CAPABILITIES, protocol_methods
 
 DeviceChoice = Literal["auto", "cpu", "cuda"]
 
@@ -76,10 +77,26 @@ class ModelIdentity:
 class Model(ABC):
     """Base class of model adapters."""
 
+    #: The capabilities (protocols of :mod:`harness.protocols`) this model provides. The runner
+    #: routes by this declaration alone: a method or attribute that happens to share a protocol's
+    #: name (an ``index`` attribute on an encoder, say) changes nothing.
+    provides: ClassVar[frozenset[type]] = frozenset()
     #: The registered name; set by the runner from the spec.
     name: str = ""
     #: Numeric precision of the forward pass, for the result's execution record.
     precision: str = "n/a"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Check the declaration when the class is defined, so a model that declares a capability
+        without its methods fails where it is written, not in the middle of a run."""
+        super().__init_subclass__(**kwargs)
+        for capability in cls.provides:
+            if capability not in CAPABILITIES:
+                known = ", ".join(c.__name__ for c in CAPABILITIES)
+                raise TypeError(f"{cls.__qualname__}.provides names {capability!r}, not a capability ({known})")
+            missing = [m for m in protocol_methods(capability) if not callable(getattr(cls, m, None))]
+            if missing:
+                raise TypeError(f"{cls.__qualname__} declares {capability.__name__} but has no method {missing[0]}()")
 
     @abstractmethod
     def identity(self) -> ModelIdentity:

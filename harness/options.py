@@ -115,4 +115,3 @@ def bind_options(factory: Callable[..., Any], options: Mapping[str, Any], owner:
     if missing:
         raise HarnessError(f"{owner}: required option(s) missing: {', '.join(missing)} (write {owner}:{missing[0]}=...)")
     return bound
-

@@ -182,3 +182,12 @@ class Translator(Protocol):
     def translate(self, texts: Sequence[str], *, source_lang: str, target_lang: str) -> list[str]:
         """Return one translation per text, in order."""
         ...
+
+
+#: What a model can declare it provides (``Model.provides``); a task's ``needs`` is one of these.
+CAPABILITIES: tuple[type, ...] = (Encoder, Retriever, Reader, OpenDomainQA, PredictionSource, Translator)
+
+
+def protocol_methods(protocol: type) -> list[str]:
+    """The methods a class must define to provide ``protocol``."""
+    return [name for name, value in vars(protocol).items() if callable(value) and not name.startswith("_")]

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import importlib
 import warnings
-from collections.abc import Iterable
+import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from difflib import get_close_matches
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import entry_points
+from pathlib import Path
 from types import ModuleType
 from typing import Any, Generic, TypeVar
 
@@ -21,6 +23,12 @@ import pluggy
 
 from harness import hookspecs
 from harness.errors import RegistryError
+
+SCHEMA_SUFFIX = ".schema.json"
+#: Comma-separated plugin modules to load although no installed distribution names them.
+PLUGINS_ENV = "HARNESS_PLUGINS"
+#: Comma-separated plugins (entry-point or module names) not to load.
+DISABLE_PLUGINS_ENV = "HARNESS_DISABLE_PLUGINS"
 
 
 @dataclass(frozen=True)
@@ -75,11 +83,30 @@ class SuiteSpec:
     summary: str = ""
 
 
-SpecT = TypeVar("SpecT", TaskSpec, ModelSpec, SuiteSpec)
+@dataclass(frozen=True)
+class SchemaSpec:
+    """A JSON Schema file; its name is the file name without ``.schema.json``."""
+
+    name: str
+    path: Path
+
+    @classmethod
+    def from_path(cls, path: Path) -> SchemaSpec:
+        """The spec of a schema file, refusing a file that does not follow the naming convention."""
+        path = Path(path)
+        if not path.name.endswith(SCHEMA_SUFFIX):
+            raise ValueError(f"schema file {path} is not named NAME{SCHEMA_SUFFIX}")
+        if not path.is_file():
+            raise ValueError(f"schema file {path} does not exist")
+        return cls(path.name.removesuffix(SCHEMA_SUFFIX), path)
+
+
+SpecT = TypeVar("SpecT", TaskSpec, ModelSpec, SuiteSpec, SchemaSpec)
+T = TypeVar("T")
 
 
 @dataclass
-class _Namespace(Generic[SpecT]):
+class Namespace(Generic[SpecT]):
     kind: str
     entries: dict[str, tuple[SpecT, PluginInfo]] = field(default_factory=dict)
     conflicts: dict[str, list[PluginInfo]] = field(default_factory=dict)
@@ -114,12 +141,13 @@ class BrokenPlugin:
 
 
 class Registry:
-    """All tasks, models and suites the installed plugins provide."""
+    """All tasks, models, suites and schemas the installed plugins provide."""
 
     def __init__(self) -> None:
-        self.tasks: _Namespace[TaskSpec] = _Namespace("task")
-        self.models: _Namespace[ModelSpec] = _Namespace("model")
-        self.suites: _Namespace[SuiteSpec] = _Namespace("suite")
+        self.tasks: Namespace[TaskSpec] = Namespace("task")
+        self.models: Namespace[ModelSpec] = Namespace("model")
+        self.suites: Namespace[SuiteSpec] = Namespace("suite")
+        self.schemas: Namespace[SchemaSpec] = Namespace("schema")
         self.broken: list[BrokenPlugin] = []
         self.plugins: list[PluginInfo] = []
         self._manager = pluggy.PluginManager(hookspecs.PROJECT)
@@ -127,18 +155,25 @@ class Registry:
 
     @classmethod
     def discover(cls, group: str = hookspecs.ENTRY_POINT_GROUP) -> Registry:
-        """Load every plugin module named in the entry-point ``group``."""
+        """Load every plugin module named in the entry-point ``group``, then the modules named in
+        ``$HARNESS_PLUGINS`` (installed or not, as ``harness --plugin`` does), except the plugins
+        (entry-point or module names) listed in ``$HARNESS_DISABLE_PLUGINS``."""
         registry = cls()
+        disabled = set(_env_names(DISABLE_PLUGINS_ENV))
         for entry_point in sorted(entry_points(group=group), key=lambda ep: ep.name):
-            registry._load_entry_point(entry_point)
+            if entry_point.name not in disabled:
+                dist = getattr(entry_point, "dist", None)
+                info = PluginInfo(entry_point.name, dist.name if dist else None, dist.version if dist else None)
+                registry._load(info, entry_point.load)
+        for module in _env_names(PLUGINS_ENV):
+            if module not in disabled:
+                registry._load(PluginInfo(module), lambda module=module: importlib.import_module(module))
         return registry
 
-    def _load_entry_point(self, entry_point: EntryPoint) -> None:
-        dist = getattr(entry_point, "dist", None)
-        info = PluginInfo(entry_point.name, dist.name if dist else None, dist.version if dist else None)
+    def _load(self, info: PluginInfo, load: Callable[[], Any]) -> None:
         try:
-            module = entry_point.load()
-        except Exception as exc:  # a broken plugin must not take the others down
+            module = load()
+        except BaseException as exc:  # a plugin's sys.exit or KeyboardInterrupt at import is contained too
             self._mark_broken(info, exc)
             return
         self.add_plugin(module, info)
@@ -147,18 +182,16 @@ class Registry:
         """Register one plugin object (a module or instance with ``@hookimpl`` functions).
 
         Each hook is called per plugin, so a plugin whose hook raises is skipped alone and every
-        spec is known to come from exactly one plugin.
+        spec is known to come from exactly one plugin. A hook implementation with no hook of that
+        name (``harness_task`` for ``harness_tasks``) makes the plugin broken, as pluggy's
+        ``check_pending`` says, instead of silently providing nothing.
         """
         try:
             self._manager.register(plugin, name=info.name)
-            provided = {
-                hook: _flatten(
-                    impl.function() for impl in getattr(self._manager.hook, hook).get_hookimpls()
-                    if impl.plugin_name == info.name
-                )
-                for hook in ("harness_tasks", "harness_models", "harness_suites")
-            }
-        except Exception as exc:
+            self._check_hook_names(plugin)
+            provided = {hook: self._call(hook, info) for hook in ("harness_tasks", "harness_models", "harness_suites")}
+            schemas = [SchemaSpec.from_path(path) for path in self._call("harness_schemas", info)]
+        except BaseException as exc:  # as in _load
             if self._manager.is_registered(plugin):
                 self._manager.unregister(plugin)
             self._mark_broken(info, exc)
@@ -167,6 +200,26 @@ class Registry:
         for namespace, hook in ((self.tasks, "harness_tasks"), (self.models, "harness_models"), (self.suites, "harness_suites")):
             for spec in provided[hook]:
                 namespace.add(spec, info)
+        for schema in schemas:
+            self.schemas.add(schema, info)
+
+    def _call(self, hook: str, info: PluginInfo) -> list[Any]:
+        """What this one plugin's implementation of ``hook`` returns, flattened."""
+        return _flatten(impl.function() for impl in getattr(self._manager.hook, hook).get_hookimpls()
+                        if impl.plugin_name == info.name)
+
+    def _check_hook_names(self, plugin: object) -> None:
+        """Raise, naming the hook and the nearest real one, if ``plugin`` implements an unknown hook
+        (every plugin registered before passed, so only this one can fail)."""
+        try:
+            self._manager.check_pending()
+        except pluggy.PluginValidationError:
+            known = sorted(name for name in vars(hookspecs) if name.startswith(f"{hookspecs.PROJECT}_"))
+            unknown = sorted(caller.name for caller in self._manager.get_hookcallers(plugin) or []
+                             if not caller.has_spec())
+            close = get_close_matches(unknown[0], known, n=1, cutoff=0.5)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            raise ValueError(f"unknown hook '{unknown[0]}'{hint} (hooks: {', '.join(known)})") from None
 
     def _mark_broken(self, info: PluginInfo, exc: BaseException) -> None:
         reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
@@ -176,7 +229,7 @@ class Registry:
     def conflicts(self) -> list[str]:
         """One line per name claimed by more than one plugin."""
         lines = []
-        for namespace in (self.tasks, self.models, self.suites):
+        for namespace in (self.tasks, self.models, self.suites, self.schemas):
             for name, owners in namespace.conflicts.items():
                 lines.append(f"{namespace.kind} '{name}' is defined by both {' and '.join(map(str, owners))}")
         return lines
@@ -199,5 +252,9 @@ def load_target(spec: TaskSpec | ModelSpec, plugin: PluginInfo, kind: str) -> An
         raise RegistryError(f"{kind} '{spec.name}' from {plugin} failed to import: {type(exc).__name__}: {exc}") from exc
 
 
-def _flatten(results: Iterable[Iterable[SpecT] | None]) -> list[SpecT]:
+def _env_names(variable: str) -> list[str]:
+    return [name.strip() for name in os.environ.get(variable, "").split(",") if name.strip()]
+
+
+def _flatten(results: Iterable[Iterable[T] | None]) -> list[T]:
     return [spec for result in results if result for spec in result]

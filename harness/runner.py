@@ -16,22 +16,26 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from harness import leaderboard
 from harness.cache import default_root
 from harness.distributed import World, current_world
-from harness.encoding import EncodingService
-from harness.capabilities import provide
+from harness.capabilities import declared, provide
+from harness.compose import encoding_service, resolve_model
+from harness.encoding import EncodingRequest, EncodingService
 from harness.errors import HarnessError
 from harness.io import dump_json, read_json, sha256_path, sha256_text
 from harness.model import Model, ModelIdentity, Runtime
-from harness.protocols import Encoder, PredictionSource, Retriever
+from harness.protocols import PredictionSource
 from harness.options import bind_options, parse_named
 from harness.provenance import describe_files, environment, now_iso
 from harness.registry import PluginInfo, Registry, load_target
+from harness.results import (
+    DataRecord, FileRecord, MainScore, ModelRecord, PredictionsRecord, Provenance, ResultRow, RunResult, TaskRecord,
+)
 from harness.task import DataRequest, Evaluation, RunContext, Task, TaskData
 from harness.validation import validate
 
@@ -61,9 +65,9 @@ class OutputOptions:
 
 @dataclass
 class Outcome:
-    """What a run produced (``result_path`` is None on ranks other than 0)."""
+    """What a run produced (``result`` and ``result_path`` are None on ranks other than 0)."""
 
-    result: dict[str, Any]
+    result: RunResult | None
     evaluation: Evaluation
     resumed_units: list[str]
     result_path: Path | None = None
@@ -147,10 +151,10 @@ def _seed_everything(seed: int) -> None:
 
 
 def _run_id(
-    task: Task, identity: dict[str, Any], data: TaskData, limit: int | None, files: list[dict[str, Any]], kind: str
+    task: Task, identity: ModelIdentity, data: TaskData, limit: int | None, files: list[dict[str, Any]], kind: str
 ) -> str:
     key = json.dumps(
-        [kind, task.metadata.name, task.options(), identity["name"], identity["weights"], identity["options"],
+        [kind, task.metadata.name, task.options(), identity.name, identity.weights, identity.options,
          [f["sha256"] for f in files], data.split, list(data.languages), limit],
         sort_keys=True, default=str,
     )
@@ -161,57 +165,48 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "model"
 
 
-def _plugin_dict(plugin: PluginInfo | None) -> dict[str, Any] | None:
-    if plugin is None:
-        return None
-    return {"name": plugin.name, "distribution": plugin.distribution, "version": plugin.version}
-
-
 def _build_result(
-    *, kind: str, run_id: str, task: Task, task_plugin: PluginInfo, identity: dict[str, Any],
+    *, kind: Literal["run", "score"], run_id: str, task: Task, task_plugin: PluginInfo, identity: ModelIdentity,
     model_plugin: PluginInfo | None, data: TaskData, limit: int | None, files: list[dict[str, Any]],
     evaluation: Evaluation, predictions_path: Path, runtime: Runtime, started: str, wall: float,
     phases: dict[str, float], resumed: list[str], command: tuple[str, ...], execution: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> RunResult:
     meta = task.metadata
     env = environment()
     plugins = {task_plugin.name: task_plugin.version}
     if model_plugin is not None:
         plugins[model_plugin.name] = model_plugin.version
-    return {
-        "schema_version": "1.0",
-        "run_id": run_id,
-        "kind": kind,
-        "task": {
-            "name": meta.name, "plugin": _plugin_dict(task_plugin), "options": task.options(),
-            "main_metric": evaluation.main_metric or meta.main_metric, "higher_is_better": meta.higher_is_better,
-            "prediction_format": meta.prediction_format, "reference": meta.reference,
-        },
-        "model": {**identity, "plugin": _plugin_dict(model_plugin)},
-        "data": {
-            "source": data.source, "demo": data.demo, "split": data.split, "languages": list(data.languages),
-            "limit": limit, "files": files, "statistics": data.statistics,
-        },
-        "main_score": {"metric": evaluation.main_metric or meta.main_metric, "value": evaluation.main_score},
-        "rows": [row.as_dict(data.split) for row in evaluation.rows],
-        "diagnostics": evaluation.diagnostics,
-        "notes": evaluation.notes + (["Scored on the built-in demo data: not comparable with published numbers."] if data.demo else []),
-        "predictions": {"path": str(predictions_path), "format": meta.prediction_format, "sha256": sha256_path(predictions_path)},
-        "provenance": {
-            **{k: env[k] for k in ("harness_version", "git_commit", "python", "packages", "platform")},
-            "plugins": plugins, "device": runtime.device_used, "seed": runtime.seed,
-            "started_at": started, "finished_at": now_iso(), "wall_time_s": round(wall, 3),
-            "phases_s": {k: round(v, 3) for k, v in phases.items()}, "resumed_units": resumed,
-            "command": list(command), **({"execution": execution} if execution else {}),
-        },
-    }
+    main_metric = evaluation.main_metric or meta.main_metric
+    demo_note = ["Scored on the built-in demo data: not comparable with published numbers."] if data.demo else []
+    return RunResult(
+        run_id=run_id,
+        kind=kind,
+        task=TaskRecord(meta.name, task_plugin, task.options(), main_metric, meta.higher_is_better,
+                        meta.prediction_format, meta.reference),
+        model=ModelRecord(identity, model_plugin),
+        data=DataRecord(data.source, data.demo, data.split, tuple(data.languages), limit,
+                        tuple(FileRecord.from_dict(f) for f in files), data.statistics),
+        main_score=MainScore(main_metric, evaluation.main_score),
+        rows=tuple(ResultRow.from_score(row, data.split) for row in evaluation.rows),
+        diagnostics=evaluation.diagnostics,
+        notes=tuple(evaluation.notes + demo_note),
+        predictions=PredictionsRecord(str(predictions_path), meta.prediction_format, sha256_path(predictions_path)),
+        provenance=Provenance(
+            harness_version=env["harness_version"], plugins=plugins, git_commit=env["git_commit"],
+            python=env["python"], packages=env["packages"], platform=env["platform"], device=runtime.device_used,
+            seed=runtime.seed, started_at=started, finished_at=now_iso(), wall_time_s=round(wall, 3),
+            phases_s={k: round(v, 3) for k, v in phases.items()}, resumed_units=tuple(resumed),
+            command=tuple(command), execution=execution or None,
+        ),
+    )
 
 
-def _finish(result: dict[str, Any], run_dir: Path, output: OutputOptions) -> Path:
+def write_result(result: RunResult, run_dir: Path, output: OutputOptions) -> Path:
     """Validate and write result (and leaderboard entry); the predictions file is already written."""
     result_path = run_dir / "result.json"
-    validate(result, RESULT_SCHEMA, file=result_path)
-    dump_json(result, result_path)
+    on_disk = result.to_dict()
+    validate(on_disk, RESULT_SCHEMA, file=result_path)
+    dump_json(on_disk, result_path)
     if output.leaderboard is not None:
         leaderboard.add_result(output.leaderboard, result, result_path)
     return result_path
@@ -243,12 +238,33 @@ class Plan:
 
 def run(task_text: str, model_text: str, **options: Any) -> Outcome:
     """Run ``model`` on one task; see :func:`run_suite` for the options."""
-    outcomes = run_suite([task_text], model_text, **options)
-    assert isinstance(outcomes, list)
-    return outcomes[0]
+    return run_suite([task_text], model_text, **options)[0]
 
 
-def run_suite(
+@dataclass
+class _Prepared:
+    """A suite ready to run or to describe: tasks with their data, the model loaded once, and
+    the shared encoding queue when the model is a plain encoder."""
+
+    tasks: list[tuple[Task, PluginInfo]]
+    datas: list[TaskData]
+    timers: list[_Timer]
+    model: Model
+    model_plugin: PluginInfo
+    identity: ModelIdentity
+    replay: bool
+    service: EncodingService | None
+    requests: list[EncodingRequest]
+    runtime: Runtime
+    data_options: DataOptions
+    output: OutputOptions
+    world: World
+    shared: _Timer
+    started: str
+    t0: float
+
+
+def _prepare(
     task_texts: Sequence[str],
     model_text: str,
     *,
@@ -258,69 +274,76 @@ def run_suite(
     device: str = "auto",
     batch_size: int | None = None,
     seed: int = 0,
-    resume: bool = False,
     cache: bool = True,
     cache_dir: Path | None = None,
-    dry_run: bool = False,
     registry: Registry | None = None,
-) -> list[Outcome] | Plan:
-    """Run one model on several tasks: the model is loaded once, and the texts of all tasks are
-    encoded in one shared queue (deduplicated, cached, length-batched) before the tasks run.
-
-    Each task writes its own validated result, predictions and leaderboard entry. Under torchrun
-    every rank runs this; encoding is shared out and only rank 0 writes.
-    """
+) -> _Prepared:
+    """Resolve the tasks and the model, check the model can run every task before any work,
+    load the data, then the model (once), and collect the texts every task will encode."""
     data_options = data or DataOptions()
     output = output or OutputOptions()
     registry = registry or Registry.discover()
-    world = current_world()
     started, t0, shared = now_iso(), time.perf_counter(), _Timer()
 
     tasks = [load_task(registry, text) for text in task_texts]
-    named = parse_named(model_text, model_args)
-    model_spec, model_plugin = registry.model(named.name)
-    model_cls = load_target(model_spec, model_plugin, "model")
-    replay = issubclass(model_cls, PredictionSource)
+    choice = resolve_model(model_text, registry, model_args)
+    replay = PredictionSource in declared(choice.cls)
     for task, _ in tasks:
         if not replay:
-            provide(model_cls, task.metadata.needs, model_name=named.name, task_name=task.metadata.name)
-    model_options = bind_options(model_cls, named.options, owner=f"model {named.name}")
+            choice.check(task.metadata.needs, task.metadata.name)
     timers = [_Timer() for _ in tasks]
     datas = [timer.time("load_data", lambda task=task: load_data(task, data_options))
              for timer, (task, _) in zip(timers, tasks)]
 
     runtime = Runtime(device_request=device, batch_size=batch_size, seed=seed,
                       cache_dir=(cache_dir or default_root()) if cache else None)
-    model: Model = shared.time("load_model", lambda: model_cls(runtime=runtime, **model_options))
-    model.name = named.name
-    identity = model.identity().as_dict()
-    service: EncodingService | None = None
-    if not replay and isinstance(model, Encoder) and not isinstance(model, Retriever):
-        service = EncodingService.for_model(model, runtime, identity, show_progress=output.show_progress)
+    model = shared.time("load_model", lambda: choice.instantiate(runtime))
+    identity = model.identity()
+    service = None if replay else encoding_service(model, runtime, identity, show_progress=output.show_progress)
     requests = [r for (task, _), task_data in zip(tasks, datas) for r in task.encoding_requests(task_data)]
-    if dry_run:
-        return Plan(
-            model=identity["label"], device=runtime.device, precision=model.precision, world_size=world.size,
-            tasks=[{"task": task.metadata.name, "options": task.options(), "source": d.source, "split": d.split,
-                    "languages": list(d.languages), "units": task.units(d), "statistics": d.statistics}
-                   for (task, _), d in zip(tasks, datas)],
-            encoding=service.plan(requests) if service is not None else None,
-        )
+    return _Prepared(tasks, datas, timers, model, choice.plugin, identity, replay, service, requests, runtime,
+                     data_options, output, current_world(), shared, started, t0)
+
+
+def plan_suite(task_texts: Sequence[str], model_text: str, **options: Any) -> Plan:
+    """What :func:`run_suite` would do with the same arguments (``--dry-run``): the model is
+    loaded and the data read, but nothing is encoded, predicted or written."""
+    p = _prepare(task_texts, model_text, **options)
+    return Plan(
+        model=p.identity.label, device=p.runtime.device, precision=p.model.precision, world_size=p.world.size,
+        tasks=[{"task": task.metadata.name, "options": task.options(), "source": d.source, "split": d.split,
+                "languages": list(d.languages), "units": task.units(d), "statistics": d.statistics}
+               for (task, _), d in zip(p.tasks, p.datas)],
+        encoding=p.service.plan(p.requests) if p.service is not None else None,
+    )
+
+
+def run_suite(task_texts: Sequence[str], model_text: str, *, resume: bool = False, **options: Any) -> list[Outcome]:
+    """Run one model on several tasks: the model is loaded once, and the texts of all tasks are
+    encoded in one shared queue (deduplicated, cached, length-batched) before the tasks run.
+
+    ``options`` are :func:`_prepare`'s (data, output, model_args, device, batch_size, seed, cache,
+    cache_dir, registry); ``resume`` reuses the units an interrupted run of the same run id saved.
+    Each task writes its own validated result, predictions and leaderboard entry. Under torchrun
+    every rank runs this; encoding is shared out and only rank 0 writes.
+    """
+    p = _prepare(task_texts, model_text, **options)
+    service, model, runtime, world = p.service, p.model, p.runtime, p.world
     if service is not None:
-        shared.time("encode_shared", lambda: service.prefetch(requests))
-    _seed_everything(seed)
+        p.shared.time("encode_shared", lambda: service.prefetch(p.requests))
+    _seed_everything(runtime.seed)
 
     outcomes = []
-    for (task, task_plugin), task_data, timer in zip(tasks, datas, timers):
-        capability = model if replay else provide(service or model, task.metadata.needs, model_name=named.name,
-                                                  task_name=task.metadata.name)
+    for (task, task_plugin), task_data, timer in zip(p.tasks, p.datas, p.timers):
+        capability = model if p.replay else provide(service or model, task.metadata.needs, model_name=model.name,
+                                                    task_name=task.metadata.name)
         outcomes.append(_run_task(
-            task, task_plugin, task_data, capability, replay=replay, identity=identity, model_plugin=model_plugin,
-            limit=data_options.limit, runtime=runtime, output=output, resume=resume, world=world,
-            timer=timer, shared=shared, started=started, t0=t0,
+            task, task_plugin, task_data, capability, replay=p.replay, identity=p.identity,
+            model_plugin=p.model_plugin, limit=p.data_options.limit, runtime=runtime, output=p.output,
+            resume=resume, world=world, timer=timer, shared=p.shared, started=p.started, t0=p.t0,
             execution=lambda: {"world_size": world.size, "device": runtime.device_used, "precision": model.precision,
                                "batch_size": service.stats.batch_size if service else runtime.batch_size,
-                               "suite": [t.metadata.name for t, _ in tasks],
+                               "suite": [t.metadata.name for t, _ in p.tasks],
                                "encoding": service.stats.as_dict() if service else None},
         ))
     return outcomes
@@ -328,14 +351,14 @@ def run_suite(
 
 def _run_task(
     task: Task, task_plugin: PluginInfo, task_data: TaskData, capability: Any, *, replay: bool,
-    identity: dict[str, Any], model_plugin: PluginInfo, limit: int | None, runtime: Runtime, output: OutputOptions,
+    identity: ModelIdentity, model_plugin: PluginInfo, limit: int | None, runtime: Runtime, output: OutputOptions,
     resume: bool, world: World, timer: _Timer, shared: _Timer, started: str, t0: float,
     execution: Callable[[], dict[str, Any]],
 ) -> Outcome:
     """Predict unit by unit (saving each), evaluate, and write the result (rank 0 only)."""
     files = timer.time("hash_data", lambda: describe_files(task_data.files))
     run_id = _run_id(task, identity, task_data, limit, files, "run")
-    run_dir = output.output_dir / _slug(task.metadata.name) / _slug(identity["label"]) / run_id
+    run_dir = _run_dir(output, task, identity, run_id)
     parts_dir = run_dir / "parts"
     if world.is_main and not resume and parts_dir.exists():
         shutil.rmtree(parts_dir)
@@ -357,18 +380,38 @@ def _run_task(
                       parts_dir / f"{_slug(unit)}.json", indent=None)
 
     evaluation = timer.time("evaluate", lambda: task.evaluate(task_data, predictions))
-    predictions_path = run_dir / task.metadata.prediction_file
     if not world.is_main:
-        return Outcome({}, evaluation, resumed)
-    task.write_predictions(task_data, predictions, predictions_path)
-    result = _build_result(
-        kind="run", run_id=run_id, task=task, task_plugin=task_plugin, identity=identity,
-        model_plugin=model_plugin, data=task_data, limit=limit, files=files,
-        evaluation=evaluation, predictions_path=predictions_path, runtime=runtime, started=started,
-        wall=time.perf_counter() - t0, phases={**shared.phases, **timer.phases}, resumed=resumed,
-        command=output.command, execution=execution(),
+        return Outcome(None, evaluation, resumed)
+    return _record(
+        kind="run", run_id=run_id, run_dir=run_dir, task=task, task_plugin=task_plugin, data=task_data,
+        predictions=predictions, evaluation=evaluation, identity=identity, model_plugin=model_plugin, limit=limit,
+        files=files, runtime=runtime, output=output, started=started, t0=t0,
+        phases={**shared.phases, **timer.phases}, resumed=resumed, execution=execution(),
     )
-    return Outcome(result, evaluation, resumed, _finish(result, run_dir, output))
+
+
+def _run_dir(output: OutputOptions, task: Task, identity: ModelIdentity, run_id: str) -> Path:
+    return output.output_dir / _slug(task.metadata.name) / _slug(identity.label) / run_id
+
+
+def _record(
+    *, kind: Literal["run", "score"], run_id: str, run_dir: Path, task: Task, task_plugin: PluginInfo,
+    data: TaskData, predictions: dict[str, Any], evaluation: Evaluation, identity: ModelIdentity,
+    model_plugin: PluginInfo | None, limit: int | None, files: list[dict[str, Any]], runtime: Runtime,
+    output: OutputOptions, started: str, t0: float, phases: dict[str, float], resumed: list[str],
+    execution: dict[str, Any] | None = None,
+) -> Outcome:
+    """The end of a run and of a scoring alike: write the predictions in the task's format, then
+    the validated result and its leaderboard entry."""
+    predictions_path = run_dir / task.metadata.prediction_file
+    task.write_predictions(data, predictions, predictions_path)
+    result = _build_result(
+        kind=kind, run_id=run_id, task=task, task_plugin=task_plugin, identity=identity, model_plugin=model_plugin,
+        data=data, limit=limit, files=files, evaluation=evaluation, predictions_path=predictions_path,
+        runtime=runtime, started=started, wall=time.perf_counter() - t0, phases=phases, resumed=resumed,
+        command=output.command, execution=execution,
+    )
+    return Outcome(result, evaluation, resumed, write_result(result, run_dir, output))
 
 
 def _saved_parts(parts_dir: Path, run_id: str) -> dict[str, Any]:
@@ -406,17 +449,12 @@ def score(
     identity = ModelIdentity(
         name="predictions-file", label=label or predictions_file.stem, weights=f"sha256:{digest}",
         options={}, details={"predictions": str(predictions_file)},
-    ).as_dict()
+    )
     files = timer.time("hash_data", lambda: describe_files(task_data.files))
     run_id = _run_id(task, identity, task_data, data_options.limit, files, "score")
-    run_dir = output.output_dir / _slug(task.metadata.name) / _slug(identity["label"]) / run_id
-    predictions_path = run_dir / task.metadata.prediction_file
-    task.write_predictions(task_data, predictions, predictions_path)
-    result = _build_result(
-        kind="score", run_id=run_id, task=task, task_plugin=task_plugin, identity=identity, model_plugin=None,
-        data=task_data, limit=data_options.limit, files=files, evaluation=evaluation,
-        predictions_path=predictions_path, runtime=Runtime(device_request="cpu"), started=started,
-        wall=time.perf_counter() - t0, phases=timer.phases, resumed=[], command=output.command,
+    return _record(
+        kind="score", run_id=run_id, run_dir=_run_dir(output, task, identity, run_id), task=task,
+        task_plugin=task_plugin, data=task_data, predictions=predictions, evaluation=evaluation, identity=identity,
+        model_plugin=None, limit=data_options.limit, files=files, runtime=Runtime(device_request="cpu"),
+        output=output, started=started, t0=t0, phases=timer.phases, resumed=[],
     )
-    result_path = _finish(result, run_dir, output)
-    return Outcome(result, evaluation, [], result_path)

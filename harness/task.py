@@ -90,12 +90,6 @@ class ScoreRow:
     count: int
     languages: tuple[str, ...] = ()
 
-    def as_dict(self, split: str) -> dict[str, Any]:
-        row: dict[str, Any] = {"split": split, "subset": self.subset, "metrics": self.metrics, "count": self.count}
-        if self.languages:
-            row["languages"] = list(self.languages)
-        return row
-
 
 @dataclass
 class Evaluation:

@@ -23,6 +23,20 @@ def real_data() -> Path:
     return path
 
 
+#: Official fixtures that may be redistributed, vendored with their licence notes in the layout
+#: of the real-data folder (``xtreme/mock_test_data``, ``mkqa/...``).
+VENDORED = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.fixture(params=["vendored", "real-data"])
+def official_data(request: pytest.FixtureRequest) -> Path:
+    """A folder with the official fixtures: the copies vendored under tests/fixtures (always, so a
+    fresh clone checks the official numbers), then the real-data folder (when HARNESS_REAL_DATA is set)."""
+    if request.param == "vendored":
+        return VENDORED
+    return request.getfixturevalue("real_data")
+
+
 def _single_threaded_torch() -> None:
     """Tiny models' matrices are too small for threads to help; on a shared 2-core machine torch's
     threads only fight each other (a tiny reader's G-XLT run took 10x longer with 2 threads)."""
@@ -65,3 +79,23 @@ def harness_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.
 def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Tests never read or write the user's embedding cache."""
     os.environ["HARNESS_CACHE_DIR"] = str(tmp_path_factory.mktemp("embedding-cache"))
+
+
+@pytest.fixture(autouse=True)
+def _results_read_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every result any test writes is read back from disk through the typed model and must come
+    out unchanged, so :class:`harness.results.RunResult` round-trips every result the suite makes."""
+    from harness import runner
+    from harness.io import read_json
+    from harness.results import RunResult
+
+    write = runner.write_result
+
+    def write_and_read_back(result: RunResult, run_dir: Path, output: runner.OutputOptions) -> Path:
+        path = write(result, run_dir, output)
+        raw = read_json(path)
+        assert RunResult.from_dict(raw).to_dict() == raw, f"{path} does not read back unchanged"
+        assert RunResult.from_dict(raw) == result
+        return path
+
+    monkeypatch.setattr(runner, "write_result", write_and_read_back)

@@ -13,10 +13,12 @@ from typing import Any
 from harness.errors import HarnessError
 from harness.io import sha256_path
 from harness.model import Model, ModelIdentity, Runtime
+from harness.protocols import PredictionSource
 
 
 class ReplayPredictions(Model):
     """Predictions made elsewhere, in the task's documented prediction format."""
+    provides = frozenset({PredictionSource})
 
     def __init__(self, *, runtime: Runtime, file: Path, label: str | None = None) -> None:
         if not file.exists():
@@ -34,6 +36,8 @@ class ReplayPredictions(Model):
 
 
 class _Reference(Model):
+    provides = frozenset({PredictionSource})
+
     kind = ""
 
     def __init__(self, *, runtime: Runtime) -> None:

@@ -16,7 +16,7 @@ import numpy as np
 
 from harness.errors import HarnessError
 from harness.model import Model, ModelIdentity, Runtime, label_with_options
-from harness.protocols import Corpus, Ranking
+from harness.protocols import Corpus, Ranking, Retriever
 from harness.provenance import package_version
 from harness.search import rank_descending, top_k
 
@@ -65,6 +65,7 @@ class BM25Search:
 
 class BM25(Model):
     """Okapi BM25 with language-aware tokenisation (parameters as in rank-bm25's BM25Okapi)."""
+    provides = frozenset({Retriever})
 
     def __init__(self, *, runtime: Runtime, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25,
                  index_dir: Path | None = None) -> None:

@@ -19,7 +19,6 @@ how it is searched, so a reload over another corpus or encoder is refused instea
 from __future__ import annotations
 
 import json
-import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -29,6 +28,7 @@ from typing import Any, Literal
 import numpy as np
 
 from harness.errors import HarnessError
+from harness.io import atomic_folder
 from harness.progress import Progress
 from harness.protocols import Corpus, Encoder, Ranking
 from harness.search import exact_search, merge_top_k
@@ -169,20 +169,12 @@ def build_or_load(encoder: Encoder, corpus: Corpus, *, folder: Path | None, sett
 def _build(encoder: Encoder, corpus: Corpus, folder: Path, settings: IndexSettings, wanted: dict[str, Any],
            shard_size: int) -> None:
     """Encode into a staging folder and move it into place whole, so a crash leaves nothing half-built."""
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-    try:
+    with atomic_folder(folder) as staging:  # an existing folder is empty, checked by the caller
         shards = encode_shards(encoder, corpus, staging, shard_size)
         info = {**wanted, "shards": [p.name for p in shards], "faiss": {}}
         if settings.kind != "exact":
             _write_faiss(staging, info, settings)
         (staging / "index.json").write_text(json.dumps(info, indent=1, ensure_ascii=False), encoding="utf-8")
-        if folder.exists():
-            folder.rmdir()  # empty, checked by the caller
-        staging.rename(folder)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
 
 
 def _write_faiss(folder: Path, info: dict[str, Any], settings: IndexSettings) -> None:

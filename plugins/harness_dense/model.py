@@ -14,7 +14,7 @@ from pathlib import Path
 
 from harness.compose import identity_part, load_model
 from harness.model import Model, ModelIdentity, Runtime
-from harness.protocols import Corpus, Encoder
+from harness.protocols import Corpus, Encoder, Retriever
 from harness.provenance import package_version
 
 from harness_dense.index import IndexKind, IndexSettings, ShardedVectors, build_or_load
@@ -22,6 +22,7 @@ from harness_dense.index import IndexKind, IndexSettings, ShardedVectors, build_
 
 class DenseRetriever(Model):
     """Encoder + on-disk vector shards + exact or faiss search."""
+    provides = frozenset({Retriever})
 
     def __init__(self, *, runtime: Runtime, encoder: str = "e5-small", index: IndexKind = "exact",
                  index_dir: Path | None = None, shard_size: int = 65536, hnsw_m: int = 32, ef_construction: int = 200,

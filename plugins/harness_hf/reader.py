@@ -29,7 +29,7 @@ from typing import Any
 
 from harness.errors import HarnessError
 from harness.model import ModelIdentity, Runtime
-from harness.protocols import ReadingExample, SpanAnswer
+from harness.protocols import Reader, ReadingExample, SpanAnswer
 
 from harness_hf.checkpoint import CheckpointModel
 from harness_hf.encoder import DType
@@ -48,6 +48,7 @@ class _Window:
 
 class HFReader(CheckpointModel):
     """A :class:`~harness.protocols.Reader` over ``AutoModelForQuestionAnswering`` from a folder."""
+    provides = frozenset({Reader})
 
     auto_class = "AutoModelForQuestionAnswering"
 

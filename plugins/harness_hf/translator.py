@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.model import ModelIdentity, Runtime
+from harness.protocols import Translator
 
 from harness_hf.checkpoint import CheckpointModel
 from harness_hf.encoder import DType
@@ -20,6 +21,7 @@ from harness_hf.encoder import DType
 
 class HFTranslator(CheckpointModel):
     """A :class:`~harness.protocols.Translator` over ``AutoModelForSeq2SeqLM`` + ``AutoTokenizer``."""
+    provides = frozenset({Translator})
 
     auto_class = "AutoModelForSeq2SeqLM"
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.model import Model, ModelIdentity, Runtime
-from harness.protocols import OpenAnswer, OpenQuestion
+from harness.protocols import OpenAnswer, OpenDomainQA, OpenQuestion
 
 
 class NoAnswer(Model):
     """Abstains everywhere: empty answer, no-answer score 1."""
+    provides = frozenset({OpenDomainQA})
 
     def __init__(self, *, runtime: Runtime) -> None:
         self.runtime = runtime

@@ -75,6 +75,7 @@ from harness.compose import identity_part, load_model
 from harness.errors import HarnessError
 from harness.io import sha256_file
 from harness.model import Model, ModelIdentity, Runtime
+from harness.protocols import OpenDomainQA
 from harness.protocols import (
     OpenAnswer, OpenQuestion, Reader, ReadingExample, Retriever, SearchIndex, SpanAnswer, Translator,
 )
@@ -108,6 +109,7 @@ def choose(spans: Sequence[SpanAnswer], passage_langs: Sequence[str]) -> Choice:
 
 class RetrieveRead(Model):
     """An :class:`~harness.protocols.OpenDomainQA` model: (translate,) retrieve, read, (translate back)."""
+    provides = frozenset({OpenDomainQA})
 
     def __init__(self, *, runtime: Runtime, corpus: Path, reader: str, retriever: str = "bm25", top_k: int = 10,
                  titles: bool = True, translator: str | None = None, answer_translator: str | None = None,

@@ -16,11 +16,13 @@ from pathlib import Path
 from harness.errors import HarnessError, InputError
 from harness.io import iter_jsonl, sha256_file
 from harness.model import Model, ModelIdentity, Runtime
+from harness.protocols import Translator
 from harness.validation import validate
 
 
 class TranslationsFile(Model):
     """A :class:`~harness.protocols.Translator` that reads its translations from a file."""
+    provides = frozenset({Translator})
 
     def __init__(self, *, runtime: Runtime, file: Path, target_lang: str = "en", label: str | None = None) -> None:
         """``target_lang``: the language the file translates into."""

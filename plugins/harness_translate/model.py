@@ -22,6 +22,7 @@ from harness.qa.translate import translate_each
 
 class TranslateTest(Model):
     """Translate the question, then retrieve or read in ``target_lang``."""
+    provides = frozenset({Retriever, Reader})
 
     def __init__(self, *, runtime: Runtime, translator: str, model: str, target_lang: str = "en") -> None:
         """``translator``: a translator model (``translations:file=...`` or ``hf-translator:path=...``);

@@ -5,6 +5,8 @@ they are XTREME's task groups, so XTREME's plugin declares them, and it imports 
 plugins.
 """
 
+from pathlib import Path
+
 from harness.hookspecs import hookimpl
 from harness.registry import SuiteSpec, TaskSpec
 
@@ -27,3 +29,9 @@ def harness_suites() -> list[SuiteSpec]:
         SuiteSpec("xtreme-retrieval", ("tatoeba", "lareqa"),
                   "XTREME(-R)'s sentence retrieval tasks an encoder runs here: Tatoeba and LAReQA (XQuAD-R)"),
     ]
+
+
+@hookimpl
+def harness_schemas() -> list[Path]:
+    return [Path(__file__).with_name("tatoeba-predictions.schema.json"),
+            Path(__file__).with_name("xtreme-submission.schema.json")]

@@ -47,3 +47,17 @@ def test_installed_plugin_is_listed_and_runs(installed_example: None, tmp_path: 
     assert mixed.returncode == 0, mixed.stderr
     board = harness("leaderboard", "show", cwd=tmp_path)
     assert "example-capitals (test)" in board.stdout and "char-trigram-64" in board.stdout
+
+
+def test_the_plugin_ships_the_schema_of_its_predictions(installed_example: None, tmp_path: Path) -> None:
+    run = harness("run", "example-capitals", "char-trigram", "--quiet", "--no-leaderboard", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    (predictions,) = tmp_path.glob("results/example-capitals/*/*/predictions.json")
+    checked = harness("validate", str(predictions), "--schema", "example-capitals", cwd=tmp_path)
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout == f"{predictions}: valid example-capitals\n"
+
+    (tmp_path / "bad.json").write_text('{"q1": "en-1"}', encoding="utf-8")  # a string, not a ranking
+    bad = harness("validate", "bad.json", "--schema", "example-capitals", cwd=tmp_path)
+    assert bad.returncode == 2
+    assert bad.stderr == "error: bad.json: field 'q1': does not match schema example-capitals: 'en-1' is not of type 'array'\n"

@@ -54,3 +54,25 @@ def test_atomic_writes_get_a_plain_file_mode(tmp_path: Path) -> None:
     finally:
         os.umask(mask)
     assert (tmp_path / "x.json").stat().st_mode & 0o777 == 0o644
+
+
+def test_an_atomic_folder_gets_a_plain_folder_mode_and_leaves_nothing_on_failure(tmp_path: Path) -> None:
+    import os
+
+    from harness.io import atomic_folder
+
+    mask = os.umask(0o022)
+    try:
+        with atomic_folder(tmp_path / "index") as staging:
+            (staging / "index.json").write_text("{}", encoding="utf-8")
+            assert not (tmp_path / "index").exists()  # nothing in place until the block ends
+    finally:
+        os.umask(mask)
+    assert (tmp_path / "index").stat().st_mode & 0o777 == 0o755  # not mkdtemp's 0700
+    assert (tmp_path / "index" / "index.json").read_text(encoding="utf-8") == "{}"
+    with pytest.raises(RuntimeError, match="encoder crashed"):
+        with atomic_folder(tmp_path / "index") as staging:
+            (staging / "shard-0.npy").write_bytes(b"partial")
+            raise RuntimeError("encoder crashed")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index"]  # the old folder stays, no staging left
+    assert sorted(p.name for p in (tmp_path / "index").iterdir()) == ["index.json"]

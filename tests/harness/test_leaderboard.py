@@ -2,40 +2,30 @@
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 import multiprocessing
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from harness import leaderboard
 from harness.errors import InputError
 from harness.io import read_json
+from harness.results import RunResult
 from harness.validation import validate
+from tests.harness.fakes import fake_result
 
-RESULT: dict[str, Any] = {
-    "run_id": "0" * 16,
-    "kind": "run",
-    "task": {"name": "pairs", "options": {}, "higher_is_better": True},
-    "model": {"name": "m", "label": "model-0", "weights": None, "options": {}},
-    "data": {"split": "dev", "files": [{"sha256": "a" * 64}], "languages": ["de", "en"], "limit": None, "demo": False},
-    "main_score": {"metric": "f1", "value": 50.0},
-    "rows": [
-        {"split": "dev", "subset": "de-de", "languages": ["de", "de"], "metrics": {"f1": 70.0, "em": 60.0}, "count": 5},
-        {"split": "dev", "subset": "de-en", "languages": ["de", "en"], "metrics": {"f1": 30.0, "em": 20.0}, "count": 5},
-        {"split": "dev", "subset": "en-de", "languages": ["en", "de"], "metrics": {"f1": 40.0, "em": 35.0}, "count": 5},
-        {"split": "dev", "subset": "en-en", "languages": ["en", "en"], "metrics": {"f1": 90.0, "em": 80.0}, "count": 5},
-    ],
-    "provenance": {"finished_at": "2026-11-21T00:00:00+00:00", "harness_version": "0.1.0"},
-}
+ROWS = [
+    {"split": "dev", "subset": "de-de", "languages": ["de", "de"], "metrics": {"f1": 70.0, "em": 60.0}, "count": 5},
+    {"split": "dev", "subset": "de-en", "languages": ["de", "en"], "metrics": {"f1": 30.0, "em": 20.0}, "count": 5},
+    {"split": "dev", "subset": "en-de", "languages": ["en", "de"], "metrics": {"f1": 40.0, "em": 35.0}, "count": 5},
+    {"split": "dev", "subset": "en-en", "languages": ["en", "en"], "metrics": {"f1": 90.0, "em": 80.0}, "count": 5},
+]
 
 
-def result_for(label: str, score: float) -> dict[str, Any]:
-    result = copy.deepcopy(RESULT)
-    result["model"]["label"] = label
-    result["main_score"]["value"] = score
-    return result
+def result_for(label: str, score: float) -> RunResult:
+    return fake_result(task="pairs", label=label, split="dev", languages=("de", "en"), metric="f1", score=score,
+                       rows=ROWS, finished_at="2026-11-21T00:00:00+00:00")
 
 
 def add_many(args: tuple[str, int, int]) -> None:
@@ -80,8 +70,8 @@ def test_an_invalid_entry_is_refused_and_nothing_is_written(tmp_path: Path) -> N
     path = tmp_path / "board.json"
     leaderboard.add_result(path, result_for("ok", 1.0), Path("a.json"))
     before = path.read_bytes()
-    bad = result_for("bad", 2.0)
-    bad["rows"][0]["metrics"] = {}
+    good = result_for("bad", 2.0)
+    bad = dataclasses.replace(good, rows=(dataclasses.replace(good.rows[0], metrics={}), *good.rows[1:]))
     with pytest.raises(InputError, match="does not match schema leaderboard"):
         leaderboard.add_result(path, bad, Path("b.json"))
     assert path.read_bytes() == before

@@ -1,13 +1,9 @@
-"""One model, several tasks: one shared encoding queue, a warm re-run encodes nothing, dry runs,
-suite files, and two gloo ranks giving exactly the single-process scores."""
+"""One model, several tasks, on the fake task and the fake letter-count encoder: one shared
+encoding queue, a warm re-run encodes nothing, dry runs, suite files and suite names."""
 
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +13,17 @@ from harness import runner
 from harness.errors import HarnessError
 from harness.io import read_json
 from harness.registry import Registry
+from tests.harness.fakes import fake_registry
 
-SUITE = ["lareqa", "lareqa:candidates=sentence"]
+SUITE = ["fake-lookup", "fake-lookup:short=true"]
+# The two tasks share the 6 questions; their pools differ (3 sentences, and the same 3 cut to two
+# words): 2 x (3 + 6) = 18 texts requested, 3 + 3 + 6 = 12 of them different.
+REQUESTED, UNIQUE = 18, 12
+
+
+@pytest.fixture
+def registry() -> Registry:
+    return fake_registry()
 
 
 def outputs(tmp_path: Path) -> runner.OutputOptions:
@@ -27,85 +32,42 @@ def outputs(tmp_path: Path) -> runner.OutputOptions:
 
 
 def test_task_lists_split_on_commas_between_tasks() -> None:
-    assert runner.split_task_list("lareqa:candidates=pair,save_top_k=5,mlqa, xquad") == [
-        "lareqa:candidates=pair,save_top_k=5", "mlqa", "xquad"]
+    assert runner.split_task_list("fake-lookup:short=true,weight=2,other, third") == [
+        "fake-lookup:short=true,weight=2", "other", "third"]
 
 
-def test_suite_files_and_unknown_entries(tmp_path: Path) -> None:
+def test_suite_files_suite_names_and_unknown_entries(tmp_path: Path, registry: Registry) -> None:
     path = tmp_path / "suite.json"
-    path.write_text(json.dumps({"name": "mine", "tasks": ["lareqa", "lareqa:candidates=pair,save_top_k=5"]}))
-    assert runner.expand_tasks(f"@{path}", Registry.discover()) == ["lareqa", "lareqa:candidates=pair,save_top_k=5"]
+    path.write_text(json.dumps({"name": "mine", "tasks": ["fake-lookup", "fake-lookup:short=true"]}))
+    assert runner.expand_tasks(f"@{path}", registry) == SUITE
+    assert runner.expand_tasks("fake-both,fake-lookup", registry) == [*SUITE, "fake-lookup"]
     path.write_text(json.dumps({"name": "mine", "tasks": []}))
     with pytest.raises(HarnessError, match="suite.json: field 'tasks': does not match schema suite"):
-        runner.expand_tasks(f"@{path}", Registry.discover())
+        runner.expand_tasks(f"@{path}", registry)
 
 
-def test_a_suite_encodes_each_text_once_and_a_warm_rerun_encodes_nothing(
-        tmp_path: Path, tiny_encoder_dir: Path) -> None:
-    model = f"hf-encoder:path={tiny_encoder_dir}"
+def test_a_suite_encodes_each_text_once_and_a_warm_rerun_encodes_nothing(tmp_path: Path, registry: Registry) -> None:
     cache_dir = tmp_path / "cache"
-    cold = runner.run_suite(SUITE, model, output=outputs(tmp_path), cache_dir=cache_dir)
-    assert [o.result["task"]["options"] for o in cold] == [{"candidates": "concat"}, {"candidates": "sentence"}]
-    encoding = cold[-1].result["provenance"]["execution"]["encoding"]
-    # 324 concatenated candidates + 324 sentences + 216 questions, every one encoded exactly once
-    assert encoding["encoded"] == encoding["unique"] == 324 + 324 + 216
-    assert encoding["padding_share"] < 0.10
-    assert cold[0].result["provenance"]["execution"]["suite"] == ["lareqa", "lareqa"]
-    board = read_json(tmp_path / "board.json")
-    assert len(board["entries"]) == 2
+    cold = runner.run_suite(SUITE, "letter-counts", output=outputs(tmp_path), cache_dir=cache_dir, registry=registry)
+    assert [o.result.task.options for o in cold] == [{"short": False}, {"short": True}]
+    encoding = cold[-1].result.provenance.execution["encoding"]
+    assert encoding["encoded"] == encoding["unique"] == UNIQUE
+    assert cold[0].result.provenance.execution["suite"] == ["fake-lookup", "fake-lookup"]
+    assert len(read_json(tmp_path / "board.json")["entries"]) == 2
 
-    warm = runner.run_suite(SUITE, model, output=outputs(tmp_path), cache_dir=cache_dir)
-    warm_encoding = warm[-1].result["provenance"]["execution"]["encoding"]
-    assert warm_encoding["encoded"] == 0 and warm_encoding["cache_hits"] == 864
-    assert [o.result["rows"] for o in warm] == [o.result["rows"] for o in cold]
+    warm = runner.run_suite(SUITE, "letter-counts", output=outputs(tmp_path), cache_dir=cache_dir, registry=registry)
+    warm_encoding = warm[-1].result.provenance.execution["encoding"]
+    assert warm_encoding["encoded"] == 0 and warm_encoding["cache_hits"] == UNIQUE
+    assert [o.result.rows for o in warm] == [o.result.rows for o in cold]
 
 
-def test_dry_run_prints_the_plan_without_encoding(harness_cli: Any, tiny_encoder_dir: Path) -> None:
-    code, out, err = harness_cli("run", "lareqa,lareqa:candidates=sentence", f"hf-encoder:path={tiny_encoder_dir}",
-                                 "--dry-run", "--limit", "2")
+def test_dry_run_prints_the_plan_without_encoding(harness_cli: Any, only_fakes: None) -> None:
+    code, out, err = harness_cli("run", ",".join(SUITE), "letter-counts", "--dry-run")
     assert code == 0, err
-    assert "model: tiny-encoder" in out and "device: cpu  precision: float32  world size: 1" in out
-    # --limit 2 keeps the first two questions, both about the Danube paragraph (5 sentences), in 9
-    # languages: 45 candidates per task (concatenated, then sentences alone) + 18 questions per
-    # task, the questions shared: 126 requested, 45 + 45 + 18 = 108 unique.
-    assert "encoding: 126 texts requested, 108 unique, 0 in the cache, 108 to encode" in out
+    lines = out.splitlines()
+    assert lines[0] == "model: letter-counts  device: cpu  precision: n/a  world size: 1"
+    assert lines[-1].startswith(f"encoding: {REQUESTED} texts requested, {UNIQUE} unique, 0 in the cache, "
+                                f"{UNIQUE} to encode (~")
     assert not Path("results").exists()
     code, out, _ = harness_cli("cache", "info")
-    assert code == 0 and "tiny-encoder" not in out  # nothing was encoded, so nothing was cached
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@pytest.mark.slow
-def test_two_gloo_ranks_give_the_single_process_scores(tmp_path: Path, tiny_encoder_dir: Path) -> None:
-    args = ["lareqa,lareqa:candidates=sentence", f"hf-encoder:path={tiny_encoder_dir}", "--no-cache", "--quiet",
-            "--batch-size", "16"]
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    single = subprocess.run([sys.executable, "-m", "harness", "run", *args, "--output-dir", "single",
-                             "--leaderboard", "single.json"], cwd=tmp_path, env=env, capture_output=True,
-                            text=True, timeout=600)
-    assert single.returncode == 0, single.stderr
-    distributed = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc-per-node", "2",
-         "--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{_free_port()}",
-         "-m", "harness", "run", *args, "--output-dir", "dist", "--leaderboard", "dist.json"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
-    assert distributed.returncode == 0, distributed.stderr[-3000:]
-    one, two = read_json(tmp_path / "single.json")["entries"], read_json(tmp_path / "dist.json")["entries"]
-    assert len(two) == 2  # rank 0 alone wrote, one entry per task
-    assert [e["rows"] for e in two] == [e["rows"] for e in one]
-    results = sorted((tmp_path / "dist").rglob("result.json"))
-    assert len(results) == 2
-    execution = read_json(results[0])["provenance"]["execution"]
-    assert execution["world_size"] == 2
-    assert execution["encoding"]["encoded"] < execution["encoding"]["unique"]  # each rank encoded a share
-
-
-def test_built_in_suites_expand_to_their_tasks() -> None:
-    registry = Registry.discover()
-    assert runner.expand_tasks("mlqa-all,lareqa", registry) == ["mlqa", "mlqa:mode=gxlt", "lareqa"]
-    assert runner.expand_tasks("xtreme-qa", registry) == ["xquad", "mlqa", "tydiqa"]
+    assert code == 0 and "letter-counts" not in out  # nothing was encoded, so nothing was cached

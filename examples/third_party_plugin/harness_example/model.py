@@ -9,9 +9,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from harness.model import Model, ModelIdentity, Runtime
+from harness.protocols import Encoder
 
 
 class CharTrigram(Model):
+    provides = frozenset({Encoder})
+
     def __init__(self, *, runtime: Runtime, dim: int = 512) -> None:
         self.dim = dim
 

@@ -17,6 +17,7 @@ from harness import runner
 from harness.hookspecs import hookimpl
 from harness.io import read_json
 from harness.model import Model, ModelIdentity, Runtime
+from harness.protocols import Encoder, Retriever
 from harness.registry import ModelSpec, PluginInfo, Registry
 from harness.demo import parallel_qa_dir
 
@@ -26,6 +27,7 @@ TABLE_1_CANDIDATES = {"ar": 1222, "de": 1276, "el": 1234, "en": 1180, "es": 1215
 
 class HashEncoder(Model):
     """Deterministic random unit vectors per text (sha256-seeded), as in the official-scorer run."""
+    provides = frozenset({Encoder})
 
     def __init__(self, *, runtime: Runtime) -> None:
         pass
@@ -49,6 +51,7 @@ class XlingOneHot(Model):
     Some questions share their text (e.g. "Who won Super Bowl XLIX?" twice in en), which any text
     encoder must map to one vector, so this is a Retriever that knows the ids of a text in file
     order and hands them out in the order the task asks."""
+    provides = frozenset({Retriever})
 
     answers: dict[str, list[str]] = {}
     questions: dict[str, list[str]] = {}
@@ -99,7 +102,7 @@ def test_hash_encoder_scores_equal_the_official_scorer_on_the_demo_data(tmp_path
     # load_data + mean_avg_prec_at_k(k=20 and k=None), run on harness/demo/parallel-qa with
     # the same sha256-seeded 64-d unit vectors; it printed these two numbers.
     outcome = runner.run("lareqa", "hash-encoder", output=outputs(tmp_path), registry=registry)
-    overall = outcome.result["rows"][0]["metrics"]
+    overall = outcome.result.rows[0].metrics
     assert overall["map@20"] == pytest.approx(0.009318456640294733, abs=1e-12)
     assert overall["map"] == pytest.approx(0.04058537052056162, abs=1e-12)
 
@@ -112,7 +115,7 @@ def test_hash_encoder_scores_equal_the_official_scorer_on_real_xquad_r(real_data
     # random candidates a few near-ties order differently, which moves the full mAP by 9e-11.
     outcome = runner.run("lareqa", "hash-encoder", data=runner.DataOptions(data_dir=real_data / "lareqa" / "xquad-r"),
                          output=outputs(tmp_path), registry=registry)
-    overall = outcome.result["rows"][0]["metrics"]
+    overall = outcome.result.rows[0].metrics
     assert overall["map@20"] == pytest.approx(0.00024804390317953673, abs=1e-12)
     assert overall["map"] == pytest.approx(0.001503052043210483, abs=1e-9)
 
@@ -133,23 +136,23 @@ def test_real_pool_matches_table_1_and_perfect_encodings_give_map_1(real_data: P
                     XlingOneHot.answers.setdefault(text, []).append(qa["id"])
     outcome = runner.run("lareqa", "xling-one-hot", data=runner.DataOptions(data_dir=folder),
                          output=outputs(tmp_path), registry=registry)
-    stats = outcome.result["data"]["statistics"]
+    stats = outcome.result.data.statistics
     assert stats["questions"] == 13090 and stats["candidates"] == 13014
     assert stats["questions_per_language"] == {lang: 1190 for lang in TABLE_1_CANDIDATES}
     assert stats["candidates_per_language"] == TABLE_1_CANDIDATES
     assert stats["correct_per_question"] == {"min": 11, "max": 11, "mean": 11.0}
-    assert outcome.result["rows"][0]["metrics"] == {"map": 1.0, "map@20": 1.0}
+    assert outcome.result.rows[0].metrics == {"map": 1.0, "map@20": 1.0}
 
 
 def test_truncated_predictions_keep_every_metric_recomputable(tmp_path: Path) -> None:
     full = runner.run("lareqa", "bm25", output=outputs(tmp_path))
     short = runner.run("lareqa:save_top_k=3", "bm25", output=outputs(tmp_path))
-    lines = Path(short.result["predictions"]["path"]).read_text(encoding="utf-8").splitlines()
+    lines = Path(short.result.predictions.path).read_text(encoding="utf-8").splitlines()
     assert all(len(json.loads(line)["ranking"]) == 3 for line in lines)
-    assert short.result["rows"] == full.result["rows"]
-    rescored = runner.score("lareqa:save_top_k=3", Path(short.result["predictions"]["path"]), output=outputs(tmp_path))
-    assert rescored.result["rows"] == full.result["rows"]
-    assert rescored.result["diagnostics"] == full.result["diagnostics"]
+    assert short.result.rows == full.result.rows
+    rescored = runner.score("lareqa:save_top_k=3", Path(short.result.predictions.path), output=outputs(tmp_path))
+    assert rescored.result.rows == full.result.rows
+    assert rescored.result.diagnostics == full.result.diagnostics
 
 
 def test_language_bias_of_the_gold_ranking_is_hand_checkable(tmp_path: Path) -> None:
@@ -157,7 +160,7 @@ def test_language_bias_of_the_gold_ranking_is_hand_checkable(tmp_path: Path) -> 
     # so for every question the answer in the i-th language sits at rank i, and the first correct
     # answer is always Arabic.
     outcome = runner.run("lareqa", "oracle", output=outputs(tmp_path))
-    bias = outcome.result["diagnostics"]
+    bias = outcome.result.diagnostics
     languages = ["ar", "de", "en", "es", "hi", "ru", "th", "vi", "zh"]
     assert bias["languages"] == languages
     assert bias["mean_rank"]["en"] == {lang: float(i + 1) for i, lang in enumerate(languages)}

@@ -1,5 +1,6 @@
 """The official numbers on the official 6-example MKQA file (3 answerable, 3 No Answer in every
-language; ``../shared/data/mkqa/``), and rounding on a larger constructed file.
+language; vendored in tests/fixtures/mkqa/, and ``../shared/data/mkqa/`` with real data), and
+rounding on a larger constructed file.
 
 Expected values come from the official scorer, apple/ml-mkqa@651b8cc, run under /tmp as
 ``python mkqa_eval.py -a tests/testdata/test_mkqa.jsonl.gz -p PREDICTIONS -l en -v``
@@ -28,9 +29,9 @@ OFFICIAL_EN = {  # the official end-to-end test's expectation, plus what -v adds
 }
 
 
-@pytest.fixture(scope="module")
-def mkqa_dir(real_data: Path) -> Path:
-    return real_data / "mkqa"
+@pytest.fixture
+def mkqa_dir(official_data: Path) -> Path:
+    return official_data / "mkqa"
 
 
 def load(path: Path, languages: tuple[str, ...] = MKQA_LANGUAGES) -> MKQAData:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from harness.model import Model, ModelIdentity
-from harness.protocols import ReadingExample, SpanAnswer
+from harness.protocols import Reader, ReadingExample, SpanAnswer
 
 NO_SPAN = float("-inf")
 
@@ -60,6 +60,7 @@ SPANS = dict([
 
 class StubReader(Model):
     """A Reader that looks its spans up in :data:`SPANS` and records every ``read`` call."""
+    provides = frozenset({Reader})
 
     calls: ClassVar[list[list[ReadingExample]]] = []
 

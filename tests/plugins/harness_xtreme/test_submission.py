@@ -34,8 +34,8 @@ OFFICIAL_GROUPS = {"all_task": 62.1932649076773, "classification": 41.0476190476
                    "qa": 80.37568011593986, "retrieval": 54.30555555555556}
 
 
-def mock(real_data: Path) -> Path:
-    return real_data / "xtreme" / "mock_test_data"
+def mock(official_data: Path) -> Path:
+    return official_data / "xtreme" / "mock_test_data"
 
 
 def result(cwd: Path) -> dict:
@@ -55,9 +55,9 @@ def submission(tmp_path: Path, source: Path, tasks: list[str]) -> tuple[Path, Pa
     return tmp_path / "labels", tmp_path / "predictions"
 
 
-def test_mock_submission_equals_evaluate_py(real_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
-    code, out, err = harness_cli("score", "xtreme", "--data-dir", mock(real_data) / "labels",
-                                 "--predictions", mock(real_data) / "predictions", "--quiet")
+def test_mock_submission_equals_evaluate_py(official_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
+    code, out, err = harness_cli("score", "xtreme", "--data-dir", mock(official_data) / "labels",
+                                 "--predictions", mock(official_data) / "predictions", "--quiet")
     assert code == 0, err
     rows = rows_of(tmp_path)
     for task, (figure, averages) in OFFICIAL_TASKS.items():
@@ -80,23 +80,23 @@ def test_mock_submission_equals_evaluate_py(real_data: Path, harness_cli: Cli, t
     assert "main score: all_task = 62.1933" in out
 
 
-def test_written_predictions_score_the_same(real_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
+def test_written_predictions_score_the_same(official_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
     # The result's predictions folder is the submission rewritten in the official formats (stripped lines,
     # tag files with a blank line after each sentence, JSON): scored again it gives the same numbers.
-    code, _, err = harness_cli("score", "xtreme", "--data-dir", mock(real_data) / "labels",
-                               "--predictions", mock(real_data) / "predictions", "--quiet", "--no-leaderboard")
+    code, _, err = harness_cli("score", "xtreme", "--data-dir", mock(official_data) / "labels",
+                               "--predictions", mock(official_data) / "predictions", "--quiet", "--no-leaderboard")
     assert code == 0, err
     first = result(tmp_path)
     shutil.move(tmp_path / "results", tmp_path / "first")
     written = tmp_path / "first" / Path(first["predictions"]["path"]).relative_to("results")
-    code, _, err = harness_cli("score", "xtreme", "--data-dir", mock(real_data) / "labels",
+    code, _, err = harness_cli("score", "xtreme", "--data-dir", mock(official_data) / "labels",
                                "--predictions", written, "--quiet", "--no-leaderboard")
     assert code == 0, err
     assert result(tmp_path)["rows"] == first["rows"]
 
 
-def test_incomplete_submission_has_no_all_task(real_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
-    labels, predictions = submission(tmp_path, mock(real_data), ["pawsx", "xnli", "tatoeba"])
+def test_incomplete_submission_has_no_all_task(official_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
+    labels, predictions = submission(tmp_path, mock(official_data), ["pawsx", "xnli", "tatoeba"])
     code, out, err = harness_cli("score", "xtreme", "--data-dir", labels, "--predictions", predictions, "--quiet")
     assert code == 0, err
     rows = rows_of(tmp_path)
@@ -112,8 +112,8 @@ def test_incomplete_submission_has_no_all_task(real_data: Path, harness_cli: Cli
     assert outcome["data"]["languages"] == ["pawsx", "xnli", "tatoeba"]  # the tasks, each with all its languages
     assert "incomplete submission" in out
     # The leaderboard keeps it apart from complete submissions' all_task.
-    code, _, err = harness_cli("score", "xtreme", "--data-dir", mock(real_data) / "labels",
-                               "--predictions", mock(real_data) / "predictions", "--quiet", "--name", "complete")
+    code, _, err = harness_cli("score", "xtreme", "--data-dir", mock(official_data) / "labels",
+                               "--predictions", mock(official_data) / "predictions", "--quiet", "--name", "complete")
     assert code == 0, err
     code, board, err = harness_cli("leaderboard", "show", "--task", "xtreme")
     assert code == 0, err
@@ -121,9 +121,9 @@ def test_incomplete_submission_has_no_all_task(real_data: Path, harness_cli: Cli
     assert "xtreme (test) - main score: incomplete_task_mean" in board
 
 
-def test_xtreme_r_mewslix(real_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
+def test_xtreme_r_mewslix(official_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
     # Official: evaluate.py --xtreme_version xtreme-r on a folder with only the mock mewslix task.
-    labels, predictions = submission(tmp_path, mock(real_data), ["mewslix"])
+    labels, predictions = submission(tmp_path, mock(official_data), ["mewslix"])
     code, out, err = harness_cli("score", "xtreme:xtreme_version=xtreme-r", "--data-dir", labels,
                                  "--predictions", predictions, "--quiet")
     assert code == 0, err
@@ -134,17 +134,17 @@ def test_xtreme_r_mewslix(real_data: Path, harness_cli: Cli, tmp_path: Path) -> 
     assert "all_task cannot be produced" in out
 
 
-def test_xtreme_r_needs_its_extra_languages(real_data: Path, harness_cli: Cli) -> None:
+def test_xtreme_r_needs_its_extra_languages(official_data: Path, harness_cli: Cli) -> None:
     # The mock folder has no XTREME-R languages such as qu for panx; evaluate.py raises FileNotFoundError.
-    code, _, err = harness_cli("score", "xtreme:xtreme_version=xtreme-r", "--data-dir", mock(real_data) / "labels",
-                               "--predictions", mock(real_data) / "predictions")
+    code, _, err = harness_cli("score", "xtreme:xtreme_version=xtreme-r", "--data-dir", mock(official_data) / "labels",
+                               "--predictions", mock(official_data) / "predictions")
     assert code == 2
     assert err.strip().endswith("labels/panx/test-qu.tsv: missing: evaluate.py needs a file for every language "
                                 "of a task it scores")
 
 
-def test_oracle_copies_the_labels(real_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
-    labels, _ = submission(tmp_path / "in", mock(real_data), ["pawsx", "bucc2018", "tydiqa"])
+def test_oracle_copies_the_labels(official_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
+    labels, _ = submission(tmp_path / "in", mock(official_data), ["pawsx", "bucc2018", "tydiqa"])
     code, _, err = harness_cli("run", "xtreme", "oracle", "--data-dir", labels, "--quiet")
     assert code == 0, err
     rows = rows_of(tmp_path)
@@ -207,9 +207,9 @@ def test_bucc_pair_sets(harness_cli: Cli, tmp_path: Path) -> None:
     ("panx", "de", "O\n", "panx/test-de.tsv: 1 sentences, but the labels have"),
     ("xquad", "de", "[]", "xquad/test-de.json: expected a JSON object"),
 ])
-def test_bad_prediction_files(real_data: Path, harness_cli: Cli, tmp_path: Path, task: str, lang: str, text: str,
+def test_bad_prediction_files(official_data: Path, harness_cli: Cli, tmp_path: Path, task: str, lang: str, text: str,
                               message: str) -> None:
-    labels, predictions = submission(tmp_path / "in", mock(real_data), [task])
+    labels, predictions = submission(tmp_path / "in", mock(official_data), [task])
     suffix = "json" if task == "xquad" else "tsv"
     write(predictions / task / f"test-{lang}.{suffix}", text)
     code, _, err = harness_cli("score", "xtreme", "--data-dir", labels, "--predictions", predictions)
@@ -218,8 +218,8 @@ def test_bad_prediction_files(real_data: Path, harness_cli: Cli, tmp_path: Path,
     assert not (tmp_path / "results").exists()
 
 
-def test_tag_count_mismatch_names_the_sentence(real_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
-    labels, predictions = submission(tmp_path / "in", mock(real_data), ["udpos"])
+def test_tag_count_mismatch_names_the_sentence(official_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
+    labels, predictions = submission(tmp_path / "in", mock(official_data), ["udpos"])
     file = predictions / "udpos" / "test-en.tsv"
     lines = file.read_text(encoding="utf-8").splitlines()
     file.write_text("\n".join(lines[1:]) + "\n", encoding="utf-8")  # drop the first tag of sentence 1
@@ -228,8 +228,8 @@ def test_tag_count_mismatch_names_the_sentence(real_data: Path, harness_cli: Cli
     assert "udpos/test-en.tsv: record sentence 1:" in err and "tags, but the labels have" in err
 
 
-def test_missing_language_and_wrong_inputs(real_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
-    labels, predictions = submission(tmp_path / "in", mock(real_data), ["xnli"])
+def test_missing_language_and_wrong_inputs(official_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
+    labels, predictions = submission(tmp_path / "in", mock(official_data), ["xnli"])
     (predictions / "xnli" / "test-sw.tsv").unlink()
     code, _, err = harness_cli("score", "xtreme", "--data-dir", labels, "--predictions", predictions)
     assert code == 2 and "xnli/test-sw.tsv: missing: evaluate.py needs a file for every language" in err

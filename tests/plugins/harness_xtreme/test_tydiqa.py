@@ -19,11 +19,11 @@ def rows_of(cwd: Path) -> dict[str, dict]:
     return {row["subset"]: row for row in json.loads(path.read_text(encoding="utf-8"))["rows"]}
 
 
-def test_xtreme_mock_tydiqa(real_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
+def test_xtreme_mock_tydiqa(official_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
     # Per-language values and averages as XTREME's evaluate.py printed them on its mock submission
     # (third_party/evaluate_squad.py on each test-{lang}.json): every language 100/100 but id, EM 0 and
     # F1 74.99999999999999; averages over all nine, English included: EM 88.88888888888889, F1 97.22222222222223.
-    mock = real_data / "xtreme" / "mock_test_data"
+    mock = official_data / "xtreme" / "mock_test_data"
     code, _, err = harness_cli("score", "tydiqa", "--data-dir", mock / "labels" / "tydiqa",
                                "--predictions", mock / "predictions" / "tydiqa", "--quiet")
     assert code == 0, err
@@ -35,12 +35,12 @@ def test_xtreme_mock_tydiqa(real_data: Path, harness_cli: Cli, tmp_path: Path) -
     assert rows["mean_without_en"]["metrics"] == pytest.approx({"f1": 775 / 8, "exact_match": 87.5})
 
 
-def test_tydi_release_layout(real_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
+def test_tydi_release_layout(official_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
     # The release names files by language name inside tydiqa-goldp-v1.1-dev/; --data-dir may name either folder.
     release = tmp_path / "tydiqa" / "tydiqa-goldp-v1.1-dev"
     release.mkdir(parents=True)
     for lang, name in LANGUAGE_NAMES.items():
-        shutil.copy(real_data / "xtreme" / "mock_test_data" / "labels" / "tydiqa" / f"test-{lang}.json",
+        shutil.copy(official_data / "xtreme" / "mock_test_data" / "labels" / "tydiqa" / f"test-{lang}.json",
                     release / f"tydiqa-goldp-dev-{name}.json")
     for data_dir in (release.parent, release):
         code, _, err = harness_cli("run", "tydiqa", "oracle", "--data-dir", data_dir, "--quiet", "--no-leaderboard")

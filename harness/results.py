@@ -1,0 +1,280 @@
+"""The run result as typed objects: what ``harness run`` and ``harness score`` write, and what
+the CLI and the leaderboard read.
+
+The JSON Schema ``schemas/run-result.schema.json`` stays the contract on disk; these classes are
+how the code speaks about it, so a misspelt key is an AttributeError where it is written, not a
+KeyError (or a silently missing column) where it is read. :meth:`RunResult.from_dict` brings a
+result written by an older harness up to :data:`SCHEMA_VERSION` first (see :data:`MIGRATIONS`),
+so old result folders stay readable when the format moves on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from harness.model import ModelIdentity
+from harness.registry import PluginInfo
+from harness.task import ScoreRow
+
+#: The version :meth:`RunResult.to_dict` writes (the schema's ``schema_version`` constant).
+SCHEMA_VERSION = "1.0"
+#: The version of a result that carries no ``schema_version`` (the first format, before it had one).
+UNVERSIONED = "0"
+
+
+def _add_version(raw: dict[str, Any]) -> dict[str, Any]:
+    """Version 0 is version 1.0 without the ``schema_version`` field."""
+    return {"schema_version": "1.0", **raw}
+
+
+#: For each old version, the step that brings a result one version forward: (new version, step).
+MIGRATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], dict[str, Any]]]] = {
+    UNVERSIONED: ("1.0", _add_version),
+}
+
+
+def migrate(raw: dict[str, Any]) -> dict[str, Any]:
+    """Bring a result dict of any known version up to :data:`SCHEMA_VERSION`, step by step."""
+    version = raw.get("schema_version", UNVERSIONED)
+    while version != SCHEMA_VERSION:
+        if version not in MIGRATIONS:
+            raise ValueError(f"unknown run-result schema_version '{version}' (this harness reads up to {SCHEMA_VERSION})")
+        version, step = MIGRATIONS[version]
+        raw = step(raw)
+    return raw
+
+
+def _plugin_to_dict(plugin: PluginInfo | None) -> dict[str, Any] | None:
+    if plugin is None:
+        return None
+    return {"name": plugin.name, "distribution": plugin.distribution, "version": plugin.version}
+
+
+def _plugin_from_dict(raw: dict[str, Any] | None) -> PluginInfo | None:
+    return None if raw is None else PluginInfo(raw["name"], raw["distribution"], raw["version"])
+
+
+@dataclass(frozen=True)
+class TaskRecord:
+    """The task a result scores, with the options that change its numbers."""
+
+    name: str
+    plugin: PluginInfo
+    options: dict[str, Any]
+    main_metric: str
+    higher_is_better: bool
+    prediction_format: str
+    reference: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "plugin": _plugin_to_dict(self.plugin), "options": self.options,
+                "main_metric": self.main_metric, "higher_is_better": self.higher_is_better,
+                "prediction_format": self.prediction_format, "reference": self.reference}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> TaskRecord:
+        plugin = _plugin_from_dict(raw["plugin"])
+        assert plugin is not None  # the schema requires a task's plugin
+        return cls(raw["name"], plugin, raw["options"], raw["main_metric"], raw["higher_is_better"],
+                   raw["prediction_format"], raw["reference"])
+
+
+@dataclass(frozen=True)
+class ModelRecord:
+    """The model (or predictions file) a result scores: its identity and the plugin it came from."""
+
+    identity: ModelIdentity
+    plugin: PluginInfo | None
+
+    @property
+    def label(self) -> str:
+        return self.identity.label
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.identity.as_dict(), "plugin": _plugin_to_dict(self.plugin)}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> ModelRecord:
+        identity = ModelIdentity(raw["name"], raw["label"], raw["weights"], raw["options"], raw["details"])
+        return cls(identity, _plugin_from_dict(raw["plugin"]))
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """A data file read by a run: path, SHA-256 and size."""
+
+    path: str
+    sha256: str
+    bytes: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "sha256": self.sha256, "bytes": self.bytes}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> FileRecord:
+        return cls(raw["path"], raw["sha256"], raw["bytes"])
+
+
+@dataclass(frozen=True)
+class DataRecord:
+    """Which data a result was computed on."""
+
+    source: str
+    demo: bool
+    split: str
+    languages: tuple[str, ...]
+    limit: int | None
+    files: tuple[FileRecord, ...]
+    statistics: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "demo": self.demo, "split": self.split, "languages": list(self.languages),
+                "limit": self.limit, "files": [f.to_dict() for f in self.files], "statistics": self.statistics}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> DataRecord:
+        return cls(raw["source"], raw["demo"], raw["split"], tuple(raw["languages"]), raw["limit"],
+                   tuple(FileRecord.from_dict(f) for f in raw["files"]), raw["statistics"])
+
+
+@dataclass(frozen=True)
+class MainScore:
+    """The one number a result is ranked by."""
+
+    metric: str
+    value: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"metric": self.metric, "value": self.value}
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    """The metrics of one subset on one split (a task's :class:`~harness.task.ScoreRow`, placed)."""
+
+    split: str
+    subset: str
+    metrics: dict[str, float | None]
+    count: int
+    #: The languages the subset stands for; empty when the subset is not a language (``all``).
+    languages: tuple[str, ...] = ()
+
+    @classmethod
+    def from_score(cls, row: ScoreRow, split: str) -> ResultRow:
+        return cls(split, row.subset, row.metrics, row.count, row.languages)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"split": self.split, "subset": self.subset, "metrics": self.metrics, "count": self.count}
+        if self.languages:
+            out["languages"] = list(self.languages)
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> ResultRow:
+        return cls(raw["split"], raw["subset"], raw["metrics"], raw["count"], tuple(raw.get("languages", ())))
+
+
+@dataclass(frozen=True)
+class PredictionsRecord:
+    """Where the predictions a result scores are, in which format, and their hash."""
+
+    path: str
+    format: str
+    sha256: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "format": self.format, "sha256": self.sha256}
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a number came from: versions, platform, device, seed, times and the command."""
+
+    harness_version: str
+    plugins: dict[str, str | None]
+    git_commit: str | None
+    python: str
+    packages: dict[str, str | None]
+    platform: str
+    device: str
+    seed: int
+    started_at: str
+    finished_at: str
+    wall_time_s: float
+    command: tuple[str, ...]
+    #: Seconds per phase (loading, encoding, predicting, scoring); None where a result lacks it.
+    phases_s: dict[str, float] | None = None
+    resumed_units: tuple[str, ...] | None = None
+    #: How the work was computed (batching, cache, precision, world size); runs only.
+    execution: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "harness_version": self.harness_version, "git_commit": self.git_commit, "python": self.python,
+            "packages": self.packages, "platform": self.platform, "plugins": self.plugins, "device": self.device,
+            "seed": self.seed, "started_at": self.started_at, "finished_at": self.finished_at,
+            "wall_time_s": self.wall_time_s,
+        }
+        if self.phases_s is not None:
+            out["phases_s"] = self.phases_s
+        if self.resumed_units is not None:
+            out["resumed_units"] = list(self.resumed_units)
+        out["command"] = list(self.command)
+        if self.execution is not None:
+            out["execution"] = self.execution
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Provenance:
+        resumed = raw.get("resumed_units")
+        return cls(
+            harness_version=raw["harness_version"], plugins=raw["plugins"], git_commit=raw["git_commit"],
+            python=raw["python"], packages=raw["packages"], platform=raw["platform"], device=raw["device"],
+            seed=raw["seed"], started_at=raw["started_at"], finished_at=raw["finished_at"],
+            wall_time_s=raw["wall_time_s"], command=tuple(raw["command"]), phases_s=raw.get("phases_s"),
+            resumed_units=None if resumed is None else tuple(resumed), execution=raw.get("execution"),
+        )
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """One scored run of one model (or one predictions file) on one task."""
+
+    run_id: str
+    kind: Literal["run", "score"]
+    task: TaskRecord
+    model: ModelRecord
+    data: DataRecord
+    main_score: MainScore
+    rows: tuple[ResultRow, ...]
+    diagnostics: dict[str, Any]
+    notes: tuple[str, ...]
+    predictions: PredictionsRecord
+    provenance: Provenance
+    schema_version: str = field(default=SCHEMA_VERSION)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result as the schema lays it out on disk."""
+        return {
+            "schema_version": self.schema_version, "run_id": self.run_id, "kind": self.kind,
+            "task": self.task.to_dict(), "model": self.model.to_dict(), "data": self.data.to_dict(),
+            "main_score": self.main_score.to_dict(), "rows": [row.to_dict() for row in self.rows],
+            "diagnostics": self.diagnostics, "notes": list(self.notes), "predictions": self.predictions.to_dict(),
+            "provenance": self.provenance.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> RunResult:
+        """Read a result dict of any known version (migrated first); validate it against the
+        schema before calling this where it comes from a user."""
+        raw = migrate(raw)
+        return cls(
+            run_id=raw["run_id"], kind=raw["kind"], task=TaskRecord.from_dict(raw["task"]),
+            model=ModelRecord.from_dict(raw["model"]), data=DataRecord.from_dict(raw["data"]),
+            main_score=MainScore(**raw["main_score"]), rows=tuple(ResultRow.from_dict(r) for r in raw["rows"]),
+            diagnostics=raw["diagnostics"], notes=tuple(raw["notes"]),
+            predictions=PredictionsRecord(**raw["predictions"]), provenance=Provenance.from_dict(raw["provenance"]),
+            schema_version=raw["schema_version"],
+        )

@@ -1,0 +1,31 @@
+"""The typed run result: it reads back what it writes, and migrates results of older versions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.io import read_json
+from harness.results import SCHEMA_VERSION, RunResult, migrate
+from harness.validation import validate
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "results"
+
+
+def test_a_version_0_result_migrates_to_the_current_version() -> None:
+    raw = read_json(FIXTURES / "version-0.json")
+    assert "schema_version" not in raw
+    result = RunResult.from_dict(raw)
+    assert result.schema_version == SCHEMA_VERSION == "1.0"
+    # version 0 differs from 1.0 only by the missing field: everything else reads back as it was
+    assert result.to_dict() == {"schema_version": "1.0", **raw}
+    validate(result.to_dict(), "run-result", file="migrated version-0.json")
+    assert result.model.label == "BM25" and result.main_score.value == raw["main_score"]["value"]
+    assert [row.subset for row in result.rows] == ["all", "en", "de"]
+    assert result.rows[1].languages == ("en",) and result.rows[0].languages == ()
+
+
+def test_a_result_of_an_unknown_version_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown run-result schema_version '9.9'"):
+        migrate({"schema_version": "9.9"})
