@@ -19,6 +19,7 @@ memory-mapped.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import uuid
@@ -52,6 +53,18 @@ class _Numbering(dict[str, int]):
         return number
 
 
+def _idf(doc_freq: np.ndarray, n_docs: int, epsilon: float) -> np.ndarray:
+    """Each term's idf (terms numbered in order of first appearance), bit for bit as rank-bm25
+    computes it, so documents that tie there tie here: ``math.log`` (numpy's log differs from it
+    in the last bit for some numbers), once per distinct document frequency; the mean for the
+    floor summed left to right in term order, as rank-bm25 sums it, not pairwise as ``mean`` does."""
+    freqs, of_term = np.unique(doc_freq, return_inverse=True)
+    idf = np.array([math.log(n_docs - f + 0.5) - math.log(f + 0.5) for f in freqs.tolist()])[of_term]
+    if len(idf):
+        idf[idf < 0] = epsilon * (np.cumsum(idf)[-1] / len(idf))
+    return idf
+
+
 class BM25Index:
     """Term weights of a tokenised corpus: a (vocabulary x documents) CSR matrix."""
 
@@ -73,21 +86,20 @@ class BM25Index:
             starts.append(len(tokens_ids))
         n_docs, n_terms = len(starts) - 1, len(vocabulary)
         doc_starts = np.frombuffer(starts, dtype=np.int64)
-        # (documents x vocabulary) with a 1 per token; summing the duplicates counts each term.
+        # (documents x vocabulary) with a 1 per token. Its transpose by a stable counting sort
+        # lists each term's documents in order, a document's repeats of the term side by side,
+        # so summing those repeats (the term's count in the document) needs no sort.
         by_document = sparse.csr_matrix(
             (np.ones(len(tokens_ids), dtype=np.float32), np.frombuffer(tokens_ids, dtype=np.int32), doc_starts),
             shape=(n_docs, n_terms))
-        by_document.sum_duplicates()
         del tokens_ids
-        postings = by_document.tocsc()  # per term: its documents in order, and the term's count in each
+        postings = by_document.tocsc()
         del by_document
+        postings.sum_duplicates()
         weights = sparse.csr_matrix((postings.data.astype(np.float64), postings.indices, postings.indptr),
                                     shape=(n_terms, n_docs), copy=False)
         del postings
-        doc_freq = np.diff(weights.indptr).astype(np.float64)
-        idf = np.log(n_docs - doc_freq + 0.5) - np.log(doc_freq + 0.5)
-        if len(idf):
-            idf[idf < 0] = epsilon * idf.mean()
+        idf = _idf(np.diff(weights.indptr), n_docs, epsilon)
         doc_lengths = np.diff(doc_starts).astype(np.float64)
         avgdl = doc_lengths.sum() / n_docs if n_docs else 0.0
         tf = weights.data
