@@ -43,6 +43,9 @@ _ARRAYS = ("data", "indices", "indptr")
 #: then costs less than sorting.
 SPARSE_SHARE = 8
 
+#: Token ids converted to int32 at a time while building (a list of them costs 8 bytes an id).
+_CHUNK = 1 << 20
+
 
 class _Numbering(dict[str, int]):
     """A vocabulary that numbers a token the first time it is looked up, so mapping a document's
@@ -80,12 +83,19 @@ class BM25Index:
         """Index tokenised documents (any iterable, consumed once)."""
         vocabulary = _Numbering()
         tokens_ids = array("i")
-        starts = array("q", [0])
+        lengths = array("q")
+        pending: list[int] = []  # ids go through a list: array.extend parses each int on its own
         for tokens in documents:
-            tokens_ids.extend(map(vocabulary.__getitem__, tokens))
-            starts.append(len(tokens_ids))
-        n_docs, n_terms = len(starts) - 1, len(vocabulary)
-        doc_starts = np.frombuffer(starts, dtype=np.int64)
+            pending += map(vocabulary.__getitem__, tokens)
+            lengths.append(len(tokens))
+            if len(pending) >= _CHUNK:
+                tokens_ids.frombytes(np.array(pending, dtype=np.int32).tobytes())
+                pending.clear()
+        tokens_ids.frombytes(np.array(pending, dtype=np.int32).tobytes())
+        del pending
+        n_docs, n_terms = len(lengths), len(vocabulary)
+        doc_lengths = np.frombuffer(lengths, dtype=np.int64)
+        doc_starts = np.concatenate([[0], np.cumsum(doc_lengths)])
         # (documents x vocabulary) with a 1 per token. Its transpose by a stable counting sort
         # lists each term's documents in order, a document's repeats of the term side by side,
         # so summing those repeats (the term's count in the document) needs no sort.
@@ -100,7 +110,7 @@ class BM25Index:
                                     shape=(n_terms, n_docs), copy=False)
         del postings
         idf = _idf(np.diff(weights.indptr), n_docs, epsilon)
-        doc_lengths = np.diff(doc_starts).astype(np.float64)
+        doc_lengths = doc_lengths.astype(np.float64)
         avgdl = doc_lengths.sum() / n_docs if n_docs else 0.0
         tf = weights.data
         # In place, in rank-bm25's operation order, so equal documents get bit-identical scores:
@@ -160,8 +170,14 @@ class BM25Index:
             totals = np.bincount(inverse, weights=weights, minlength=len(candidates))
         else:
             candidates, totals = None, np.bincount(docs, weights=weights, minlength=self.n_docs)
-        positive = np.flatnonzero(totals > 0)
-        if len(positive) < k:
+        kept = None  # positions in ``totals`` of the k best and of every score tied with the k-th
+        if len(totals) >= k:
+            # Selecting the k-th smallest of the negated scores: numpy's selection of the k-th
+            # largest is ten times slower on a vector of mostly equal scores (zeros) than this.
+            kth = -np.partition(-totals, k - 1)[k - 1]
+            if kth > 0:
+                kept = np.flatnonzero(totals >= kth)
+        if kept is None:
             # The ranking reaches documents that score 0 (no query term) or less: rank them all.
             if candidates is None:
                 dense = totals
@@ -170,12 +186,9 @@ class BM25Index:
                 dense[candidates] = totals
             best, best_scores = top_k(dense[None, :], k)
             return best[0], best_scores[0]
-        if len(positive) > k:  # keep every score tied with the k-th, then order the few left exactly
-            kth = np.partition(totals[positive], len(positive) - k)[len(positive) - k]
-            positive = positive[totals[positive] >= kth]
-        ids = positive if candidates is None else candidates[positive]
-        order = np.lexsort((ids, -totals[positive]))[:k]
-        return ids[order], totals[positive][order]
+        ids = kept if candidates is None else candidates[kept]
+        order = np.lexsort((ids, -totals[kept]))[:k]
+        return ids[order], totals[kept][order]
 
     # -- on disk ------------------------------------------------------------------------------
 
