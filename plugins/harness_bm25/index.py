@@ -10,8 +10,9 @@ per document, in the query's token order as rank-bm25 does, and top-k search nev
 (queries x documents) block.
 
 Construction maps tokens to ids at C speed (``map`` over a dict whose ``__missing__`` numbers
-new terms) into a compact typed array (4 bytes a token), then counts terms per document and
-transposes to postings with scipy's compiled sparse routines: no Python loop runs per token. An
+new terms), a million at a time into a compact int32 array (4 bytes a token), then counts terms
+per document and transposes to postings with scipy's compiled sparse routines: no Python loop
+runs per token (only per document and per new term). An
 index is saved as plain ``.npy`` arrays plus a JSON vocabulary (no pickle) and reloaded
 memory-mapped.
 """
