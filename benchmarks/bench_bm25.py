@@ -154,8 +154,9 @@ def _agreement(ours: np.ndarray, other: np.ndarray) -> str:
 
 def compare(name: str, documents: list[list[str]], queries: list[list[str]], engines: tuple[str, ...],
             repeat: int, check_queries: int) -> None:
+    checked = f"the first {min(check_queries, len(queries))}" if "rank-bm25" in engines else "not run"
     print(f"\n== {name}: {len(documents):,} documents, {sum(map(len, documents)):,} tokens, "
-          f"{len(queries):,} queries (rank-bm25: the first {min(check_queries, len(queries))})", flush=True)
+          f"{len(queries):,} queries (rank-bm25: {checked})", flush=True)
     figures: dict[str, list[dict[str, Any]]] = {engine: [] for engine in engines}
     with tempfile.TemporaryDirectory(prefix="bench-bm25-") as folder:
         tokens_path = Path(folder) / "tokens.pickle"
