@@ -1,7 +1,8 @@
 """The ``bm25`` model: a :class:`~harness.protocols.Retriever` over any corpus and languages.
 
-Search holds at most :data:`SCORE_BLOCK` dense scores at once (a few queries against millions
-of passages), keeping each query's top k. ``index_dir=...`` saves the index on first use and
+Top-k search scores each query over the postings of its terms only (see
+:meth:`BM25Index.top_k`); ranking the whole corpus (``k=None``) holds at most :data:`SCORE_BLOCK`
+dense scores at once. ``index_dir=...`` saves the index on first use and
 reloads it (memory-mapped) on later runs over the same corpus; a folder holding the index of
 another corpus or other settings is refused, never silently reused or overwritten.
 """
@@ -18,12 +19,12 @@ from harness.errors import HarnessError
 from harness.model import Model, ModelIdentity, Runtime, label_with_options
 from harness.protocols import Corpus, Ranking, Retriever
 from harness.provenance import package_version
-from harness.search import rank_descending, top_k
+from harness.search import rank_descending
 
 from harness_bm25.index import BM25Index
 from harness_bm25.tokenize import describe, tokenize
 
-#: Queries scored at once; bounds the dense (queries x documents) score block.
+#: Scores held at once when ranking the whole corpus: bounds the dense (queries x documents) block.
 SCORE_BLOCK = 1 << 24
 
 
@@ -46,20 +47,18 @@ class BM25Search:
 
     def search(self, queries: Sequence[str], *, langs: Sequence[str] | None = None, k: int | None = None) -> Ranking:
         tokens = self._tokens(queries, langs)
+        if k is not None:
+            indices, scores = self.index.top_k(tokens, k)
+            return Ranking(indices, scores.astype(np.float32))
         n_docs = self.index.n_docs
-        k_eff = n_docs if k is None else min(k, n_docs)
-        indices = np.empty((len(queries), k_eff), dtype=np.int64)
-        scores = np.empty((len(queries), k_eff), dtype=np.float32)
+        indices = np.empty((len(queries), n_docs), dtype=np.int64)
+        scores = np.empty((len(queries), n_docs), dtype=np.float32)
         step = max(1, SCORE_BLOCK // max(n_docs, 1))
         for start in range(0, len(queries), step):
             block = self.index.scores(tokens[start : start + step])
-            if k_eff == n_docs:
-                order = rank_descending(block)
-                chosen = (order, np.take_along_axis(block, order, axis=1))
-            else:
-                chosen = top_k(block, k_eff)
-            indices[start : start + len(block)] = chosen[0]
-            scores[start : start + len(block)] = chosen[1]
+            order = rank_descending(block)
+            indices[start : start + len(block)] = order
+            scores[start : start + len(block)] = np.take_along_axis(block, order, axis=1)
         return Ranking(indices, scores)
 
 
