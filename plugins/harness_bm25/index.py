@@ -21,9 +21,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import shutil
-import uuid
 from array import array
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -33,6 +30,7 @@ import numpy as np
 from scipy import sparse
 
 from harness.errors import HarnessError
+from harness.io import atomic_folder
 from harness.search import top_k
 
 #: Bumped when the saved layout changes; an index of another format is rebuilt, never misread.
@@ -197,25 +195,16 @@ class BM25Index:
         """Write the index to ``folder`` (created whole or not at all); ``metadata`` says what it
         indexes (corpus fingerprint, tokenisers) so :meth:`load` can refuse a stale index.
 
-        The arrays are streamed into a staging folder beside ``folder`` that is then renamed
-        into place (``harness.io.write_folder_atomic`` would need them all as bytes in memory,
-        a second copy of the index). The staging folder is made with ``os.mkdir``, not
-        ``mkdtemp``, so it has a normal folder's mode (0777 less the umask), not a private 0700.
+        The arrays are streamed into :func:`harness.io.atomic_folder`'s staging folder (no second
+        copy of the index in memory), which then replaces ``folder`` whole, with a normal mode.
         """
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        staging = folder.parent / f".{folder.name}.{uuid.uuid4().hex}.tmp"
-        os.mkdir(staging)
-        try:
+        with atomic_folder(folder) as staging:
             for name in _ARRAYS:
                 np.save(staging / f"{name}.npy", getattr(self.weights, name), allow_pickle=False)
             terms = sorted(self.vocabulary, key=self.vocabulary.__getitem__)
             (staging / "vocabulary.json").write_text(json.dumps(terms, ensure_ascii=False), encoding="utf-8")
             info = {"format": FORMAT, "shape": list(self.weights.shape), "parameters": self.parameters, **metadata}
             (staging / "index.json").write_text(json.dumps(info, ensure_ascii=False, indent=1), encoding="utf-8")
-            os.replace(staging, folder)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
 
     @staticmethod
     def saved_metadata(folder: Path) -> dict[str, Any] | None:
