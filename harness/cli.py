@@ -197,10 +197,22 @@ def _print_plan(plan: Any) -> None:
                          str(t["statistics"].get("questions", "-"))] for t in plan.tasks]))
     if plan.encoding is None:
         print("encoding: none (the model is not an encoder)")
-    else:
-        e = plan.encoding
-        print(f"encoding: {e['texts_requested']} texts requested, {e['unique_texts']} unique, "
-              f"{e['cache_hits']} in the cache, {e['to_encode']} to encode (~{e['estimated_tokens']} tokens)")
+        return
+    e = plan.encoding
+    tokens = f"{e.estimated_tokens} tokens" if e.tokens_exact else f"~{e.estimated_tokens} tokens, estimated from a sample"
+    print(f"encoding: {e.texts_requested} texts requested, {e.unique_texts} unique, {e.cache_hits} in the cache, "
+          f"{e.to_encode} to encode ({tokens})")
+    seconds = "unknown" if e.estimated_seconds is None else _duration(e.estimated_seconds)
+    print(f"estimated encoding time: {seconds} ({e.calibration})")
+
+
+def _duration(seconds: float) -> str:
+    """``3 h 05 min``, ``4 min 10 s``, ``12.5 s``: the precision an estimate deserves."""
+    if seconds >= 3600:
+        return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60):02d} min"
+    if seconds >= 60:
+        return f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
+    return f"{seconds:.1f} s"
 
 
 def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> None:

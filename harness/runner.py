@@ -25,7 +25,7 @@ from harness.cache import default_root
 from harness.distributed import World, current_world
 from harness.capabilities import declared, provide
 from harness.compose import encoding_service, resolve_model
-from harness.encoding import EncodingRequest, EncodingService
+from harness.encoding import EncodingPlan, EncodingRequest, EncodingService
 from harness.errors import HarnessError
 from harness.io import dump_json, read_json, sha256_path, sha256_text
 from harness.model import Model, ModelIdentity, Runtime
@@ -233,7 +233,7 @@ class Plan:
     precision: str
     world_size: int
     tasks: list[dict[str, Any]]
-    encoding: dict[str, Any] | None
+    encoding: EncodingPlan | None
 
 
 def run(task_text: str, model_text: str, **options: Any) -> Outcome:
@@ -314,7 +314,7 @@ def plan_suite(task_texts: Sequence[str], model_text: str, **options: Any) -> Pl
         tasks=[{"task": task.metadata.name, "options": task.options(), "source": d.source, "split": d.split,
                 "languages": list(d.languages), "units": task.units(d), "statistics": d.statistics}
                for (task, _), d in zip(p.tasks, p.datas)],
-        encoding=p.service.plan(p.requests) if p.service is not None else None,
+        encoding=p.service.plan(p.requests, seed=p.runtime.seed) if p.service is not None else None,
     )
 
 
