@@ -81,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     execution.add_argument("--device", default="auto", help="auto (a GPU when torch sees one), cpu or cuda")
     execution.add_argument("--batch-size", type=int, help="batch size for models that batch (default: the model's)")
     execution.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    execution.add_argument("--threads", type=int, help="CPU threads for the model (default: the cores this "
+                           "process may use, shared by the ranks of a torchrun on this machine)")
     execution.add_argument("--resume", action="store_true", help="reuse the units an interrupted run already saved")
     execution.add_argument("--dry-run", action="store_true",
                            help="print the plan (tasks, unique texts, estimated tokens, cache hits, device) and stop")
@@ -224,8 +226,8 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> None:
     registry = Registry.discover()
     output = _output_options(args, argv)
     options = dict(data=_data_options(args), output=output, model_args=args.model_args, device=args.device,
-                   batch_size=args.batch_size, seed=args.seed, cache=not args.no_cache, cache_dir=args.cache_dir,
-                   registry=registry)
+                   batch_size=args.batch_size, seed=args.seed, threads=args.threads, cache=not args.no_cache,
+                   cache_dir=args.cache_dir, registry=registry)
     tasks = runner.expand_tasks(args.task, registry)
     if args.dry_run:
         _print_plan(runner.plan_suite(tasks, args.model, **options))

@@ -50,6 +50,13 @@ class World:
         return [block[:count].cpu().numpy() for block, count in zip(gathered, counts)]
 
 
+def cores_per_rank() -> int:
+    """The cores this process may use (its CPU affinity, which containers and ``taskset`` narrow,
+    unlike ``os.cpu_count``), shared equally by the ranks torchrun started on this machine."""
+    local_ranks = int(os.environ.get("LOCAL_WORLD_SIZE", os.environ.get("WORLD_SIZE", "1")))
+    return max(1, len(os.sched_getaffinity(0)) // max(local_ranks, 1))
+
+
 @cache
 def current_world() -> World:
     """Join the process group torchrun set up (env RANK/WORLD_SIZE), once; else a single rank."""
@@ -64,7 +71,4 @@ def current_world() -> World:
         if backend == "nccl":
             torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
         dist.init_process_group(backend=backend)
-    local_size = int(os.environ.get("LOCAL_WORLD_SIZE", str(size)))
-    if backend == "gloo":  # share the cores between the ranks on this machine
-        torch.set_num_threads(max(1, (os.cpu_count() or 1) // local_size))
     return World(rank=dist.get_rank(), size=dist.get_world_size(), backend=backend)
