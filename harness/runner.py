@@ -312,8 +312,11 @@ def plan_suite(task_texts: Sequence[str], model_text: str, **options: Any) -> Pl
     """What :func:`run_suite` would do with the same arguments (``--dry-run``): the model is
     loaded and the data read, but nothing is encoded, predicted or written."""
     p = _prepare(task_texts, model_text, **options)
+    # "auto" for a model that never imported torch runs on the CPU: importing torch to say so
+    # would cost seconds; a device asked for by name is checked as the run would check it
+    resolve = p.runtime.device_request != "auto" or "torch" in sys.modules
     return Plan(
-        model=p.identity.label, device=p.runtime.device, precision=p.model.precision, world_size=p.world.size,
+        model=p.identity.label, device=p.runtime.device if resolve else p.runtime.device_used, precision=p.model.precision, world_size=p.world.size,
         tasks=[{"task": task.metadata.name, "options": task.options(), "source": d.source, "split": d.split,
                 "languages": list(d.languages), "units": task.units(d), "statistics": d.statistics}
                for (task, _), d in zip(p.tasks, p.datas)],

@@ -31,8 +31,8 @@ class Clock:
 
 class SlowEncoder:
     """One token per word (at most ``max_tokens``, as a truncating tokenizer would), vectors from
-    the text; every call takes ``seconds_per_call`` plus ``seconds_per_token`` per padded token of
-    the fake clock."""
+    the text; every call takes ``seconds_per_call`` plus ``seconds_per_token`` per token of the
+    fake clock."""
 
     def __init__(self, clock: Clock, *, seconds_per_call: float = 0.0, seconds_per_token: float = 0.0,
                  max_tokens: int = 512) -> None:
@@ -40,13 +40,15 @@ class SlowEncoder:
         self.max_tokens = max_tokens
         self.tokenised = 0
 
+    def tokens(self, text: str) -> int:
+        return min(len(text.split()), self.max_tokens)
+
     def token_lengths(self, texts: Sequence[str], *, role: str) -> list[int]:
         self.tokenised += len(texts)
-        return [min(len(t.split()), self.max_tokens) for t in texts]
+        return [self.tokens(t) for t in texts]
 
     def encode(self, texts: Sequence[str], *, role: str, langs: Sequence[str] | None = None) -> np.ndarray:
-        padded = max(min(len(t.split()), self.max_tokens) for t in texts) * len(texts)
-        self.clock.now += self.seconds_per_call + self.seconds_per_token * padded
+        self.clock.now += self.seconds_per_call + self.seconds_per_token * sum(map(self.tokens, texts))
         return np.array([[len(t), t.count("a"), 1.0] for t in texts], dtype=np.float32)
 
 
@@ -124,9 +126,8 @@ def test_progress_moves_after_every_batch_with_its_tokens(monkeypatch: pytest.Mo
 class QuarterTokens(SlowEncoder):
     """One token per four characters, so tokens per character is the same in any sample."""
 
-    def token_lengths(self, texts: Sequence[str], *, role: str) -> list[int]:
-        self.tokenised += len(texts)
-        return [len(t) // 4 for t in texts]
+    def tokens(self, text: str) -> int:
+        return len(text) // 4
 
 
 def test_a_dry_run_tokenises_a_sample_and_estimates_the_rest() -> None:
@@ -150,7 +151,7 @@ def test_a_dry_run_estimates_the_time_from_a_calibration_encode(tmp_path: Path) 
     questions = [words(3, f"q{n}x") for n in range(5)]
     plan = service.plan([EncodingRequest("passage", texts), EncodingRequest("query", questions)])
     tokens = sum(range(20, 80)) + 5 * 3
-    # 0.002 s per (padded) token: the estimate is the tokens times 0.002 s
+    # 0.002 s per token: the estimate is the tokens times 0.002 s
     assert plan.estimated_tokens == tokens and plan.estimated_seconds == pytest.approx(tokens * 0.002)
     assert plan.calibration == "500 tokens/s measured on passage texts"
     assert service.stats.encoded == 0 and len(cache) == 0  # calibrating is not encoding
@@ -211,3 +212,13 @@ def test_padding_counts_truncated_lengths() -> None:
     # truncated to 2, 4, 4 tokens: 10 real in a batch padded to 3 x 4 = 12 (not 18 and 30)
     stats: dict[str, Any] = service.stats.as_dict()
     assert (stats["tokens"], stats["padded_tokens"], stats["padding_share"]) == (10, 12, round(2 / 12, 4))
+
+
+def test_a_slow_model_is_calibrated_on_one_batch_of_typical_texts() -> None:
+    clock = Clock()
+    encoder = SlowEncoder(clock, seconds_per_token=1.0)
+    plan = EncodingService(encoder, show_progress=False, clock=clock).plan(
+        [EncodingRequest("passage", [words(n, f"s{n}x") for n in (3, 5, 7, 9, 11, 13, 30, 40)])])
+    # the shortest text (3 s, untimed), then the 4 around the median (7 + 9 + 11 + 13 tokens in
+    # 40 s) spend the budget: 1 token/s for 118 tokens; nothing else is encoded
+    assert (plan.estimated_tokens, plan.estimated_seconds, clock.now) == (118, 118.0, 43.0)
