@@ -11,7 +11,7 @@ which is itself an Encoder, so tasks and adapters are unchanged. For each call i
 * under torch.distributed, deals the batches out to the ranks and gathers the vectors;
 * saves what it encoded to the cache round by round: a round ends after :data:`ROUND_TEXTS` texts
   or, on a single process, after :data:`ROUND_SECONDS` of encoding, whichever comes first, so a
-  killed run loses at most about a minute of work. Under torch.distributed every rank must agree
+  killed run loses at most about a minute of work (and the batch under way). Under torch.distributed every rank must agree
   where a round ends (the vectors are gathered there), and clocks differ between ranks, so rounds
   are cut by count alone;
 * measures tokens/s and, for an encoder that counts its FLOPs (:class:`FlopCounter`), the achieved
@@ -55,7 +55,12 @@ CALIBRATION_BATCH = 4
 
 @runtime_checkable
 class TokenCounter(Protocol):
-    """An encoder that can say how many tokens each text will take (for length buckets)."""
+    """An encoder that can say how many tokens each text will take (for length buckets).
+
+    The lengths must be the ones the model computes on: prefixes and special tokens included,
+    truncated to the model's maximum. The padding share, the tokens/s and the FLOP count
+    (:class:`FlopCounter`) are all computed from them.
+    """
 
     def token_lengths(self, texts: Sequence[Text], *, role: Role) -> list[int]: ...
 
@@ -294,7 +299,7 @@ class EncodingService:
             return []
         if isinstance(self.encoder, TokenCounter):
             return list(self.encoder.token_lengths(texts, role=role))
-        return [len(t) if isinstance(t, str) else len(t[0]) + len(t[1]) for t in texts]
+        return [_characters(t) for t in texts]
 
     def _fill(self, keys: list[bytes], texts: Sequence[Text], role: Role, langs: Sequence[str] | None) -> None:
         """Make sure every key is in memory: from the cache, else by encoding it."""
