@@ -69,7 +69,7 @@ def main() -> None:
     runtime = Runtime(device_request=args.device, batch_size=args.batch_size,
                       threads=default_threads() if args.threads is None else args.threads)
     model = resolve_model(args.model, Registry.discover()).instantiate(runtime)
-    apply_threads(runtime.threads)
+    apply_threads(runtime)
     print(f"model: {model.identity().label}  device: {runtime.device_used}  precision: {model.precision}  "
           f"threads: {runtime.threads}")
     peaks = print_peaks(runtime.device_used, args.repeats)

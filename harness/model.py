@@ -127,14 +127,15 @@ def default_threads() -> int:
     return min(cores, torch.get_num_threads()) if torch is not None else cores
 
 
-def apply_threads(threads: int) -> None:
-    """Give torch ``threads`` intra-op threads and one inter-op thread (batches run one after the
-    other, so a second pool would only take cores from the first). Does nothing when torch was
-    never imported: a BM25 run does not pay for importing it."""
+def apply_threads(runtime: Runtime) -> None:
+    """Give torch the runtime's threads (:func:`default_threads` when it names none) as intra-op
+    threads and one inter-op thread (batches run one after the other, so a second pool would only
+    take cores from the first). Does nothing when torch was never imported: a BM25 run does not
+    pay for importing it."""
     torch = sys.modules.get("torch")
     if torch is None:
         return
-    torch.set_num_threads(threads)
+    torch.set_num_threads(default_threads() if runtime.threads is None else runtime.threads)
     if torch.get_num_interop_threads() != 1:
         try:
             torch.set_num_interop_threads(1)

@@ -300,7 +300,7 @@ def _prepare(
                       cache_dir=(cache_dir or default_root()) if cache else None,
                       threads=default_threads() if threads is None else threads)
     model = shared.time("load_model", lambda: choice.instantiate(runtime))
-    apply_threads(runtime.threads)  # once torch is imported, if the model needed it
+    apply_threads(runtime)  # once torch is imported, if the model needed it
     identity = model.identity()
     service = None if replay else encoding_service(model, runtime, identity, show_progress=output.show_progress)
     requests = [r for (task, _), task_data in zip(tasks, datas) for r in task.encoding_requests(task_data)]
