@@ -31,14 +31,14 @@ from harness.runner import DataOptions, load_data, load_task
 DEFAULT_DATA = Path("/work/shared/data/lareqa/xquad-r")
 
 
-def print_peaks(device: str, repeats: int) -> dict[str, float]:
+def print_peaks(device: str, threads: int, repeats: int) -> dict[str, float]:
     """Measure and print the peak of every dtype; return the best rates."""
     best: dict[str, float] = {}
     print(f"matmul peak on {device}, {peak.SHAPE[0]}x{peak.SHAPE[1]} @ {peak.SHAPE[1]}x{peak.SHAPE[2]}, "
           f"{repeats} repeats of ~{peak.SECONDS} s:")
     for dtype in peak.DTYPES:
         unit = "GOP/s" if dtype == "int8" else "GFLOP/s"
-        m = peak.measure(dtype, device=device, repeats=repeats)
+        m = peak.measure(dtype, device=device, threads=threads, repeats=repeats)
         print(f"  {dtype:<9} best {m.best_gflops:8.1f}  median {m.median_gflops:8.1f} {unit}  ({m.threads} threads)")
         best[dtype] = m.best_gflops
     return best
@@ -72,11 +72,11 @@ def main() -> None:
     apply_threads(runtime)
     print(f"model: {model.identity().label}  device: {runtime.device_used}  precision: {model.precision}  "
           f"threads: {runtime.threads}")
-    peaks = print_peaks(runtime.device_used, args.repeats)
+    peaks = print_peaks(runtime.device_used, runtime.threads, args.repeats)
 
     service = EncodingService(model, batch_size=runtime.batch_size or getattr(model, "batch_size", None),
                               show_progress=True, device=runtime.device_used,
-                              peak=lambda dtype, device: peaks.get(dtype))  # the peaks printed above
+                              peak=lambda dtype, device, threads: peaks.get(dtype))  # the peaks printed above
     service.encode(texts, role="passage")
     stats = service.stats
     print(f"encoded {stats.encoded} passages, {stats.tokens} tokens ({stats.tokens / stats.encoded:.0f} per passage), "

@@ -170,15 +170,17 @@ class EncodingService:
 
     def __init__(self, encoder: Encoder, *, cache: EmbeddingCache | None = None, batch_size: int | None = None,
                  world: World | None = None, show_progress: bool = True, device: str = "cpu",
-                 clock: Callable[[], float] = time.perf_counter,
-                 peak: Callable[[str, str], float | None] = peak_gflops) -> None:
-        """``device`` is where the encoder computes (the matmul peak is measured there); ``clock``
-        and ``peak`` are the time source and the peak measurement, replaceable for tests."""
+                 threads: int | None = None, clock: Callable[[], float] = time.perf_counter,
+                 peak: Callable[[str, str, int | None], float | None] = peak_gflops) -> None:
+        """``device`` and ``threads`` are where and with how many CPU threads the encoder computes
+        (the matmul peak is measured likewise); ``clock`` and ``peak`` are the time source and the
+        peak measurement (dtype, device, threads), replaceable for tests."""
         self.encoder = encoder
         self.cache = cache
         self.world = world or World()
         self.show_progress = show_progress
         self.device = device
+        self.threads = threads
         self.clock = clock
         self.peak = peak
         self._flop_counter = encoder if isinstance(encoder, FlopCounter) else None
@@ -195,7 +197,8 @@ class EncodingService:
         world = current_world()
         cache = EmbeddingCache(runtime.cache_dir, identity) if runtime.cache_dir is not None else None
         service = cls(encoder, cache=cache, batch_size=runtime.batch_size or getattr(encoder, "batch_size", None),
-                      world=world, show_progress=show_progress, device=runtime.device_used)
+                      world=world, show_progress=show_progress, device=runtime.device_used,
+                      threads=runtime.threads)
         world.barrier()  # every rank has read the cache before any rank writes to it
         return service
 
@@ -373,7 +376,7 @@ class EncodingService:
         run of cached texts only measures nothing)."""
         if self._flop_counter is not None and self.stats.compute_dtype is None:
             self.stats.compute_dtype = self._flop_counter.compute_dtype
-            self.stats.peak_gflops = self.peak(self.stats.compute_dtype, self.device)
+            self.stats.peak_gflops = self.peak(self.stats.compute_dtype, self.device, self.threads)
 
     def _dimension(self, texts: list[Text], langs: list[str] | None, role: Role) -> int:
         """Width of the vectors, for a rank that got no batch: encode one text to find out."""

@@ -52,13 +52,16 @@ def timed_rate(step: Callable[[], None], operations: float, seconds: float,
             return calls * operations / elapsed
 
 
-def measure(dtype: str, *, device: str = "cpu", seconds: float = SECONDS, repeats: int = REPEATS,
-            shape: tuple[int, int, int] = SHAPE) -> PeakMeasurement:
-    """Measure the matmul rate of ``dtype`` (one of :data:`DTYPES`) on ``device`` now."""
+def measure(dtype: str, *, device: str = "cpu", threads: int | None = None, seconds: float = SECONDS,
+            repeats: int = REPEATS, shape: tuple[int, int, int] = SHAPE) -> PeakMeasurement:
+    """Measure the matmul rate of ``dtype`` (one of :data:`DTYPES`) on ``device`` now, with
+    ``threads`` torch threads (set for the process; None: torch's current number)."""
     import torch
 
     if dtype not in DTYPES:
         raise ValueError(f"no matmul peak for dtype {dtype!r} (measured: {', '.join(DTYPES)})")
+    if threads is not None:
+        torch.set_num_threads(threads)
     m, k, n = shape
     generator = torch.Generator().manual_seed(0)
     if dtype == "int8":
@@ -82,18 +85,20 @@ def measure(dtype: str, *, device: str = "cpu", seconds: float = SECONDS, repeat
     return PeakMeasurement(dtype, device, torch.get_num_threads(), max(rates), statistics.median(rates), repeats)
 
 
-@cache
-def _cached_peak(dtype: str, device: str, threads: int) -> float:
-    return measure(dtype, device=device).best_gflops
-
-
-def peak_gflops(dtype: str, device: str = "cpu") -> float | None:
-    """The best measured matmul rate of ``dtype`` on ``device`` at torch's current thread count,
-    measured once per process; None for a dtype not in :data:`DTYPES` or without torch."""
+def peak_gflops(dtype: str, device: str = "cpu", threads: int | None = None) -> float | None:
+    """The best measured matmul rate of ``dtype`` on ``device`` with ``threads`` threads (the
+    run's: an encoder that is not torch's still gets the yardstick of its thread count; None:
+    torch's current number), measured once per process; None for a dtype not in :data:`DTYPES`
+    or without torch."""
     if dtype not in DTYPES:
         return None
     try:
         import torch
     except ImportError:
         return None
-    return _cached_peak(dtype, device, torch.get_num_threads())
+    return _best(dtype, device, torch.get_num_threads() if threads is None else threads)
+
+
+@cache
+def _best(dtype: str, device: str, threads: int) -> float:
+    return measure(dtype, device=device, threads=threads).best_gflops

@@ -178,28 +178,28 @@ class Counted(SlowEncoder):
 
 def test_achieved_flops_and_share_of_the_peak_are_recorded() -> None:
     clock = Clock()
-    peaks: list[tuple[str, str]] = []
+    peaks: list[tuple[str, str, int | None]] = []
 
-    def peak(dtype: str, device: str) -> float:
-        peaks.append((dtype, device))
+    def peak(dtype: str, device: str, threads: int | None) -> float:
+        peaks.append((dtype, device, threads))
         return 40.0
 
     encoder = Counted(clock, seconds_per_call=2.0)
     assert isinstance(encoder, FlopCounter) and not isinstance(SlowEncoder(clock), FlopCounter)
-    service = EncodingService(encoder, batch_size=4, show_progress=False, clock=clock, peak=peak)
+    service = EncodingService(encoder, batch_size=4, show_progress=False, clock=clock, peak=peak, threads=3)
     service.encode(TEXTS, role="passage")
     service.encode([words(5, "new")], role="passage")
     # 55 + 5 tokens = 60 GFLOP in 3 + 1 batches of 2 s = 8 s: 7.5 GFLOP/s, 7.5 / 40 of the peak
     stats = service.stats.as_dict()
     assert (stats["flops"], stats["seconds"], stats["tokens_per_s"]) == (60e9, 8.0, 7.5)
     assert (stats["achieved_gflops"], stats["peak_gflops"], stats["peak_share"]) == (7.5, 40.0, round(7.5 / 40, 4))
-    assert stats["compute_dtype"] == "bfloat16" and peaks == [("bfloat16", "cpu")]  # measured once
+    assert stats["compute_dtype"] == "bfloat16" and peaks == [("bfloat16", "cpu", 3)]  # measured once
 
 
 def test_an_encoder_without_a_flop_count_records_no_flops() -> None:
     clock = Clock()
     service = EncodingService(SlowEncoder(clock, seconds_per_call=1.0), batch_size=5, show_progress=False,
-                              clock=clock, peak=lambda dtype, device: pytest.fail("no peak without a flop count"))
+                              clock=clock, peak=lambda dtype, device, threads: pytest.fail("no peak without a flop count"))
     service.encode(TEXTS, role="query")
     stats = service.stats.as_dict()
     assert (stats["flops"], stats["achieved_gflops"], stats["peak_share"], stats["tokens_per_s"]) == (
