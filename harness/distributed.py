@@ -50,13 +50,6 @@ class World:
         return [block[:count].cpu().numpy() for block, count in zip(gathered, counts)]
 
 
-def cores_per_rank() -> int:
-    """The cores this process may use (its CPU affinity, which containers and ``taskset`` narrow,
-    unlike ``os.cpu_count``), shared equally by the ranks torchrun started on this machine."""
-    local_ranks = int(os.environ.get("LOCAL_WORLD_SIZE", os.environ.get("WORLD_SIZE", "1")))
-    return max(1, len(os.sched_getaffinity(0)) // max(local_ranks, 1))
-
-
 @cache
 def current_world() -> World:
     """Join the process group torchrun set up (env RANK/WORLD_SIZE), once; else a single rank."""

@@ -8,6 +8,7 @@ tell two runs of "the same" model with different weights or options apart.
 
 from __future__ import annotations
 
+import os
 import sys
 import warnings
 from abc import ABC, abstractmethod
@@ -15,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from harness.distributed import cores_per_rank
 from harness.errors import HarnessError
 from harness.protocols import CAPABILITIES, protocol_methods
 
@@ -119,10 +119,12 @@ def label_with_options(base: str, options: dict[str, Any], defaults: dict[str, A
 
 
 def default_threads() -> int:
-    """The cores this rank may use (:func:`harness.distributed.cores_per_rank`), or fewer when
-    this process already limited torch to fewer (a host program, a test session): more threads
-    than cores only make them fight, and a limit someone set on purpose is kept."""
-    cores = cores_per_rank()
+    """The cores this process may use (its CPU affinity, which containers and ``taskset`` narrow,
+    unlike ``os.cpu_count``) shared equally by the ranks torchrun started on this machine, or
+    fewer when this process already limited torch to fewer (a host program, a test session): more
+    threads than cores only make them fight, and a limit someone set on purpose is kept."""
+    local_ranks = int(os.environ.get("LOCAL_WORLD_SIZE", os.environ.get("WORLD_SIZE", "1")))
+    cores = max(1, len(os.sched_getaffinity(0)) // max(local_ranks, 1))
     torch = sys.modules.get("torch")
     return min(cores, torch.get_num_threads()) if torch is not None else cores
 
