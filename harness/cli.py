@@ -81,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     execution.add_argument("--device", default="auto", help="auto (a GPU when torch sees one), cpu or cuda")
     execution.add_argument("--batch-size", type=int, help="batch size for models that batch (default: the model's)")
     execution.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    execution.add_argument("--threads", type=int, help="CPU threads for the model (default: the cores this "
+                           "process may use, shared by the ranks of a torchrun on this machine)")
     execution.add_argument("--resume", action="store_true", help="reuse the units an interrupted run already saved")
     execution.add_argument("--dry-run", action="store_true",
                            help="print the plan (tasks, unique texts, estimated tokens, cache hits, device) and stop")
@@ -197,10 +199,22 @@ def _print_plan(plan: Any) -> None:
                          str(t["statistics"].get("questions", "-"))] for t in plan.tasks]))
     if plan.encoding is None:
         print("encoding: none (the model is not an encoder)")
-    else:
-        e = plan.encoding
-        print(f"encoding: {e['texts_requested']} texts requested, {e['unique_texts']} unique, "
-              f"{e['cache_hits']} in the cache, {e['to_encode']} to encode (~{e['estimated_tokens']} tokens)")
+        return
+    e = plan.encoding
+    tokens = f"{e.estimated_tokens} tokens" if e.tokens_exact else f"~{e.estimated_tokens} tokens, estimated from a sample"
+    print(f"encoding: {e.texts_requested} texts requested, {e.unique_texts} unique, {e.cache_hits} in the cache, "
+          f"{e.to_encode} to encode ({tokens})")
+    seconds = "unknown" if e.estimated_seconds is None else _duration(e.estimated_seconds)
+    print(f"estimated encoding time: {seconds} ({e.calibration})")
+
+
+def _duration(seconds: float) -> str:
+    """``3 h 05 min``, ``4 min 10 s``, ``12.5 s``: the precision an estimate deserves."""
+    if seconds >= 3600:
+        return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60):02d} min"
+    if seconds >= 60:
+        return f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
+    return f"{seconds:.1f} s"
 
 
 def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> None:
@@ -212,8 +226,8 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> None:
     registry = Registry.discover()
     output = _output_options(args, argv)
     options = dict(data=_data_options(args), output=output, model_args=args.model_args, device=args.device,
-                   batch_size=args.batch_size, seed=args.seed, cache=not args.no_cache, cache_dir=args.cache_dir,
-                   registry=registry)
+                   batch_size=args.batch_size, seed=args.seed, threads=args.threads, cache=not args.no_cache,
+                   cache_dir=args.cache_dir, registry=registry)
     tasks = runner.expand_tasks(args.task, registry)
     if args.dry_run:
         _print_plan(runner.plan_suite(tasks, args.model, **options))

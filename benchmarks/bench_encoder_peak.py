@@ -1,0 +1,97 @@
+"""How close an encoder comes to this machine's matrix-multiply peak on real XQuAD-R passages.
+
+First it measures the peak (harness.peak): the rate of a (2048 x 384) @ (384 x 1536) matmul in
+float32, bfloat16 and int8 (torch._int_mm), min and median over repeats, at the thread count
+given. That measured matmul rate, not a datasheet figure, is the limit the encoder is compared
+with: an encoder is a stack of such products, so it can approach it but not pass it.
+
+Then it encodes a seeded sample of the XQuAD-R candidate pool, built as the LAReQA task builds it
+(sentence + paragraph, ``candidates=concat``, or as given by ``--task``), through the harness's
+own model loading and EncodingService (length-sorted batches, no cache), and prints tokens/s and,
+when the model counts its FLOPs (harness.encoding.FlopCounter), the achieved GFLOP/s over the
+encoding seconds and its share of the peak in the model's compute dtype. Run:
+
+    python benchmarks/bench_encoder_peak.py --model e5-small-hf --texts 512
+    python benchmarks/bench_encoder_peak.py --model "hf-encoder:path=/models/e5" --threads 2 --device cpu
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+from pathlib import Path
+
+from harness import peak
+from harness.compose import resolve_model
+from harness.encoding import EncodingService, FlopCounter
+from harness.model import Runtime, apply_threads, default_threads
+from harness.registry import Registry
+from harness.runner import DataOptions, load_data, load_task
+
+DEFAULT_DATA = Path("/work/shared/data/lareqa/xquad-r")
+
+
+def print_peaks(device: str, threads: int, repeats: int) -> dict[str, float]:
+    """Measure and print the peak of every dtype; return the best rates."""
+    best: dict[str, float] = {}
+    print(f"matmul peak on {device}, {peak.SHAPE[0]}x{peak.SHAPE[1]} @ {peak.SHAPE[1]}x{peak.SHAPE[2]}, "
+          f"{repeats} repeats of ~{peak.SECONDS} s:")
+    for dtype in peak.DTYPES:
+        unit = "GOP/s" if dtype == "int8" else "GFLOP/s"
+        m = peak.measure(dtype, device=device, threads=threads, repeats=repeats)
+        print(f"  {dtype:<9} best {m.best_gflops:8.1f}  median {m.median_gflops:8.1f} {unit}  ({m.threads} threads)")
+        best[dtype] = m.best_gflops
+    return best
+
+
+def sample_passages(task_text: str, data_dir: Path, count: int, seed: int) -> list[str | tuple[str, str]]:
+    """``count`` candidates of the task's pool, in a seeded random order."""
+    task, _ = load_task(Registry.discover(), task_text)
+    data = load_data(task, DataOptions(data_dir=data_dir))
+    pool = [text for request in task.encoding_requests(data) if request.role == "passage" for text in request.texts]
+    return random.Random(seed).sample(pool, min(count, len(pool)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="e5-small-hf", help="model as on the command line (name:key=value,...)")
+    parser.add_argument("--task", default="lareqa", help="task whose candidate pool is sampled (default: lareqa)")
+    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA, help=f"XQuAD-R folder (default: {DEFAULT_DATA})")
+    parser.add_argument("--texts", type=int, default=512, help="candidates to encode (default: 512)")
+    parser.add_argument("--threads", type=int, help="CPU threads (default: the cores this process may use)")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    parser.add_argument("--batch-size", type=int, help="default: the model's")
+    parser.add_argument("--repeats", type=int, default=5, help="repeats per peak measurement (default: 5)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    texts = sample_passages(args.task, args.data_dir, args.texts, args.seed)
+    runtime = Runtime(device_request=args.device, batch_size=args.batch_size,
+                      threads=default_threads() if args.threads is None else args.threads)
+    model = resolve_model(args.model, Registry.discover()).instantiate(runtime)
+    apply_threads(runtime)
+    print(f"model: {model.identity().label}  device: {runtime.device_used}  precision: {model.precision}  "
+          f"threads: {runtime.threads}")
+    peaks = print_peaks(runtime.device_used, runtime.threads, args.repeats)
+
+    service = EncodingService(model, batch_size=runtime.batch_size or getattr(model, "batch_size", None),
+                              show_progress=True, device=runtime.device_used,
+                              peak=lambda dtype, device, threads: peaks.get(dtype))  # the peaks printed above
+    service.encode(texts, role="passage")
+    stats = service.stats
+    print(f"encoded {stats.encoded} passages, {stats.tokens} tokens ({stats.tokens / stats.encoded:.0f} per passage), "
+          f"padding share {stats.as_dict()['padding_share']:.1%}, batch size {stats.batch_size}, "
+          f"in {stats.seconds:.2f} s")
+    print(f"tokens/s: {stats.tokens_per_s:,.0f}")
+    if not isinstance(model, FlopCounter):
+        print("achieved GFLOP/s: n/a (the model has no flop_count/compute_dtype, see harness.encoding.FlopCounter)")
+        return
+    print(f"achieved GFLOP/s: {stats.achieved_gflops:.1f} ({stats.compute_dtype}, real token lengths, no padding)")
+    if stats.peak_share is None:
+        print(f"share of peak: n/a (no matmul peak measured for {stats.compute_dtype})")
+    else:
+        print(f"share of the {stats.compute_dtype} matmul peak ({stats.peak_gflops:.1f}): {stats.peak_share:.1%}")
+
+
+if __name__ == "__main__":
+    main()
