@@ -11,7 +11,7 @@ import hashlib
 import json
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from harness.batching import AdaptiveBatcher
 from harness.errors import HarnessError
@@ -20,6 +20,8 @@ from harness.model import Model, ModelIdentity, Runtime
 from harness.provenance import package_version
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
+#: Numeric precision of the forward pass (the ``precision=`` option of every HF model).
+Precision = Literal["auto", "float32", "float16", "bfloat16"]
 
 
 def check_folder(path: Path, owner: str) -> Path:
@@ -57,14 +59,25 @@ def config_summary(path: Path) -> dict[str, Any]:
     return {key: config[key] for key in keys if key in config}
 
 
-def torch_dtype(name: str, device: str) -> Any:
-    """The torch dtype for ``name``; ``auto`` is float32 on CPU and bfloat16/float16 on a GPU."""
+def cpu_has_bf16() -> bool:
+    """Whether this CPU runs bfloat16 matrix products natively (AVX512-BF16 or AMX), through
+    oneDNN; without them torch emulates bf16 and it is slower than float32."""
+    import torch
+
+    return bool(torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+
+def torch_dtype(name: str, device: str, *, cpu_auto: str = "float32") -> Any:
+    """The torch dtype for precision ``name``. ``auto`` is bfloat16 (float16 where bf16 is
+    unsupported) on a GPU and ``cpu_auto`` on a CPU: float32 for an arbitrary checkpoint, whose
+    faithfulness in bf16 nobody has checked; a model that has been checked may pass ``bfloat16``
+    (used only where the CPU has native bf16, see :func:`cpu_has_bf16`)."""
     import torch
 
     if name == "auto":
         if device.startswith("cuda"):
             return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-        return torch.float32
+        name = cpu_auto if cpu_auto != "bfloat16" or cpu_has_bf16() else "float32"
     return {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[name]
 
 
@@ -75,7 +88,8 @@ class CheckpointModel(Model):
     #: The ``transformers`` auto class that loads the weights (e.g. ``"AutoModel"``).
     auto_class = "AutoModel"
 
-    def __init__(self, *, runtime: Runtime, path: Path, dtype: str, label: str | None) -> None:
+    def __init__(self, *, runtime: Runtime, path: Path, precision: str, label: str | None,
+                 cpu_auto: str = "float32") -> None:
         import torch
         import transformers
 
@@ -84,7 +98,7 @@ class CheckpointModel(Model):
         self.runtime = runtime
         self.label = label
         self.device = runtime.device
-        self.dtype = torch_dtype(dtype, self.device)
+        self.dtype = torch_dtype(precision, self.device, cpu_auto=cpu_auto)
         self.precision = str(self.dtype).removeprefix("torch.")
         self.batch_size = runtime.batch_size or 32
         self.batcher = AdaptiveBatcher(self.batch_size)
@@ -105,7 +119,7 @@ class CheckpointModel(Model):
             name=self.name or default_name,
             label=self.label or self.path.name,
             weights=weights_hash(self.path),
-            options={**options, "dtype": self.precision},
+            options={**options, "precision": self.precision},
             details={"path": str(self.path), "config": config_summary(self.path), "device": self.device,
                      "transformers": package_version("transformers"), "batch_size": self.batch_size},
         )

