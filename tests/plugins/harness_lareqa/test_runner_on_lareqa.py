@@ -179,9 +179,9 @@ def test_a_corrupt_leaderboard_is_reported_and_left_untouched(tmp_path: Path) ->
 def test_a_folder_of_benchmarks_serves_every_task(tmp_path: Path) -> None:
     import shutil
 
-    from harness_demo import xquad_r_dir
+    from harness.demo import parallel_qa_dir
 
-    shutil.copytree(xquad_r_dir(), tmp_path / "benchmarks" / "lareqa" / "xquad-r")
+    shutil.copytree(parallel_qa_dir(), tmp_path / "benchmarks" / "lareqa" / "xquad-r")
     outcome = runner.run("lareqa", "oracle", data=runner.DataOptions(data_dir=tmp_path / "benchmarks"),
                          output=outputs(tmp_path))
     assert outcome.result.data.source == str(tmp_path / "benchmarks" / "lareqa" / "xquad-r")
