@@ -19,19 +19,22 @@ from harness.io import sha256_file
 from harness.model import Model, ModelIdentity, Runtime
 from harness.provenance import package_version
 
+from harness_hf.sources import resolve_source, transformer_folder
+
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
 #: Numeric precision of the forward pass (the ``precision=`` option of every HF model).
 Precision = Literal["auto", "float32", "float16", "bfloat16"]
 
 
-def check_folder(path: Path, owner: str) -> Path:
-    """The checkpoint folder, or a clear error (no hub names: nothing can be downloaded)."""
-    path = path.expanduser()
-    if not path.is_dir():
-        raise HarnessError(f"{owner}: path={path} is not a local checkpoint folder (nothing is downloaded)")
-    if not (path / "config.json").exists():
-        raise HarnessError(f"{owner}: {path} has no config.json; is it a transformers checkpoint folder?")
-    return path
+def check_folder(path: str | Path, owner: str, revision: str | None = None) -> Path:
+    """The transformers checkpoint folder that ``path`` names, or a one-line error. ``path`` is a
+    local folder or a model name in the local Hugging Face cache (``org/name``, ``@revision``
+    optional): models users already have are used in place, and nothing is ever downloaded. In
+    a sentence-transformers folder the checkpoint is its Transformer module's folder."""
+    folder = transformer_folder(resolve_source(path, owner, revision), owner)
+    if not (folder / "config.json").exists():
+        raise HarnessError(f"{owner}: {folder} has no config.json; is it a transformers checkpoint folder?")
+    return folder
 
 
 @cache
