@@ -1,6 +1,6 @@
 """Local checkpoint folders: checked, hashed and loaded the same way for every HF model.
 
-Nothing is ever downloaded: a ``path`` must be a folder on disk (``from_pretrained`` runs with
+Nothing is ever downloaded: a ``path`` is a folder on disk or a name already in the local Hugging Face cache (``from_pretrained`` runs with
 ``local_files_only=True``). The weights hash covers every weight file, so a result names the
 exact checkpoint it was computed with.
 """
@@ -99,7 +99,9 @@ class CheckpointModel(Model):
         self.owner = f"model {self.name or type(self).__name__}"
         self.path = check_folder(path, self.owner)
         self.runtime = runtime
-        self.label = label
+        #: The user's name for the model: the folder they named (a sentence-transformers folder, not
+        #: its Transformer subfolder) or the Hugging Face name they gave (not the snapshot hash).
+        self.label = label or (Path(path).expanduser().name if Path(path).expanduser().is_dir() else str(path))
         self.device = runtime.device
         self.dtype = torch_dtype(precision, self.device, cpu_auto=cpu_auto)
         self.precision = str(self.dtype).removeprefix("torch.")
@@ -120,7 +122,7 @@ class CheckpointModel(Model):
         """Identity with the weights hash, the options that change outputs, and the checkpoint facts."""
         return ModelIdentity(
             name=self.name or default_name,
-            label=self.label or self.path.name,
+            label=self.label,
             weights=weights_hash(self.path),
             options={**options, "precision": self.precision},
             details={"path": str(self.path), "config": config_summary(self.path), "device": self.device,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -25,8 +25,8 @@ from harness.model import ModelIdentity, Runtime
 from harness.protocols import Encoder, Role
 
 from harness_hf.checkpoint import CheckpointModel, Precision
+from harness_hf.sources import EncoderSettings, Pooling, encoder_defaults, resolve_source
 
-Pooling = Literal["cls", "mean"]
 Text = str | tuple[str, str]
 #: Feature arrays a batch is padded from; ``input_ids`` pads with the tokenizer's pad id.
 FEATURES = ("input_ids", "attention_mask", "token_type_ids")
@@ -42,20 +42,29 @@ class HFEncoder(CheckpointModel):
         *,
         runtime: Runtime,
         path: Path,
-        pooling: Pooling = "mean",
-        normalize: bool = True,
-        query_prefix: str = "",
-        passage_prefix: str = "",
-        query_max_length: int = 512,
-        passage_max_length: int = 512,
+        pooling: Pooling | None = None,
+        normalize: bool | None = None,
+        query_prefix: str | None = None,
+        passage_prefix: str | None = None,
+        query_max_length: int | None = None,
+        passage_max_length: int | None = None,
         precision: Precision = "auto",
         label: str | None = None,
         cpu_auto: str = "float32",
     ) -> None:
+        """Options left unset take the sentence-transformers folder's settings where ``path`` is
+        one (its pooling, Normalize module, prompts and max_seq_length: the model is used as it
+        was trained), else mean pooling, normalised, no prefixes, 512 tokens."""
+        settings = encoder_defaults(resolve_source(path, f"model {self.name or 'hf-encoder'}"))
+        default = settings or EncoderSettings(folder=Path(path), pooling="mean", normalize=True, max_length=None,
+                                              query_prefix="", passage_prefix="")
         super().__init__(runtime=runtime, path=path, precision=precision, label=label, cpu_auto=cpu_auto)
-        self.pooling, self.normalize = pooling, normalize
-        self.prefix = {"query": query_prefix, "passage": passage_prefix}
-        self.max_length = {"query": query_max_length, "passage": passage_max_length}
+        self.pooling = pooling if pooling is not None else default.pooling
+        self.normalize = normalize if normalize is not None else default.normalize
+        self.prefix = {"query": query_prefix if query_prefix is not None else default.query_prefix,
+                       "passage": passage_prefix if passage_prefix is not None else default.passage_prefix}
+        length = default.max_length or 512
+        self.max_length = {"query": query_max_length or length, "passage": passage_max_length or length}
         self.pad_id = int(self.tokenizer.pad_token_id or 0)
         #: Features of the texts of the last ``token_lengths`` call, for the encode that follows.
         self._tokenised: dict[tuple[Role, Text], dict[str, np.ndarray]] = {}

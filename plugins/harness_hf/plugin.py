@@ -10,7 +10,7 @@ def harness_models() -> list[ModelSpec]:
         ModelSpec(
             "hf-encoder",
             "harness_hf.encoder:HFEncoder",
-            "any local transformers checkpoint as a dual encoder (path=...): CLS/mean pooling, prefixes, fp16/bf16 on GPU",
+            "a transformers or sentence-transformers checkpoint as a dual encoder (path=FOLDER or a name in the local Hugging Face cache, org/name@rev): its pooling and prompts, precision=",
         ),
         ModelSpec(
             "e5-small",
@@ -21,7 +21,7 @@ def harness_models() -> list[ModelSpec]:
         ModelSpec(
             "hf-reader",
             "harness_hf.reader:HFReader",
-            "any local extractive QA checkpoint (path=...): sliding windows, n-best spans, answers as context substrings",
+            "a local extractive QA checkpoint (path=FOLDER or org/name in the local Hugging Face cache): sliding windows, n-best spans, answers as context substrings",
         ),
         ModelSpec(
             "hf-translator",

@@ -272,3 +272,23 @@ def test_a_reader_loads_a_cached_checkpoint_by_name(hub: Path, tiny_reader_dir: 
     reader = HFReader(runtime=Runtime(device_request="cpu"), path=Path("org/tiny-reader"))
     assert reader.path == hub / "models--org--tiny-reader" / "snapshots" / MAIN
     assert reader.model.config.architectures == ["BertForQuestionAnswering"]
+
+
+def test_an_encoder_takes_a_sentence_transformers_folders_settings_unless_told_otherwise(
+        tmp_path: Path, tiny_encoder_dir: Path) -> None:
+    folder = sentence_transformers_folder(
+        tmp_path / "st", tiny_encoder_dir, "0_Transformer", "cls_token", normalize=True, max_seq_length=64,
+        prompts={"prompts": {"query": "query: ", "document": "passage: "}, "default_prompt_name": None})
+    encoder = HFEncoder(runtime=Runtime(device_request="cpu"), path=folder)
+    assert (encoder.pooling, encoder.normalize) == ("cls", True)
+    assert encoder.prefix == {"query": "query: ", "passage": "passage: "}
+    assert encoder.max_length == {"query": 64, "passage": 64}
+    # the vectors are the first-token vectors of the prefixed texts
+    assert np.allclose(encoder.encode(["the Danube river"], role="query"),
+                       cls_vectors(tiny_encoder_dir, ["query: the Danube river"]), atol=1e-5)
+    explicit = HFEncoder(runtime=Runtime(device_request="cpu"), path=folder, pooling="mean", query_prefix="",
+                         passage_max_length=16)
+    assert (explicit.pooling, explicit.prefix["query"], explicit.prefix["passage"]) == ("mean", "", "passage: ")
+    assert explicit.max_length == {"query": 64, "passage": 16}
+    # the label is the name the user gave, not the snapshot's hash or the subfolder's name
+    assert encoder.identity().label == "st"
