@@ -1,7 +1,8 @@
 """Local checkpoint folders: checked, hashed and loaded the same way for every HF model.
 
-Nothing is ever downloaded: a ``path`` is a folder on disk or a name already in the local Hugging Face cache (``from_pretrained`` runs with
-``local_files_only=True``). The weights hash covers every weight file, so a result names the
+Nothing is ever downloaded: a ``path`` is a folder on disk or a name already in the local
+Hugging Face cache (:mod:`harness_hf.sources`), and ``from_pretrained`` runs with
+``local_files_only=True``. The weights hash covers every weight file, so a result names the
 exact checkpoint it was computed with.
 """
 

@@ -10,7 +10,8 @@ def harness_models() -> list[ModelSpec]:
         ModelSpec(
             "hf-encoder",
             "harness_hf.encoder:HFEncoder",
-            "a transformers or sentence-transformers checkpoint as a dual encoder (path=FOLDER or a name in the local Hugging Face cache, org/name@rev): its pooling and prompts, precision=",
+            "a transformers or sentence-transformers checkpoint as a dual encoder (path=FOLDER, or org/name@rev "
+            "from the local Hugging Face cache): its own pooling and prompts; precision=bfloat16 on CPUs with bf16",
         ),
         ModelSpec(
             "e5-small",
@@ -21,7 +22,8 @@ def harness_models() -> list[ModelSpec]:
         ModelSpec(
             "hf-reader",
             "harness_hf.reader:HFReader",
-            "a local extractive QA checkpoint (path=FOLDER or org/name in the local Hugging Face cache): sliding windows, n-best spans, answers as context substrings",
+            "an extractive QA checkpoint (path=FOLDER, or org/name from the local Hugging Face cache): "
+            "sliding windows, n-best spans, answers as context substrings",
         ),
         ModelSpec(
             "hf-translator",
