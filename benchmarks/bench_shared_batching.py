@@ -8,7 +8,7 @@ queue, and a warm-cache re-run. Prints padding share, texts encoded and the time
 * warm: the same run again with the embedding cache filled by a cold run.
 
 The suite is LAReQA with its three candidate forms (the questions, and the sentences of the
-``sentence`` and ``pair`` forms, recur across tasks). The model is e5-small-hf (real
+``sentence`` and ``pair`` forms, recur across tasks). The model is e5-small (real
 multilingual-e5-small weights through transformers, so padding is real). Run:
 
     python benchmarks/bench_shared_batching.py                       # built-in demo data
@@ -70,7 +70,7 @@ def main() -> None:
         data = load_data(task, DataOptions(data_dir=args.data_dir, limit=args.limit))
         requests += task.encoding_requests(data)
     with tempfile.TemporaryDirectory() as folder:
-        model_cls = registry.model("e5-small-hf")[0].load()
+        model_cls = registry.model("e5-small")[0].load()
         model = model_cls(runtime=Runtime(device_request="auto", batch_size=BATCH, cache_dir=Path(folder)))
         model.encode(["warm-up"], role="query")
         naive_runs, shared_runs = [], []

@@ -1,7 +1,8 @@
 """Local checkpoint folders: checked, hashed and loaded the same way for every HF model.
 
-Nothing is ever downloaded: a ``path`` must be a folder on disk (``from_pretrained`` runs with
-``local_files_only=True``). The weights hash covers every weight file, so a result names the
+Nothing is ever downloaded: a ``path`` is a folder on disk or a name already in the local
+Hugging Face cache (:mod:`harness_hf.sources`), and ``from_pretrained`` runs with
+``local_files_only=True``. The weights hash covers every weight file, so a result names the
 exact checkpoint it was computed with.
 """
 
@@ -11,7 +12,7 @@ import hashlib
 import json
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from harness.batching import AdaptiveBatcher
 from harness.errors import HarnessError
@@ -19,17 +20,22 @@ from harness.io import sha256_file
 from harness.model import Model, ModelIdentity, Runtime
 from harness.provenance import package_version
 
+from harness_hf.sources import resolve_source, transformer_folder
+
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
+#: Numeric precision of the forward pass (the ``precision=`` option of every HF model).
+Precision = Literal["auto", "float32", "float16", "bfloat16"]
 
 
-def check_folder(path: Path, owner: str) -> Path:
-    """The checkpoint folder, or a clear error (no hub names: nothing can be downloaded)."""
-    path = path.expanduser()
-    if not path.is_dir():
-        raise HarnessError(f"{owner}: path={path} is not a local checkpoint folder (nothing is downloaded)")
-    if not (path / "config.json").exists():
-        raise HarnessError(f"{owner}: {path} has no config.json; is it a transformers checkpoint folder?")
-    return path
+def check_folder(path: str | Path, owner: str, revision: str | None = None) -> Path:
+    """The transformers checkpoint folder that ``path`` names, or a one-line error. ``path`` is a
+    local folder or a model name in the local Hugging Face cache (``org/name``, ``@revision``
+    optional): models users already have are used in place, and nothing is ever downloaded. In
+    a sentence-transformers folder the checkpoint is its Transformer module's folder."""
+    folder = transformer_folder(resolve_source(path, owner, revision), owner)
+    if not (folder / "config.json").exists():
+        raise HarnessError(f"{owner}: {folder} has no config.json; is it a transformers checkpoint folder?")
+    return folder
 
 
 @cache
@@ -57,14 +63,25 @@ def config_summary(path: Path) -> dict[str, Any]:
     return {key: config[key] for key in keys if key in config}
 
 
-def torch_dtype(name: str, device: str) -> Any:
-    """The torch dtype for ``name``; ``auto`` is float32 on CPU and bfloat16/float16 on a GPU."""
+def cpu_has_bf16() -> bool:
+    """Whether this CPU runs bfloat16 matrix products natively (AVX512-BF16 or AMX), through
+    oneDNN; without them torch emulates bf16 and it is slower than float32."""
+    import torch
+
+    return bool(torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+
+def torch_dtype(name: str, device: str, *, cpu_auto: str = "float32") -> Any:
+    """The torch dtype for precision ``name``. ``auto`` is bfloat16 (float16 where bf16 is
+    unsupported) on a GPU and ``cpu_auto`` on a CPU: float32 for an arbitrary checkpoint, whose
+    faithfulness in bf16 nobody has checked; a model that has been checked may pass ``bfloat16``
+    (used only where the CPU has native bf16, see :func:`cpu_has_bf16`)."""
     import torch
 
     if name == "auto":
         if device.startswith("cuda"):
             return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-        return torch.float32
+        name = cpu_auto if cpu_auto != "bfloat16" or cpu_has_bf16() else "float32"
     return {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[name]
 
 
@@ -75,16 +92,19 @@ class CheckpointModel(Model):
     #: The ``transformers`` auto class that loads the weights (e.g. ``"AutoModel"``).
     auto_class = "AutoModel"
 
-    def __init__(self, *, runtime: Runtime, path: Path, dtype: str, label: str | None) -> None:
+    def __init__(self, *, runtime: Runtime, path: Path, precision: str, label: str | None,
+                 cpu_auto: str = "float32") -> None:
         import torch
         import transformers
 
         self.owner = f"model {self.name or type(self).__name__}"
         self.path = check_folder(path, self.owner)
         self.runtime = runtime
-        self.label = label
+        #: The user's name for the model: the folder they named (a sentence-transformers folder, not
+        #: its Transformer subfolder) or the Hugging Face name they gave (not the snapshot hash).
+        self.label = label or (Path(path).expanduser().name if Path(path).expanduser().is_dir() else str(path))
         self.device = runtime.device
-        self.dtype = torch_dtype(dtype, self.device)
+        self.dtype = torch_dtype(precision, self.device, cpu_auto=cpu_auto)
         self.precision = str(self.dtype).removeprefix("torch.")
         self.batch_size = runtime.batch_size or 32
         self.batcher = AdaptiveBatcher(self.batch_size)
@@ -103,9 +123,9 @@ class CheckpointModel(Model):
         """Identity with the weights hash, the options that change outputs, and the checkpoint facts."""
         return ModelIdentity(
             name=self.name or default_name,
-            label=self.label or self.path.name,
+            label=self.label,
             weights=weights_hash(self.path),
-            options={**options, "dtype": self.precision},
+            options={**options, "precision": self.precision},
             details={"path": str(self.path), "config": config_summary(self.path), "device": self.device,
                      "transformers": package_version("transformers"), "batch_size": self.batch_size},
         )

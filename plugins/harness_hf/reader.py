@@ -16,7 +16,7 @@ How an answer is found (the standard SQuAD recipe of BERT and ``transformers``' 
 
 Windows are sorted by length and batched so padding stays small (``harness.batching``: the same
 batching as the encoders, halving a batch that runs out of GPU memory); on a GPU the model runs in
-bfloat16 (float16 where bf16 is unsupported) unless ``dtype`` says otherwise. A fast tokenizer
+bfloat16 (float16 where bf16 is unsupported) unless ``precision`` says otherwise. A fast tokenizer
 is required (it provides the offsets).
 """
 
@@ -31,8 +31,7 @@ from harness.errors import HarnessError
 from harness.model import ModelIdentity, Runtime
 from harness.protocols import Reader, ReadingExample, SpanAnswer
 
-from harness_hf.checkpoint import CheckpointModel
-from harness_hf.encoder import DType
+from harness_hf.checkpoint import CheckpointModel, Precision
 
 
 @dataclass
@@ -62,7 +61,7 @@ class HFReader(CheckpointModel):
         max_question_length: int = 64,
         n_best: int = 20,
         max_answer_length: int = 30,
-        dtype: DType = "auto",
+        precision: Precision = "auto",
         label: str | None = None,
     ) -> None:
         owner = "model hf-reader"
@@ -72,7 +71,7 @@ class HFReader(CheckpointModel):
                                f"max_length - max_question_length - 3 special tokens = {room}; got {stride}")
         if n_best < 1 or max_answer_length < 1:
             raise HarnessError(f"{owner}: n_best and max_answer_length must be at least 1")
-        super().__init__(runtime=runtime, path=path, dtype=dtype, label=label)
+        super().__init__(runtime=runtime, path=path, precision=precision, label=label)
         self.max_length, self.stride, self.max_question_length = max_length, stride, max_question_length
         self.n_best, self.max_answer_length = n_best, max_answer_length
         if not self.tokenizer.is_fast:

@@ -15,8 +15,7 @@ from pathlib import Path
 from harness.model import ModelIdentity, Runtime
 from harness.protocols import Translator
 
-from harness_hf.checkpoint import CheckpointModel
-from harness_hf.encoder import DType
+from harness_hf.checkpoint import CheckpointModel, Precision
 
 
 class HFTranslator(CheckpointModel):
@@ -26,8 +25,8 @@ class HFTranslator(CheckpointModel):
     auto_class = "AutoModelForSeq2SeqLM"
 
     def __init__(self, *, runtime: Runtime, path: Path, num_beams: int = 1, max_length: int = 512,
-                 max_new_tokens: int = 128, dtype: DType = "auto", label: str | None = None) -> None:
-        super().__init__(runtime=runtime, path=path, dtype=dtype, label=label)
+                 max_new_tokens: int = 128, precision: Precision = "auto", label: str | None = None) -> None:
+        super().__init__(runtime=runtime, path=path, precision=precision, label=label)
         self.num_beams, self.max_length, self.max_new_tokens = num_beams, max_length, max_new_tokens
 
     def identity(self) -> ModelIdentity:

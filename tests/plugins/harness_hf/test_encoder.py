@@ -53,7 +53,7 @@ def test_identity_hashes_the_weights(tiny_encoder_dir: Path) -> None:
     encoder = HFEncoder(runtime=Runtime(device_request="cpu"), path=tiny_encoder_dir, label="tiny")
     identity = encoder.identity()
     assert identity.label == "tiny" and identity.weights.startswith("sha256:")
-    assert identity.options["pooling"] == "mean" and identity.options["dtype"] == "float32"
+    assert identity.options["pooling"] == "mean" and identity.options["precision"] == "float32"
     assert identity.details["config"]["model_type"] == "bert"
 
 

