@@ -38,8 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.model import Runtime
-from harness.peak import matmul_peak
+from harness.model import Runtime, apply_threads, default_threads
+from harness import peak
 from harness.task import DataRequest
 
 from harness_hf.e5 import E5Small
@@ -106,7 +106,15 @@ class OnnxEncoder:
         engine = model.engine
         inputs = engine._pad(engine._tokenize(["query: a b c", "passage: d e"], "query"))
         path = folder / "e5-small.onnx"
-        torch.onnx.export(engine.model, (inputs["input_ids"], inputs["attention_mask"]), str(path),
+        class Hidden(torch.nn.Module):  # the model's forward with the two inputs as positions
+            def __init__(self, model: torch.nn.Module) -> None:
+                super().__init__()
+                self.model = model
+
+            def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+                return self.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+        torch.onnx.export(Hidden(engine.model), (inputs["input_ids"], inputs["attention_mask"]), str(path),
                           input_names=["input_ids", "attention_mask"], output_names=["hidden"],
                           dynamic_axes={n: {0: "batch", 1: "length"} for n in ("input_ids", "attention_mask", "hidden")},
                           opset_version=17, dynamo=False)
@@ -137,7 +145,8 @@ class OnnxEncoder:
 def speed(args: argparse.Namespace) -> None:
     texts = sample(pool_texts(args.data_dir), args.texts, args.seed)
     cache = Path(tempfile.mkdtemp(prefix="bench-e5-"))
-    runtime = Runtime(device_request="cpu", cache_dir=args.model_cache or cache, batch_size=args.batch_size)
+    runtime = Runtime(device_request="cpu", cache_dir=args.model_cache or cache, batch_size=args.batch_size,
+                      threads=default_threads())
     variants: dict[str, E5Small] = {
         "torch-float32": E5Small(runtime=runtime, precision="float32"),
         "torch-bfloat16": E5Small(runtime=runtime, precision="bfloat16"),
@@ -148,7 +157,8 @@ def speed(args: argparse.Namespace) -> None:
         variants["onnx-float32"] = OnnxEncoder(E5Small(runtime=runtime, precision="float32"), cache)  # type: ignore[assignment]
     except ImportError:
         print("onnxruntime is not installed: no onnx-float32 row")
-    peaks = {dtype: matmul_peak(dtype) for dtype in ("float32", "bfloat16", "int8")}
+    apply_threads(runtime)
+    peaks = {dtype: peak.measure(dtype, threads=runtime.threads).best_gflops for dtype in peak.DTYPES}
     print("matmul peak on this machine (GFLOP/s, GOP/s for int8): "
           + ", ".join(f"{k} {v:.0f}" for k, v in peaks.items()))
     runners = {name: encoder_runner(model, texts) for name, model in variants.items()}

