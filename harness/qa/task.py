@@ -26,7 +26,7 @@ from typing import ClassVar
 
 from harness.demo import FILE_NAME as DEMO_FILE_NAME
 from harness.errors import HarnessError, InputError
-from harness.io import dump_json, read_json
+from harness.io import check_known_ids, dump_json, read_json
 from harness.protocols import Reader, ReadingExample
 from harness.qa.normalize import Normalizer
 from harness.qa.scoring import SpanScores, memoize, score_questions
@@ -230,15 +230,12 @@ def read_answer_file(path: Path, unit: SpanUnit) -> dict[str, str]:
     """One official ``{question_id: answer}`` file answering ``unit``. Ids of questions that are
     not in the unit's file are refused (the official scorer would silently ignore them, which
     hides predictions made for another file); missing ids are allowed and score 0 as officially."""
-    predictions = read_json(path)
+    predictions = read_json(path, unique_keys=True)
     if not isinstance(predictions, dict):  # said plainly: the schema error would quote the whole value
         raise InputError(f"expected a JSON object {{question_id: answer}}, got {type(predictions).__name__}",
                          file=path)
     validate(predictions, PREDICTIONS_SCHEMA, file=path)
-    foreign = [qid for qid in predictions if qid not in unit.known_ids]
-    if foreign:
-        raise InputError(f"not a question of {unit.file_name} ({len(foreign)} such id(s): predictions for "
-                         "another file?)", file=path, field=foreign[0])
+    check_known_ids(predictions, unit.known_ids, file=path, what=unit.file_name)
     return predictions
 
 
