@@ -26,7 +26,10 @@ DEFAULT_LEADERBOARD = Path("leaderboard/leaderboard.json")
 
 
 def _languages(text: str) -> tuple[str, ...]:
-    return tuple(lang.strip() for lang in text.split(",") if lang.strip())
+    languages = tuple(lang.strip() for lang in text.split(",") if lang.strip())
+    if not languages:  # an empty list must not mean "all languages"
+        raise argparse.ArgumentTypeError(f"no language code in '{text}' (leave --langs out for all languages)")
+    return languages
 
 
 def _add_data_arguments(parser: argparse.ArgumentParser) -> None:

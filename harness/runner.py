@@ -27,7 +27,7 @@ from harness.capabilities import declared, provide
 from harness.compose import encoding_service, resolve_model
 from harness.encoding import EncodingPlan, EncodingRequest, EncodingService
 from harness.errors import HarnessError
-from harness.io import dump_json, read_json, sha256_path, sha256_text
+from harness.io import check_folder, dump_json, read_json, sha256_path, sha256_text
 from harness.model import Model, ModelIdentity, Runtime, apply_threads, default_threads
 from harness.protocols import PredictionSource
 from harness.options import bind_options, parse_named
@@ -141,6 +141,15 @@ def load_data(task: Task, options: DataOptions) -> TaskData:
         data.demo = True
         data.source = DEMO_SOURCE
     return data
+
+
+def check_output(output: OutputOptions) -> None:
+    """Refuse output places that cannot be written before any work is done."""
+    check_folder(output.output_dir, "--output-dir")
+    if output.leaderboard is not None:
+        if output.leaderboard.is_dir():
+            raise HarnessError(f"--leaderboard {output.leaderboard} is a folder, not a file")
+        check_folder(output.leaderboard.parent, "--leaderboard's folder")
 
 
 def _seed_everything(seed: int) -> None:
@@ -283,6 +292,12 @@ def _prepare(
     load the data, then the model (once), and collect the texts every task will encode."""
     data_options = data or DataOptions()
     output = output or OutputOptions()
+    check_output(output)
+    if cache:
+        check_folder(cache_dir or default_root(), "--cache-dir")
+    runtime = Runtime(device_request=device, batch_size=batch_size, seed=seed,  # checks them before any work
+                      cache_dir=(cache_dir or default_root()) if cache else None,
+                      threads=default_threads() if threads is None else threads)
     registry = registry or Registry.discover()
     started, t0, shared = now_iso(), time.perf_counter(), _Timer()
 
@@ -296,9 +311,6 @@ def _prepare(
     datas = [timer.time("load_data", lambda task=task: load_data(task, data_options))
              for timer, (task, _) in zip(timers, tasks)]
 
-    runtime = Runtime(device_request=device, batch_size=batch_size, seed=seed,
-                      cache_dir=(cache_dir or default_root()) if cache else None,
-                      threads=default_threads() if threads is None else threads)
     model = shared.time("load_model", lambda: choice.instantiate(runtime))
     apply_threads(runtime)  # once torch is imported, if the model needed it
     identity = model.identity()
@@ -443,6 +455,7 @@ def score(
     """Score a predictions file written elsewhere, in the task's official format."""
     data_options = data or DataOptions()
     output = output or OutputOptions()
+    check_output(output)
     registry = registry or Registry.discover()
     started, t0, timer = now_iso(), time.perf_counter(), _Timer()
 
