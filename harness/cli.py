@@ -277,13 +277,14 @@ def _cmd_cache(args: argparse.Namespace) -> None:
             print("(empty)")
             return
         print(format_table(["model", "key", "entries", "MiB"],
-                           [[i["label"], i["key"], str(i["entries"]), f"{i['bytes'] / 2**20:.1f}"] for i in items]))
+                           [[i["label"], i["key"], "-" if i["entries"] is None else str(i["entries"]),
+                             f"{i['bytes'] / 2**20:.1f}"] for i in items]))
         print(f"total: {sum(i['bytes'] for i in items) / 2**20:.1f} MiB")
     else:
         removed = cache.clear(root, args.model)
         if args.model and not removed:
             raise HarnessError(f"no cached model labelled '{args.model}' in {root} (see `harness cache info`)")
-        print(f"removed the cached embeddings of {len(removed)} model(s) from {root}")
+        print(f"removed the cached embeddings and checkpoints of {len(removed)} model(s) from {root}")
 
 
 def _cmd_validate(args: argparse.Namespace) -> None:
