@@ -96,10 +96,29 @@ def check_known_ids(ids: Iterable[str], known: Container[str], *, file: Path, wh
                          file=file, field=unknown[0])
 
 
+def json_bytes(obj: Any, *, indent: int | None = 1) -> bytes:
+    """``obj`` as the UTF-8 JSON text :func:`dump_json` writes (non-ASCII kept readable)."""
+    return json.dumps(obj, ensure_ascii=False, indent=indent, allow_nan=False).encode("utf-8") + b"\n"
+
+
 def dump_json(obj: Any, path: Path, *, indent: int | None = 1) -> None:
     """Atomically write ``obj`` as UTF-8 JSON (non-ASCII kept readable)."""
-    data = json.dumps(obj, ensure_ascii=False, indent=indent, allow_nan=False).encode("utf-8")
-    write_atomic(path, lambda handle: handle.write(data + b"\n"))
+    data = json_bytes(obj, indent=indent)
+    write_atomic(path, lambda handle: handle.write(data))
+
+
+def remove_temporaries(folder: Path) -> list[Path]:
+    """Delete what :func:`write_atomic` and :func:`atomic_folder` leave in ``folder`` when the
+    process is killed mid-write (``.NAME.XXXX.tmp`` files or folders, ``.NAME.XXXX.old``
+    folders); return them. Only for a folder that one run owns, before that run writes in it."""
+    removed = []
+    for path in sorted(folder.glob(".*.tmp")) + sorted(folder.glob(".*.old")) if folder.is_dir() else []:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        removed.append(path)
+    return removed
 
 
 def sha256_file(path: Path, chunk_size: int = 1 << 20) -> str:

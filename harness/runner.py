@@ -13,6 +13,7 @@ import re
 import shutil
 import sys
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,8 +27,8 @@ from harness.distributed import World, current_world
 from harness.capabilities import declared, provide
 from harness.compose import encoding_service, resolve_model
 from harness.encoding import EncodingPlan, EncodingRequest, EncodingService
-from harness.errors import HarnessError
-from harness.io import check_folder, dump_json, read_json, sha256_path, sha256_text
+from harness.errors import HarnessError, InputError
+from harness.io import check_folder, dump_json, json_bytes, read_json, remove_temporaries, sha256_path, sha256_text
 from harness.model import Model, ModelIdentity, Runtime, apply_threads, default_threads
 from harness.protocols import PredictionSource
 from harness.options import bind_options, parse_named
@@ -379,9 +380,11 @@ def _run_task(
     run_id = _run_id(task, identity, task_data, limit, files, "run")
     run_dir = _run_dir(output, task, identity, run_id)
     parts_dir = run_dir / "parts"
-    if world.is_main and not resume and parts_dir.exists():
-        shutil.rmtree(parts_dir)
-    saved = _saved_parts(parts_dir, run_id) if resume else {}
+    if world.is_main:
+        remove_temporaries(parts_dir)  # what a killed run of this run id was writing
+        if not resume and parts_dir.exists():
+            shutil.rmtree(parts_dir)
+    saved = _saved_parts(parts_dir, run_id, task.units(task_data)) if resume else {}
     world.barrier()  # every rank knows which units are saved before rank 0 saves more
     context = RunContext(runtime=runtime, show_progress=output.show_progress and world.is_main)
     predictions: dict[str, Any] = {}
@@ -395,7 +398,8 @@ def _run_task(
             continue
         predictions[unit] = timer.time("predict", lambda: task.predict(capability, task_data, unit, context))
         if world.is_main:
-            dump_json({"run_id": run_id, "unit": unit, "predictions": predictions[unit]},
+            dump_json({"run_id": run_id, "unit": unit, "predictions": predictions[unit],
+                       "sha256": _part_digest(run_id, unit, predictions[unit])},
                       parts_dir / f"{_slug(unit)}.json", indent=None)
 
     evaluation = timer.time("evaluate", lambda: task.evaluate(task_data, predictions))
@@ -423,6 +427,7 @@ def _record(
     """The end of a run and of a scoring alike: write the predictions in the task's format, then
     the validated result and its leaderboard entry."""
     predictions_path = run_dir / task.metadata.prediction_file
+    remove_temporaries(run_dir)  # left by a killed run or scoring of this run id
     task.write_predictions(data, predictions, predictions_path)
     result = _build_result(
         kind=kind, run_id=run_id, task=task, task_plugin=task_plugin, identity=identity, model_plugin=model_plugin,
@@ -433,14 +438,43 @@ def _record(
     return Outcome(result, evaluation, resumed, write_result(result, run_dir, output))
 
 
-def _saved_parts(parts_dir: Path, run_id: str) -> dict[str, Any]:
-    """Units an earlier, interrupted run of the same run id finished."""
+def _part_digest(run_id: str, unit: str, predictions: Any) -> str:
+    """Checksum of a saved unit: a unit file whose content is not what this run wrote (edited,
+    or from another version) is recomputed rather than trusted."""
+    return sha256_text(run_id, unit, json_bytes(predictions, indent=None).decode("utf-8"))
+
+
+def _saved_parts(parts_dir: Path, run_id: str, units: Sequence[str]) -> dict[str, Any]:
+    """Units an earlier, interrupted run of the same run id finished. A unit file that is cut
+    short, not this run's, or not what the run wrote is dropped with a warning, so its unit is
+    predicted again: resuming never stops on, nor trusts, a damaged part."""
     saved = {}
     for path in sorted(parts_dir.glob("*.json")) if parts_dir.exists() else []:
-        part = read_json(path)
-        if isinstance(part, dict) and part.get("run_id") == run_id and "unit" in part:
-            saved[part["unit"]] = part["predictions"]
+        try:
+            part = read_json(path)
+        except InputError as exc:
+            problem = exc.reason
+        else:
+            problem = _part_problem(part, run_id, units)
+            if problem is None:
+                saved[part["unit"]] = part["predictions"]
+                continue
+        warnings.warn(f"{path}: {problem}; that unit is predicted again", RuntimeWarning, stacklevel=2)
+        path.unlink(missing_ok=True)
     return saved
+
+
+def _part_problem(part: Any, run_id: str, units: Sequence[str]) -> str | None:
+    """Why a parsed unit file cannot be reused, or None."""
+    if not isinstance(part, dict) or not {"run_id", "unit", "predictions", "sha256"} <= part.keys():
+        return "not a unit file of this harness version"
+    if part["run_id"] != run_id:
+        return "a unit of another run"
+    if part["unit"] not in units:
+        return f"unit {part['unit']!r} is not a unit of this run"
+    if part["sha256"] != _part_digest(run_id, part["unit"], part["predictions"]):
+        return "its content does not match its checksum"
+    return None
 
 
 def score(

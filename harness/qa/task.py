@@ -26,7 +26,7 @@ from typing import ClassVar
 
 from harness.demo import FILE_NAME as DEMO_FILE_NAME
 from harness.errors import HarnessError, InputError
-from harness.io import check_known_ids, dump_json, read_json
+from harness.io import check_known_ids, json_bytes, read_json, write_folder_atomic
 from harness.protocols import Reader, ReadingExample
 from harness.qa.normalize import Normalizer
 from harness.qa.scoring import SpanScores, memoize, score_questions
@@ -221,9 +221,10 @@ class SpanQATask(Task[SpanQAData]):
         return {units[0].name: self.read_unit_predictions(path, units[0])}
 
     def write_predictions(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, str]], path: Path) -> None:
-        """A folder with one official ``{question_id: answer}`` file per unit, named like its data file."""
-        for name, unit in data.units.items():
-            dump_json(dict(predictions.get(name, {})), path / unit.file_name)
+        """A folder with one official ``{question_id: answer}`` file per unit, named like its data
+        file, written whole or not at all (a kill never leaves some of the files)."""
+        write_folder_atomic(path, {unit.file_name: json_bytes(dict(predictions.get(name, {})))
+                                   for name, unit in data.units.items()})
 
 
 def read_answer_file(path: Path, unit: SpanUnit) -> dict[str, str]:
