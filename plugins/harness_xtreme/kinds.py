@@ -111,6 +111,14 @@ KINDS: dict[Kind, FileKind] = {
 }
 
 
+def check_classes(path: Path, lines: Sequence[str], classes: Sequence[str]) -> None:
+    """Refuse a classification file line that is none of the task's labels, naming the line."""
+    for number, line in enumerate(lines, start=1):
+        if line not in classes:
+            raise InputError(f"{line!r} is not a label (labels: {', '.join(classes)})", file=path,
+                             record=f"line {number}")
+
+
 def example_count(labels: Any) -> int:
     """Labels' size for result rows: lines, sentences, pairs, questions or mentions."""
     return len(labels.questions) if isinstance(labels, SpanUnit) else len(labels)

@@ -45,7 +45,7 @@ from harness.protocols import PredictionSource
 from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskData
 
 from harness_xtreme.benchmark import GROUPS, TASKS, TaskDef, Version, task_defs
-from harness_xtreme.kinds import KINDS, example_count
+from harness_xtreme.kinds import KINDS, check_classes, example_count
 from harness_xtreme.metadata import ALL_TASK, XTREME_SUBMISSION
 from harness_xtreme.metrics import mean
 
@@ -126,6 +126,9 @@ class XtremeSubmission(Task[SubmissionData]):
                 data.incomplete[name] = absent
                 continue
             labels = {lang: KINDS[definition.kind].read_labels(path, lang) for lang, path in paths.items()}
+            if definition.classes:
+                for lang, path in paths.items():
+                    check_classes(path, labels[lang], definition.classes)
             data.files.extend(paths.values())
             data.tasks[name] = LabelledTask(definition, labels)
         if not data.tasks and data.incomplete:
@@ -244,6 +247,8 @@ class XtremeSubmission(Task[SubmissionData]):
                     raise InputError("missing: evaluate.py needs a file for every language of a task it scores",
                                      file=file)
                 out[name][lang] = kind.read_predictions(file, labels)
+                if task.definition.classes:
+                    check_classes(file, out[name][lang], task.definition.classes)
         return out
 
     def write_predictions(self, data: SubmissionData, predictions: Mapping[str, Mapping[str, Any]], path: Path) -> None:
