@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import __version__
-from harness.errors import HarnessError, InputError
+from harness.errors import HarnessError, InputError, one_line
 from harness.registry import DISABLE_PLUGINS_ENV, PLUGINS_ENV
 from harness.tables import format_score, format_table
 
@@ -334,7 +334,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.command == "validate":
             _cmd_validate(args)
     except HarnessError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted: finished units are saved; re-run with --resume to continue", file=sys.stderr)

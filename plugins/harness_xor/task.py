@@ -62,6 +62,10 @@ def _percent(total: float, count: int) -> float:
     return 100.0 * total / count if count else 0.0
 
 
+#: Why XOR-Retrieve predictions cannot be scored when none counts (yes/no questions are skipped).
+NOTHING_TO_SCORE = "no prediction is for a question with a span answer: nothing to score"
+
+
 class _XorTask(Task[XorData]):
     """Shared loading and unit handling of the three XOR tasks."""
 
@@ -284,7 +288,7 @@ class XorRetrieve(_XorTask):
                 for metric, max_tokens in TOKEN_BUDGETS.items():
                     hits[lang][metric] += recall_hit(tokens[:max_tokens], question.span_answers)
         if not counted:
-            raise HarnessError("no prediction is for a question with a span answer: nothing to score")
+            raise HarnessError(NOTHING_TO_SCORE)
         rows = [ScoreRow(lang, {m: _percent(hits[lang][m], counted[lang]) for m in TOKEN_BUDGETS}, counted[lang],
                          (lang,)) for lang in XOR_LANGUAGES if counted[lang]]
         overall = {m: statistics.mean(r.metrics[m] for r in rows) for m in TOKEN_BUDGETS}
@@ -323,6 +327,8 @@ class XorRetrieve(_XorTask):
         for item in raw:
             if item["id"] in data.by_id:
                 out.setdefault(item["lang"], []).append({"id": item["id"], "lang": item["lang"], "ctxs": item["ctxs"]})
+        if not any(data.by_id[item["id"]].span_answers for items in out.values() for item in items):
+            raise InputError(NOTHING_TO_SCORE, file=path)  # said here, where the file can be named
         return out
 
     def write_predictions(self, data: XorData, predictions: Mapping[str, list[dict[str, Any]]], path: Path) -> None:

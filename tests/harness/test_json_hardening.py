@@ -60,3 +60,12 @@ def test_nan_refused_only_when_asked() -> None:
         parse_json('{"k1": NaN}', allow_nan=False)
     with pytest.raises(ValueError, match="Infinity is not a number"):
         parse_json("[-Infinity]", allow_nan=False)
+
+
+def test_an_error_quoting_a_line_break_stays_one_line(tmp_path: Path) -> None:
+    from harness.errors import InputError as Error
+    from harness.errors import one_line
+
+    error = Error("not a question", file=tmp_path / "p.json", record="line\n2", field="a\x1eb\u2028c")
+    assert str(error) == f"{tmp_path / 'p.json'}: record line\\n2: field 'a\\x1eb\\u2028c': not a question"
+    assert one_line("plain é 日本 text") == "plain é 日本 text"
