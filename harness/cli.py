@@ -96,6 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("task", help="task name, optionally with options: name:key=value,...")
     score.add_argument("--predictions", type=Path, required=True, help="predictions in the task's official format")
     score.add_argument("--name", help="label for the leaderboard (default: the predictions file name)")
+    score.add_argument("--input-rules", choices=("strict", "official"), default="strict",
+                       help="strict (default): refuse predictions that hide a mistake (ids of no question, ids "
+                       "given twice, ...); official: score them as the official script does (recorded in the "
+                       "result and the leaderboard as the task option input_rules=official)")
     _add_data_arguments(score)
     _add_output_arguments(score)
 
@@ -248,7 +252,8 @@ def _cmd_score(args: argparse.Namespace, argv: Sequence[str]) -> None:
     from harness import runner
 
     output = _output_options(args, argv)
-    outcome = runner.score(args.task, args.predictions, data=_data_options(args), output=output, label=args.name)
+    outcome = runner.score(args.task, args.predictions, data=_data_options(args), output=output, label=args.name,
+                           input_rules=args.input_rules)
     _report(outcome, output.leaderboard)
 
 

@@ -37,7 +37,7 @@ from harness.registry import PluginInfo, Registry, load_target
 from harness.results import (
     DataRecord, FileRecord, MainScore, ModelRecord, PredictionsRecord, Provenance, ResultRow, RunResult, TaskRecord,
 )
-from harness.task import DataRequest, Evaluation, RunContext, Task, TaskData
+from harness.task import DataRequest, Evaluation, InputRules, RunContext, Task, TaskData
 from harness.validation import validate
 
 RESULT_SCHEMA = "run-result"
@@ -160,11 +160,19 @@ def _seed_everything(seed: int) -> None:
         sys.modules["torch"].manual_seed(seed)
 
 
+def task_options(task: Task, data: TaskData) -> dict[str, Any]:
+    """The task's options as results and the leaderboard record them: ``input_rules`` is one
+    when predictions were read under the official scripts' rules, so such a score is never
+    mistaken for (nor replaces) the strict one."""
+    extra = {} if data.input_rules == "strict" else {"input_rules": data.input_rules}
+    return {**task.options(), **extra}
+
+
 def _run_id(
     task: Task, identity: ModelIdentity, data: TaskData, limit: int | None, files: list[dict[str, Any]], kind: str
 ) -> str:
     key = json.dumps(
-        [kind, task.metadata.name, task.options(), identity.name, identity.weights, identity.options,
+        [kind, task.metadata.name, task_options(task, data), identity.name, identity.weights, identity.options,
          [f["sha256"] for f in files], data.split, list(data.languages), limit],
         sort_keys=True, default=str,
     )
@@ -191,7 +199,7 @@ def _build_result(
     return RunResult(
         run_id=run_id,
         kind=kind,
-        task=TaskRecord(meta.name, task_plugin, task.options(), main_metric, meta.higher_is_better,
+        task=TaskRecord(meta.name, task_plugin, task_options(task, data), main_metric, meta.higher_is_better,
                         meta.prediction_format, meta.reference),
         model=ModelRecord(identity, model_plugin),
         data=DataRecord(data.source, data.demo, data.split, tuple(data.languages), limit,
@@ -485,8 +493,10 @@ def score(
     output: OutputOptions | None = None,
     label: str | None = None,
     registry: Registry | None = None,
+    input_rules: InputRules = "strict",
 ) -> Outcome:
-    """Score a predictions file written elsewhere, in the task's official format."""
+    """Score a predictions file written elsewhere, in the task's official format, read under
+    ``input_rules`` (see :attr:`TaskData.input_rules`)."""
     data_options = data or DataOptions()
     output = output or OutputOptions()
     check_output(output)
@@ -495,10 +505,14 @@ def score(
 
     task, task_plugin = load_task(registry, task_text)
     task_data = timer.time("load_data", lambda: load_data(task, data_options))
+    task_data.input_rules = input_rules
     if not predictions_file.exists():
         raise HarnessError(f"predictions file {predictions_file} does not exist")
     predictions = timer.time("read_predictions", lambda: task.read_predictions(predictions_file, task_data))
     evaluation = timer.time("evaluate", lambda: task.evaluate(task_data, predictions))
+    if input_rules == "official":
+        evaluation.notes.append("read under --input-rules official: input refused by default (unknown ids, "
+                                "repeated ids, ...) was scored as the official script scores it")
     digest = sha256_path(predictions_file)
     identity = ModelIdentity(
         name="predictions-file", label=label or predictions_file.stem, weights=f"sha256:{digest}",

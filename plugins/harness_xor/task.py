@@ -108,15 +108,20 @@ class _AnswerTask(_XorTask):
     def read_predictions(self, path: Path, data: XorData) -> dict[str, dict[str, str]]:
         """Answers of the questions in ``data``; answers to questions of the file outside the
         selected languages or ``--limit`` are ignored (a file for all languages can be scored on a
-        subset), but an id of no question of the file is refused (see :func:`check_known_ids`)."""
-        raw = read_json(path, unique_keys=True)
+        subset), but an id of no question of the file is refused (see :func:`check_known_ids`).
+        Under ``--input-rules official`` they are ignored, and of two keys naming one question
+        (``ID`` and ``LANG_ID``) or a key given twice the later wins, as in the official scripts."""
+        official = data.input_rules == "official"
+        raw = read_json(path, unique_keys=not official)
         validate(raw, self.metadata.prediction_format, file=path)
-        check_known_ids([self.question_id(key) for key in raw], data.known_ids, file=path, what=data.files[0].name)
+        if not official:
+            check_known_ids([self.question_id(key) for key in raw], data.known_ids, file=path,
+                            what=data.files[0].name)
         out: dict[str, dict[str, str]] = {lang: {} for lang in data.languages}
         keys: dict[str, str] = {}
         for key, value in raw.items():
             qid = self.question_id(key)
-            if qid in keys:
+            if qid in keys and not official:
                 raise InputError(f"keys '{keys[qid]}' and '{key}' name the same question", file=path, field=key)
             keys[qid] = key
             question = data.by_id.get(qid)

@@ -246,7 +246,9 @@ class XtremeSubmission(Task[SubmissionData]):
                 if not file.is_file():
                     raise InputError("missing: evaluate.py needs a file for every language of a task it scores",
                                      file=file)
-                out[name][lang] = kind.read_predictions(file, labels)
+                official = data.input_rules == "official" and kind.read_official is not None
+                read = kind.read_official if official else kind.read_predictions
+                out[name][lang] = read(file, labels)
                 if task.definition.classes:
                     check_classes(file, out[name][lang], task.definition.classes)
         return out
