@@ -6,7 +6,8 @@ type, a key or id given twice, an id of no question, a line that is no label... 
 end as the harness promises: exit code 2, one line on stderr that names the broken file, no
 traceback (in-process, any other exception fails the test), and no file written.
 
-The default run keeps to :data:`EXAMPLES` cases per reader; ``-m slow`` runs :data:`SLOW_EXAMPLES`.
+The default run keeps to :data:`EXAMPLES` cases per reader; :data:`SLOW_EXAMPLES` per reader run
+only when asked for with ``-m slow`` (they take minutes, and the default run includes slow tests).
 ``HARNESS_FUZZ_REPORT=FILE`` appends one line per reader (cases run, failures) to FILE.
 """
 
@@ -366,9 +367,17 @@ def test_broken_files_are_refused_in_one_line(reader: Reader, work: Path) -> Non
     _fuzz_reader(reader, work, EXAMPLES)
 
 
+def _many(config: pytest.Config) -> None:
+    """Skip unless ``-m`` selects slow tests by name (``-m slow``)."""
+    expression = config.getoption("markexpr") or ""
+    if "slow" not in expression.replace("not slow", ""):
+        pytest.skip(f"{SLOW_EXAMPLES} cases per reader: run with -m slow")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("reader", READERS, ids=lambda r: r.name)
-def test_broken_files_are_refused_in_one_line_many(reader: Reader, work: Path) -> None:
+def test_broken_files_are_refused_in_one_line_many(reader: Reader, work: Path, request: pytest.FixtureRequest) -> None:
+    _many(request.config)
     _fuzz_reader(reader, work, SLOW_EXAMPLES)
 
 
@@ -422,8 +431,10 @@ def _option_case(data: st.DataObject, file: Path) -> tuple[list[Any], str | None
 
 @pytest.mark.parametrize("examples", [pytest.param(EXAMPLES * 2, id="default"),
                                       pytest.param(SLOW_EXAMPLES, id="many", marks=pytest.mark.slow)])
-def test_bad_options_are_refused_before_any_work(examples: int, tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bad_options_are_refused_before_any_work(examples: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 request: pytest.FixtureRequest) -> None:
+    if examples == SLOW_EXAMPLES:
+        _many(request.config)
     monkeypatch.chdir(tmp_path)
     file = tmp_path / "a-file"
     file.write_text("x", encoding="utf-8")
