@@ -27,9 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from harness.io import dump_json, sha256_text, write_atomic
+from harness.io import dump_json, parse_json, sha256_text, write_atomic
 
 KEY_BYTES = 32
+#: The field of ``model.json`` recording the length of the model's vectors, checked on load.
+WIDTH_FIELD = "vector_dimension"
 
 
 def default_root() -> Path:
@@ -74,31 +76,47 @@ class EmbeddingCache:
         self._load()
 
     def _load(self) -> None:
-        if not self.folder.exists():
+        if not self.folder.is_dir():
             return
+        self._drop_unfinished()
+        loaded: list[tuple[Shard, np.ndarray, np.ndarray]] = []
         for checksum in sorted(self.folder.glob("*.sha256")):
             shard = _shard(checksum)
-            try:
-                keys_bytes, vector_bytes = shard.keys.read_bytes(), shard.vectors.read_bytes()
-                intact = hashlib.sha256(keys_bytes + vector_bytes).hexdigest() == checksum.read_text().strip()
-                keys = np.load(io.BytesIO(keys_bytes), allow_pickle=False) if intact else None
-                vectors = np.load(shard.vectors, mmap_mode="r", allow_pickle=False) if intact else None
-            except (OSError, ValueError):
-                intact = False
-            if not intact or keys is None or vectors is None or len(keys) != len(vectors):
-                self._drop(shard)
+            problem, keys, vectors = _read_shard(shard)
+            if problem is not None:
+                self._drop(shard, problem)
+                continue
+            loaded.append((shard, keys, vectors))
+        # A shard's rows must have the model's dimension: the one model.json records, else the one
+        # most rows have (a shard of another width, its checksum recomputed, would otherwise mix
+        # vectors of two sizes in one matrix).
+        widths: dict[int, int] = {}
+        for _, _, vectors in loaded:
+            widths[vectors.shape[1]] = widths.get(vectors.shape[1], 0) + len(vectors)
+        width = _recorded_width(self.folder / "model.json") or max(widths, key=lambda w: widths[w], default=0)
+        for shard, keys, vectors in loaded:
+            if vectors.shape[1] != width:
+                self._drop(shard, f"rows of {vectors.shape[1]} numbers where the model's have {width}")
                 continue
             number = len(self._shards)
             self._shards.append(vectors)
             for row, key in enumerate(keys.tobytes()[i : i + KEY_BYTES] for i in range(0, keys.nbytes, KEY_BYTES)):
                 self._index[key] = (number, row)
 
-    def _drop(self, shard: Shard) -> None:
+    def _drop_unfinished(self) -> None:
+        """Shard files without their checksum: a run died before marking them complete (the
+        checksum is written last), so they can never be read; removed rather than kept forever."""
+        for path in self.folder.iterdir():
+            stem = path.name.removesuffix(".keys.npy").removesuffix(".vectors.npy")
+            if stem != path.name and not (self.folder / f"{stem}.sha256").exists():
+                _remove(path)
+
+    def _drop(self, shard: Shard, problem: str) -> None:
         self.corrupted.append(str(shard.vectors))
-        warnings.warn(f"embedding cache shard {shard.vectors} is corrupted (checksum mismatch): "
+        warnings.warn(f"embedding cache shard {shard.vectors} is corrupted ({problem}): "
                       "removed; its texts are encoded again", RuntimeWarning, stacklevel=3)
         for path in (shard.keys, shard.vectors, shard.checksum):
-            path.unlink(missing_ok=True)
+            _remove(path)
 
     def __len__(self) -> int:
         return len(self._index)
@@ -116,7 +134,7 @@ class EmbeddingCache:
             return
         self.folder.mkdir(parents=True, exist_ok=True)
         if not (self.folder / "model.json").exists():
-            dump_json(self.identity, self.folder / "model.json")
+            dump_json({**self.identity, WIDTH_FIELD: int(np.shape(vectors)[1])}, self.folder / "model.json")
         keys_bytes = _npy_bytes(np.frombuffer(b"".join(keys), dtype=f"V{KEY_BYTES}"))
         vector_bytes = _npy_bytes(np.ascontiguousarray(vectors, dtype=np.float32))
         shard = _shard(self.folder / f"{uuid.uuid4().hex}.sha256")
@@ -130,30 +148,98 @@ class EmbeddingCache:
             self._index[key] = (number, row)
 
 
+def _read_shard(shard: Shard) -> tuple[str | None, Any, Any]:
+    """``(problem, keys, vectors)``: problem is None for a shard that is whole (its checksum
+    matches) and sound (32-byte keys, one finite float32 row per key); else it says what is wrong."""
+    try:
+        keys_bytes, vector_bytes = shard.keys.read_bytes(), shard.vectors.read_bytes()
+        if hashlib.sha256(keys_bytes + vector_bytes).hexdigest() != shard.checksum.read_text().strip():
+            return "checksum mismatch", None, None
+        keys = np.load(io.BytesIO(keys_bytes), allow_pickle=False)
+        vectors = np.load(shard.vectors, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError, UnicodeDecodeError) as exc:  # a folder in a file's place, a bad header
+        return f"unreadable: {exc.__class__.__name__}", None, None
+    if keys.dtype != np.dtype(f"V{KEY_BYTES}") or keys.ndim != 1:
+        return f"keys of type {keys.dtype} and shape {keys.shape}", None, None
+    if vectors.dtype != np.float32 or vectors.ndim != 2 or len(vectors) != len(keys):
+        return f"vectors of type {vectors.dtype} and shape {vectors.shape} for {len(keys)} keys", None, None
+    if not np.isfinite(vectors).all():
+        return "vectors with NaN or infinity", None, None
+    return None, keys, vectors
+
+
+def _remove(path: Path) -> None:
+    """Delete a file, or a folder put where a file should be."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
 def _shard(checksum: Path) -> Shard:
     stem = checksum.name.removesuffix(".sha256")
     return Shard(checksum.with_name(f"{stem}.keys.npy"), checksum.with_name(f"{stem}.vectors.npy"), checksum)
 
 
+def _model_json(meta: Path) -> dict[str, Any]:
+    """``model.json``, or ``{}`` when it is missing or unreadable (so that loading, ``cache info``
+    and ``cache clear`` still work on a damaged cache)."""
+    try:
+        identity = parse_json(meta.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return identity if isinstance(identity, dict) else {}
+
+
+def _label(meta: Path) -> str:
+    label = _model_json(meta).get("label")
+    return label if isinstance(label, str) else "?"
+
+
+def _recorded_width(meta: Path) -> int | None:
+    width = _model_json(meta).get(WIDTH_FIELD)
+    return width if isinstance(width, int) and not isinstance(width, bool) and width > 0 else None
+
+
+def _entries(folder: Path) -> int:
+    """Rows of the folder's finished shards (those with a checksum); unreadable keys count 0."""
+    entries = 0
+    for checksum in folder.glob("*.sha256"):
+        try:
+            keys = np.load(_shard(checksum).keys, mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError):
+            continue
+        entries += int(keys.shape[0]) if keys.ndim == 1 else 0
+    return entries
+
+
+def _size(path: Path) -> int:
+    """Bytes of a file, or of every file under a folder."""
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+
+
 def describe(root: Path) -> list[dict[str, Any]]:
-    """One line per cached model: label, entries, bytes (for ``harness cache info``)."""
+    """One line per cached model (label, entries, bytes) and per converted checkpoint in
+    ``<root>/models/`` (entries None), for ``harness cache info``: everything the cache holds on disk."""
     out = []
-    for folder in sorted((root / "embeddings").glob("*")) if (root / "embeddings").exists() else []:
-        meta = folder / "model.json"
-        label = json.loads(meta.read_text(encoding="utf-8")).get("label", "?") if meta.exists() else "?"
-        entries = 0
-        for keys in folder.glob("*.keys.npy"):
-            entries += int(np.load(keys, mmap_mode="r", allow_pickle=False).shape[0])
-        size = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
-        out.append({"key": folder.name, "label": label, "entries": entries, "bytes": size, "path": str(folder)})
+    embeddings, models = root / "embeddings", root / "models"
+    for folder in sorted(embeddings.iterdir()) if embeddings.is_dir() else []:
+        out.append({"key": folder.name, "label": _label(folder / "model.json"), "entries": _entries(folder)
+                    if folder.is_dir() else 0, "bytes": _size(folder), "path": str(folder)})
+    for item in sorted(models.iterdir()) if models.is_dir() else []:
+        out.append({"key": f"models/{item.name}", "label": item.name, "entries": None, "bytes": _size(item),
+                    "path": str(item)})
     return out
 
 
 def clear(root: Path, label: str | None = None) -> list[str]:
-    """Delete the cache of every model (or of the models with this label); return what was removed."""
+    """Delete the cache of every model (or of the models with this label), converted checkpoints
+    included; return what was removed."""
     removed = []
     for item in describe(root):
         if label is None or item["label"] == label:
-            shutil.rmtree(item["path"])
+            _remove(Path(item["path"]))
             removed.append(item["label"])
     return removed

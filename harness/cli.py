@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import __version__
-from harness.errors import HarnessError, InputError
+from harness.errors import HarnessError, InputError, one_line
 from harness.registry import DISABLE_PLUGINS_ENV, PLUGINS_ENV
 from harness.tables import format_score, format_table
 
@@ -26,7 +26,10 @@ DEFAULT_LEADERBOARD = Path("leaderboard/leaderboard.json")
 
 
 def _languages(text: str) -> tuple[str, ...]:
-    return tuple(lang.strip() for lang in text.split(",") if lang.strip())
+    languages = tuple(lang.strip() for lang in text.split(",") if lang.strip())
+    if not languages:  # an empty list must not mean "all languages"
+        raise argparse.ArgumentTypeError(f"no language code in '{text}' (leave --langs out for all languages)")
+    return languages
 
 
 def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
@@ -93,6 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("task", help="task name, optionally with options: name:key=value,...")
     score.add_argument("--predictions", type=Path, required=True, help="predictions in the task's official format")
     score.add_argument("--name", help="label for the leaderboard (default: the predictions file name)")
+    score.add_argument("--input-rules", choices=("strict", "official"), default="strict",
+                       help="strict (default): refuse predictions that hide a mistake (ids of no question, ids "
+                       "given twice, ...); official: score them as the official script does (recorded in the "
+                       "result and the leaderboard as the task option input_rules=official)")
     _add_data_arguments(score)
     _add_output_arguments(score)
 
@@ -245,7 +252,8 @@ def _cmd_score(args: argparse.Namespace, argv: Sequence[str]) -> None:
     from harness import runner
 
     output = _output_options(args, argv)
-    outcome = runner.score(args.task, args.predictions, data=_data_options(args), output=output, label=args.name)
+    outcome = runner.score(args.task, args.predictions, data=_data_options(args), output=output, label=args.name,
+                           input_rules=args.input_rules)
     _report(outcome, output.leaderboard)
 
 
@@ -274,13 +282,14 @@ def _cmd_cache(args: argparse.Namespace) -> None:
             print("(empty)")
             return
         print(format_table(["model", "key", "entries", "MiB"],
-                           [[i["label"], i["key"], str(i["entries"]), f"{i['bytes'] / 2**20:.1f}"] for i in items]))
+                           [[i["label"], i["key"], "-" if i["entries"] is None else str(i["entries"]),
+                             f"{i['bytes'] / 2**20:.1f}"] for i in items]))
         print(f"total: {sum(i['bytes'] for i in items) / 2**20:.1f} MiB")
     else:
         removed = cache.clear(root, args.model)
         if args.model and not removed:
             raise HarnessError(f"no cached model labelled '{args.model}' in {root} (see `harness cache info`)")
-        print(f"removed the cached embeddings of {len(removed)} model(s) from {root}")
+        print(f"removed the cached embeddings and checkpoints of {len(removed)} model(s) from {root}")
 
 
 def _cmd_validate(args: argparse.Namespace) -> None:
@@ -330,7 +339,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.command == "validate":
             _cmd_validate(args)
     except HarnessError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted: finished units are saved; re-run with --resume to continue", file=sys.stderr)

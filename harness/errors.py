@@ -9,6 +9,13 @@ from __future__ import annotations
 from os import PathLike
 
 
+def one_line(text: str) -> str:
+    """``text`` with every character that could break or hide the line (line and paragraph
+    separators, other control characters) written as its escape: an error quotes ids and lines
+    from the user's files, and must stay the one line the command line promises."""
+    return "".join(char if char.isprintable() or char == " " else repr(char)[1:-1] for char in text)
+
+
 class HarnessError(Exception):
     """A problem with the user's input or set-up, reported as one line (exit code 2)."""
 
@@ -34,9 +41,9 @@ class InputError(HarnessError):
         if self.file is not None:
             parts.append(self.file)
         if record is not None:
-            parts.append(f"record {record}")
+            parts.append(f"record {one_line(str(record))}")
         if field is not None:
-            parts.append(f"field '{field}'")
+            parts.append(f"field '{one_line(field)}'")
         parts.append(message)
         super().__init__(": ".join(parts))
 

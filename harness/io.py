@@ -12,7 +12,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -75,10 +75,50 @@ def write_folder_atomic(path: Path, files: dict[str, bytes]) -> None:
             (staging / name).write_bytes(payload)
 
 
+def check_folder(path: Path, what: str) -> None:
+    """Refuse, before any work, a folder the harness is to write in that cannot be one because
+    it, or a folder above it, is a file (else the run would end in ``NotADirectoryError`` or
+    ``FileExistsError`` after the work, with nothing saved)."""
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            if not candidate.is_dir():
+                raise InputError(f"{what} must be a folder, but {candidate} is a file", file=path)
+            return
+
+
+def check_known_ids(ids: Iterable[str], known: Container[str], *, file: Path, what: str) -> None:
+    """Refuse predictions for ids that are no question of the data (every task's one rule): the
+    official scorers ignore them, which hides predictions made for another file or split. The
+    error names the first such id and how many there are."""
+    unknown = [qid for qid in ids if qid not in known]
+    if unknown:
+        raise InputError(f"not a question of {what} ({len(unknown)} such id(s): predictions for another file?)",
+                         file=file, field=unknown[0])
+
+
+def json_bytes(obj: Any, *, indent: int | None = 1) -> bytes:
+    """``obj`` as the UTF-8 JSON text :func:`dump_json` writes (non-ASCII kept readable)."""
+    return json.dumps(obj, ensure_ascii=False, indent=indent, allow_nan=False).encode("utf-8") + b"\n"
+
+
 def dump_json(obj: Any, path: Path, *, indent: int | None = 1) -> None:
     """Atomically write ``obj`` as UTF-8 JSON (non-ASCII kept readable)."""
-    data = json.dumps(obj, ensure_ascii=False, indent=indent, allow_nan=False).encode("utf-8")
-    write_atomic(path, lambda handle: handle.write(data + b"\n"))
+    data = json_bytes(obj, indent=indent)
+    write_atomic(path, lambda handle: handle.write(data))
+
+
+def remove_temporaries(folder: Path) -> list[Path]:
+    """Delete what :func:`write_atomic` and :func:`atomic_folder` leave in ``folder`` when the
+    process is killed mid-write (``.NAME.XXXX.tmp`` files or folders, ``.NAME.XXXX.old``
+    folders); return them. Only for a folder that one run owns, before that run writes in it."""
+    removed = []
+    for path in sorted(folder.glob(".*.tmp")) + sorted(folder.glob(".*.old")) if folder.is_dir() else []:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        removed.append(path)
+    return removed
 
 
 def sha256_file(path: Path, chunk_size: int = 1 << 20) -> str:
@@ -115,20 +155,71 @@ def _open_text(path: Path) -> IO[str]:
     return open(path, encoding="utf-8")
 
 
-def read_json(path: Path) -> Any:
-    """Parse a JSON file; a missing or malformed file raises :class:`InputError` naming it."""
+class DuplicateKeyError(ValueError):
+    """A key given twice in one JSON object (raised by :func:`_unique_pairs`)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` that refuses a repeated key: ``json`` would keep the last value
+    silently, so a predictions file answering one id twice would lose an answer unseen."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKeyError(key)
+        out[key] = value
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number (JSON has no NaN or Infinity)")
+
+
+def parse_json(text: str, *, unique_keys: bool = False, allow_nan: bool = True) -> Any:
+    """``json.loads`` whose failures are all ``ValueError``: besides malformed text, nesting too
+    deep for Python's recursion limit (``[[[[...``) and integers past Python's digit limit would
+    otherwise escape as ``RecursionError`` or a bare ``ValueError`` (a traceback, not one line).
+    With ``unique_keys`` a key repeated in one object raises :class:`DuplicateKeyError` (see
+    :func:`_unique_pairs`); without ``allow_nan``, ``NaN`` and ``Infinity`` are refused (options:
+    a result file, being strict JSON, could not record them)."""
+    try:
+        return json.loads(text, object_pairs_hook=_unique_pairs if unique_keys else None,
+                          parse_constant=None if allow_nan else _no_constant)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+def _json_error(exc: ValueError, *, file: Path, record: str | None = None) -> InputError:
+    """The one-line error for a failure of :func:`parse_json`."""
+    if isinstance(exc, DuplicateKeyError):
+        return InputError("given twice in one JSON object (only one value may be meant)", file=file,
+                          record=record, field=exc.key)
+    if isinstance(exc, json.JSONDecodeError):
+        where = f" at line {exc.lineno} column {exc.colno}" if record is None else ""
+        return InputError(f"malformed JSON{where}: {exc.msg}", file=file, record=record)
+    return InputError(f"malformed JSON: {exc}", file=file, record=record)
+
+
+def read_json(path: Path, *, unique_keys: bool = False) -> Any:
+    """Parse a JSON file; a missing or malformed file raises :class:`InputError` naming it.
+    ``unique_keys`` refuses a key repeated in one object (for ``{id: answer}`` predictions)."""
     try:
         with _open_text(path) as handle:
-            return json.load(handle)
+            text = handle.read()
     except FileNotFoundError:
         raise InputError("file not found", file=path) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", file=path) from None
     except (UnicodeDecodeError, OSError, EOFError) as exc:
         raise InputError(f"cannot read: {exc}", file=path) from None
+    try:
+        return parse_json(text, unique_keys=unique_keys)
+    except ValueError as exc:
+        raise _json_error(exc, file=path) from None
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+def iter_jsonl(path: Path, *, unique_keys: bool = False) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_number, object)`` for each non-blank line of a (gzipped) JSON-lines file."""
     try:
         with _open_text(path) as handle:
@@ -136,9 +227,10 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
                 if not line.strip():
                     continue
                 try:
-                    yield number, json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"malformed JSON: {exc.msg}", file=path, record=f"line {number}") from None
+                    item = parse_json(line, unique_keys=unique_keys)
+                except ValueError as exc:
+                    raise _json_error(exc, file=path, record=f"line {number}") from None
+                yield number, item
     except FileNotFoundError:
         raise InputError("file not found", file=path) from None
     except (UnicodeDecodeError, OSError, EOFError) as exc:

@@ -43,8 +43,14 @@ class Runtime:
 
     def __post_init__(self) -> None:
         check_device(self.device_request)
+        if self.device_request.startswith("cuda"):
+            # checked now for every model, not only those that touch torch: a model that never
+            # asks for the device (BM25) must not run on the CPU silently when a GPU was asked for
+            resolve_device(self.device_request)
         if self.threads is not None and self.threads < 1:
             raise HarnessError(f"--threads must be a positive number, not {self.threads}")
+        if self.batch_size is not None and self.batch_size < 1:
+            raise HarnessError(f"--batch-size must be a positive number, not {self.batch_size}")
 
     @property
     def device(self) -> str:
@@ -164,6 +170,8 @@ def resolve_device(choice: DeviceChoice | str) -> str:
             return "cpu"
         raise HarnessError("--device cuda needs torch, which is not installed") from None
     if torch.cuda.is_available():
+        if choice.startswith("cuda:") and int(choice[5:]) >= torch.cuda.device_count():
+            raise HarnessError(f"--device {choice}: torch sees {torch.cuda.device_count()} GPU(s)")
         return "cuda" if choice == "auto" else str(choice)
     if choice == "auto":
         return "cpu"

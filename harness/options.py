@@ -8,7 +8,7 @@ no plugin parses strings itself and every plugin reports a wrong option the same
 from __future__ import annotations
 
 import inspect
-import json
+import math
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
+from harness.io import DuplicateKeyError, parse_json
 
 #: Keyword arguments the harness itself passes to every model; never user options.
 RESERVED = frozenset({"runtime"})
@@ -42,12 +43,16 @@ def parse_named(text: str, extra_json: str | None = None) -> NamedSpec:
             key, eq, value = item.partition("=")
             if not eq or not key.strip():
                 raise HarnessError(f"'{text}': option '{item}' is not of the form key=value")
+            if key.strip() in options:  # which value was meant cannot be guessed
+                raise HarnessError(f"'{text}': option '{key.strip()}' is given twice")
             options[key.strip()] = value.strip()
     if extra_json:
         try:
-            extra = json.loads(extra_json)
-        except json.JSONDecodeError as exc:
-            raise HarnessError(f"--model-args is not valid JSON: {exc.msg}") from None
+            extra = parse_json(extra_json, unique_keys=True, allow_nan=False)
+        except DuplicateKeyError as exc:
+            raise HarnessError(f"--model-args: option '{exc.key}' is given twice") from None
+        except ValueError as exc:
+            raise HarnessError(f"--model-args is not valid JSON: {getattr(exc, 'msg', exc)}") from None
         if not isinstance(extra, dict):
             raise HarnessError("--model-args must be a JSON object of options")
         options.update(extra)
@@ -80,12 +85,15 @@ def _coerce(value: Any, annotation: Any, owner: str, key: str) -> Any:
         if annotation in (int, float):
             if isinstance(value, bool):
                 raise ValueError(value)
-            return annotation(value)
+            number = annotation(value)
+            if not math.isfinite(number):  # NaN or infinity would reach the result file, which JSON cannot hold
+                raise HarnessError(f"{owner}: option '{key}' must be a finite number, got '{value}'")
+            return number
         if annotation is Path:
             return Path(value).expanduser()
         if annotation is str:
             return str(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise HarnessError(
             f"{owner}: option '{key}' must be {getattr(annotation, '__name__', annotation)}, got '{value}'"
         ) from None

@@ -13,6 +13,7 @@ import re
 import shutil
 import sys
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,8 +27,8 @@ from harness.distributed import World, current_world
 from harness.capabilities import declared, provide
 from harness.compose import encoding_service, resolve_model
 from harness.encoding import EncodingPlan, EncodingRequest, EncodingService
-from harness.errors import HarnessError
-from harness.io import dump_json, read_json, sha256_path, sha256_text
+from harness.errors import HarnessError, InputError
+from harness.io import check_folder, dump_json, json_bytes, read_json, remove_temporaries, sha256_path, sha256_text
 from harness.model import Model, ModelIdentity, Runtime, apply_threads, default_threads
 from harness.protocols import PredictionSource
 from harness.options import bind_options, parse_named
@@ -36,7 +37,7 @@ from harness.registry import PluginInfo, Registry, load_target
 from harness.results import (
     DataRecord, FileRecord, MainScore, ModelRecord, PredictionsRecord, Provenance, ResultRow, RunResult, TaskRecord,
 )
-from harness.task import DataRequest, Evaluation, RunContext, Task, TaskData
+from harness.task import DataRequest, Evaluation, InputRules, RunContext, Task, TaskData
 from harness.validation import validate
 
 RESULT_SCHEMA = "run-result"
@@ -143,6 +144,15 @@ def load_data(task: Task, options: DataOptions) -> TaskData:
     return data
 
 
+def check_output(output: OutputOptions) -> None:
+    """Refuse output places that cannot be written before any work is done."""
+    check_folder(output.output_dir, "--output-dir")
+    if output.leaderboard is not None:
+        if output.leaderboard.is_dir():
+            raise HarnessError(f"--leaderboard {output.leaderboard} is a folder, not a file")
+        check_folder(output.leaderboard.parent, "--leaderboard's folder")
+
+
 def _seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed % 2**32)
@@ -150,11 +160,19 @@ def _seed_everything(seed: int) -> None:
         sys.modules["torch"].manual_seed(seed)
 
 
+def task_options(task: Task, data: TaskData) -> dict[str, Any]:
+    """The task's options as results and the leaderboard record them: ``input_rules`` is one
+    when predictions were read under the official scripts' rules, so such a score is never
+    mistaken for (nor replaces) the strict one."""
+    extra = {} if data.input_rules == "strict" else {"input_rules": data.input_rules}
+    return {**task.options(), **extra}
+
+
 def _run_id(
     task: Task, identity: ModelIdentity, data: TaskData, limit: int | None, files: list[dict[str, Any]], kind: str
 ) -> str:
     key = json.dumps(
-        [kind, task.metadata.name, task.options(), identity.name, identity.weights, identity.options,
+        [kind, task.metadata.name, task_options(task, data), identity.name, identity.weights, identity.options,
          [f["sha256"] for f in files], data.split, list(data.languages), limit],
         sort_keys=True, default=str,
     )
@@ -181,7 +199,7 @@ def _build_result(
     return RunResult(
         run_id=run_id,
         kind=kind,
-        task=TaskRecord(meta.name, task_plugin, task.options(), main_metric, meta.higher_is_better,
+        task=TaskRecord(meta.name, task_plugin, task_options(task, data), main_metric, meta.higher_is_better,
                         meta.prediction_format, meta.reference),
         model=ModelRecord(identity, model_plugin),
         data=DataRecord(data.source, data.demo, data.split, tuple(data.languages), limit,
@@ -283,6 +301,12 @@ def _prepare(
     load the data, then the model (once), and collect the texts every task will encode."""
     data_options = data or DataOptions()
     output = output or OutputOptions()
+    check_output(output)
+    if cache:
+        check_folder(cache_dir or default_root(), "--cache-dir")
+    runtime = Runtime(device_request=device, batch_size=batch_size, seed=seed,  # checks them before any work
+                      cache_dir=(cache_dir or default_root()) if cache else None,
+                      threads=default_threads() if threads is None else threads)
     registry = registry or Registry.discover()
     started, t0, shared = now_iso(), time.perf_counter(), _Timer()
 
@@ -296,9 +320,6 @@ def _prepare(
     datas = [timer.time("load_data", lambda task=task: load_data(task, data_options))
              for timer, (task, _) in zip(timers, tasks)]
 
-    runtime = Runtime(device_request=device, batch_size=batch_size, seed=seed,
-                      cache_dir=(cache_dir or default_root()) if cache else None,
-                      threads=default_threads() if threads is None else threads)
     model = shared.time("load_model", lambda: choice.instantiate(runtime))
     apply_threads(runtime)  # once torch is imported, if the model needed it
     identity = model.identity()
@@ -367,9 +388,11 @@ def _run_task(
     run_id = _run_id(task, identity, task_data, limit, files, "run")
     run_dir = _run_dir(output, task, identity, run_id)
     parts_dir = run_dir / "parts"
-    if world.is_main and not resume and parts_dir.exists():
-        shutil.rmtree(parts_dir)
-    saved = _saved_parts(parts_dir, run_id) if resume else {}
+    if world.is_main:
+        remove_temporaries(parts_dir)  # what a killed run of this run id was writing
+        if not resume and parts_dir.exists():
+            shutil.rmtree(parts_dir)
+    saved = _saved_parts(parts_dir, run_id, task.units(task_data)) if resume else {}
     world.barrier()  # every rank knows which units are saved before rank 0 saves more
     context = RunContext(runtime=runtime, show_progress=output.show_progress and world.is_main)
     predictions: dict[str, Any] = {}
@@ -383,7 +406,8 @@ def _run_task(
             continue
         predictions[unit] = timer.time("predict", lambda: task.predict(capability, task_data, unit, context))
         if world.is_main:
-            dump_json({"run_id": run_id, "unit": unit, "predictions": predictions[unit]},
+            dump_json({"run_id": run_id, "unit": unit, "predictions": predictions[unit],
+                       "sha256": _part_digest(run_id, unit, predictions[unit])},
                       parts_dir / f"{_slug(unit)}.json", indent=None)
 
     evaluation = timer.time("evaluate", lambda: task.evaluate(task_data, predictions))
@@ -411,6 +435,7 @@ def _record(
     """The end of a run and of a scoring alike: write the predictions in the task's format, then
     the validated result and its leaderboard entry."""
     predictions_path = run_dir / task.metadata.prediction_file
+    remove_temporaries(run_dir)  # left by a killed run or scoring of this run id
     task.write_predictions(data, predictions, predictions_path)
     result = _build_result(
         kind=kind, run_id=run_id, task=task, task_plugin=task_plugin, identity=identity, model_plugin=model_plugin,
@@ -421,14 +446,43 @@ def _record(
     return Outcome(result, evaluation, resumed, write_result(result, run_dir, output))
 
 
-def _saved_parts(parts_dir: Path, run_id: str) -> dict[str, Any]:
-    """Units an earlier, interrupted run of the same run id finished."""
+def _part_digest(run_id: str, unit: str, predictions: Any) -> str:
+    """Checksum of a saved unit: a unit file whose content is not what this run wrote (edited,
+    or from another version) is recomputed rather than trusted."""
+    return sha256_text(run_id, unit, json_bytes(predictions, indent=None).decode("utf-8"))
+
+
+def _saved_parts(parts_dir: Path, run_id: str, units: Sequence[str]) -> dict[str, Any]:
+    """Units an earlier, interrupted run of the same run id finished. A unit file that is cut
+    short, not this run's, or not what the run wrote is dropped with a warning, so its unit is
+    predicted again: resuming never stops on, nor trusts, a damaged part."""
     saved = {}
     for path in sorted(parts_dir.glob("*.json")) if parts_dir.exists() else []:
-        part = read_json(path)
-        if isinstance(part, dict) and part.get("run_id") == run_id and "unit" in part:
-            saved[part["unit"]] = part["predictions"]
+        try:
+            part = read_json(path)
+        except InputError as exc:
+            problem = exc.reason
+        else:
+            problem = _part_problem(part, run_id, units)
+            if problem is None:
+                saved[part["unit"]] = part["predictions"]
+                continue
+        warnings.warn(f"{path}: {problem}; that unit is predicted again", RuntimeWarning, stacklevel=2)
+        path.unlink(missing_ok=True)
     return saved
+
+
+def _part_problem(part: Any, run_id: str, units: Sequence[str]) -> str | None:
+    """Why a parsed unit file cannot be reused, or None."""
+    if not isinstance(part, dict) or not {"run_id", "unit", "predictions", "sha256"} <= part.keys():
+        return "not a unit file of this harness version"
+    if part["run_id"] != run_id:
+        return "a unit of another run"
+    if part["unit"] not in units:
+        return f"unit {part['unit']!r} is not a unit of this run"
+    if part["sha256"] != _part_digest(run_id, part["unit"], part["predictions"]):
+        return "its content does not match its checksum"
+    return None
 
 
 def score(
@@ -439,19 +493,26 @@ def score(
     output: OutputOptions | None = None,
     label: str | None = None,
     registry: Registry | None = None,
+    input_rules: InputRules = "strict",
 ) -> Outcome:
-    """Score a predictions file written elsewhere, in the task's official format."""
+    """Score a predictions file written elsewhere, in the task's official format, read under
+    ``input_rules`` (see :attr:`TaskData.input_rules`)."""
     data_options = data or DataOptions()
     output = output or OutputOptions()
+    check_output(output)
     registry = registry or Registry.discover()
     started, t0, timer = now_iso(), time.perf_counter(), _Timer()
 
     task, task_plugin = load_task(registry, task_text)
     task_data = timer.time("load_data", lambda: load_data(task, data_options))
+    task_data.input_rules = input_rules
     if not predictions_file.exists():
         raise HarnessError(f"predictions file {predictions_file} does not exist")
     predictions = timer.time("read_predictions", lambda: task.read_predictions(predictions_file, task_data))
     evaluation = timer.time("evaluate", lambda: task.evaluate(task_data, predictions))
+    if input_rules == "official":
+        evaluation.notes.append("read under --input-rules official: input refused by default (unknown ids, "
+                                "repeated ids, ...) was scored as the official script scores it")
     digest = sha256_path(predictions_file)
     identity = ModelIdentity(
         name="predictions-file", label=label or predictions_file.stem, weights=f"sha256:{digest}",

@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 from harness.errors import HarnessError
 from harness.model import Runtime
@@ -65,6 +65,10 @@ class DataRequest:
     limit: int | None = None
 
 
+#: See :attr:`TaskData.input_rules`.
+InputRules = Literal["strict", "official"]
+
+
 @dataclass
 class TaskData:
     """Loaded data plus what a result records about it.
@@ -79,6 +83,10 @@ class TaskData:
     statistics: dict[str, Any]
     source: str
     demo: bool = False
+    #: How prediction files are read: ``strict`` (the default) refuses input that hides a mistake
+    #: (an id of no question, a key given twice...); ``official`` scores it as the official script
+    #: does (``harness score --input-rules official``; recorded with the task's options).
+    input_rules: InputRules = "strict"
 
 
 @dataclass(frozen=True)

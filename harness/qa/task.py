@@ -26,7 +26,7 @@ from typing import ClassVar
 
 from harness.demo import FILE_NAME as DEMO_FILE_NAME
 from harness.errors import HarnessError, InputError
-from harness.io import dump_json, read_json
+from harness.io import check_known_ids, json_bytes, read_json, write_folder_atomic
 from harness.protocols import Reader, ReadingExample
 from harness.qa.normalize import Normalizer
 from harness.qa.scoring import SpanScores, memoize, score_questions
@@ -196,9 +196,9 @@ class SpanQATask(Task[SpanQAData]):
 
     # -- prediction files ---------------------------------------------------------------------
 
-    def read_unit_predictions(self, path: Path, unit: SpanUnit) -> dict[str, str]:
+    def read_unit_predictions(self, path: Path, unit: SpanUnit, *, official: bool = False) -> dict[str, str]:
         """One ``{question_id: answer}`` file for ``unit`` (see :func:`read_answer_file`)."""
-        return read_answer_file(path, unit)
+        return read_answer_file(path, unit, official=official)
 
     def read_predictions(self, path: Path, data: SpanQAData) -> dict[str, dict[str, str]]:
         """A folder with one predictions file per unit, named like the unit's data file (other
@@ -211,34 +211,39 @@ class SpanQATask(Task[SpanQAData]):
                 if not file.is_file():
                     raise InputError("missing: a predictions folder holds one file per data file, named like it",
                                      file=file)
-                out[unit.name] = self.read_unit_predictions(file, unit)
+                out[unit.name] = self.read_unit_predictions(file, unit, official=data.input_rules == "official")
             return out
         if len(units) != 1:
             names = ", ".join(data.units)
             raise InputError(f"one predictions file answers one data file, but {len(units)} are selected ({names}): "
                              f"choose one with --langs, or pass a folder with one file per data file "
                              f"(e.g. {units[0].file_name})", file=path)
-        return {units[0].name: self.read_unit_predictions(path, units[0])}
+        return {units[0].name: self.read_unit_predictions(path, units[0], official=data.input_rules == "official")}
 
     def write_predictions(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, str]], path: Path) -> None:
-        """A folder with one official ``{question_id: answer}`` file per unit, named like its data file."""
-        for name, unit in data.units.items():
-            dump_json(dict(predictions.get(name, {})), path / unit.file_name)
+        """A folder with one official ``{question_id: answer}`` file per unit, named like its data
+        file, written whole or not at all (a kill never leaves some of the files)."""
+        write_folder_atomic(path, {unit.file_name: json_bytes(dict(predictions.get(name, {})))
+                                   for name, unit in data.units.items()})
 
 
-def read_answer_file(path: Path, unit: SpanUnit) -> dict[str, str]:
+def read_answer_file(path: Path, unit: SpanUnit, *, official: bool = False) -> dict[str, str]:
     """One official ``{question_id: answer}`` file answering ``unit``. Ids of questions that are
     not in the unit's file are refused (the official scorer would silently ignore them, which
-    hides predictions made for another file); missing ids are allowed and score 0 as officially."""
-    predictions = read_json(path)
+    hides predictions made for another file); missing ids are allowed and score 0 as officially.
+
+    ``official`` reads as the official SQuAD v1.1 / MLQA scripts do: a JSON list answers nothing
+    (every question scores 0), ids of no question are ignored, a repeated key keeps its last value."""
+    predictions = read_json(path, unique_keys=not official)
+    if official and isinstance(predictions, list):
+        return {}
     if not isinstance(predictions, dict):  # said plainly: the schema error would quote the whole value
         raise InputError(f"expected a JSON object {{question_id: answer}}, got {type(predictions).__name__}",
                          file=path)
     validate(predictions, PREDICTIONS_SCHEMA, file=path)
-    foreign = [qid for qid in predictions if qid not in unit.known_ids]
-    if foreign:
-        raise InputError(f"not a question of {unit.file_name} ({len(foreign)} such id(s): predictions for "
-                         "another file?)", file=path, field=foreign[0])
+    if official:
+        return {qid: answer for qid, answer in predictions.items() if qid in unit.known_ids}
+    check_known_ids(predictions, unit.known_ids, file=path, what=unit.file_name)
     return predictions
 
 

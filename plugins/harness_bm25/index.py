@@ -30,7 +30,7 @@ import numpy as np
 from scipy import sparse
 
 from harness.errors import HarnessError
-from harness.io import atomic_folder
+from harness.io import atomic_folder, parse_json
 from harness.search import top_k
 
 #: Bumped when the saved layout changes; an index of another format is rebuilt, never misread.
@@ -213,8 +213,8 @@ class BM25Index:
         if not path.is_file():
             return None
         try:
-            info = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
+            info = parse_json(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:  # ValueError: malformed, nested too deep, not UTF-8
             raise HarnessError(f"{path} is not a BM25 index description: {exc}") from None
         return info if isinstance(info, dict) else None
 
@@ -224,7 +224,13 @@ class BM25Index:
         info = cls.saved_metadata(folder)
         if info is None or info.get("format") != FORMAT:
             raise HarnessError(f"{folder} holds no BM25 index of format {FORMAT}")
-        data, indices, indptr = (np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False) for name in _ARRAYS)
-        weights = sparse.csr_matrix((data, indices, indptr), shape=tuple(info["shape"]), copy=False)
-        terms = json.loads((folder / "vocabulary.json").read_text(encoding="utf-8"))
-        return cls(weights, {term: i for i, term in enumerate(terms)}, info["parameters"])
+        try:
+            data, indices, indptr = (np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+                                     for name in _ARRAYS)
+            weights = sparse.csr_matrix((data, indices, indptr), shape=tuple(info["shape"]), copy=False)
+            terms = parse_json((folder / "vocabulary.json").read_text(encoding="utf-8"))
+            vocabulary = {term: i for i, term in enumerate(terms)}
+            return cls(weights, vocabulary, info["parameters"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:  # a file missing, cut short or replaced
+            raise HarnessError(f"{folder} holds a damaged BM25 index ({exc.__class__.__name__}: {exc}): delete "
+                               "the folder to build it again") from None

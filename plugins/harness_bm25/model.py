@@ -68,7 +68,12 @@ class BM25(Model):
 
     def __init__(self, *, runtime: Runtime, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25,
                  index_dir: Path | None = None) -> None:
-        """``index_dir``: a folder to save the index in, or to reload it from."""
+        """``index_dir``: a folder to save the index in, or to reload it from. ``k1 >= 0``,
+        ``0 <= b <= 1`` and ``epsilon >= 0`` are BM25's own ranges: outside them the scores still
+        compute but rank nonsense, so they are refused rather than run."""
+        if k1 < 0 or not 0 <= b <= 1 or epsilon < 0:
+            raise HarnessError(f"bm25: k1 must be >= 0, b within [0, 1] and epsilon >= 0 "
+                               f"(got k1={k1}, b={b}, epsilon={epsilon})")
         self.runtime = runtime
         self.k1, self.b, self.epsilon = k1, b, epsilon
         self.index_dir = index_dir

@@ -33,6 +33,10 @@ ANSWER_TYPES: tuple[str, ...] = (
     "entity", "date", "number", "number_with_unit", "short_phrase", "binary", "long_answer", "unanswerable",
 )
 
+#: The answer types whose ``text`` is null in MKQA (no short answer to give); every other type
+#: carries its answer as text, so a null or absent ``text`` there is a broken gold answer.
+TEXTLESS_TYPES = frozenset({"long_answer", "unanswerable"})
+
 #: File names looked for in a ``--data-dir`` folder, in order.
 DATA_FILES: tuple[str, ...] = ("mkqa.jsonl.gz", "mkqa.jsonl")
 
@@ -101,7 +105,11 @@ def _annotation(answers: Any, *, file: Path, record: str, where: str) -> Annotat
         if kind not in ANSWER_TYPES:
             raise InputError(f"unknown answer type {kind!r} (types: {', '.join(ANSWER_TYPES)})",
                              file=file, record=record, field=f"{at}.type")
-        text = _text(answer.get("text"), file=file, record=record, field_name=f"{at}.text", nullable=True)
+        if "text" not in answer:
+            raise InputError("missing (null for long_answer and unanswerable, else the answer)", file=file,
+                             record=record, field=f"{at}.text")
+        text = _text(answer["text"], file=file, record=record, field_name=f"{at}.text",
+                     nullable=kind in TEXTLESS_TYPES)
         aliases = answer.get("aliases", [])
         if not isinstance(aliases, list):
             raise InputError("expected a list of strings", file=file, record=record, field=f"{at}.aliases")

@@ -60,10 +60,13 @@ def _problem(item: Any) -> tuple[str | None, str] | None:
 
 
 def read_language_file(path: Path, data: MKQAData) -> list[dict[str, Any]]:
-    """The lines of one language's file, in file order, checked against the data's example ids."""
+    """The lines of one language's file, in file order, checked against the data's example ids.
+    Under ``--input-rules official`` a repeated id is not refused: its last line wins, in the place
+    of its first (mkqa_eval.py reads the lines into a dict, whose order is first insertion)."""
     position = data.position()
     first_line: dict[str, int] = {}
     records: list[dict[str, Any]] = []
+    index: dict[str, int] = {}
     for line, item in iter_jsonl(path):
         record = f"line {line}"
         problem = _problem(item)
@@ -77,10 +80,14 @@ def read_language_file(path: Path, data: MKQAData) -> list[dict[str, Any]]:
                 continue  # in the data file, but left out by --limit
             raise InputError(f"example id {example_id} is not in the MKQA data ({data.source})",
                              file=path, record=record, field="example_id")
+        if example_id in first_line and data.input_rules == "official":
+            records[index[example_id]] = item
+            continue
         if example_id in first_line:
             raise InputError(f"example id {example_id} appears twice (first on line {first_line[example_id]})",
                              file=path, record=record, field="example_id")
         first_line[example_id] = line
+        index[example_id] = len(records)
         records.append(item)
     missing = [example_id for example_id in data.example_ids if example_id not in first_line]
     if missing:

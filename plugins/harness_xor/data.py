@@ -54,6 +54,9 @@ class Question:
 class XorData(TaskData):
     questions: list[Question] = field(default_factory=list)
     by_id: dict[str, Question] = field(default_factory=dict)
+    #: Every question id of the file, also those outside the selected languages or ``--limit``, so
+    #: a predictions file for all languages scores on a subset while an id of no question is refused.
+    known_ids: frozenset[str] = frozenset()
 
     def questions_in(self, lang: str) -> list[Question]:
         return [q for q in self.questions if q.lang == lang]
@@ -74,8 +77,9 @@ def _string(value: Any, path: Path, record: str, name: str) -> str:
     return value
 
 
-def read_questions(path: Path, languages: tuple[str, ...], limit: int | None) -> list[Question]:
-    """Questions of ``languages`` (the first ``limit`` per language), validated record by record."""
+def read_questions(path: Path, languages: tuple[str, ...], limit: int | None) -> tuple[list[Question], set[str]]:
+    """Questions of ``languages`` (the first ``limit`` per language), validated record by record,
+    and the ids of all the file's questions."""
     out: list[Question] = []
     seen: set[str] = set()
     per_language: Counter[str] = Counter()
@@ -100,14 +104,14 @@ def read_questions(path: Path, languages: tuple[str, ...], limit: int | None) ->
             continue
         per_language[lang] += 1
         out.append(Question(qid, _string(item.get("question"), path, record, "question"), tuple(answers), lang))
-    return out
+    return out, seen
 
 
 def load(request: DataRequest, family: str, all_languages: tuple[str, ...]) -> XorData:
     """Read the official file of ``family`` for the requested split, languages and limit."""
     assert request.data_dir is not None
     path = data_file(request.data_dir, family, request.split)
-    questions = read_questions(path, request.languages or all_languages, request.limit)
+    questions, known_ids = read_questions(path, request.languages or all_languages, request.limit)
     if not questions:
         raise HarnessError(f"{path} has no questions in {', '.join(request.languages or all_languages)}")
     languages = tuple(lang for lang in all_languages if any(q.lang == lang for q in questions))
@@ -116,4 +120,5 @@ def load(request: DataRequest, family: str, all_languages: tuple[str, ...]) -> X
         "yes_no_only": {lang: sum(q.lang == lang and not q.span_answers for q in questions) for lang in languages},
     }
     return XorData(split=request.split, languages=languages, files=[path], statistics=statistics,
-                   source=str(request.data_dir), questions=questions, by_id={q.id: q for q in questions})
+                   source=str(request.data_dir), questions=questions, by_id={q.id: q for q in questions},
+                   known_ids=frozenset(known_ids))

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError, InputError
-from harness.io import dump_json, read_json
+from harness.io import check_known_ids, dump_json, read_json
 from harness.open_domain import ask
 from harness.protocols import OpenDomainQA, OpenQuestion, Retriever
 from harness.qa.normalize import ascii_english
@@ -60,6 +60,10 @@ QUERY_CHUNK = 256
 
 def _percent(total: float, count: int) -> float:
     return 100.0 * total / count if count else 0.0
+
+
+#: Why XOR-Retrieve predictions cannot be scored when none counts (yes/no questions are skipped).
+NOTHING_TO_SCORE = "no prediction is for a question with a span answer: nothing to score"
 
 
 class _XorTask(Task[XorData]):
@@ -102,15 +106,22 @@ class _AnswerTask(_XorTask):
         return key
 
     def read_predictions(self, path: Path, data: XorData) -> dict[str, dict[str, str]]:
-        """Answers of the questions in ``data``; answers to other questions are ignored, as the
-        official scripts ignore them (a file for all languages can be scored on a subset)."""
-        raw = read_json(path)
+        """Answers of the questions in ``data``; answers to questions of the file outside the
+        selected languages or ``--limit`` are ignored (a file for all languages can be scored on a
+        subset), but an id of no question of the file is refused (see :func:`check_known_ids`).
+        Under ``--input-rules official`` they are ignored, and of two keys naming one question
+        (``ID`` and ``LANG_ID``) or a key given twice the later wins, as in the official scripts."""
+        official = data.input_rules == "official"
+        raw = read_json(path, unique_keys=not official)
         validate(raw, self.metadata.prediction_format, file=path)
+        if not official:
+            check_known_ids([self.question_id(key) for key in raw], data.known_ids, file=path,
+                            what=data.files[0].name)
         out: dict[str, dict[str, str]] = {lang: {} for lang in data.languages}
         keys: dict[str, str] = {}
         for key, value in raw.items():
             qid = self.question_id(key)
-            if qid in keys:
+            if qid in keys and not official:
                 raise InputError(f"keys '{keys[qid]}' and '{key}' name the same question", file=path, field=key)
             keys[qid] = key
             question = data.by_id.get(qid)
@@ -282,7 +293,7 @@ class XorRetrieve(_XorTask):
                 for metric, max_tokens in TOKEN_BUDGETS.items():
                     hits[lang][metric] += recall_hit(tokens[:max_tokens], question.span_answers)
         if not counted:
-            raise HarnessError("no prediction is for a question with a span answer: nothing to score")
+            raise HarnessError(NOTHING_TO_SCORE)
         rows = [ScoreRow(lang, {m: _percent(hits[lang][m], counted[lang]) for m in TOKEN_BUDGETS}, counted[lang],
                          (lang,)) for lang in XOR_LANGUAGES if counted[lang]]
         overall = {m: statistics.mean(r.metrics[m] for r in rows) for m in TOKEN_BUDGETS}
@@ -300,14 +311,15 @@ class XorRetrieve(_XorTask):
     # -- prediction files ---------------------------------------------------------------------
 
     def read_predictions(self, path: Path, data: XorData) -> dict[str, list[dict[str, Any]]]:
-        """The official JSON array; items for questions outside ``data`` are ignored (as officially)."""
-        raw = read_json(path)
+        """The official JSON array; items for questions of the file outside the selection are
+        ignored, items for no question of the file refused (see :func:`check_known_ids`)."""
+        raw = read_json(path, unique_keys=True)
         if not isinstance(raw, list):
             kind = "an object" if isinstance(raw, dict) else type(raw).__name__
             raise InputError(f"must be a JSON array of {{id, lang, ctxs}} objects, not {kind}", file=path)
         validate(raw, self.metadata.prediction_format, file=path)
         out: dict[str, list[dict[str, Any]]] = {}
-        seen: set[str] = set()
+        seen: dict[str, None] = {}  # in file order, so the error names the first unknown id
         for number, item in enumerate(raw):
             record = f"item {number}"
             if item["lang"] not in XOR_LANGUAGES:
@@ -315,9 +327,13 @@ class XorRetrieve(_XorTask):
                                  file=path, record=record, field="lang")
             if item["id"] in seen:
                 raise InputError(f"question id '{item['id']}' appears twice", file=path, record=record, field="id")
-            seen.add(item["id"])
+            seen[item["id"]] = None
+        check_known_ids(seen, data.known_ids, file=path, what=data.files[0].name)
+        for item in raw:
             if item["id"] in data.by_id:
                 out.setdefault(item["lang"], []).append({"id": item["id"], "lang": item["lang"], "ctxs": item["ctxs"]})
+        if not any(data.by_id[item["id"]].span_answers for items in out.values() for item in items):
+            raise InputError(NOTHING_TO_SCORE, file=path)  # said here, where the file can be named
         return out
 
     def write_predictions(self, data: XorData, predictions: Mapping[str, list[dict[str, Any]]], path: Path) -> None:

@@ -33,6 +33,9 @@ class TaskDef:
     kind: Kind
     languages: tuple[str, ...]
     score_metric: str | None
+    #: A classification task's labels: evaluate.py compares lines as text, so a line that is no
+    #: label ("abc", "NaN", "-1", blank) is a mistake in the file, refused rather than scored wrong.
+    classes: tuple[str, ...] = ()
 
     @property
     def suffix(self) -> str:
@@ -64,10 +67,13 @@ TYDIQA = _codes("en,ar,bn,fi,id,ko,ru,sw,te")
 XCOPA = _codes("et,ht,id,it,qu,sw,ta,th,tr,vi,zh")
 MEWSLIX = _codes("ar,de,en,es,fa,ja,pl,ro,ta,tr,uk")
 
+PAWSX_CLASSES = ("0", "1")
+XNLI_CLASSES = ("contradiction", "entailment", "neutral")
+
 TASKS: dict[Version, tuple[TaskDef, ...]] = {
     "xtreme": (
-        TaskDef("pawsx", "classification", PAWSX, "accuracy"),
-        TaskDef("xnli", "classification", XNLI, "accuracy"),
+        TaskDef("pawsx", "classification", PAWSX, "accuracy", PAWSX_CLASSES),
+        TaskDef("xnli", "classification", XNLI, "accuracy", XNLI_CLASSES),
         TaskDef("panx", "tagging", PANX, "f1"),
         TaskDef("udpos", "tagging", UDPOS, "f1"),
         TaskDef("bucc2018", "bitext", BUCC, "f1"),
@@ -77,7 +83,7 @@ TASKS: dict[Version, tuple[TaskDef, ...]] = {
         TaskDef("tydiqa", "qa", TYDIQA, "em_f1"),
     ),
     "xtreme-r": (
-        TaskDef("xnli", "classification", XNLI, "accuracy"),
+        TaskDef("xnli", "classification", XNLI, "accuracy", XNLI_CLASSES),
         TaskDef("panx", "tagging", PANX + _codes("qu,pl,uk,az,lt,pa,gu,ro"), "f1"),
         TaskDef("udpos", "tagging", UDPOS + _codes("lt,pl,uk,wo,ro"), "f1"),
         TaskDef("tatoeba", "tatoeba", TATOEBA + TATOEBA_R_EXTRA, "accuracy"),

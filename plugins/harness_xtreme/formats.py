@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,9 @@ def read_line_numbers(path: Path) -> list[int]:
             raise InputError(f"expected a 0-based line number such as 367, got {line!r} (XTREME's "
                              "evaluate_retrieval.py writes '[367]', which never matches a label)",
                              file=path, record=f"line {number}")
+        if len(line) > len(str(sys.maxsize)):  # past any file's length, and int() refuses 4,300 digits
+            raise InputError(f"line number of {len(line)} digits: no file has that many lines", file=path,
+                             record=f"line {number}")
         numbers.append(int(line))
     return numbers
 
@@ -94,7 +98,7 @@ def read_choices(path: Path) -> list[Any]:
 
 def read_entities(path: Path, *, gold: bool) -> dict[str, list[str]]:
     """Mewsli-X: ``{mention_id: [entity_id, ...]}`` (labels: one gold entity first)."""
-    mapping = read_json(path)
+    mapping = read_json(path, unique_keys=True)
     validate(mapping, "mewslix-predictions", file=path)
     if gold:
         empty = next((mention for mention, entities in mapping.items() if not entities), None)

@@ -33,6 +33,8 @@ class FileKind:
     score: Callable[[str, str, Any, Any], dict[str, float]]  # (task, lang, labels, predictions) -> metrics
     write: Callable[[Any], bytes]
     gold: Callable[[Any], Any]  # labels -> the predictions that copy them (the oracle)
+    #: read_predictions under ``--input-rules official``, where the official reading differs
+    read_official: Callable[[Path, Any], Any] | None = None
 
 
 def _same_length(read: Callable[[Path], list[Any]]) -> Callable[[Path, Sequence[Any]], list[Any]]:
@@ -103,12 +105,21 @@ KINDS: dict[Kind, FileKind] = {
                         lambda task, lang, labels, predictions: span_scores(labels, predictions).as_metrics(),
                         formats.tags_file, _copy),
     "qa": FileKind(lambda path, lang: read_unit(path, lang, lang, lang, (lang,), None), read_answer_file,
-                   _qa_score, formats.json_file, lambda unit: {q.id: q.answers[0] for q in unit.questions}),
+                   _qa_score, formats.json_file, lambda unit: {q.id: q.answers[0] for q in unit.questions},
+                   lambda path, unit: read_answer_file(path, unit, official=True)),
     "mewslix": FileKind(_any_language(lambda path: formats.read_entities(path, gold=True)),
                         _unchecked(lambda path: formats.read_entities(path, gold=False)),
                         lambda task, lang, labels, predictions: {"map@20": mean_reciprocal_rank(labels, predictions)},
                         formats.json_file, lambda labels: {mention: [labels[mention][0].strip()] for mention in labels}),
 }
+
+
+def check_classes(path: Path, lines: Sequence[str], classes: Sequence[str]) -> None:
+    """Refuse a classification file line that is none of the task's labels, naming the line."""
+    for number, line in enumerate(lines, start=1):
+        if line not in classes:
+            raise InputError(f"{line!r} is not a label (labels: {', '.join(classes)})", file=path,
+                             record=f"line {number}")
 
 
 def example_count(labels: Any) -> int:

@@ -45,7 +45,7 @@ from harness.protocols import PredictionSource
 from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskData
 
 from harness_xtreme.benchmark import GROUPS, TASKS, TaskDef, Version, task_defs
-from harness_xtreme.kinds import KINDS, example_count
+from harness_xtreme.kinds import KINDS, check_classes, example_count
 from harness_xtreme.metadata import ALL_TASK, XTREME_SUBMISSION
 from harness_xtreme.metrics import mean
 
@@ -65,6 +65,9 @@ class LabelledTask:
 class SubmissionData(TaskData):
     version: Version = "xtreme"
     tasks: dict[str, LabelledTask] = field(default_factory=dict)
+    #: Tasks whose label sub-folder lacks a language's file, with that file: not loaded, since
+    #: evaluate.py scores only the tasks a submission holds; refused only if it holds them.
+    incomplete: dict[str, Path] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -117,15 +120,20 @@ class XtremeSubmission(Task[SubmissionData]):
                 continue
             if not definition.languages:  # XTREME-R's lareqa: nothing to read, nothing evaluate.py scores
                 continue
-            labels = {}
-            for lang in definition.languages:
-                path = folder / name / definition.file_name(lang)
-                if not path.is_file():
-                    raise InputError("missing: evaluate.py needs a file for every language of a task it scores",
-                                     file=path)
-                labels[lang] = KINDS[definition.kind].read_labels(path, lang)
-                data.files.append(path)
+            paths = {lang: folder / name / definition.file_name(lang) for lang in definition.languages}
+            absent = next((path for path in paths.values() if not path.is_file()), None)
+            if absent is not None:
+                data.incomplete[name] = absent
+                continue
+            labels = {lang: KINDS[definition.kind].read_labels(path, lang) for lang, path in paths.items()}
+            if definition.classes:
+                for lang, path in paths.items():
+                    check_classes(path, labels[lang], definition.classes)
+            data.files.extend(paths.values())
             data.tasks[name] = LabelledTask(definition, labels)
+        if not data.tasks and data.incomplete:
+            path = next(iter(data.incomplete.values()))
+            raise InputError("missing: evaluate.py needs a file for every language of a task it scores", file=path)
         if not data.tasks:
             raise HarnessError(f"no {self.xtreme_version} task folders ({', '.join(definitions)}) in {folder}")
         # What the run covers is tasks, each with all its languages: recorded where other tasks record
@@ -204,6 +212,8 @@ class XtremeSubmission(Task[SubmissionData]):
             evaluation.notes.append(
                 f"incomplete submission: no {', '.join(missing)}, so there is no all_task; the main score "
                 f"{INCOMPLETE} is the mean avg_metric of the {len(scores)} task(s) scored, not XTREME's score")
+        for name, path in data.incomplete.items():
+            evaluation.notes.append(f"{name}: not scored, its label folder lacks {path.name}")
         unscorable = [task.name for task in TASKS[data.version] if not task.languages]
         if unscorable:
             evaluation.notes.append(f"{', '.join(unscorable)}: listed by evaluate.py with no languages and no metric, "
@@ -218,6 +228,10 @@ class XtremeSubmission(Task[SubmissionData]):
             raise InputError("an XTREME submission is a folder with one sub-folder per task "
                              "(pawsx/test-de.tsv, xquad/test-en.json, ...)", file=path)
         present = _subfolders(path)
+        unlabelled = next((name for name in data.incomplete if name in present), None)
+        if unlabelled is not None:
+            raise InputError("missing: evaluate.py needs a file for every language of a task it scores",
+                             file=data.incomplete[unlabelled])
         common = [name for name in data.tasks if name in present]
         if not common:
             raise InputError(f"none of the label folder's tasks ({', '.join(data.tasks)}) has a sub-folder here",
@@ -232,7 +246,11 @@ class XtremeSubmission(Task[SubmissionData]):
                 if not file.is_file():
                     raise InputError("missing: evaluate.py needs a file for every language of a task it scores",
                                      file=file)
-                out[name][lang] = kind.read_predictions(file, labels)
+                official = data.input_rules == "official" and kind.read_official is not None
+                read = kind.read_official if official else kind.read_predictions
+                out[name][lang] = read(file, labels)
+                if task.definition.classes:
+                    check_classes(file, out[name][lang], task.definition.classes)
         return out
 
     def write_predictions(self, data: SubmissionData, predictions: Mapping[str, Mapping[str, Any]], path: Path) -> None:

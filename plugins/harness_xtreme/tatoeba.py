@@ -96,8 +96,9 @@ def read_laser_pair(folder: Path, lang: str, limit: int | None) -> tuple[Tatoeba
     if len(english) != len(foreign):
         raise InputError(f"{len(foreign)} lines, but {english_path.name} has {len(english)}: the two sides of a "
                          "Tatoeba pair are parallel, line by line", file=foreign_path)
-    if not english:
-        raise InputError("no sentences", file=english_path)
+    for path, sentences in ((english_path, english), (foreign_path, foreign)):
+        if not any(sentences):  # empty, or nothing but blank lines
+            raise InputError("no sentences", file=path)
     return xtreme_order(lang, english[:limit], foreign[:limit]), [foreign_path, english_path]
 
 

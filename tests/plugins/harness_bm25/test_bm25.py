@@ -88,3 +88,24 @@ def test_an_index_of_another_corpus_or_setting_is_refused(tmp_path: Path) -> Non
 ])
 def test_language_aware_tokens(text: str, lang: str, tokens: list[str]) -> None:
     assert tokenize(text, lang) == tokens
+
+
+@pytest.mark.parametrize("damage", [
+    lambda folder: (folder / "data.npy").unlink(),
+    lambda folder: (folder / "indptr.npy").write_bytes(b"\x93NUMPY cut"),
+    lambda folder: (folder / "vocabulary.json").write_text("[" * 100_000, encoding="utf-8"),
+    lambda folder: (folder / "index.json").write_text("[" * 100_000, encoding="utf-8"),
+])
+def test_a_damaged_saved_index_is_one_clear_error(tmp_path: Path, damage) -> None:
+    corpus = _demo_corpus()
+    folder = tmp_path / "index"
+    BM25(runtime=Runtime(), index_dir=folder).index(corpus)
+    damage(folder)
+    with pytest.raises(HarnessError, match=f"^{folder}"):
+        BM25(runtime=Runtime(), index_dir=folder).index(corpus)
+
+
+@pytest.mark.parametrize("options", [{"k1": -5.0}, {"b": 1.5}, {"b": -0.1}, {"epsilon": -1.0}])
+def test_parameters_outside_bm25_ranges_are_refused(options: dict) -> None:
+    with pytest.raises(HarnessError, match="k1 must be >= 0, b within \\[0, 1\\] and epsilon >= 0"):
+        BM25(runtime=Runtime(), **options)

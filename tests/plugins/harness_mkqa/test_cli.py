@@ -203,3 +203,19 @@ def test_limit_ignores_predictions_beyond_it(harness_cli: Cli, tmp_path: Path) -
     assert code == 0, err
     en = result_of(out)["rows"][1]
     assert (en["subset"], en["count"], en["metrics"]["best_f1"]) == ("en", 5, 100.0)
+
+
+@pytest.mark.parametrize("answer, field", [
+    ({"type": "entity"}, "answers.en[0].text"),
+    ({"type": "date", "text": None}, "answers.en[0].text"),
+])
+def test_a_typed_gold_answer_needs_its_text(harness_cli: Cli, tmp_path: Path, answer: dict, field: str) -> None:
+    # Issue 11: only long_answer and unanswerable answers have no text (null) in MKQA.
+    good = {"example_id": 1, "query": "q", "queries": {"en": "q"}, "answers": {"en": [{"type": "entity", "text": "a"}]}}
+    path = _data_file(tmp_path / "mkqa.jsonl.gz", [good, {**good, "example_id": 2, "answers": {"en": [answer]}}])
+    code, _, err = harness_cli("run", "mkqa", "oracle", "--data-dir", path)
+    assert code == 2 and err.splitlines()[-1].startswith(f"error: {path}: record line 2: field '{field}': ")
+    textless = {**good, "example_id": 3, "answers": {"en": [{"type": "unanswerable", "text": None}]}}
+    _data_file(path, [good, textless])
+    code, _, err = harness_cli("run", "mkqa", "oracle", "--data-dir", path, "--no-leaderboard", "--quiet")
+    assert code == 0, err

@@ -139,7 +139,7 @@ def test_missing_data_file_and_question_only_test_file(harness_cli: CLI, xor_dir
 
 def test_engspan_answers_as_strings_or_objects(harness_cli: CLI, xor_dir: Path, tmp_path: Path) -> None:
     predictions = tmp_path / "preds.json"
-    predictions.write_text(json.dumps({"1": {"answer": "Paris"}, "-2": "the 1912", "99": "ignored"}), encoding="utf-8")
+    predictions.write_text(json.dumps({"1": {"answer": "Paris"}, "-2": "the 1912"}), encoding="utf-8")
     code, out, err = harness_cli("score", "xor-engspan", "--predictions", predictions, "--data-dir", xor_dir,
                                  "--no-leaderboard")
     assert code == 0, err
@@ -147,3 +147,32 @@ def test_engspan_answers_as_strings_or_objects(harness_cli: CLI, xor_dir: Path, 
     # ja (2 questions) and ru (1) have no answers: 0. Plain mean over fi, ja, ru: 100 / 3.
     assert "main score: f1 = 33.3333" in out
     assert ["fi", "100", "100", "2"] in [line.split() for line in out.splitlines()]
+
+
+def test_unknown_ids_are_refused_with_their_count(harness_cli: CLI, xor_dir: Path, tmp_path: Path) -> None:
+    # Issue 11: one rule for every task -- an id of no question of the data file is an error naming the
+    # first such id and how many there are (eval_xor_full.py would ignore them and score 0).
+    predictions = tmp_path / "preds.json"
+    predictions.write_text(json.dumps({"1": "Paris", "99": "x", "98": "y"}), encoding="utf-8")
+    code, _, err = harness_cli("score", "xor-engspan", "--predictions", predictions, "--data-dir", xor_dir,
+                               "--no-leaderboard")
+    assert code == 2
+    assert err == (f"error: {predictions}: field '99': not a question of xor_dev_retrieve_eng_span_v1_1.jsonl "
+                   "(2 such id(s): predictions for another file?)\n")
+
+
+def test_retrieve_unknown_ids_are_refused(harness_cli: CLI, xor_dir: Path, tmp_path: Path) -> None:
+    predictions = tmp_path / "retrieve.json"
+    predictions.write_text(json.dumps([{"id": "nosuch", "lang": "fi", "ctxs": []}]), encoding="utf-8")
+    code, _, err = harness_cli("score", "xor-retrieve", "--predictions", predictions, "--data-dir", xor_dir,
+                               "--no-leaderboard")
+    assert code == 2 and "field 'nosuch': not a question of" in err and "(1 such id(s)" in err
+
+
+def test_duplicate_keys_are_refused(harness_cli: CLI, xor_dir: Path, tmp_path: Path) -> None:
+    predictions = tmp_path / "preds.json"
+    predictions.write_text('{"1": "Paris", "-2": "a", "1": "Rome"}', encoding="utf-8")
+    code, _, err = harness_cli("score", "xor-engspan", "--predictions", predictions, "--data-dir", xor_dir,
+                               "--no-leaderboard")
+    assert code == 2
+    assert err == f"error: {predictions}: field '1': given twice in one JSON object (only one value may be meant)\n"

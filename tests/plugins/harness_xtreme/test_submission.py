@@ -241,3 +241,18 @@ def test_missing_language_and_wrong_inputs(official_data: Path, harness_cli: Cli
     assert code == 2 and "--langs cannot select some" in err
     code, _, err = harness_cli("score", "xtreme", "--data-dir", tmp_path, "--predictions", predictions)
     assert code == 2 and "no xtreme task folders" in err
+
+
+def test_xtreme_r_scores_the_tasks_present_though_other_labels_are_incomplete(
+        official_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
+    # Issue 11: the mock labels lack XTREME-R languages (panx/test-qu.tsv, ...), but a submission of only
+    # mlqa is scored as evaluate.py --xtreme_version xtreme-r scores it: mlqa avg_metric 69.4558.
+    predictions = tmp_path / "in" / "predictions"
+    shutil.copytree(mock(official_data) / "predictions" / "mlqa", predictions / "mlqa")
+    code, out, err = harness_cli("score", "xtreme:xtreme_version=xtreme-r", "--data-dir", mock(official_data) / "labels",
+                                 "--predictions", predictions, "--quiet")
+    assert code == 0, err
+    rows = rows_of(tmp_path)
+    assert rows["mlqa"]["metrics"]["avg_metric"] == pytest.approx(69.4558, abs=5e-5)
+    assert "note: panx: not scored, its label folder lacks test-qu.tsv" in out
+    assert set(result(tmp_path)["diagnostics"]["tasks_missing"]) >= {"panx", "udpos", "tatoeba", "xquad"}

@@ -1,0 +1,116 @@
+"""Issue 11: every kind of damage to the embedding cache is detected on load, its texts are
+encoded again, and ``cache info`` / ``cache clear`` work on a damaged cache and see all of it."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.cache import EmbeddingCache, clear, describe
+from harness.encoding import EncodingService
+from tests.harness.test_encoding import IDENTITY, CountingEncoder
+
+Cli = Callable[..., tuple[int, str, str]]
+
+
+def _fill(root: Path, texts: list[str]) -> np.ndarray:
+    return EncodingService(CountingEncoder(), cache=EmbeddingCache(root, IDENTITY), show_progress=False).encode(
+        texts, role="query")
+
+
+def _rewrite_vectors(root: Path, vectors: np.ndarray) -> None:
+    """Replace a shard's vectors and recompute its checksum, as a tool or a person might."""
+    shard = next(root.rglob("*.vectors.npy"))
+    buffer = io.BytesIO()
+    np.save(buffer, vectors, allow_pickle=False)
+    shard.write_bytes(buffer.getvalue())
+    keys = shard.with_name(shard.name.replace(".vectors.npy", ".keys.npy"))
+    checksum = shard.with_name(shard.name.replace(".vectors.npy", ".sha256"))
+    checksum.write_text(hashlib.sha256(keys.read_bytes() + buffer.getvalue()).hexdigest())
+
+
+@pytest.mark.parametrize("damage, problem", [
+    (lambda v: np.full_like(v, np.nan), "vectors with NaN or infinity"),
+    (lambda v: v[:, :3].copy(), "rows of 3 numbers where the model's have 4"),
+    (lambda v: v.astype(np.float64), "vectors of type float64 and shape (2, 4) for 2 keys"),
+    (lambda v: v[:1].copy(), "vectors of type float32 and shape (1, 4) for 2 keys"),
+])
+def test_unsound_vectors_with_a_recomputed_checksum_are_recomputed(
+        tmp_path: Path, damage: Callable[[np.ndarray], np.ndarray], problem: str) -> None:
+    texts = ["alpha", "beta"]
+    expected = _fill(tmp_path, texts)
+    shard = next(tmp_path.rglob("*.vectors.npy"))
+    _rewrite_vectors(tmp_path, damage(np.load(shard)))
+    with pytest.warns(RuntimeWarning, match=f"is corrupted \\({problem.replace('(', '.').replace(')', '.')}\\)"):
+        cache = EmbeddingCache(tmp_path, IDENTITY)
+    encoder = CountingEncoder()
+    assert np.array_equal(EncodingService(encoder, cache=cache, show_progress=False).encode(texts, role="query"),
+                          expected)
+    assert len(encoder.batches) == 1 and not shard.exists()
+
+
+def test_a_shard_of_another_width_than_the_others_is_dropped(tmp_path: Path) -> None:
+    _fill(tmp_path, ["a", "b", "c"])
+    _fill(tmp_path, ["d"])
+    shards = sorted(tmp_path.rglob("*.vectors.npy"), key=lambda p: len(np.load(p)))
+    small = shards[0]
+    buffer = io.BytesIO()
+    np.save(buffer, np.ones((1, 7), dtype=np.float32), allow_pickle=False)
+    small.write_bytes(buffer.getvalue())
+    keys = small.with_name(small.name.replace(".vectors.npy", ".keys.npy"))
+    small.with_name(small.name.replace(".vectors.npy", ".sha256")).write_text(
+        hashlib.sha256(keys.read_bytes() + buffer.getvalue()).hexdigest())
+    with pytest.warns(RuntimeWarning, match="rows of 7 numbers where the model.s have 4"):
+        cache = EmbeddingCache(tmp_path, IDENTITY)
+    assert len(cache) == 3
+
+
+def test_a_folder_in_place_of_a_shard_file_is_dropped(tmp_path: Path) -> None:
+    _fill(tmp_path, ["alpha"])
+    shard = next(tmp_path.rglob("*.vectors.npy"))
+    shard.unlink()
+    shard.mkdir()
+    (shard / "x").write_text("x")
+    with pytest.warns(RuntimeWarning, match="is corrupted \\(unreadable: IsADirectoryError\\)"):
+        assert len(EmbeddingCache(tmp_path, IDENTITY)) == 0
+    assert not shard.exists()
+
+
+def test_shard_files_without_checksum_are_removed_and_not_counted(tmp_path: Path) -> None:
+    _fill(tmp_path, ["alpha", "beta"])
+    checksum = next(tmp_path.rglob("*.sha256"))
+    checksum.unlink()
+    assert describe(tmp_path)[0]["entries"] == 0
+    assert len(EmbeddingCache(tmp_path, IDENTITY)) == 0
+    assert sorted(p.name for p in checksum.parent.iterdir()) == ["model.json"]
+
+
+def test_info_and_clear_survive_a_damaged_cache_and_see_checkpoints(tmp_path: Path, harness_cli: Cli) -> None:
+    _fill(tmp_path, ["alpha", "beta"])
+    folder = next((tmp_path / "embeddings").iterdir())
+    (folder / "model.json").write_text("{not json", encoding="utf-8")
+    next(folder.glob("*.keys.npy")).write_bytes(b"garbage")
+    checkpoint = tmp_path / "models" / "e5-converted"
+    checkpoint.mkdir(parents=True)
+    (checkpoint / "model.safetensors").write_bytes(b"\0" * 3 * 2**20)
+    code, out, err = harness_cli("cache", "info", "--cache-dir", tmp_path)
+    assert code == 0, err
+    rows = [line.split() for line in out.splitlines()]
+    assert ["?", folder.name, "0"] == rows[3][:3]
+    assert ["e5-converted", "models/e5-converted", "-", "3.0"] == rows[4]
+    assert out.splitlines()[-1] == "total: 3.0 MiB"
+    code, out, err = harness_cli("cache", "clear", "--cache-dir", tmp_path)
+    assert code == 0, err
+    assert describe(tmp_path) == [] and not checkpoint.exists()
+
+
+def test_clear_one_label_keeps_the_others(tmp_path: Path) -> None:
+    _fill(tmp_path, ["alpha"])
+    (tmp_path / "models" / "kept").mkdir(parents=True)
+    assert clear(tmp_path, "fake-encoder") == ["fake-encoder"]
+    assert [item["label"] for item in describe(tmp_path)] == ["kept"]
