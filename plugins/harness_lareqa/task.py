@@ -12,6 +12,9 @@ Evaluation (LAReQA paper section 4; XTREME-R's ``utils_lareqa.py``):
 * diagnostics of language bias: where the correct answer of each language is ranked, and in
   which language the first correct answer is found (the paper's weak vs strong alignment).
 
+``--limit N`` samples N questions per language (seeded, the same ids in every language) and
+keeps the whole pool, so a limited score estimates the full one.
+
 Ties between equal scores are ordered by pool position. (The official code sorts with numpy's
 unstable quicksort and reverses it, which leaves tie order unspecified; for real-valued dense
 scores ties do not occur.)
@@ -36,11 +39,13 @@ from harness.search import ranks_of, top_k
 from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task
 from harness.validation import validate
 
-from harness_lareqa.data import LAReQAData, read_language, restrict, statistics
+from harness_lareqa.data import LAReQAData, read_language, sample_questions, statistics
 from harness_lareqa.metadata import LAREQA
 
 CandidateForm = Literal["concat", "pair", "sentence"]
 QUERY_CHUNK = 256
+#: Seeds the ``--limit`` question sample.
+SEED = 0
 
 
 class LAReQA(ParallelQADemo, Task[LAReQAData]):
@@ -79,7 +84,7 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
             read_language(path, lang, data, seen)
             data.files.append(path)
         if request.limit:
-            restrict(data, request.limit)
+            sample_questions(data, request.limit, SEED)
         data.statistics = statistics(data)
         return data
 
@@ -187,6 +192,11 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
             rows.append(ScoreRow(lang, {"map": float(full[mask].mean()), "map@20": float(at20[mask].mean())},
                                  int(mask.sum()), (lang,)))
         evaluation = Evaluation(main_score=rows[0].metrics["map"], rows=rows)
+        if data.sample is not None:
+            evaluation.notes.append(
+                f"questions: a seeded sample (seed {data.sample.seed}) of {data.sample.per_language} per language, "
+                f"{len(questions)} of {data.sample.of_questions}, ranked against the full pool of "
+                f"{len(data.pool.ids)} candidates: the scores estimate the full run's")
         if np.isfinite(ranks[:, :1]).all() and all(np.isfinite(r[:c]).all() for r, c in zip(ranks, counts)):
             evaluation.diagnostics = language_bias(data, questions, ranks, counts)
         else:

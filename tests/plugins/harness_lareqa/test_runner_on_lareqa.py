@@ -127,6 +127,31 @@ def test_limit_and_languages_are_recorded(tmp_path: Path) -> None:
     assert entry["limit"] == 5 and entry["languages"] == ["en", "zh"]
 
 
+def test_limit_samples_questions_against_the_full_pool(tmp_path: Path) -> None:
+    # The demo data: 24 questions in each of 9 languages, 324 candidates.
+    full = runner.run("lareqa", "bm25", output=outputs(tmp_path / "full"))
+    limited = runner.run("lareqa", "bm25", data=runner.DataOptions(limit=3), output=outputs(tmp_path / "limited"))
+    again = runner.run("lareqa", "bm25", data=runner.DataOptions(limit=3), output=outputs(tmp_path / "again"))
+    stats = limited.result.data.statistics
+    assert stats["candidates"] == full.result.data.statistics["candidates"] == 324
+    assert stats["questions_per_language"] == {lang: 3 for lang in stats["questions_per_language"]}
+    assert stats["sample"] == {"per_language": 3, "seed": 0, "of_questions": 216}
+    assert any("seeded sample" in note and "full pool of 324" in note for note in limited.result.notes)
+
+    def lines(outcome: runner.Outcome) -> dict[str, dict[str, Any]]:
+        path = Path(outcome.result.predictions.path)
+        return {item["question_id"]: item for item in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
+
+    sampled, everything = lines(limited), lines(full)
+    assert sampled == lines(again)  # seeded
+    ids = {uid.rsplit("_", 1)[0] for uid in sampled}
+    assert len(ids) == 3 and len(sampled) == 27  # the same three questions in every language
+    head = [uid.rsplit("_", 1)[0] for uid in everything if uid.endswith("_ar")][:3]
+    assert ids != set(head)  # drawn at random, not the file's first questions (what --limit kept before)
+    # against the same pool, each sampled question is ranked exactly as in the full run
+    assert all(item == everything[uid] for uid, item in sampled.items())
+
+
 def test_cli_run_prints_a_table_and_paths(harness_cli: Any) -> None:
     code, out, err = harness_cli("run", "lareqa", "bm25", "--langs", "en,de", "--limit", "4", "--quiet")
     assert code == 0, err
