@@ -99,7 +99,8 @@ def ranks_without(ranks: Sequence[float], removed: Sequence[int]) -> list[float]
 
 
 def _ap(ranks: Sequence[float]) -> float:
-    """Full-ranking AP of one question whose correct candidates are exactly ``ranks``."""
+    """Full-ranking AP of one question whose correct candidates are exactly ``ranks`` (0 when
+    none is left, e.g. ``-same`` on a question answered only in its own language)."""
     row = np.asarray([list(ranks)], dtype=np.float64).reshape(1, len(ranks))
     return float(average_precision(row, np.asarray([len(ranks)]))[0])
 
