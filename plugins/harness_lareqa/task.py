@@ -50,6 +50,7 @@ from harness_lareqa.data import LAReQAData, read_language, sample_questions, sta
 from harness_lareqa.metadata import LAREQA
 
 CandidateForm = Literal["concat", "pair", "sentence"]
+PoolKind = Literal["multilingual", "mono"]
 QUERY_CHUNK = 256
 #: Seeds the ``--limit`` question sample and Table 3's random other language.
 SEED = 0
@@ -60,17 +61,24 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
 
     metadata = LAREQA
 
-    def __init__(self, candidates: CandidateForm = "concat", save_top_k: int = 100) -> None:
+    def __init__(self, candidates: CandidateForm = "concat", save_top_k: int = 100,
+                 pool: PoolKind = "multilingual") -> None:
         """``candidates``: how a candidate is put to the model (``concat``: sentence + paragraph, the
         official XTREME-R input; ``pair``: (sentence, paragraph); ``sentence``: the sentence alone).
-        ``save_top_k``: length of the ranked list kept per question in the predictions file."""
+        ``save_top_k``: length of the ranked list kept per question in the predictions file.
+        ``pool``: ``mono`` scores each question against its own language's candidates only (the
+        paper's zero-shot monolingual pools, Table 4), every language in one run, from the same
+        predictions; the diagnostics still describe the multilingual ranking."""
         if save_top_k < 1:
             raise HarnessError("task lareqa: save_top_k must be at least 1")
         self.candidates = candidates
         self.save_top_k = save_top_k
+        self.pool = pool
 
     def options(self) -> dict[str, Any]:
-        return {"candidates": self.candidates}
+        """``pool`` only when it is not the official multilingual pool, so that the results of
+        official runs keep the options (and run ids) they had before the option existed."""
+        return {"candidates": self.candidates, **({"pool": self.pool} if self.pool != "multilingual" else {})}
 
     # -- data ---------------------------------------------------------------------------------
 
@@ -235,6 +243,8 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
 
     def evaluate(self, data: LAReQAData, predictions: Mapping[str, list[dict[str, Any]]]) -> Evaluation:
         questions, ranks, counts = self.target_ranks(data, predictions)
+        if self.pool == "mono":
+            ranks, counts = self._monolingual_rank_matrix(questions)
         full = average_precision(ranks, counts)
         at20 = average_precision(ranks, counts, k=20)
         langs = np.asarray([q.lang for q in questions])
@@ -244,6 +254,9 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
             rows.append(ScoreRow(lang, {"map": float(full[mask].mean()), "map@20": float(at20[mask].mean())},
                                  int(mask.sum()), (lang,)))
         evaluation = Evaluation(main_score=rows[0].metrics["map"], rows=rows)
+        if self.pool == "mono":
+            evaluation.notes.append("pool=mono: every question against its own language's candidates only "
+                                    "(zero-shot monolingual pools, LAReQA Table 4)")
         if data.sample is not None:
             evaluation.notes.append(
                 f"questions: a seeded sample (seed {data.sample.seed}) of {data.sample.per_language} per language, "
@@ -255,6 +268,19 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
             evaluation.notes.append("language-bias diagnostics need the rank of every correct candidate; "
                                     "the predictions leave some unranked")
         return evaluation
+
+    @staticmethod
+    def _monolingual_rank_matrix(questions: list[PoolRanks]) -> tuple[np.ndarray, np.ndarray]:
+        """Ranks of each question's same-language targets among its language's candidates (padded
+        with NOT_RETRIEVED), and their number per question."""
+        if any(q.monolingual_ranks is None for q in questions):
+            raise HarnessError("task lareqa: pool=mono needs the rank of every same-language answer among "
+                               "its language's candidates (predictions with 'monolingual_ranks', or rankings "
+                               "that list those answers)")
+        rows = [list(q.monolingual_ranks or ()) for q in questions]
+        width = max((len(r) for r in rows), default=0)
+        matrix = np.asarray([r + [NOT_RETRIEVED] * (width - len(r)) for r in rows]).reshape(len(rows), width)
+        return matrix, np.asarray([len(r) for r in rows])
 
     def analyses(self, data: LAReQAData, questions: list[PoolRanks]) -> dict[str, Any]:
         """The paper's language-bias analyses (section 5; Tables 3 and 4, Figures 4 and 6), all

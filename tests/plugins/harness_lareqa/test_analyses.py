@@ -102,6 +102,12 @@ class Reference:
     def targets(self, question: Any) -> list[int]:
         return [int(t) for t in self.data.targets[question.xling_id]]
 
+    def monolingual_ap(self, question: Any) -> float:
+        """AP against the candidates of the question's language only (Table 4)."""
+        pool = [p for p in range(len(self.langs)) if self.langs[p] == question.lang]
+        targets = {t for t in self.targets(question) if self.langs[t] == question.lang}
+        return official_style_ap(targets, self.ranked(question, pool), None)
+
     def ap_without(self, question: Any, removed: list[int]) -> float:
         pool = [p for p in range(len(self.langs)) if p not in removed]
         return official_style_ap({t for t in self.targets(question) if t not in removed},
@@ -144,9 +150,7 @@ def test_monolingual_pools_table_4(case: tuple[dict[str, Any], Reference]) -> No
     diagnostics, reference = case
     per_language: dict[str, list[float]] = {}
     for q in reference.questions:
-        pool = [p for p in range(len(reference.langs)) if reference.langs[p] == q.lang]
-        targets = {t for t in reference.targets(q) if reference.langs[t] == q.lang}
-        per_language.setdefault(q.lang, []).append(official_style_ap(targets, reference.ranked(q, pool), None))
+        per_language.setdefault(q.lang, []).append(reference.monolingual_ap(q))
     expected = {lang: sum(v) / len(v) for lang, v in per_language.items()}
     got = diagnostics["monolingual_pools"]
     assert got["map"] == pytest.approx(expected, abs=1e-12)
@@ -233,3 +237,20 @@ def test_mean_ranks_average_ties_and_first_correct_keeps_pool_order(case: tuple[
         for a in reference.languages:
             share = round(first.get((q_lang, a), 0) / per_language[q_lang], 4)
             assert diagnostics["first_correct_share"][q_lang][a] == share
+
+
+def test_pool_mono_scores_each_language_against_its_own_candidates(registry: Registry, tmp_path: Path) -> None:
+    reference = Reference(parallel_qa_dir(), None, tie_scores)
+    output = runner.OutputOptions(output_dir=tmp_path / "results", leaderboard=None, show_progress=False)
+    mono = runner.run("lareqa:pool=mono", "tied-scores", registry=registry, output=output)
+    assert mono.result.task.options == {"candidates": "concat", "pool": "mono"}
+    expected = [reference.monolingual_ap(q) for q in reference.questions]
+    assert mono.result.rows[0].metrics["map"] == pytest.approx(sum(expected) / len(expected), abs=1e-12)
+    for row in mono.result.rows[1:]:
+        values = [ap for q, ap in zip(reference.questions, expected) if q.lang == row.subset]
+        assert row.metrics["map"] == pytest.approx(sum(values) / len(values), abs=1e-12)
+    # the same predictions, made for the multilingual pool, rescored with pool=mono
+    multilingual = runner.run("lareqa", "tied-scores", registry=registry, output=output)
+    rescored = runner.score("lareqa:pool=mono", Path(multilingual.result.predictions.path), output=output)
+    assert rescored.result.rows == mono.result.rows
+    assert multilingual.result.rows[0].metrics["map"] != mono.result.rows[0].metrics["map"]
