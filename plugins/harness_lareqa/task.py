@@ -320,4 +320,3 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
         lines = [json.dumps(item, ensure_ascii=False) for unit in self.units(data) for item in predictions.get(unit, [])]
         payload = ("\n".join(lines) + "\n").encode("utf-8")
         write_atomic(path, lambda handle: handle.write(payload))
-

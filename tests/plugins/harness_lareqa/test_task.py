@@ -217,6 +217,8 @@ def test_bad_prediction_files_are_one_line_errors(harness_cli: Any, tmp_path: Pa
                              "line 1: field 'question_id': unknown question id 'nope_en' (not in the data)"),
         "unknown-candidate": ([json.dumps({**json.loads(good[0]), "ranking": ["xx_1_0"]})] + good[1:],
                               "line 1: field 'ranking': unknown candidate id 'xx_1_0'"),
+        "unknown-monolingual": ([json.dumps({**json.loads(good[0]), "monolingual_ranks": {"xx_1_0": 1}})] + good[1:],
+                                "line 1: field 'monolingual_ranks': unknown candidate id 'xx_1_0'"),
         "twice": (good + good[:1], f"line {len(good) + 1}: field 'question_id': question id"),
         "missing": (good[1:], "no predictions for 1 question(s)"),
         "schema": ([json.dumps({"question_id": json.loads(good[0])["question_id"], "ranking": "x"})] + good[1:],
