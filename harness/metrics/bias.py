@@ -31,6 +31,17 @@ TOP_K_MIX = 100
 
 
 @dataclass(frozen=True)
+class TopTie:
+    """A block of equal scores that straddles the top-k cut: it starts at ``rank`` and holds
+    ``languages[lang]`` candidates of each language. Its places inside the top k are shared in
+    proportion, the mix expected over every order of the ties, so that the order a ranking must
+    give them (e.g. pool position, where one language comes first) does not decide the mix."""
+
+    rank: int
+    languages: dict[str, int]
+
+
+@dataclass(frozen=True)
 class PoolRanks:
     """Where one question's correct candidates sit in one ranking of a multilingual pool."""
 
@@ -45,6 +56,8 @@ class PoolRanks:
     monolingual_ranks: tuple[float, ...] | None
     #: Languages of the best-ranked candidates, best first (as many as the predictions list).
     top_langs: tuple[str, ...]
+    #: The tied block across the top-``TOP_K_MIX`` cut, if any.
+    top_tie: TopTie | None = None
 
 
 Matrix = dict[str, dict[str, float | None]]
@@ -154,12 +167,18 @@ def one_target_mrr(questions: Sequence[PoolRanks], languages: Sequence[str]) -> 
 
 def top_language_mix(questions: Sequence[PoolRanks], languages: Sequence[str], k: int) -> Matrix:
     """Figure 6: the share of each language among the top ``k`` candidates of every question of
-    a language (all questions' top lists pooled, so each row sums to 1)."""
+    a language (all questions' top lists pooled, so each row sums to 1); a tied block across the
+    cut counts in proportion (:class:`TopTie`)."""
     sums: dict[tuple[str, str], float] = {}
     totals: dict[str, int] = {}
     for q in questions:
-        for lang in q.top_langs[:k]:
+        tie = q.top_tie if q.top_tie is not None and q.top_tie.rank <= k else None
+        for lang in q.top_langs[: tie.rank - 1 if tie else k]:
             sums[q.lang, lang] = sums.get((q.lang, lang), 0.0) + 1.0
+        if tie:
+            slots, size = k - tie.rank + 1, sum(tie.languages.values())
+            for lang, n in tie.languages.items():
+                sums[q.lang, lang] = sums.get((q.lang, lang), 0.0) + slots * n / size
         totals[q.lang] = totals.get(q.lang, 0) + len(q.top_langs[:k])
     rows = [lang for lang in languages if totals.get(lang)]
     return {q: {a: sums.get((q, a), 0.0) / totals[q] for a in languages} for q in rows}

@@ -39,7 +39,7 @@ from harness.demo import ParallelQADemo
 from harness.encoding import EncodingRequest
 from harness.errors import HarnessError, InputError
 from harness.io import iter_jsonl, write_atomic
-from harness.metrics.bias import PoolRanks, analyse, language_bias
+from harness.metrics.bias import TOP_K_MIX, PoolRanks, TopTie, analyse, language_bias
 from harness.metrics.ranking import NOT_RETRIEVED, average_precision, mid_ranks
 from harness.protocols import Corpus, Retriever, ScoringIndex
 from harness.search import ranks_of, top_k
@@ -135,6 +135,7 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
         in_language = np.flatnonzero(pool_langs == unit)
         position_in_language = np.full(len(ids), -1, dtype=np.int64)
         position_in_language[in_language] = np.arange(len(in_language))
+        mix_k = min(TOP_K_MIX, len(ids))
         out: list[dict[str, Any]] = []
         with context.progress(len(questions), f"lareqa {unit}") as bar:
             for start in range(0, len(questions), QUERY_CHUNK):
@@ -157,8 +158,9 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
                 same = np.where((targets >= 0) & (pool_langs[np.maximum(targets, 0)] == unit),
                                 position_in_language[np.maximum(targets, 0)], -1)
                 monolingual = ranks_of(scores[:, in_language], same)
-                for question, row_top, row_targets, row_ranks, row_tied, row_mono in zip(
-                        chunk, top, targets, ranks, tied, monolingual):
+                top_ties = self._top_ties(scores, top, pool_langs, mix_k) if top.shape[1] >= mix_k else [None] * len(chunk)
+                for question, row_top, row_targets, row_ranks, row_tied, row_mono, top_tie in zip(
+                        chunk, top, targets, ranks, tied, monolingual, top_ties):
                     beyond = {ids[t]: int(r) for t, r in zip(row_targets, row_ranks) if t >= 0 and r > self.save_top_k}
                     item: dict[str, Any] = {"question_id": question.uid, "ranking": [ids[i] for i in row_top]}
                     if beyond:
@@ -167,8 +169,26 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
                     if averaged:
                         item["tied_ranks"] = averaged
                     item["monolingual_ranks"] = {ids[t]: int(m) for t, m in zip(row_targets, row_mono) if np.isfinite(m)}
+                    if top_tie is not None:
+                        item["top_tie"] = top_tie
                     out.append(item)
                 bar.update(len(chunk))
+        return out
+
+    @staticmethod
+    def _top_ties(scores: np.ndarray, top: np.ndarray, pool_langs: np.ndarray, k: int) -> list[dict[str, Any] | None]:
+        """Per row, the block of scores equal to the k-th best where it straddles the top-k cut:
+        its first rank and its candidates per language (for the top-k language mix)."""
+        kth = np.take_along_axis(scores, top[:, k - 1 : k], axis=1)
+        greater = (scores > kth).sum(axis=1)
+        equal = scores == kth
+        out: list[dict[str, Any] | None] = []
+        for row in range(len(scores)):
+            if greater[row] + equal[row].sum() > k:
+                langs, counts = np.unique(pool_langs[equal[row]], return_counts=True)
+                out.append({"rank": int(greater[row]) + 1, "languages": dict(zip(langs.tolist(), counts.tolist()))})
+            else:
+                out.append(None)
         return out
 
     @staticmethod
@@ -218,6 +238,7 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
                     mid_ranks=tuple(float(tied.get(t, r)) for t, r in zip(targets, row)),
                     monolingual_ranks=self._monolingual_ranks(item, question.lang, targets, ranking, position, langs),
                     top_langs=tuple(langs[p] for p in ranking),
+                    top_tie=TopTie(**item["top_tie"]) if "top_tie" in item else None,
                 ))
                 ranks.append(row + [NOT_RETRIEVED] * (max_targets - len(row)))
                 counts.append(len(targets))

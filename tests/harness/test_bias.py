@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.metrics.bias import PoolRanks, analyse, ranks_without
+from harness.metrics.bias import PoolRanks, TopTie, analyse, ranks_without
 
 # q1 (en): its en answer at rank 3, its de answer at rank 5; the en answer is 1st among en candidates
 # q2 (de): its en answer at rank 2, its de answer at rank 7; the de answer is 4th among de candidates
@@ -45,3 +45,11 @@ def test_what_the_predictions_cannot_give_is_none() -> None:
     # no other language to remove: -rand keeps the full AP (1); -same leaves no correct answer, AP 0
     table_3 = result.remove_one_target
     assert (table_3.minus_same, table_3.minus_random, table_3.relative_difference) == (0.0, 1.0, -1.0)
+
+
+def test_a_tied_block_across_the_cut_shares_the_places_left() -> None:
+    # top 2 of 3 listed: de, then a block of 4 equal scores (1 en, 3 de) from rank 2 on: the one
+    # place left goes 1/4 to en and 3/4 to de, whatever order the ranking gave the block
+    tied = PoolRanks("en", ("en",), (1.0,), (1.0,), (1.0,), ("de", "en", "de"), TopTie(2, {"en": 1, "de": 3}))
+    result = analyse([tied], ("en", "de"), pool_size=2, seed=0)
+    assert result.top_language_mix == {"en": {"en": 0.125, "de": 0.875}}

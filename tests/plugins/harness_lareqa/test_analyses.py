@@ -200,12 +200,20 @@ def test_limit_to_one_target_figure_4(case: tuple[dict[str, Any], Reference]) ->
 
 
 def test_answer_language_mix_of_the_top_100_figure_6(case: tuple[dict[str, Any], Reference]) -> None:
+    # A candidate above the 100th score counts 1; the candidates tied with the 100th share the
+    # places left: the mix expected over every order of the ties.
     diagnostics, reference = case
-    counts: dict[str, dict[str, int]] = {}
+    counts: dict[str, dict[str, float]] = {}
     for q in reference.questions:
-        row = counts.setdefault(q.lang, {lang: 0 for lang in reference.languages})
-        for p in reference.ranked(q, list(range(len(reference.langs))))[:100]:
+        row = counts.setdefault(q.lang, {lang: 0.0 for lang in reference.languages})
+        scores = reference.scores[q.uid]
+        cut = scores[reference.ranked(q, list(range(len(reference.langs))))[99]]
+        above = [p for p in range(len(scores)) if scores[p] > cut]
+        tied = [p for p in range(len(scores)) if scores[p] == cut]
+        for p in above:
             row[reference.langs[p]] += 1
+        for p in tied:
+            row[reference.langs[p]] += (100 - len(above)) / len(tied)
     assert diagnostics["top_k"] == 100
     got = diagnostics["top_language_mix"]
     for q_lang, row in counts.items():
