@@ -52,8 +52,8 @@ class PoolRanks:
     #: The same with each block of tied scores sharing its mean rank.
     mid_ranks: tuple[float, ...]
     #: Ranks of the targets in ``lang`` among the pool's candidates in ``lang`` (official tie
-    #: order), in target order; ``None`` when the predictions do not say.
-    monolingual_ranks: tuple[float, ...] | None
+    #: order), in target order; +inf where the predictions do not say.
+    monolingual_ranks: tuple[float, ...]
     #: Languages of the best-ranked candidates, best first (as many as the predictions list).
     top_langs: tuple[str, ...]
     #: The tied block across the top-``TOP_K_MIX`` cut, if any.
@@ -124,12 +124,12 @@ def _matrix(sums: dict[tuple[str, str], float], counts: dict[tuple[str, str], in
 
 
 def monolingual_pools(questions: Sequence[PoolRanks], languages: Sequence[str]) -> MonolingualPools | None:
-    """Table 4: AP of the same-language targets ranked among same-language candidates only."""
-    if any(q.monolingual_ranks is None for q in questions):
+    """Table 4: AP of the same-language targets ranked among same-language candidates only
+    (``None`` unless every such rank is known)."""
+    if not all(np.isfinite(q.monolingual_ranks).all() for q in questions):
         return None
     per_language: dict[str, list[float]] = {}
     for q in questions:
-        assert q.monolingual_ranks is not None
         per_language.setdefault(q.lang, []).append(_ap(q.monolingual_ranks))
     scores = {lang: float(np.mean(per_language[lang])) for lang in languages if lang in per_language}
     return MonolingualPools(map=scores, average=float(np.mean(list(scores.values()))))

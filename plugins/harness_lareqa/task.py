@@ -246,10 +246,11 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
 
     @staticmethod
     def _monolingual_ranks(item: Mapping[str, Any], lang: str, targets: list[int], ranking: list[int],
-                           position: Mapping[str, int], langs: list[str]) -> tuple[float, ...] | None:
+                           position: Mapping[str, int], langs: list[str]) -> tuple[float, ...]:
         """Ranks of the same-language targets among the candidates of their language: as the
         harness recorded them, else read off the ranking (exact for a target it lists, since
-        every candidate ranked above it is listed too); ``None`` if neither says."""
+        every candidate ranked above it is listed too), else NOT_RETRIEVED, as the official AP
+        treats a correct candidate a truncated ranking leaves out."""
         given = {position[cid]: r for cid, r in item.get("monolingual_ranks", {}).items()}
         in_ranking = [p for p in ranking if langs[p] == lang]
         out = []
@@ -259,7 +260,7 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
             elif t in in_ranking:
                 out.append(float(in_ranking.index(t) + 1))
             else:
-                return None
+                out.append(NOT_RETRIEVED)
         return tuple(out)
 
     def evaluate(self, data: LAReQAData, predictions: Mapping[str, list[dict[str, Any]]]) -> Evaluation:
@@ -294,11 +295,7 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
     def _monolingual_rank_matrix(questions: list[PoolRanks]) -> tuple[np.ndarray, np.ndarray]:
         """Ranks of each question's same-language targets among its language's candidates (padded
         with NOT_RETRIEVED), and their number per question."""
-        if any(q.monolingual_ranks is None for q in questions):
-            raise HarnessError("task lareqa: pool=mono needs the rank of every same-language answer among "
-                               "its language's candidates (predictions with 'monolingual_ranks', or rankings "
-                               "that list those answers)")
-        rows = [list(q.monolingual_ranks or ()) for q in questions]
+        rows = [list(q.monolingual_ranks) for q in questions]
         width = max((len(r) for r in rows), default=0)
         matrix = np.asarray([r + [NOT_RETRIEVED] * (width - len(r)) for r in rows]).reshape(len(rows), width)
         return matrix, np.asarray([len(r) for r in rows])

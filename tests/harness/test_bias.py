@@ -39,7 +39,7 @@ def test_every_analysis_by_hand() -> None:
 
 
 def test_what_the_predictions_cannot_give_is_none() -> None:
-    short = PoolRanks("en", ("en",), (1.0,), (1.0,), None, ("en",))
+    short = PoolRanks("en", ("en",), (1.0,), (1.0,), (float("inf"),), ("en",))
     result = analyse([short], ("en",), pool_size=5, seed=0)
     assert result.monolingual_pools is None and result.top_language_mix is None
     # no other language to remove: -rand keeps the full AP (1); -same leaves no correct answer, AP 0

@@ -109,6 +109,8 @@ def test_replaying_predictions_gives_the_same_scores(tmp_path: Path) -> None:
 def test_reference_models_give_the_metric_bounds(tmp_path: Path) -> None:
     assert runner.run("lareqa", "oracle", output=outputs(tmp_path)).evaluation.main_score == 1.0
     assert runner.run("lareqa", "empty", output=outputs(tmp_path)).evaluation.main_score == 0.0
+    assert runner.run("lareqa:pool=mono", "oracle", output=outputs(tmp_path)).evaluation.main_score == 1.0
+    assert runner.run("lareqa:pool=mono", "empty", output=outputs(tmp_path)).evaluation.main_score == 0.0
 
 
 def test_a_model_without_the_needed_capability_stops_before_loading(tmp_path: Path, registry: Registry) -> None:

@@ -171,6 +171,12 @@ def test_language_bias_of_the_gold_ranking_is_hand_checkable(tmp_path: Path) -> 
     assert bias["first_correct_share"]["zh"]["ar"] == 1.0
     assert bias["same_language_first"] == {lang: (1.0 if lang == "ar" else 0.0) for lang in languages}
     assert bias["chance_share"] == round(1 / 9, 4)
+    # the gold ranking lists no candidate but the 9 answers: each same-language answer is 1st among
+    # its language's candidates, and removing answers leaves the rest at ranks 1, 2, ...: AP 1
+    assert bias["monolingual_pools"]["average"] == 1.0
+    assert bias["remove_one_target"] == {"full": 1.0, "minus_same": 1.0, "minus_random": 1.0,
+                                         "relative_difference": 0.0, "seed": 0}
+    assert bias["one_target_mrr"]["en"] == {lang: 1.0 for lang in languages}
 
 
 def broken_copy(tmp_path: Path, edit: Any) -> Path:
