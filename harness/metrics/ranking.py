@@ -31,3 +31,20 @@ def average_precision(target_ranks: np.ndarray, n_targets: np.ndarray, k: int | 
     divisor = n_targets if k is None else np.minimum(n_targets, float(k))
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(divisor > 0, contributions.sum(axis=1) / divisor, 0.0)
+
+
+def mid_ranks(scores: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """1-based rank of selected columns in each row's descending order, a block of equal scores
+    sharing the mean of the ranks it spans (``better + (tied + 1) / 2``); padding -1 gives +inf.
+
+    A ranking must order ties somehow (the official LAReQA order is pool position), but a
+    diagnostic that compares languages should not depend on which language comes first in the
+    pool: with BM25 many candidates score exactly 0, and by pool position those of the first
+    languages would look better than the rest.
+    """
+    rows = np.arange(len(scores))[:, None]
+    valid = columns >= 0
+    target_scores = scores[rows, np.where(valid, columns, 0)][:, :, None]
+    better = (scores[:, None, :] > target_scores).sum(axis=2)
+    tied = (scores[:, None, :] == target_scores).sum(axis=2)
+    return np.where(valid, better + (tied + 1) / 2, np.inf)

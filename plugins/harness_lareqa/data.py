@@ -15,7 +15,7 @@ Follows XTREME-R's official loader (``third_party/utils_lareqa.py``):
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,15 @@ class Pool:
     langs: list[str] = field(default_factory=list)
     sentences: list[str] = field(default_factory=list)
     contexts: list[str] = field(default_factory=list)
-    paragraphs: list[str] = field(default_factory=list)  # f"{lang}_{paragraph_number}"
+
+
+@dataclass(frozen=True)
+class QuestionSample:
+    """What ``--limit`` kept: a seeded sample of questions per language, against the full pool."""
+
+    per_language: int
+    seed: int
+    of_questions: int  # questions before sampling
 
 
 @dataclass
@@ -51,6 +59,7 @@ class LAReQAData(TaskData):
     pool: Pool = field(default_factory=Pool)
     targets: dict[str, np.ndarray] = field(default_factory=dict)  # xling_id -> pool positions
     skipped: int = 0
+    sample: QuestionSample | None = None
 
     def questions_in(self, lang: str) -> list[Question]:
         return [q for q in self.questions if q.lang == lang]
@@ -128,7 +137,6 @@ def read_language(path: Path, lang: str, data: LAReQAData, seen_uids: set[str]) 
                         data.pool.langs.append(lang)
                         data.pool.sentences.append(candidate)
                         data.pool.contexts.append(context)
-                        data.pool.paragraphs.append(context_id)
                 answer_sentences.append((xling_id, sentence, sentences, first_position))
     targets: dict[str, list[int]] = defaultdict(list)
     for xling_id, sentence, sentences, first in answer_sentences:
@@ -140,33 +148,19 @@ def read_language(path: Path, lang: str, data: LAReQAData, seen_uids: set[str]) 
         data.targets[xling_id] = np.concatenate([data.targets[xling_id], np.asarray(positions, dtype=np.int64)])
 
 
-def restrict(data: LAReQAData, limit: int) -> None:
-    """Keep the first ``limit`` questions (by id, in the first language's order) in every language,
-    and only the paragraphs they come from, so a quick run keeps the pool's structure."""
-    keep_ids: list[str] = []
-    for question in data.questions:
-        if question.lang == data.questions[0].lang and question.xling_id not in keep_ids:
-            keep_ids.append(question.xling_id)
-            if len(keep_ids) == limit:
-                break
-    kept = set(keep_ids)
-    data.questions = [q for q in data.questions if q.xling_id in kept]
-    paragraphs = {data.pool.paragraphs[pos] for xid in kept for pos in data.targets.get(xid, [])}
-    old_to_new: dict[int, int] = {}
-    pool = Pool()
-    for pos, paragraph in enumerate(data.pool.paragraphs):
-        if paragraph in paragraphs:
-            old_to_new[pos] = len(pool.ids)
-            pool.ids.append(data.pool.ids[pos])
-            pool.langs.append(data.pool.langs[pos])
-            pool.sentences.append(data.pool.sentences[pos])
-            pool.contexts.append(data.pool.contexts[pos])
-            pool.paragraphs.append(paragraph)
-    data.pool = pool
-    data.targets = {
-        xid: np.asarray([old_to_new[p] for p in positions if p in old_to_new], dtype=np.int64)
-        for xid, positions in data.targets.items() if xid in kept
-    }
+def sample_questions(data: LAReQAData, limit: int, seed: int) -> None:
+    """Keep ``limit`` questions per language, drawn at random (seeded) but the same ids in every
+    language where it can (one shuffled order of ids serves all languages), so the languages stay
+    parallel; the candidate pool is left whole, so the limited mAP estimates the full one (a pool
+    cut to the sampled questions' paragraphs would make retrieval far easier)."""
+    ids = sorted({q.xling_id for q in data.questions})
+    priority = {xid: i for i, xid in enumerate(np.random.default_rng(seed).permutation(ids))}
+    kept: set[str] = set()
+    for lang in data.languages:
+        in_lang = sorted((q for q in data.questions if q.lang == lang), key=lambda q: priority[q.xling_id])
+        kept.update(q.uid for q in in_lang[:limit])
+    data.sample = QuestionSample(per_language=limit, seed=seed, of_questions=len(data.questions))
+    data.questions = [q for q in data.questions if q.uid in kept]
 
 
 def statistics(data: LAReQAData) -> dict[str, Any]:
@@ -182,4 +176,5 @@ def statistics(data: LAReQAData) -> dict[str, Any]:
             "mean": round(float(np.mean(n_targets)), 4) if n_targets else 0.0,
         },
         "skipped_questions": data.skipped,
+        **({"sample": asdict(data.sample)} if data.sample else {}),
     }

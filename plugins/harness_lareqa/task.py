@@ -10,11 +10,20 @@ Evaluation (LAReQA paper section 4; XTREME-R's ``utils_lareqa.py``):
   mAP@20 (``map@20``, XTREME-R; divisor min(#correct, 20)), each one global mean over all
   questions, as fractions in [0, 1] like the official output; plus one row per question language;
 * diagnostics of language bias: where the correct answer of each language is ranked, and in
-  which language the first correct answer is found (the paper's weak vs strong alignment).
+  which language the first correct answer is found (the paper's weak vs strong alignment);
+* the paper's analyses, from the same ranking (:mod:`harness.metrics.bias`): zero-shot
+  monolingual pools (Table 4), removing the same-language or a random other-language target
+  (Table 3), one target left in the pool (Figure 4), the answer-language mix of the top 100
+  (Figure 6).
 
-Ties between equal scores are ordered by pool position. (The official code sorts with numpy's
-unstable quicksort and reverses it, which leaves tie order unspecified; for real-valued dense
-scores ties do not occur.)
+``--limit N`` samples N questions per language (seeded, the same ids in every language) and
+keeps the whole pool, so a limited score estimates the full one.
+
+Ties between equal scores are ordered by pool position for every mAP and MRR. (The official
+code sorts with numpy's unstable quicksort and reverses it, which leaves tie order unspecified;
+for real-valued dense scores ties do not occur.) The diagnostic mean ranks instead give a block
+of tied scores its mean rank, so that BM25's many zero scores do not favour the languages that
+come first in the pool.
 """
 
 from __future__ import annotations
@@ -30,17 +39,21 @@ from harness.demo import ParallelQADemo
 from harness.encoding import EncodingRequest
 from harness.errors import HarnessError, InputError
 from harness.io import iter_jsonl, write_atomic
-from harness.metrics.ranking import NOT_RETRIEVED, average_precision
+from harness.metrics.bias import TOP_K_MIX, PoolRanks, TopTie, analyse, language_bias
+from harness.metrics.ranking import NOT_RETRIEVED, average_precision, mid_ranks
 from harness.protocols import Corpus, Retriever, ScoringIndex
 from harness.search import ranks_of, top_k
 from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task
 from harness.validation import validate
 
-from harness_lareqa.data import LAReQAData, read_language, restrict, statistics
+from harness_lareqa.data import LAReQAData, read_language, sample_questions, statistics
 from harness_lareqa.metadata import LAREQA
 
 CandidateForm = Literal["concat", "pair", "sentence"]
+PoolKind = Literal["multilingual", "mono"]
 QUERY_CHUNK = 256
+#: Seeds the ``--limit`` question sample and Table 3's random other language.
+SEED = 0
 
 
 class LAReQA(ParallelQADemo, Task[LAReQAData]):
@@ -48,17 +61,24 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
 
     metadata = LAREQA
 
-    def __init__(self, candidates: CandidateForm = "concat", save_top_k: int = 100) -> None:
+    def __init__(self, candidates: CandidateForm = "concat", save_top_k: int = 100,
+                 pool: PoolKind = "multilingual") -> None:
         """``candidates``: how a candidate is put to the model (``concat``: sentence + paragraph, the
         official XTREME-R input; ``pair``: (sentence, paragraph); ``sentence``: the sentence alone).
-        ``save_top_k``: length of the ranked list kept per question in the predictions file."""
+        ``save_top_k``: length of the ranked list kept per question in the predictions file.
+        ``pool``: ``mono`` scores each question against its own language's candidates only (the
+        paper's zero-shot monolingual pools, Table 4), every language in one run, from the same
+        predictions; the diagnostics still describe the multilingual ranking."""
         if save_top_k < 1:
             raise HarnessError("task lareqa: save_top_k must be at least 1")
         self.candidates = candidates
         self.save_top_k = save_top_k
+        self.pool = pool
 
     def options(self) -> dict[str, Any]:
-        return {"candidates": self.candidates}
+        """``pool`` only when it is not the official multilingual pool, so that the results of
+        official runs keep the options (and run ids) they had before the option existed."""
+        return {"candidates": self.candidates, **({"pool": self.pool} if self.pool != "multilingual" else {})}
 
     # -- data ---------------------------------------------------------------------------------
 
@@ -79,7 +99,7 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
             read_language(path, lang, data, seen)
             data.files.append(path)
         if request.limit:
-            restrict(data, request.limit)
+            sample_questions(data, request.limit, SEED)
         data.statistics = statistics(data)
         return data
 
@@ -104,11 +124,18 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
         return [lang for lang in data.languages if any(q.lang == lang for q in data.questions)]
 
     def predict(self, model: Retriever, data: LAReQAData, unit: str, context: RunContext) -> list[dict[str, Any]]:
-        """Rank the whole pool for each question of language ``unit``; keep the top of the ranking
-        and the ranks of the correct candidates (enough to recompute every metric)."""
+        """Rank the whole pool for each question of language ``unit``; keep the top of the ranking,
+        the ranks of the correct candidates (enough to recompute every metric), and what the
+        language-bias analyses need besides: tie-averaged ranks where scores tie, and the ranks of
+        the same-language targets among the candidates of that language (Table 4's pool)."""
         index = context.shared("pool-index", lambda: model.index(self.corpus(data)))
         questions = data.questions_in(unit)
         ids = data.pool.ids
+        pool_langs = np.asarray(data.pool.langs)
+        in_language = np.flatnonzero(pool_langs == unit)
+        position_in_language = np.full(len(ids), -1, dtype=np.int64)
+        position_in_language[in_language] = np.arange(len(in_language))
+        mix_k = min(TOP_K_MIX, len(ids))
         out: list[dict[str, Any]] = []
         with context.progress(len(questions), f"lareqa {unit}") as bar:
             for start in range(0, len(questions), QUERY_CHUNK):
@@ -125,13 +152,43 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
                     positions = np.empty_like(ranking.indices)
                     np.put_along_axis(positions, ranking.indices, np.arange(ranking.indices.shape[1])[None, :], axis=1)
                     ranks = np.where(targets >= 0, np.take_along_axis(positions, np.maximum(targets, 0), axis=1) + 1, np.inf)
-                for question, row_top, row_targets, row_ranks in zip(chunk, top, targets, ranks):
+                    scores = np.empty(ranking.scores.shape, dtype=ranking.scores.dtype)
+                    np.put_along_axis(scores, ranking.indices, ranking.scores, axis=1)
+                tied = mid_ranks(scores, targets)
+                same = np.where((targets >= 0) & (pool_langs[np.maximum(targets, 0)] == unit),
+                                position_in_language[np.maximum(targets, 0)], -1)
+                monolingual = ranks_of(scores[:, in_language], same)
+                top_ties = self._top_ties(scores, top, pool_langs, mix_k) if top.shape[1] >= mix_k else [None] * len(chunk)
+                for question, row_top, row_targets, row_ranks, row_tied, row_mono, top_tie in zip(
+                        chunk, top, targets, ranks, tied, monolingual, top_ties):
                     beyond = {ids[t]: int(r) for t, r in zip(row_targets, row_ranks) if t >= 0 and r > self.save_top_k}
                     item: dict[str, Any] = {"question_id": question.uid, "ranking": [ids[i] for i in row_top]}
                     if beyond:
                         item["ranks"] = beyond
+                    averaged = {ids[t]: float(m) for t, r, m in zip(row_targets, row_ranks, row_tied) if t >= 0 and m != r}
+                    if averaged:
+                        item["tied_ranks"] = averaged
+                    item["monolingual_ranks"] = {ids[t]: int(m) for t, m in zip(row_targets, row_mono) if np.isfinite(m)}
+                    if top_tie is not None:
+                        item["top_tie"] = top_tie
                     out.append(item)
                 bar.update(len(chunk))
+        return out
+
+    @staticmethod
+    def _top_ties(scores: np.ndarray, top: np.ndarray, pool_langs: np.ndarray, k: int) -> list[dict[str, Any] | None]:
+        """Per row, the block of scores equal to the k-th best where it straddles the top-k cut:
+        its first rank and its candidates per language (for the top-k language mix)."""
+        kth = np.take_along_axis(scores, top[:, k - 1 : k], axis=1)
+        greater = (scores > kth).sum(axis=1)
+        equal = scores == kth
+        out: list[dict[str, Any] | None] = []
+        for row in range(len(scores)):
+            if greater[row] + equal[row].sum() > k:
+                langs, counts = np.unique(pool_langs[equal[row]], return_counts=True)
+                out.append({"rank": int(greater[row]) + 1, "languages": dict(zip(langs.tolist(), counts.tolist()))})
+            else:
+                out.append(None)
         return out
 
     @staticmethod
@@ -155,29 +212,61 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
 
     # -- scoring ------------------------------------------------------------------------------
 
-    def target_ranks(self, data: LAReQAData, predictions: Mapping[str, list[dict[str, Any]]]) -> tuple[list[Any], np.ndarray, np.ndarray]:
-        """For every question with predictions: (question, ranks of its correct candidates padded
-        with NOT_RETRIEVED, number of correct candidates)."""
+    def target_ranks(self, data: LAReQAData, predictions: Mapping[str, list[dict[str, Any]]]
+                     ) -> tuple[list[PoolRanks], np.ndarray, np.ndarray]:
+        """For every question with predictions: where its correct candidates sit (padded with
+        NOT_RETRIEVED in the rank matrix), and its number of correct candidates."""
         by_uid = {q.uid: q for q in data.questions}
         position = {cid: i for i, cid in enumerate(data.pool.ids)}
+        langs = data.pool.langs
         max_targets = max((len(t) for t in data.targets.values()), default=0)
         questions, ranks, counts = [], [], []
         for unit in self.units(data):
             for item in predictions.get(unit, []):
                 question = by_uid[item["question_id"]]
-                targets = data.targets.get(question.xling_id, np.empty(0, dtype=np.int64))
-                known = {position[cid]: r for r, cid in enumerate(item["ranking"], start=1)}
+                targets = [int(t) for t in data.targets.get(question.xling_id, ())]
+                ranking = [position[cid] for cid in item["ranking"]]
+                known = {p: r for r, p in enumerate(ranking, start=1)}
                 for cid, r in item.get("ranks", {}).items():
                     known.setdefault(position[cid], r)
-                row = np.full(max_targets, NOT_RETRIEVED)
-                row[: len(targets)] = [known.get(int(t), NOT_RETRIEVED) for t in targets]
-                questions.append(question)
-                ranks.append(row)
+                tied = {position[cid]: r for cid, r in item.get("tied_ranks", {}).items()}
+                row = [float(known.get(t, NOT_RETRIEVED)) for t in targets]
+                questions.append(PoolRanks(
+                    lang=question.lang,
+                    target_langs=tuple(langs[t] for t in targets),
+                    ranks=tuple(row),
+                    mid_ranks=tuple(float(tied.get(t, r)) for t, r in zip(targets, row)),
+                    monolingual_ranks=self._monolingual_ranks(item, question.lang, targets, ranking, position, langs),
+                    top_langs=tuple(langs[p] for p in ranking),
+                    top_tie=TopTie(**item["top_tie"]) if "top_tie" in item else None,
+                ))
+                ranks.append(row + [NOT_RETRIEVED] * (max_targets - len(row)))
                 counts.append(len(targets))
         return questions, np.asarray(ranks).reshape(len(ranks), max_targets), np.asarray(counts)
 
+    @staticmethod
+    def _monolingual_ranks(item: Mapping[str, Any], lang: str, targets: list[int], ranking: list[int],
+                           position: Mapping[str, int], langs: list[str]) -> tuple[float, ...]:
+        """Ranks of the same-language targets among the candidates of their language: as the
+        harness recorded them, else read off the ranking (exact for a target it lists, since
+        every candidate ranked above it is listed too), else NOT_RETRIEVED, as the official AP
+        treats a correct candidate a truncated ranking leaves out."""
+        given = {position[cid]: r for cid, r in item.get("monolingual_ranks", {}).items()}
+        in_ranking = [p for p in ranking if langs[p] == lang]
+        out = []
+        for t in (t for t in targets if langs[t] == lang):
+            if t in given:
+                out.append(float(given[t]))
+            elif t in in_ranking:
+                out.append(float(in_ranking.index(t) + 1))
+            else:
+                out.append(NOT_RETRIEVED)
+        return tuple(out)
+
     def evaluate(self, data: LAReQAData, predictions: Mapping[str, list[dict[str, Any]]]) -> Evaluation:
         questions, ranks, counts = self.target_ranks(data, predictions)
+        if self.pool == "mono":
+            ranks, counts = self._monolingual_rank_matrix(questions)
         full = average_precision(ranks, counts)
         at20 = average_precision(ranks, counts, k=20)
         langs = np.asarray([q.lang for q in questions])
@@ -187,12 +276,35 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
             rows.append(ScoreRow(lang, {"map": float(full[mask].mean()), "map@20": float(at20[mask].mean())},
                                  int(mask.sum()), (lang,)))
         evaluation = Evaluation(main_score=rows[0].metrics["map"], rows=rows)
-        if np.isfinite(ranks[:, :1]).all() and all(np.isfinite(r[:c]).all() for r, c in zip(ranks, counts)):
-            evaluation.diagnostics = language_bias(data, questions, ranks, counts)
+        if self.pool == "mono":
+            evaluation.notes.append("pool=mono: every question against its own language's candidates only "
+                                    "(zero-shot monolingual pools, LAReQA Table 4)")
+        if data.sample is not None:
+            evaluation.notes.append(
+                f"questions: a seeded sample (seed {data.sample.seed}) of {data.sample.per_language} per language, "
+                f"{len(questions)} of {data.sample.of_questions}, ranked against the full pool of "
+                f"{len(data.pool.ids)} candidates: the scores estimate the full run's")
+        if all(np.isfinite(q.ranks).all() for q in questions):
+            evaluation.diagnostics = self.analyses(data, questions)
         else:
             evaluation.notes.append("language-bias diagnostics need the rank of every correct candidate; "
                                     "the predictions leave some unranked")
         return evaluation
+
+    @staticmethod
+    def _monolingual_rank_matrix(questions: list[PoolRanks]) -> tuple[np.ndarray, np.ndarray]:
+        """Ranks of each question's same-language targets among its language's candidates (padded
+        with NOT_RETRIEVED), and their number per question."""
+        rows = [list(q.monolingual_ranks) for q in questions]
+        width = max((len(r) for r in rows), default=0)
+        matrix = np.asarray([r + [NOT_RETRIEVED] * (width - len(r)) for r in rows]).reshape(len(rows), width)
+        return matrix, np.asarray([len(r) for r in rows])
+
+    def analyses(self, data: LAReQAData, questions: list[PoolRanks]) -> dict[str, Any]:
+        """The paper's language-bias analyses (section 5; Tables 3 and 4, Figures 4 and 6), all
+        from the one ranking of the multilingual pool."""
+        results = analyse(questions, data.languages, pool_size=len(data.pool.ids), seed=SEED)
+        return {**language_bias(questions, data.languages), **results.to_dict()}
 
     # -- prediction files ---------------------------------------------------------------------
 
@@ -211,7 +323,8 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
             if uid in seen:
                 raise InputError(f"question id '{uid}' appears twice", file=path, record=record, field="question_id")
             seen.add(uid)
-            for where, cids in (("ranking", item["ranking"]), ("ranks", item.get("ranks", {}))):
+            for where in ("ranking", "ranks", "tied_ranks", "monolingual_ranks"):
+                cids = item.get(where, ())
                 unknown = next((cid for cid in cids if cid not in pool_ids), None)
                 if unknown is not None:
                     raise InputError(f"unknown candidate id '{unknown}'", file=path, record=record, field=where)
@@ -225,52 +338,3 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
         lines = [json.dumps(item, ensure_ascii=False) for unit in self.units(data) for item in predictions.get(unit, [])]
         payload = ("\n".join(lines) + "\n").encode("utf-8")
         write_atomic(path, lambda handle: handle.write(payload))
-
-
-def language_bias(data: LAReQAData, questions: list[Any], ranks: np.ndarray, counts: np.ndarray) -> dict[str, Any]:
-    """How much a model prefers answers in the question's own language.
-
-    * ``mean_rank``: for questions in language q (rows) the mean rank, in the whole pool, of the
-      correct answer in language a (columns). A language-agnostic model has a flat matrix; a
-      weakly aligned one a small diagonal.
-    * ``first_correct_share``: the share of questions in language q whose best-ranked correct
-      answer is in language a. Chance is 1/#languages; a biased model puts ~1 on the diagonal.
-    * ``same_language_first``: the diagonal of the latter, per question language.
-    """
-    languages = list(data.languages)
-    index = {lang: i for i, lang in enumerate(languages)}
-    n = len(languages)
-    rank_sum = np.zeros((n, n))
-    rank_count = np.zeros((n, n))
-    first = np.zeros((n, n))
-    per_question = np.zeros(n)
-    for question, row, count in zip(questions, ranks, counts):
-        q = index[question.lang]
-        per_question[q] += 1
-        targets = data.targets[question.xling_id]
-        best: dict[int, float] = {}
-        for target, rank in zip(targets, row[:count]):
-            a = index[data.pool.langs[target]]
-            best[a] = min(best.get(a, np.inf), rank)
-        for a, rank in best.items():
-            rank_sum[q, a] += rank
-            rank_count[q, a] += 1
-        first[q, min(best, key=best.get)] += 1
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean_rank = rank_sum / rank_count
-        share = first / per_question[:, None]
-
-    def table(matrix: np.ndarray, digits: int) -> dict[str, dict[str, float | None]]:
-        return {
-            languages[i]: {languages[j]: (None if not np.isfinite(matrix[i, j]) else round(float(matrix[i, j]), digits))
-                           for j in range(n)}
-            for i in range(n) if per_question[i]
-        }
-
-    return {
-        "languages": languages,
-        "mean_rank": table(mean_rank, 2),
-        "first_correct_share": table(share, 4),
-        "same_language_first": {languages[i]: round(float(share[i, i]), 4) for i in range(n) if per_question[i]},
-        "chance_share": round(1.0 / n, 4),
-    }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.metrics.ranking import NOT_RETRIEVED, average_precision
+from harness.metrics.ranking import NOT_RETRIEVED, average_precision, mid_ranks
 
 
 def official_style_ap(targets: set[int], ranked: list[int], k: int | None) -> float:
@@ -42,3 +42,21 @@ def test_matches_the_official_loop_on_random_rankings(k: int | None) -> None:
         counts.append(n_targets)
     got = average_precision(np.array(ranks, dtype=float), np.array(counts), k=k)
     assert np.allclose(got, expected, rtol=0, atol=1e-12)
+
+
+def test_mid_ranks_by_hand() -> None:
+    # scores 5, 3, 3, 3, 1: the three 3s span ranks 2, 3, 4 and share 3; padding is +inf
+    scores = np.array([[5.0, 3.0, 3.0, 3.0, 1.0]])
+    assert mid_ranks(scores, np.array([[0, 2, 4, -1]])).tolist() == [[1.0, 3.0, 5.0, np.inf]]
+
+
+def test_mid_ranks_equal_the_mean_position_of_the_tied_block_in_a_sorted_row() -> None:
+    rng = np.random.default_rng(3)
+    scores = rng.integers(0, 4, size=(20, 30)).astype(np.float32)  # many ties
+    columns = np.stack([rng.choice(30, size=5, replace=False) for _ in range(20)])
+    got = mid_ranks(scores, columns)
+    for row in range(20):
+        ordered = sorted(range(30), key=lambda c: -scores[row, c])
+        for j, column in enumerate(columns[row]):
+            block = [i + 1 for i, c in enumerate(ordered) if scores[row, c] == scores[row, column]]
+            assert got[row, j] == sum(block) / len(block)

@@ -109,6 +109,8 @@ def test_replaying_predictions_gives_the_same_scores(tmp_path: Path) -> None:
 def test_reference_models_give_the_metric_bounds(tmp_path: Path) -> None:
     assert runner.run("lareqa", "oracle", output=outputs(tmp_path)).evaluation.main_score == 1.0
     assert runner.run("lareqa", "empty", output=outputs(tmp_path)).evaluation.main_score == 0.0
+    assert runner.run("lareqa:pool=mono", "oracle", output=outputs(tmp_path)).evaluation.main_score == 1.0
+    assert runner.run("lareqa:pool=mono", "empty", output=outputs(tmp_path)).evaluation.main_score == 0.0
 
 
 def test_a_model_without_the_needed_capability_stops_before_loading(tmp_path: Path, registry: Registry) -> None:
@@ -125,6 +127,31 @@ def test_limit_and_languages_are_recorded(tmp_path: Path) -> None:
     assert data.statistics["questions_per_language"] == {"en": 5, "zh": 5}
     entry = read_json(tmp_path / "board.json")["entries"][0]
     assert entry["limit"] == 5 and entry["languages"] == ["en", "zh"]
+
+
+def test_limit_samples_questions_against_the_full_pool(tmp_path: Path) -> None:
+    # The demo data: 24 questions in each of 9 languages, 324 candidates.
+    full = runner.run("lareqa", "bm25", output=outputs(tmp_path / "full"))
+    limited = runner.run("lareqa", "bm25", data=runner.DataOptions(limit=3), output=outputs(tmp_path / "limited"))
+    again = runner.run("lareqa", "bm25", data=runner.DataOptions(limit=3), output=outputs(tmp_path / "again"))
+    stats = limited.result.data.statistics
+    assert stats["candidates"] == full.result.data.statistics["candidates"] == 324
+    assert stats["questions_per_language"] == {lang: 3 for lang in stats["questions_per_language"]}
+    assert stats["sample"] == {"per_language": 3, "seed": 0, "of_questions": 216}
+    assert any("seeded sample" in note and "full pool of 324" in note for note in limited.result.notes)
+
+    def lines(outcome: runner.Outcome) -> dict[str, dict[str, Any]]:
+        path = Path(outcome.result.predictions.path)
+        return {item["question_id"]: item for item in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
+
+    sampled, everything = lines(limited), lines(full)
+    assert sampled == lines(again)  # seeded
+    ids = {uid.rsplit("_", 1)[0] for uid in sampled}
+    assert len(ids) == 3 and len(sampled) == 27  # the same three questions in every language
+    head = [uid.rsplit("_", 1)[0] for uid in everything if uid.endswith("_ar")][:3]
+    assert ids != set(head)  # drawn at random, not the file's first questions (what --limit kept before)
+    # against the same pool, each sampled question is ranked exactly as in the full run
+    assert all(item == everything[uid] for uid, item in sampled.items())
 
 
 def test_cli_run_prints_a_table_and_paths(harness_cli: Any) -> None:

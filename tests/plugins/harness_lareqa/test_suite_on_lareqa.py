@@ -65,10 +65,10 @@ def test_dry_run_prints_the_plan_without_encoding(harness_cli: Any, tiny_encoder
                                  "--dry-run", "--limit", "2", "--cache-dir", "cache")  # not the session's cache
     assert code == 0, err
     assert "model: tiny-encoder" in out and "device: cpu  precision: float32  world size: 1" in out
-    # --limit 2 keeps the first two questions, both about the Danube paragraph (5 sentences), in 9
-    # languages: 45 candidates per task (concatenated, then sentences alone) + 18 questions per
-    # task, the questions shared: 126 requested, 45 + 45 + 18 = 108 unique.
-    assert "encoding: 126 texts requested, 108 unique, 0 in the cache, 108 to encode" in out
+    # --limit 2 samples two questions per language (9 languages) and keeps the whole pool: 324
+    # candidates per task (concatenated, then sentences alone) + 18 questions per task, the
+    # questions shared: 684 requested, 324 + 324 + 18 = 666 unique.
+    assert "encoding: 684 texts requested, 666 unique, 0 in the cache, 666 to encode" in out
     assert not Path("results").exists()
     code, out, _ = harness_cli("cache", "info", "--cache-dir", "cache")
     assert code == 0 and "tiny-encoder" not in out  # nothing was encoded, so nothing was cached

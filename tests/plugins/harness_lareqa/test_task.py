@@ -152,7 +152,11 @@ def test_truncated_predictions_keep_every_metric_recomputable(tmp_path: Path) ->
     assert short.result.rows == full.result.rows
     rescored = runner.score("lareqa:save_top_k=3", Path(short.result.predictions.path), output=outputs(tmp_path))
     assert rescored.result.rows == full.result.rows
-    assert rescored.result.diagnostics == full.result.diagnostics
+    # every diagnostic but the top-100 language mix, which needs 100 listed candidates per question
+    assert rescored.result.diagnostics["top_language_mix"] is None
+    assert full.result.diagnostics["top_language_mix"] is not None
+    assert ({**rescored.result.diagnostics, "top_language_mix": None}
+            == {**full.result.diagnostics, "top_language_mix": None})
 
 
 def test_language_bias_of_the_gold_ranking_is_hand_checkable(tmp_path: Path) -> None:
@@ -167,6 +171,12 @@ def test_language_bias_of_the_gold_ranking_is_hand_checkable(tmp_path: Path) -> 
     assert bias["first_correct_share"]["zh"]["ar"] == 1.0
     assert bias["same_language_first"] == {lang: (1.0 if lang == "ar" else 0.0) for lang in languages}
     assert bias["chance_share"] == round(1 / 9, 4)
+    # the gold ranking lists no candidate but the 9 answers: each same-language answer is 1st among
+    # its language's candidates, and removing answers leaves the rest at ranks 1, 2, ...: AP 1
+    assert bias["monolingual_pools"]["average"] == 1.0
+    assert bias["remove_one_target"] == {"full": 1.0, "minus_same": 1.0, "minus_random": 1.0,
+                                         "relative_difference": 0.0, "seed": 0}
+    assert bias["one_target_mrr"]["en"] == {lang: 1.0 for lang in languages}
 
 
 def broken_copy(tmp_path: Path, edit: Any) -> Path:
@@ -213,6 +223,8 @@ def test_bad_prediction_files_are_one_line_errors(harness_cli: Any, tmp_path: Pa
                              "line 1: field 'question_id': unknown question id 'nope_en' (not in the data)"),
         "unknown-candidate": ([json.dumps({**json.loads(good[0]), "ranking": ["xx_1_0"]})] + good[1:],
                               "line 1: field 'ranking': unknown candidate id 'xx_1_0'"),
+        "unknown-monolingual": ([json.dumps({**json.loads(good[0]), "monolingual_ranks": {"xx_1_0": 1}})] + good[1:],
+                                "line 1: field 'monolingual_ranks': unknown candidate id 'xx_1_0'"),
         "twice": (good + good[:1], f"line {len(good) + 1}: field 'question_id': question id"),
         "missing": (good[1:], "no predictions for 1 question(s)"),
         "schema": ([json.dumps({"question_id": json.loads(good[0])["question_id"], "ranking": "x"})] + good[1:],
