@@ -7,7 +7,7 @@ distinct text once, sorted by length into batches.
 
 The suite is ``lareqa-candidates``: LAReQA with its three candidate forms (concat, sentence,
 pair) on the real XQuAD-R data under ``--data-dir`` (no demo default); the questions recur in all
-three tasks and the sentences in two. Encoding the whole pool three ways takes hours on a CPU, so
+three tasks (the candidate forms are distinct texts). Encoding the whole pool three ways takes hours on a CPU, so
 ``--texts N`` keeps a seeded sample of N pool positions and N questions, the same positions in
 every task (so the real duplication between tasks is kept). The model is e5-small (the real
 multilingual-e5-small weights through transformers; padding is real). The two sides run
@@ -83,14 +83,15 @@ def main() -> None:
         task, _ = load_task(registry, text)
         data = load_data(task, DataOptions(data_dir=args.data_dir))
         requests += [sampled(request, args.texts, args.seed) for request in task.encoding_requests(data)]
+    print(f"real XQuAD-R ({args.data_dir}), suite {SUITE}: {args.texts} sampled pool positions and questions "
+          f"(seed {args.seed}); e5-small (its default precision and backend), batch {BATCH}; "
+          f"baseline: naive per-task batching", flush=True)
     with tempfile.TemporaryDirectory() as folder:
         model_cls = registry.model("e5-small")[0].load()
         model = model_cls(runtime=Runtime(device_request="auto", batch_size=BATCH, cache_dir=Path(folder)))
         model.encode(["warm-up"], role="query")
         baseline, harness = alternate([Side("naive per-task batching", lambda: naive(model, requests)),
                                        Side("shared length-bucketed queue", lambda: shared(model, requests))], args.repeat)
-    print(f"real XQuAD-R ({args.data_dir}), suite {SUITE}: {args.texts} sampled pool positions and questions "
-          f"(seed {args.seed}); e5-small on {model.device}, batch {BATCH}; baseline: naive per-task batching")
     print(f"texts requested: {harness.result['requested']}; encoded: naive {baseline.result['texts']}, "
           f"shared {harness.result['texts']}; padding share: naive {baseline.result['padding']:.1%}, "
           f"shared {harness.result['padding']:.1%}")
