@@ -7,14 +7,14 @@ distinct text once, sorted by length into batches.
 
 The suite is ``lareqa-candidates``: LAReQA with its three candidate forms (concat, sentence,
 pair) on the real XQuAD-R data under ``--data-dir`` (no demo default); the questions recur in all
-three tasks (the candidate forms are distinct texts). Encoding the whole pool three ways takes hours on a CPU, so
-``--texts N`` keeps a seeded sample of N pool positions and N questions, the same positions in
+three tasks (the candidate forms are distinct texts). Encoding the whole pool three ways takes
+hours on a CPU, so ``--texts N`` keeps a seeded sample of N pool positions and N questions, the same positions in
 every task (so the real duplication between tasks is kept). The model is e5-small (the real
 multilingual-e5-small weights through transformers; padding is real). The two sides run
 alternately ``--repeat`` times after a warm-up; min and median seconds per side and their ratio
 are printed, with the texts each encoded and the padding share of its batches.
 
-    python benchmarks/bench_shared_batching.py --data-dir ../shared/data --texts 300
+    python benchmarks/bench_shared_batching.py --data-dir ../shared/data/lareqa/xquad-r --texts 300
 """
 
 from __future__ import annotations
