@@ -1,40 +1,55 @@
-"""One model over a suite of tasks, three ways: naive per-task batching, the shared length-bucketed
-queue, and a warm-cache re-run. Prints padding share, texts encoded and the time ratios.
+"""One model over a suite of tasks: naive per-task batching against the harness's shared queue.
 
-* naive: each task encodes its own texts in its own order, fixed-size batches, duplicates and all
-  (what a harness without a shared engine does);
-* shared: the texts of all tasks in one queue (harness.encoding.EncodingService, no cache):
-  each distinct text once, sorted by length into batches;
-* warm: the same run again with the embedding cache filled by a cold run.
+Baseline (naive): each task encodes its own texts in its own order, in fixed batches of
+``BATCH``, duplicates and all: what a harness without a shared engine does. Harness (shared): the
+texts of all tasks in one queue (``harness.encoding.EncodingService``, no embedding cache), each
+distinct text once, sorted by length into batches.
 
-The suite is LAReQA with its three candidate forms (the questions, and the sentences of the
-``sentence`` and ``pair`` forms, recur across tasks). The model is e5-small (real
-multilingual-e5-small weights through transformers, so padding is real). Run:
+The suite is ``lareqa-candidates``: LAReQA with its three candidate forms (concat, sentence,
+pair) on the real XQuAD-R data under ``--data-dir`` (no demo default); the questions recur in all
+three tasks (the candidate forms are distinct texts). Encoding the whole pool three ways takes
+hours on a CPU, so ``--texts N`` keeps a seeded sample of N pool positions and N questions, the same positions in
+every task (so the real duplication between tasks is kept). The model is e5-small (the real
+multilingual-e5-small weights through transformers; padding is real). The two sides run
+alternately ``--repeat`` times after a warm-up; min and median seconds per side and their ratio
+are printed, with the texts each encoded and the padding share of its batches.
 
-    python benchmarks/bench_shared_batching.py                       # built-in demo data
-    python benchmarks/bench_shared_batching.py --data-dir ../shared/data --limit 20
+    python benchmarks/bench_shared_batching.py --data-dir ../shared/data/lareqa/xquad-r --texts 300
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-from harness.cache import EmbeddingCache
+import numpy as np
+
 from harness.encoding import EncodingRequest, EncodingService
 from harness.model import Runtime
 from harness.registry import Registry
 from harness.runner import DataOptions, expand_tasks, load_data, load_task
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import Side, alternate, report  # noqa: E402
+
 BATCH = 32
+SUITE = "lareqa-candidates"
+
+
+def sampled(request: EncodingRequest, n: int, seed: int) -> EncodingRequest:
+    """The request cut to a seeded sample of ``n`` positions: the same positions for every request
+    of the same length (every form of the pool has one text per pool position)."""
+    rng = np.random.default_rng(seed)
+    keep = sorted(rng.choice(len(request.texts), size=min(n, len(request.texts)), replace=False))
+    langs = None if request.langs is None else [request.langs[i] for i in keep]
+    return EncodingRequest(request.role, [request.texts[i] for i in keep], langs)
 
 
 def naive(model: Any, requests: list[EncodingRequest]) -> dict[str, float]:
     """Every request encoded as it comes: input order, fixed batches, no deduplication."""
-    start = time.perf_counter()
     texts = tokens = padded = 0
     for request in requests:
         lengths = model.token_lengths(request.texts, role=request.role)
@@ -44,52 +59,43 @@ def naive(model: Any, requests: list[EncodingRequest]) -> dict[str, float]:
             texts += len(batch)
             tokens += sum(lengths[first : first + BATCH])
             padded += max(lengths[first : first + BATCH]) * len(batch)
-    return {"seconds": time.perf_counter() - start, "texts": texts, "padding": 1 - tokens / padded}
+    return {"texts": texts, "padding": 1 - tokens / padded}
 
 
-def shared(model: Any, requests: list[EncodingRequest], cache: EmbeddingCache | None) -> dict[str, float]:
-    service = EncodingService(model, cache=cache, batch_size=BATCH, show_progress=False)
-    start = time.perf_counter()
+def shared(model: Any, requests: list[EncodingRequest]) -> dict[str, float]:
+    """All requests through one encoding service without a cache: distinct texts, length-sorted batches."""
+    service = EncodingService(model, cache=None, batch_size=BATCH, show_progress=False)
     service.prefetch(requests)
     stats = service.stats.as_dict()
-    return {"seconds": time.perf_counter() - start, "texts": stats["encoded"], "padding": stats["padding_share"],
-            "requested": stats["requested"], "unique": stats["unique"]}
+    return {"texts": stats["encoded"], "padding": stats["padding_share"], "requested": stats["requested"]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", type=Path, help="benchmark folder (default: the built-in demo data)")
-    parser.add_argument("--limit", type=int, help="questions per language (real data is slow on a CPU)")
-    parser.add_argument("--repeat", type=int, default=1,
-                        help="alternate naive and shared runs this many times and keep each one's best time")
+    parser.add_argument("--data-dir", type=Path, required=True, help="the real XQuAD-R data folder, as `harness run` takes it")
+    parser.add_argument("--texts", type=int, default=300, help="pool positions and questions sampled (seeded)")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds, each running both sides once")
+    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     registry = Registry.discover()
     requests: list[EncodingRequest] = []
-    for text in expand_tasks("lareqa-candidates", registry):
+    for text in expand_tasks(SUITE, registry):
         task, _ = load_task(registry, text)
-        data = load_data(task, DataOptions(data_dir=args.data_dir, limit=args.limit))
-        requests += task.encoding_requests(data)
+        data = load_data(task, DataOptions(data_dir=args.data_dir))
+        requests += [sampled(request, args.texts, args.seed) for request in task.encoding_requests(data)]
+    print(f"real XQuAD-R ({args.data_dir}), suite {SUITE}: {args.texts} sampled pool positions and questions "
+          f"(seed {args.seed}); e5-small (its default precision and backend), batch {BATCH}; "
+          f"baseline: naive per-task batching", flush=True)
     with tempfile.TemporaryDirectory() as folder:
         model_cls = registry.model("e5-small")[0].load()
         model = model_cls(runtime=Runtime(device_request="auto", batch_size=BATCH, cache_dir=Path(folder)))
         model.encode(["warm-up"], role="query")
-        naive_runs, shared_runs = [], []
-        for _ in range(args.repeat):  # alternating cancels slow drifts of a shared machine
-            naive_runs.append(naive(model, requests))
-            shared_runs.append(shared(model, requests, None))
-        plain = min(naive_runs, key=lambda r: r["seconds"])
-        one_queue = min(shared_runs, key=lambda r: r["seconds"])
-        cache = EmbeddingCache(Path(folder), model.identity().as_dict())
-        cold = shared(model, requests, cache)
-        warm = shared(model, requests, EmbeddingCache(Path(folder), model.identity().as_dict()))
-    print(f"data: {args.data_dir or 'built-in demo data'}, limit {args.limit}, device {model.device}, batch {BATCH}")
-    print(f"texts requested by the 3 tasks: {one_queue['requested']}, distinct: {one_queue['unique']}")
-    rows = [("naive per-task batching", plain), ("shared length-bucketed", one_queue), ("shared, cold cache", cold),
-            ("warm-cache re-run", warm)]
-    for name, row in rows:
-        print(f"{name:26s} {row['seconds']:8.2f} s  texts encoded {int(row['texts']):6d}  padding {row['padding']:.1%}")
-    print(f"shared vs naive: {plain['seconds'] / one_queue['seconds']:.1f}x faster")
-    print(f"warm vs cold:    {cold['seconds'] / max(warm['seconds'], 1e-9):.1f}x faster")
+        baseline, harness = alternate([Side("naive per-task batching", lambda: naive(model, requests)),
+                                       Side("shared length-bucketed queue", lambda: shared(model, requests))], args.repeat)
+    print(f"texts requested: {harness.result['requested']}; encoded: naive {baseline.result['texts']}, "
+          f"shared {harness.result['texts']}; padding share: naive {baseline.result['padding']:.1%}, "
+          f"shared {harness.result['padding']:.1%}")
+    report(baseline, harness)
 
 
 if __name__ == "__main__":
