@@ -18,20 +18,18 @@ For each it prints the cosine of its vectors to float32's (faithful: >= 0.99) an
 FLOP/s (2 x matrix parameters x tokens + attention) as a share of the machine's matmul peak in
 the variant's precision, measured in the same run (:mod:`harness.peak`): the limit is the peak.
 
-``--faithfulness`` compares whole-pool runs instead: give it the embedding caches and results of
-``harness run lareqa e5-small:precision=float32`` and ``harness run lareqa e5-small`` (bfloat16)
-and it prints the cosine distribution over all 26,034 texts and the mAP / mAP@20 differences
-(faithful: within 0.003).
+``--faithfulness`` compares whole-pool runs instead: give it the embedding caches (``--cache-dir``)
+of ``harness run lareqa e5-small:precision=float32`` and ``harness run lareqa e5-small``
+(bfloat16) and it prints the cosine distribution and the LAReQA mAP / mAP@20 differences
+(faithful: within 0.003) on the candidates both caches hold (all of them after complete runs).
 
     python benchmarks/bench_encoder_backends.py --data-dir ../shared/data/lareqa/xquad-r --texts 384
-    python benchmarks/bench_encoder_backends.py --faithfulness --cache-dirs C32 C16 \
-        --results runs/fp32/.../result.json runs/bf16/.../result.json
+    python benchmarks/bench_encoder_backends.py --faithfulness --cache-dirs C32 C16
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import tempfile
 import time
@@ -195,19 +193,51 @@ def speed(args: argparse.Namespace) -> None:
 
 
 def faithfulness(args: argparse.Namespace) -> None:
+    """float32 vs bfloat16 vectors of the real pool from two runs' embedding caches, and LAReQA
+    mAP / mAP@20 from each. Where the float32 cache holds only part of the pool (a float32 run is
+    ~4x slower), the comparison is on the candidates it holds, with every question (float32
+    questions missing from the cache are encoded here and saved to it)."""
     from harness.cache import EmbeddingCache, text_key
+    from harness.encoding import EncodingService
+    from harness.metrics.ranking import average_precision
+    from harness.search import ranks_of
 
-    results = [json.loads(Path(p).read_text()) for p in args.results]
-    caches = [EmbeddingCache(root, r["model"]) for root, r in zip(args.cache_dirs, results)]
-    texts = pool_texts(args.data_dir)
-    keys = [text_key(role, text) for role, text in texts]
-    a, b = (np.stack([cache.get(k) for k in keys]) for cache in caches)
-    cosine = (a * b).sum(axis=1)
-    print(f"{results[0]['model']['label']} vs {results[1]['model']['label']} on {len(keys):,} pool texts: "
-          f"cosine min {cosine.min():.5f}, 0.1% {np.quantile(cosine, 0.001):.5f}, mean {cosine.mean():.6f}")
-    for metric in ("map", "map@20"):
-        values = [next(r for r in res["rows"] if r["subset"] == "all")["metrics"][metric] for res in results]
-        print(f"{metric}: {values[0]:.4f} vs {values[1]:.4f}, difference {values[1] - values[0]:+.4f}")
+    task = LAReQA()
+    data = task.load(DataRequest(data_dir=args.data_dir, split="test"))
+    candidates = task.corpus(data).texts
+    questions = [q.text for q in data.questions]
+    models, caches = [], []
+    for precision, root in zip(("float32", "bfloat16"), args.cache_dirs):
+        model = E5Small(runtime=Runtime(device_request="cpu", cache_dir=root), precision=precision)
+        models.append(model)
+        caches.append(EmbeddingCache(root, model.identity().as_dict()))
+    keys = [text_key("passage", t) for t in candidates]
+    kept = np.array([i for i, k in enumerate(keys) if all(k in c for c in caches)])
+    print(f"candidates in both caches: {len(kept):,} of {len(keys):,} (float32 holds the longest first)")
+    pool = [np.stack([c.get(keys[i]) for i in kept]) for c in caches]
+    cosine = (pool[0] * pool[1]).sum(axis=1)
+    print(f"candidate vectors, float32 vs bfloat16: cosine min {cosine.min():.5f}, "
+          f"0.1% quantile {np.quantile(cosine, 0.001):.5f}, mean {cosine.mean():.6f}")
+    asked = [EncodingService(m, cache=c, show_progress=False).encode(questions, role="query")
+             for m, c in zip(models, caches)]
+    qcos = (asked[0] * asked[1]).sum(axis=1)
+    print(f"question vectors ({len(questions):,}): cosine min {qcos.min():.5f}, mean {qcos.mean():.6f}")
+    position = {int(p): j for j, p in enumerate(kept)}
+    targets = [[position[int(t)] for t in data.targets.get(q.xling_id, []) if int(t) in position] for q in data.questions]
+    rows = np.array([i for i, t in enumerate(targets) if t])
+    width = max(len(targets[i]) for i in rows)
+    matrix = np.full((len(rows), width), -1, dtype=np.int64)
+    for r, i in enumerate(rows):
+        matrix[r, : len(targets[i])] = targets[i]
+    n_targets = (matrix >= 0).sum(axis=1)
+    for metric, k in (("map", None), ("map@20", 20)):
+        values = []
+        for vectors, candidate_vectors in zip(asked, pool):
+            ap = [average_precision(ranks_of(vectors[rows[s : s + 256]] @ candidate_vectors.T, matrix[s : s + 256]),
+                                    n_targets[s : s + 256], k) for s in range(0, len(rows), 256)]
+            values.append(float(np.concatenate(ap).mean()))
+        print(f"{metric} over {len(rows):,} questions on this pool: float32 {values[0]:.4f}, bfloat16 {values[1]:.4f}, "
+              f"difference {values[1] - values[0]:+.5f}")
 
 
 def main() -> None:
@@ -220,7 +250,6 @@ def main() -> None:
     parser.add_argument("--model-cache", type=Path, help="cache folder holding the converted checkpoint")
     parser.add_argument("--faithfulness", action="store_true")
     parser.add_argument("--cache-dirs", type=Path, nargs=2, help="the two runs' --cache-dir")
-    parser.add_argument("--results", type=Path, nargs=2)
     args = parser.parse_args()
     faithfulness(args) if args.faithfulness else speed(args)
 
