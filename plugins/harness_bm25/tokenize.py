@@ -18,9 +18,6 @@ import unicodedata
 from collections.abc import Callable
 from functools import cache
 
-#: Segmenters per language; any other language uses :func:`word_tokens`.
-SEGMENTED = ("zh", "ja", "th", "ko")
-
 
 @cache
 def _word_pattern() -> re.Pattern[str]:
