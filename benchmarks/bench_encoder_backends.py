@@ -213,7 +213,8 @@ def faithfulness(args: argparse.Namespace) -> None:
         caches.append(EmbeddingCache(root, model.identity().as_dict()))
     keys = [text_key("passage", t) for t in candidates]
     kept = np.array([i for i, k in enumerate(keys) if all(k in c for c in caches)])
-    print(f"candidates in both caches: {len(kept):,} of {len(keys):,} (float32 holds the longest first)")
+    print(f"candidates in both caches: {len(kept):,} of {len(keys):,}"
+          + (" (a partial float32 run holds the longest first)" if len(kept) < len(keys) else ""))
     pool = [np.stack([c.get(keys[i]) for i in kept]) for c in caches]
     cosine = (pool[0] * pool[1]).sum(axis=1)
     print(f"candidate vectors, float32 vs bfloat16: cosine min {cosine.min():.5f}, "
