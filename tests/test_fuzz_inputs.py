@@ -335,7 +335,10 @@ def _xor_data_command(work: Path, broken: Path, out: Path) -> list[Any]:
     return ["run", "xor-engspan", "oracle", "--data-dir", folder, "--output-dir", out, "--no-leaderboard", "--quiet"]
 
 
-def _fuzz_reader(reader: Reader, work: Path, examples: int) -> None:
+def _fuzz_reader(reader: Reader, work: Path, examples: int) -> int:
+    """Run up to ``examples`` generated broken files through the CLI (each case asserts its own
+    refusal); return how many cases ran."""
+    before = CASES[reader.name]
     if reader.name not in _VALID:
         _VALID[reader.name] = reader.valid(work)
     valid = _VALID[reader.name]
@@ -355,6 +358,7 @@ def _fuzz_reader(reader: Reader, work: Path, examples: int) -> None:
 
     case()
     _report()
+    return CASES[reader.name] - before
 
 
 @pytest.fixture(scope="module")
@@ -364,7 +368,7 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("reader", READERS, ids=lambda r: r.name)
 def test_broken_files_are_refused_in_one_line(reader: Reader, work: Path) -> None:
-    _fuzz_reader(reader, work, EXAMPLES)
+    assert _fuzz_reader(reader, work, EXAMPLES) > 0
 
 
 def _many(config: pytest.Config) -> None:
@@ -378,7 +382,7 @@ def _many(config: pytest.Config) -> None:
 @pytest.mark.parametrize("reader", READERS, ids=lambda r: r.name)
 def test_broken_files_are_refused_in_one_line_many(reader: Reader, work: Path, request: pytest.FixtureRequest) -> None:
     _many(request.config)
-    _fuzz_reader(reader, work, SLOW_EXAMPLES)
+    assert _fuzz_reader(reader, work, SLOW_EXAMPLES) > 0
 
 
 # -- command-line options ----------------------------------------------------------------------
