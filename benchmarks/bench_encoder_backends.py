@@ -85,7 +85,7 @@ def encoder_runner(model: E5Small, texts: Texts) -> tuple[Callable[[], np.ndarra
 
 def unpacked(model: E5Small) -> E5Small:
     """The model on transformers' own padded forward."""
-    model.engine.packed = None
+    model.engine.use_transformers_forward()
     return model
 
 
@@ -109,7 +109,7 @@ class OnnxEncoder:
         import torch
 
         self.model = model
-        engine = model.engine
+        engine = unpacked(model).engine  # the transformers model is what gets exported
         inputs = engine._pad(engine._tokenize(["query: a b c", "passage: d e"], "query"))
         path = folder / "e5-small.onnx"
         class Hidden(torch.nn.Module):  # the model's forward with the two inputs as positions

@@ -45,7 +45,7 @@ ROUND_TEXTS = 4096
 #: Seconds of encoding after which a single-process round ends early (and is saved).
 ROUND_SECONDS = 60.0
 #: Texts per role whose tokens a dry run counts; the tokens of the rest are estimated from them.
-PLAN_SAMPLE = 512
+PLAN_SAMPLE = 256
 #: Seconds a dry run spends encoding sample texts to estimate the encoding time.
 CALIBRATION_SECONDS = 0.5
 #: Texts per calibration batch: small, so a slow model does not overrun the budget by much, but

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
 from harness.batching import AdaptiveBatcher
 from harness.errors import HarnessError
-from harness.io import sha256_file
+from harness.cache import file_digest
 from harness.model import Model, ModelIdentity, Runtime
 from harness.provenance import package_version
 
@@ -38,22 +37,16 @@ def check_folder(path: str | Path, owner: str, revision: str | None = None) -> P
     return folder
 
 
-@cache
-def _hash_folder(path: Path, stamp: tuple[tuple[str, int, float], ...]) -> str:
-    digest = hashlib.sha256()
-    for name, _, _ in stamp:
-        digest.update(name.encode())
-        digest.update(sha256_file(path / name).encode())
-    return "sha256:" + digest.hexdigest()
-
-
 def weights_hash(path: Path) -> str:
-    """One SHA-256 over the weight files of a checkpoint folder (names and contents)."""
+    """One SHA-256 over the weight files of a checkpoint folder (names and their digests)."""
     files = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(WEIGHT_SUFFIXES))
     if not files:
         raise HarnessError(f"{path} has no weight files ({', '.join(WEIGHT_SUFFIXES)})")
-    stamp = tuple((p.name, p.stat().st_size, p.stat().st_mtime) for p in files)
-    return _hash_folder(path, stamp)
+    digest = hashlib.sha256()
+    for file in files:
+        digest.update(file.name.encode())
+        digest.update(file_digest(file).removeprefix("sha256:").encode())
+    return "sha256:" + digest.hexdigest()
 
 
 def config_summary(path: Path) -> dict[str, Any]:
@@ -95,7 +88,6 @@ class CheckpointModel(Model):
     def __init__(self, *, runtime: Runtime, path: Path, precision: str, label: str | None,
                  cpu_auto: str = "float32") -> None:
         import torch
-        import transformers
 
         self.owner = f"model {self.name or type(self).__name__}"
         self.path = check_folder(path, self.owner)
@@ -108,11 +100,23 @@ class CheckpointModel(Model):
         self.precision = str(self.dtype).removeprefix("torch.")
         self.batch_size = runtime.batch_size or 32
         self.batcher = AdaptiveBatcher(self.batch_size)
-        self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
-        loader = getattr(transformers, self.auto_class)
-        self.model = loader.from_pretrained(str(self.path), local_files_only=True, dtype=self.dtype)
-        self.model.to(self.device).eval()
         self._torch = torch
+        self.tokenizer = self.load_tokenizer()
+        self.model = self.load_model()
+
+    def load_tokenizer(self) -> Any:
+        """The checkpoint's tokenizer, through ``AutoTokenizer``."""
+        import transformers
+
+        return transformers.AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
+
+    def load_model(self) -> Any:
+        """The checkpoint's weights through transformers' :attr:`auto_class`, on the device, in
+        the precision, in inference mode."""
+        import transformers
+
+        loader = getattr(transformers, self.auto_class)
+        return loader.from_pretrained(str(self.path), local_files_only=True, dtype=self.dtype).to(self.device).eval()
 
     def to_device(self, batch: dict[str, Any]) -> dict[str, Any]:
         """Tensors to the model's device: pinned memory and non-blocking copies on a GPU."""

