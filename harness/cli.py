@@ -124,6 +124,18 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("file", type=Path)
     validate.add_argument("--schema", help="schema name, a harness or plugin one (default: run-result or "
                           "leaderboard, guessed from the file)")
+    validate.add_argument("--rescore", action="store_true", help="a result: also recompute its scores from the "
+                          "predictions it names, on the data of --data-dir (default: the folder it names), and refuse "
+                          "any number they do not give")
+    validate.add_argument("--data-dir", type=Path, help="with --rescore: the maintainer's copy of the benchmark files")
+
+    submit = commands.add_parser("submit", help="leaderboard intake: score submission folders from their "
+                                 "predictions and add the accepted ones")
+    submit.add_argument("submissions", type=Path, nargs="+", metavar="FOLDER",
+                        help="a submission folder (with submission.json) or a folder of them")
+    submit.add_argument("--data-dir", type=Path, help="the benchmark files every submission is scored against "
+                        "(default: the tasks' demo data)")
+    _add_output_arguments(submit)
     return parser
 
 
@@ -310,7 +322,36 @@ def _cmd_validate(args: argparse.Namespace) -> None:
                              else "run-result")
     for line, instance in records:
         validate(instance, schema, file=args.file, record=None if line is None else f"line {line}")
+    if args.rescore:
+        from harness.intake import rescore_result
+
+        if schema != "run-result":
+            raise HarnessError(f"{args.file}: --rescore checks a run result, not a {schema} file")
+        rescored = rescore_result(args.file, args.data_dir)
+        print(f"{args.file}: valid run-result; its {len(rescored.result.rows)} rows are what its predictions score")
+        return
     print(f"{args.file}: valid {schema}" + ("" if records[0][0] is None else f" ({len(records)} lines)"))
+
+
+def _cmd_submit(args: argparse.Namespace, argv: Sequence[str]) -> None:
+    from harness.intake import take_submissions
+
+    output = _output_options(args, argv)
+    if output.leaderboard is None:
+        raise HarnessError("submit adds accepted submissions to a leaderboard: drop --no-leaderboard")
+    verdicts = take_submissions(args.submissions, data_dir=args.data_dir, output_dir=output.output_dir,
+                                board=output.leaderboard)
+    for verdict in verdicts:
+        if verdict.accepted:
+            scores = ", ".join(f"{o.result.task.name} {o.result.main_score.metric} "
+                               f"{format_score(o.result.main_score.value)}" for o in verdict.outcomes if o.result)
+            print(f"accepted  {verdict.submission}: {scores}")
+        else:
+            print(f"rejected  {verdict.submission}: {one_line(verdict.reason)}")
+    rejected = sum(not v.accepted for v in verdicts)
+    print(f"{len(verdicts) - rejected} accepted, {rejected} rejected; leaderboard: {output.leaderboard}")
+    if rejected:  # exit 2, so that a maintainer's script notices; the accepted ones are on the board
+        raise HarnessError(f"{rejected} of {len(verdicts)} submissions rejected (verdicts above)")
 
 
 def _one_line_warnings(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
@@ -338,6 +379,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             _cmd_cache(args)
         elif args.command == "validate":
             _cmd_validate(args)
+        elif args.command == "submit":
+            _cmd_submit(args, argv)
     except HarnessError as exc:
         print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code

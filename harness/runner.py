@@ -494,9 +494,11 @@ def score(
     label: str | None = None,
     registry: Registry | None = None,
     input_rules: InputRules = "strict",
+    details: dict[str, Any] | None = None,
 ) -> Outcome:
     """Score a predictions file written elsewhere, in the task's official format, read under
-    ``input_rules`` (see :attr:`TaskData.input_rules`)."""
+    ``input_rules`` (see :attr:`TaskData.input_rules`); ``details`` join the result's model
+    details (a submission's model card)."""
     data_options = data or DataOptions()
     output = output or OutputOptions()
     check_output(output)
@@ -516,7 +518,7 @@ def score(
     digest = sha256_path(predictions_file)
     identity = ModelIdentity(
         name="predictions-file", label=label or predictions_file.stem, weights=f"sha256:{digest}",
-        options={}, details={"predictions": str(predictions_file)},
+        options={}, details={"predictions": str(predictions_file), **(details or {})},
     )
     files = timer.time("hash_data", lambda: describe_files(task_data.files))
     run_id = _run_id(task, identity, task_data, data_options.limit, files, "score")

@@ -1,0 +1,198 @@
+"""Submissions from strangers: every number recomputed from predictions, never trusted.
+
+A leaderboard maintainer receives predictions and a model card, or a finished ``result.json``.
+:func:`rescore_result` recomputes a result from the predictions it names against the
+maintainer's copy of the data (``harness validate --rescore``): a result whose scores were edited
+("map 0.99 claimed, 0.0872 recomputed"), whose predictions changed after scoring, or whose data
+differ from the maintainer's is refused in one line. :func:`take_submissions` processes
+submission folders (``harness submit``): each is validated and scored from its predictions only,
+and goes on the leaderboard whole or not at all, with a verdict per submission; one rejected
+submission never costs the board an entry.
+
+A submission folder holds ``submission.json`` (schema ``submission``): the model card and, per
+entry, the task as written on the command line and the predictions in the benchmark's official
+format, a path inside the folder.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness import leaderboard
+from harness.errors import HarnessError
+from harness.io import read_json, sha256_path
+from harness.options import bind_options
+from harness.provenance import describe_files
+from harness.registry import Registry, load_target
+from harness.results import RunResult, migrate
+from harness.runner import DataOptions, Outcome, OutputOptions, load_data, score
+from harness.task import Evaluation, Task
+from harness.validation import validate
+
+MANIFEST = "submission.json"
+#: Recomputed scores equal claimed ones up to float formatting (JSON round trips are exact, but a
+#: claimed number may have been written by another harness version's arithmetic order).
+TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class Rescored:
+    """A result checked against its predictions: what was claimed and what was recomputed."""
+
+    result_path: Path
+    result: RunResult
+    evaluation: Evaluation
+
+
+def read_result(path: Path) -> RunResult:
+    """A ``result.json`` read, validated and migrated to the current schema."""
+    raw = read_json(path)
+    if isinstance(raw, dict):
+        raw = migrate(raw)
+    validate(raw, "run-result", file=path)
+    return RunResult.from_dict(raw)
+
+
+def _predictions_path(result: RunResult, result_path: Path) -> Path:
+    """The predictions a result names: its recorded path, else the same name beside the result
+    (a result folder copied elsewhere)."""
+    recorded = Path(result.predictions.path)
+    for candidate in (recorded, result_path.parent / recorded.name):
+        if candidate.exists():
+            return candidate
+    raise HarnessError(f"{result_path}: predictions: {recorded} not found (nor beside the result)")
+
+
+def _task(result: RunResult, registry: Registry) -> tuple[Task, dict[str, Any]]:
+    """The task with the result's options; ``input_rules`` is how predictions were read, not an
+    option of the task."""
+    options = dict(result.task.options)
+    rules = options.pop("input_rules", "strict")
+    spec, plugin = registry.task(result.task.name)
+    task_cls = load_target(spec, plugin, "task")
+    return task_cls(**bind_options(task_cls, options, owner=f"task {result.task.name}")), {"input_rules": rules}
+
+
+def rescore_result(result_path: Path, data_dir: Path | None = None, registry: Registry | None = None) -> Rescored:
+    """Recompute ``result_path``'s scores from its predictions on the maintainer's data
+    (``data_dir``, else the folder the result names); raise one line at the first difference."""
+    result = read_result(result_path)
+    registry = registry or Registry.discover()
+    predictions_path = _predictions_path(result, result_path)
+    if sha256_path(predictions_path) != result.predictions.sha256:
+        raise HarnessError(f"{result_path}: predictions: {predictions_path} changed after it was scored "
+                           "(its SHA-256 is not the one the result records)")
+    task, reading = _task(result, registry)
+    data_record = result.data
+    source = None if data_record.demo else (data_dir or Path(data_record.source))
+    data = load_data(task, DataOptions(data_dir=source, split=data_record.split,
+                                       languages=data_record.languages, limit=data_record.limit))
+    data.input_rules = reading["input_rules"]
+    claimed_files = sorted(f.sha256 for f in data_record.files)
+    if sorted(f["sha256"] for f in describe_files(data.files)) != claimed_files:
+        raise HarnessError(f"{result_path}: data.files: the data under {source or 'the demo'} are not the files "
+                           "the result was scored on (their SHA-256 differ)")
+    evaluation = task.evaluate(data, task.read_predictions(predictions_path, data))
+    _compare(result, evaluation, result_path)
+    return Rescored(result_path, result, evaluation)
+
+
+def _differs(claimed: float | None, recomputed: float | None) -> bool:
+    if claimed is None or recomputed is None:
+        return claimed is not recomputed
+    return not math.isclose(claimed, recomputed, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
+
+
+def _number(value: Any) -> str:
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+def _compare(result: RunResult, evaluation: Evaluation, result_path: Path) -> None:
+    """One line naming the first claimed number its predictions do not give."""
+    def refuse(field_name: str, metric: str, claimed: Any, recomputed: Any) -> None:
+        raise HarnessError(f"{result_path}: {field_name}: scores do not match their predictions: "
+                           f"{metric} {_number(claimed)} claimed, {_number(recomputed)} recomputed")
+
+    if _differs(result.main_score.value, evaluation.main_score):
+        refuse("main_score", result.main_score.metric, result.main_score.value, evaluation.main_score)
+    recomputed = {row.subset: row for row in evaluation.rows}
+    for index, row in enumerate(result.rows):
+        again = recomputed.pop(row.subset, None)
+        if again is None:
+            raise HarnessError(f"{result_path}: rows[{index}]: subset '{row.subset}' is not in the recomputed scores")
+        for metric, value in row.metrics.items():
+            if metric not in again.metrics or _differs(value, again.metrics[metric]):
+                refuse(f"rows[{index}] ({row.subset})", metric, value, again.metrics.get(metric))
+        if row.count != again.count:
+            refuse(f"rows[{index}] ({row.subset})", "count", row.count, again.count)
+    if recomputed:
+        raise HarnessError(f"{result_path}: rows: subset '{next(iter(recomputed))}' of the recomputed scores is missing")
+
+
+@dataclass
+class Verdict:
+    """What became of one submission."""
+
+    submission: Path
+    accepted: bool
+    reason: str = ""
+    outcomes: list[Outcome] = field(default_factory=list)
+
+
+def submission_folders(paths: Sequence[Path]) -> list[Path]:
+    """The submissions named: folders holding a ``submission.json``, or folders of such folders
+    (a maintainer's inbox), in name order."""
+    out: list[Path] = []
+    for path in paths:
+        if (path / MANIFEST).is_file():
+            out.append(path)
+        elif path.is_dir():
+            inner = sorted(p for p in path.iterdir() if (p / MANIFEST).is_file())
+            if not inner:
+                raise HarnessError(f"{path}: no {MANIFEST} in it nor in any folder inside it")
+            out.extend(inner)
+        else:
+            raise HarnessError(f"{path}: not a submission folder (no {MANIFEST})")
+    return out
+
+
+def _score_submission(folder: Path, data_dir: Path | None, output_dir: Path, registry: Registry) -> list[Outcome]:
+    manifest_path = folder / MANIFEST
+    manifest = read_json(manifest_path)
+    validate(manifest, "submission", file=manifest_path)
+    card = manifest["model"]
+    outcomes = []
+    for index, entry in enumerate(manifest["entries"]):
+        predictions = (folder / entry["predictions"]).resolve()
+        if not predictions.is_relative_to(folder.resolve()):
+            raise HarnessError(f"{manifest_path}: entries[{index}].predictions: {entry['predictions']} is outside "
+                               "the submission folder")
+        outcomes.append(score(
+            entry["task"], predictions, data=DataOptions(data_dir=data_dir, split=entry.get("split")),
+            output=OutputOptions(output_dir=output_dir, leaderboard=None, show_progress=False),
+            label=card["name"], registry=registry, details={"card": card},
+        ))
+    return outcomes
+
+
+def take_submissions(paths: Sequence[Path], *, data_dir: Path | None, output_dir: Path, board: Path,
+                     registry: Registry | None = None) -> list[Verdict]:
+    """Score every submission from its predictions; put the accepted ones on the leaderboard at
+    ``board`` (each submission whole, after all its entries scored); a verdict per submission."""
+    registry = registry or Registry.discover()
+    verdicts = []
+    for folder in submission_folders(paths):
+        try:
+            outcomes = _score_submission(folder, data_dir, output_dir, registry)
+        except HarnessError as error:
+            verdicts.append(Verdict(folder, False, str(error)))
+            continue
+        for outcome in outcomes:
+            assert outcome.result_path is not None  # scoring runs in one process
+            leaderboard.add_result(board, outcome.result, outcome.result_path)
+        verdicts.append(Verdict(folder, True, outcomes=outcomes))
+    return verdicts
