@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 import warnings
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from harness import __version__
 from harness.errors import HarnessError, InputError, one_line
 from harness.registry import DISABLE_PLUGINS_ENV, PLUGINS_ENV
-from harness.tables import format_score, format_table
+from harness.tables import format_score, format_table, terminal_width
 
 if TYPE_CHECKING:
     from harness.runner import Outcome
@@ -53,6 +54,18 @@ def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
                        help=f"leaderboard file to update (default: {DEFAULT_LEADERBOARD})")
     group.add_argument("--no-leaderboard", action="store_true", help="do not update the leaderboard")
     group.add_argument("--quiet", action="store_true", help="no progress bars")
+    group.add_argument("--json", action="store_true", help="print the results as JSON on stdout (one object: "
+                       "results, each with its result file's content and path), not tables")
+    _add_width_argument(parser)
+
+
+def _add_width_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--wide", action="store_true", help="print tables whole (default: fitted to the terminal, "
+                        "100 columns when not a terminal, long cells cut with …)")
+
+
+def _width(args: argparse.Namespace) -> int | None:
+    return None if getattr(args, "wide", False) else terminal_width()
 
 
 def _add_cache_arguments(parser: Any, with_switch: bool = True) -> None:
@@ -70,10 +83,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--plugin", action="append", default=[], metavar="MODULE",
                         help=f"also load this plugin module, installed or not (repeatable; same as ${PLUGINS_ENV}); "
                         f"${DISABLE_PLUGINS_ENV} lists plugins not to load")
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="say what the harness does on stderr (-v: steps and timings, -vv: debug)")
+    parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"),
+                        help="the same by name (overrides -v)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     listing = commands.add_parser("list", help="list tasks, models and suites from installed plugins")
     listing.add_argument("--json", action="store_true", help="machine-readable output")
+    _add_width_argument(listing)
 
     run = commands.add_parser("run", help="run a model on tasks and score it")
     run.add_argument("task", help="task(s): name[:key=value,...], comma-separated; suite names; or @suite.json")
@@ -154,21 +172,23 @@ def _cmd_list(args: argparse.Namespace) -> None:
         }, indent=1, ensure_ascii=False))
         return
     print("Tasks:")
+    width = _width(args)
     print(format_table(["name", "languages", "plugin", "summary"],
                        [[n, ",".join(s.languages), p.name, s.summary]
-                        for n, (s, p) in sorted(registry.tasks.entries.items())]))
+                        for n, (s, p) in sorted(registry.tasks.entries.items())], width))
     print("\nModels:")
     print(format_table(["name", "plugin", "summary"],
-                       [[n, p.name, s.summary] for n, (s, p) in sorted(registry.models.entries.items())]))
+                       [[n, p.name, s.summary] for n, (s, p) in sorted(registry.models.entries.items())], width))
     if registry.suites.entries:
         print("\nSuites:")
         print(format_table(["name", "tasks", "plugin"],
-                           [[n, ",".join(s.tasks), p.name] for n, (s, p) in sorted(registry.suites.entries.items())]))
+                           [[n, ",".join(s.tasks), p.name] for n, (s, p) in sorted(registry.suites.entries.items())],
+                           width))
     for line in registry.conflicts():
         print(f"warning: {line}", file=sys.stderr)
 
 
-def _report(outcome: Outcome, leaderboard_path: Path | None) -> None:
+def _report(outcome: Outcome, leaderboard_path: Path | None, width: int | None) -> None:
     result = outcome.result
     assert result is not None  # callers skip the outcomes of ranks other than 0
     data = result.data
@@ -177,7 +197,7 @@ def _report(outcome: Outcome, leaderboard_path: Path | None) -> None:
     metrics = list(dict.fromkeys(name for row in result.rows for name in row.metrics))
     print(format_table(["subset", *metrics, "count"],
                        [[row.subset, *(format_score(row.metrics.get(m)) for m in metrics), str(row.count)]
-                        for row in result.rows]))
+                        for row in result.rows], width))
     print(f"main score: {result.main_score.metric} = {format_score(result.main_score.value)}")
     for note in result.notes:
         print(f"note: {note}")
@@ -252,12 +272,29 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> None:
         _print_plan(runner.plan_suite(tasks, args.model, **options))
         return
     outcomes = runner.run_suite(tasks, args.model, resume=args.resume, **options)
+    _report_all([o for o in outcomes if o.result_path is not None], output.leaderboard, args)  # rank 0 reports
+
+
+def _report_all(outcomes: Sequence[Outcome], leaderboard_path: Path | None, args: argparse.Namespace) -> None:
+    """Each result's table, then, for several tasks, one summary table of their main scores; or
+    with ``--json`` one JSON object for scripts."""
+    if args.json:
+        print(json.dumps({"results": [{"result_path": str(o.result_path), "result": o.result.to_dict()}
+                                      for o in outcomes if o.result is not None],
+                          "leaderboard": None if leaderboard_path is None else str(leaderboard_path)},
+                         indent=1, ensure_ascii=False))
+        return
+    width = _width(args)
     for number, outcome in enumerate(outcomes):
-        if outcome.result_path is None:  # not rank 0 of a distributed run: rank 0 reports
-            continue
         if number:
             print()
-        _report(outcome, output.leaderboard)
+        _report(outcome, leaderboard_path, width)
+    if len(outcomes) > 1:
+        print("\nSummary:")
+        print(format_table(["task", "options", "model", "main metric", "score"],
+                           [[r.task.name, ",".join(f"{k}={v}" for k, v in r.task.options.items()) or "-",
+                             r.model.label, r.main_score.metric, format_score(r.main_score.value)]
+                            for r in (o.result for o in outcomes) if r is not None], width))
 
 
 def _cmd_score(args: argparse.Namespace, argv: Sequence[str]) -> None:
@@ -266,7 +303,7 @@ def _cmd_score(args: argparse.Namespace, argv: Sequence[str]) -> None:
     output = _output_options(args, argv)
     outcome = runner.score(args.task, args.predictions, data=_data_options(args), output=output, label=args.name,
                            input_rules=args.input_rules)
-    _report(outcome, output.leaderboard)
+    _report_all([outcome], output.leaderboard, args)
 
 
 def _cmd_leaderboard(args: argparse.Namespace) -> None:
@@ -341,7 +378,12 @@ def _cmd_submit(args: argparse.Namespace, argv: Sequence[str]) -> None:
         raise HarnessError("submit adds accepted submissions to a leaderboard: drop --no-leaderboard")
     verdicts = take_submissions(args.submissions, data_dir=args.data_dir, output_dir=output.output_dir,
                                 board=output.leaderboard)
-    for verdict in verdicts:
+    if args.json:
+        print(json.dumps({"verdicts": [
+            {"submission": str(v.submission), "accepted": v.accepted, "reason": v.reason or None,
+             "results": [str(o.result_path) for o in v.outcomes]} for v in verdicts],
+            "leaderboard": str(output.leaderboard)}, indent=1, ensure_ascii=False))
+    for verdict in verdicts if not args.json else ():
         if verdict.accepted:
             scores = ", ".join(f"{o.result.task.name} {o.result.main_score.metric} "
                                f"{format_score(o.result.main_score.value)}" for o in verdict.outcomes if o.result)
@@ -349,9 +391,30 @@ def _cmd_submit(args: argparse.Namespace, argv: Sequence[str]) -> None:
         else:
             print(f"rejected  {verdict.submission}: {one_line(verdict.reason)}")
     rejected = sum(not v.accepted for v in verdicts)
-    print(f"{len(verdicts) - rejected} accepted, {rejected} rejected; leaderboard: {output.leaderboard}")
+    if not args.json:
+        print(f"{len(verdicts) - rejected} accepted, {rejected} rejected; leaderboard: {output.leaderboard}")
     if rejected:  # exit 2, so that a maintainer's script notices; the accepted ones are on the board
         raise HarnessError(f"{rejected} of {len(verdicts)} submissions rejected (verdicts above)")
+
+
+class _ToStderr(logging.Handler):
+    """Writes to whatever ``sys.stderr`` is when a record comes (a handler keeping the stream it
+    was made with would write to a stale one once stderr is redirected)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        print(self.format(record), file=sys.stderr)
+
+
+def _configure_logging(args: argparse.Namespace) -> None:
+    """The ``harness`` loggers to stderr at the level asked for (warnings only by default)."""
+    level = (args.log_level.upper() if args.log_level
+             else ("WARNING", "INFO", "DEBUG")[min(args.verbose, 2)])
+    logger = logging.getLogger("harness")
+    logger.setLevel(level)
+    if not logger.handlers:
+        handler = _ToStderr()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%H:%M:%S"))
+        logger.addHandler(handler)
 
 
 def _one_line_warnings(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
@@ -363,6 +426,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     warnings.showwarning = _one_line_warnings
+    _configure_logging(args)
     saved_plugins = os.environ.get(PLUGINS_ENV)
     if args.plugin:  # through the environment, so every registry of this run (composites' too) loads them
         os.environ[PLUGINS_ENV] = ",".join(filter(None, [saved_plugins, *args.plugin]))

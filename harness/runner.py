@@ -8,6 +8,7 @@ official format and scores it, so predictions made anywhere are scored by the sa
 from __future__ import annotations
 
 import json
+import logging
 import random
 import re
 import shutil
@@ -39,6 +40,8 @@ from harness.results import (
 )
 from harness.task import DataRequest, Evaluation, InputRules, RunContext, Task, TaskData
 from harness.validation import validate
+
+log = logging.getLogger("harness.runner")
 
 RESULT_SCHEMA = "run-result"
 DEMO_SOURCE = "built-in demo data"
@@ -231,15 +234,21 @@ def write_result(result: RunResult, run_dir: Path, output: OutputOptions) -> Pat
 
 
 class _Timer:
-    def __init__(self) -> None:
+    """Seconds per phase (recorded in the result's provenance), each phase logged as it ends
+    (``harness -v``); ``label`` says whose phases they are (a task, or the shared work)."""
+
+    def __init__(self, label: str = "run") -> None:
+        self.label = label
         self.phases: dict[str, float] = {}
 
-    def time(self, name: str, fn: Callable[[], Any]) -> Any:
+    def time(self, name: str, fn: Callable[[], Any], detail: str = "") -> Any:
         start = time.perf_counter()
         try:
             return fn()
         finally:
-            self.phases[name] = self.phases.get(name, 0.0) + time.perf_counter() - start
+            seconds = time.perf_counter() - start
+            self.phases[name] = self.phases.get(name, 0.0) + seconds
+            log.info("%s: %s%s %.2f s", self.label, name, f" {detail}" if detail else "", seconds)
 
 
 @dataclass
@@ -308,7 +317,7 @@ def _prepare(
                       cache_dir=(cache_dir or default_root()) if cache else None,
                       threads=default_threads() if threads is None else threads)
     registry = registry or Registry.discover()
-    started, t0, shared = now_iso(), time.perf_counter(), _Timer()
+    started, t0, shared = now_iso(), time.perf_counter(), _Timer("shared")
 
     tasks = [load_task(registry, text) for text in task_texts]
     choice = resolve_model(model_text, registry, model_args)
@@ -316,7 +325,7 @@ def _prepare(
     for task, _ in tasks:
         if not replay:
             choice.check(task.metadata.needs, task.metadata.name)
-    timers = [_Timer() for _ in tasks]
+    timers = [_Timer(task.metadata.name) for task, _ in tasks]
     datas = [timer.time("load_data", lambda task=task: load_data(task, data_options))
              for timer, (task, _) in zip(timers, tasks)]
 
@@ -404,7 +413,8 @@ def _run_task(
             predictions[unit] = saved[unit]
             resumed.append(unit)
             continue
-        predictions[unit] = timer.time("predict", lambda: task.predict(capability, task_data, unit, context))
+        predictions[unit] = timer.time("predict", lambda: task.predict(capability, task_data, unit, context),
+                                       detail=unit)
         if world.is_main:
             dump_json({"run_id": run_id, "unit": unit, "predictions": predictions[unit],
                        "sha256": _part_digest(run_id, unit, predictions[unit])},
@@ -503,9 +513,8 @@ def score(
     output = output or OutputOptions()
     check_output(output)
     registry = registry or Registry.discover()
-    started, t0, timer = now_iso(), time.perf_counter(), _Timer()
-
     task, task_plugin = load_task(registry, task_text)
+    started, t0, timer = now_iso(), time.perf_counter(), _Timer(task.metadata.name)
     task_data = timer.time("load_data", lambda: load_data(task, data_options))
     task_data.input_rules = input_rules
     if not predictions_file.exists():

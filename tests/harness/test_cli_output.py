@@ -1,0 +1,59 @@
+"""Output for people and scripts: tables that fit, --json, -v, a suite's summary."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from harness.tables import format_table
+
+Cli = Callable[..., tuple[int, str, str]]
+
+
+def test_a_table_wider_than_asked_cuts_its_widest_cells() -> None:
+    rows = [["mkqa", "ar,da,de,en,es,fi,fr,he", "Open-domain QA in 26 languages"], ["x", "en", "short"]]
+    # 4 + 23 + 30 columns and two gaps of 2 = 61: 21 too many. Cut one at a time from the column
+    # with the most to spare above its floor of 10: summary 30 -> 23, then both in turn to 16.
+    assert format_table(["name", "languages", "summary"], rows, max_width=40).splitlines() == [
+        "name  languages         summary",
+        "----  ----------------  ----------------",
+        "mkqa  ar,da,de,en,es,…  Open-domain QA …",
+        "x     en                short",
+    ]
+    # whole when it fits, or when asked for (no width)
+    assert "Open-domain QA in 26 languages" in format_table(["name", "languages", "summary"], rows)
+    # never below a header or 10 characters: a table that cannot fit stays readable
+    narrow = format_table(["name", "languages", "summary"], rows, max_width=5).splitlines()
+    assert narrow[2] == "mkqa  ar,da,de,…  Open-doma…"
+
+
+def test_listing_fits_a_hundred_columns_unless_wide(harness_cli: Cli) -> None:
+    code, out, _ = harness_cli("list")
+    assert code == 0 and max(len(line) for line in out.splitlines()) <= 100
+    code, out, _ = harness_cli("list", "--wide")
+    assert code == 0 and "ar,da,de,en,es,fi,fr,he,hu,it,ja,km,ko,ms,nl,no,pl,pt,ru,sv,th,tr,vi,zh_cn,zh_hk,zh_tw" in out
+
+
+def test_run_json_is_the_results_and_a_suite_ends_with_a_summary(harness_cli: Cli) -> None:
+    code, out, err = harness_cli("run", "lareqa", "bm25", "--quiet", "--no-leaderboard", "--json")
+    assert code == 0, err
+    document = json.loads(out)
+    (entry,) = document["results"]
+    assert entry["result"]["main_score"]["metric"] == "map" and round(entry["result"]["main_score"]["value"], 4) == 0.1357
+    assert entry["result_path"].endswith("result.json") and document["leaderboard"] is None
+    code, out, err = harness_cli("run", "lareqa,lareqa:candidates=sentence", "bm25", "--quiet", "--no-leaderboard")
+    assert code == 0, err
+    summary = out.split("Summary:\n", 1)[1].splitlines()
+    assert summary[0].split() == ["task", "options", "model", "main", "metric", "score"]
+    assert [line.split()[:2] for line in summary[2:]] == [["lareqa", "candidates=concat"],
+                                                         ["lareqa", "candidates=sentence"]]
+
+
+def test_verbose_logs_each_phase_on_stderr(harness_cli: Cli) -> None:
+    code, out, err = harness_cli("-v", "run", "lareqa", "bm25", "--quiet", "--no-leaderboard", "--langs", "de,en")
+    assert code == 0
+    phases = [line.split(" INFO ", 1)[1].rsplit(" ", 2)[0] for line in err.splitlines() if " INFO " in line]
+    assert phases[:1] == ["lareqa: load_data"] and "lareqa: predict de" in phases and "lareqa: predict en" in phases
+    assert "INFO" not in out
+    code, _, err = harness_cli("run", "lareqa", "bm25", "--quiet", "--no-leaderboard", "--langs", "de")
+    assert " INFO " not in err
