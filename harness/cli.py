@@ -139,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     validate = commands.add_parser("validate", help="check a result, leaderboard or predictions file (JSON or JSON "
                                    "lines) against its JSON Schema")
-    validate.add_argument("file", type=Path)
+    validate.add_argument("file", type=Path, help="the file to check")
     validate.add_argument("--schema", help="schema name, a harness or plugin one (default: run-result or "
                           "leaderboard, guessed from the file)")
     validate.add_argument("--rescore", action="store_true", help="a result: also recompute its scores from the "
@@ -154,7 +154,19 @@ def build_parser() -> argparse.ArgumentParser:
     submit.add_argument("--data-dir", type=Path, help="the benchmark files every submission is scored against "
                         "(default: the tasks' demo data)")
     _add_output_arguments(submit)
+    _describe_commands(parser)
     return parser
+
+
+def _describe_commands(parser: argparse.ArgumentParser) -> None:
+    """Each command's one-line help also heads its own ``--help`` page (argparse shows a
+    command's ``help`` only in its parent's list)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {choice.dest: choice.help for choice in action._choices_actions}
+            for name, sub in action.choices.items():
+                sub.description = sub.description or (helps.get(name) or "").capitalize()
+                _describe_commands(sub)
 
 
 def _cmd_list(args: argparse.Namespace) -> None:
@@ -424,7 +436,12 @@ def _one_line_warnings(message: Any, category: Any, filename: str, lineno: int, 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``harness`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    if "_ARGCOMPLETE" in os.environ:  # the shell asking for completions (see the README)
+        import argcomplete
+
+        argcomplete.autocomplete(parser)
+    args = parser.parse_args(argv)
     warnings.showwarning = _one_line_warnings
     _configure_logging(args)
     saved_plugins = os.environ.get(PLUGINS_ENV)

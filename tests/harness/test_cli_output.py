@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 from harness.tables import format_table
 
@@ -57,3 +58,43 @@ def test_verbose_logs_each_phase_on_stderr(harness_cli: Cli) -> None:
     assert "INFO" not in out
     code, _, err = harness_cli("run", "lareqa", "bm25", "--quiet", "--no-leaderboard", "--langs", "de")
     assert " INFO " not in err
+
+
+def test_every_command_and_argument_says_what_it_is_for() -> None:
+    import argparse
+
+    from harness.cli import build_parser
+
+    missing = []
+
+    def walk(parser: argparse.ArgumentParser, path: list[str]) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    if not sub.description:
+                        missing.append(" ".join([*path, name]) + ": no description")
+                    walk(sub, [*path, name])
+            elif not action.help:
+                missing.append(" ".join(path) + f" {action.dest}: no help")
+
+    walk(build_parser(), ["harness"])
+    assert missing == []
+
+
+def test_the_shell_completes_commands_and_options(tmp_path: Path) -> None:
+    """argcomplete's protocol: the shell sets COMP_LINE/COMP_POINT and reads the candidates."""
+    import os
+    import subprocess
+    import sys
+
+    def complete(line: str) -> str:
+        out = tmp_path / "completions.txt"
+        env = {**os.environ, "_ARGCOMPLETE": "1", "COMP_LINE": line, "COMP_POINT": str(len(line)),
+               "_ARGCOMPLETE_STDOUT_FILENAME": str(out)}
+        subprocess.run([sys.executable, "-m", "harness"], env=env, check=True, stdin=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        return out.read_text().strip()
+
+    assert complete("harness ru") == "run"
+    assert complete("harness run --dev") == "--device"
+    assert set(complete("harness cache ").split()) == {"info", "clear"}
