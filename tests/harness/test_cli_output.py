@@ -97,4 +97,4 @@ def test_the_shell_completes_commands_and_options(tmp_path: Path) -> None:
 
     assert complete("harness ru") == "run"
     assert complete("harness run --dev") == "--device"
-    assert set(complete("harness cache ").split()) == {"info", "clear"}
+    assert set(complete("harness cache ").split()) == {"info", "clear", "-h", "--help"}
