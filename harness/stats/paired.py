@@ -1,0 +1,178 @@
+"""Paired comparison of two runs on the same questions: difference, paired bootstrap interval,
+sign-flip permutation test, McNemar for 0/1 metrics, optional Holm correction.
+
+Paired means question by question: run A's and run B's values of the same question are kept
+together. The paired bootstrap resamples questions (within each unit, the same index matrices
+for both runs, see :mod:`harness.stats.bootstrap`) and takes the percentile interval of
+``statistic(A*) - statistic(B*)``. The permutation test swaps A's and B's values of each question
+with probability 1/2 (for a mean, a sign flip of the per-question difference) and recomputes the
+row's statistic as the official aggregation does; the two-sided p-value is the share of swaps
+whose difference is at least as large in absolute value as the observed one. With at most
+:data:`EXACT_LIMIT` questions in a row all ``2**n`` swaps are enumerated (exact); otherwise
+``permutations`` random swaps are drawn (seeded) and ``p = (1 + count) / (1 + permutations)``.
+McNemar's exact test (a two-sided binomial test on the discordant pairs) is given where the row
+is the mean of one 0/1 per-question metric over its questions (exact match, hits, correct).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.stats import binomtest
+
+from harness.errors import HarnessError
+from harness.stats.bootstrap import BootstrapSettings, percentile_interval, resample
+from harness.stats.records import InstanceTable
+from harness.stats.statistics import Gathered, RowStatistics, Statistic, UnitStatistic, unit_sizes
+
+#: Rows with at most this many questions get the exact permutation test (2**n swaps).
+EXACT_LIMIT = 16
+#: Scores that differ by less than this are the same score in the permutation count (float noise).
+TIE_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class McNemar:
+    """Discordant pairs of a 0/1 metric: ``a_only`` where A is right and B wrong, ``b_only`` the reverse."""
+
+    a_only: int
+    b_only: int
+    p_value: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"a_only": self.a_only, "b_only": self.b_only, "p_value": self.p_value}
+
+
+@dataclass(frozen=True)
+class RowComparison:
+    """One row metric of two runs."""
+
+    subset: str
+    metric: str
+    a: float
+    b: float
+    difference: float
+    interval: tuple[float, float] | None
+    p_permutation: float
+    permutation: str  # "exact (2**n swaps)" or "monte carlo (N swaps)"
+    mcnemar: McNemar | None
+    p_holm: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"subset": self.subset, "metric": self.metric, "a": self.a, "b": self.b, "difference": self.difference,
+                "interval": None if self.interval is None else list(self.interval),
+                "p_permutation": self.p_permutation, "permutation": self.permutation,
+                "mcnemar": None if self.mcnemar is None else self.mcnemar.to_dict(), "p_holm": self.p_holm}
+
+
+def check_same_questions(a: InstanceTable, b: InstanceTable) -> None:
+    """Refuse tables whose units or question ids differ: a paired test needs the same questions."""
+    if list(a.units) != list(b.units):
+        raise HarnessError(f"the runs score different units ({', '.join(a.units)} vs {', '.join(b.units)})")
+    for name, unit in a.units.items():
+        if unit.ids != b.units[name].ids:
+            raise HarnessError(f"the runs score different questions in unit {name}")
+
+
+def mcnemar(a: np.ndarray, b: np.ndarray) -> McNemar:
+    """McNemar's exact test: a two-sided binomial test of the discordant pairs at 1/2."""
+    a_only = int(np.count_nonzero((a == 1) & (b == 0)))
+    b_only = int(np.count_nonzero((a == 0) & (b == 1)))
+    p = 1.0 if a_only + b_only == 0 else float(binomtest(a_only, a_only + b_only, 0.5).pvalue)
+    return McNemar(a_only, b_only, p)
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment: the i-th smallest p times (m - i), made monotone, capped at 1."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    adjusted = [0.0] * len(p_values)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(p_values) - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def _swapped(statistic: Statistic, a: InstanceTable, b: InstanceTable, masks: Mapping[str, np.ndarray]) -> np.ndarray:
+    """``statistic(A') - statistic(B')`` where ``masks[unit]`` (swaps, questions) marks the
+    questions whose A and B values trade places."""
+    values: list[dict[UnitStatistic, np.ndarray]] = [{}, {}]
+    for unit in statistic.units():
+        mask, ua, ub = masks[unit], a.unit(unit).values, b.unit(unit).values
+        first = Gathered({k: np.where(mask, ub[k], ua[k]) for k in ua})
+        second = Gathered({k: np.where(mask, ua[k], ub[k]) for k in ua})
+        for leaf in statistic.leaves():
+            if leaf.unit == unit:
+                values[0][leaf], values[1][leaf] = leaf.on_unit(first), leaf.on_unit(second)
+    sizes = unit_sizes(a)
+    return statistic.combine(values[0], sizes) - statistic.combine(values[1], sizes)
+
+
+def _exact_masks(statistic: Statistic, table: InstanceTable) -> dict[str, np.ndarray]:
+    """Every assignment of swaps to the row's questions (2**n rows), split by unit."""
+    sizes = [len(table.unit(u)) for u in statistic.units()]
+    every = np.asarray(list(itertools.product((False, True), repeat=sum(sizes))), dtype=bool)
+    bounds = np.cumsum([0, *sizes])
+    return {u: every[:, bounds[i]:bounds[i + 1]] for i, u in enumerate(statistic.units())}
+
+
+def permutation_p(statistic: Statistic, a: InstanceTable, b: InstanceTable, observed: float,
+                  random_masks: Mapping[str, np.ndarray]) -> tuple[float, str]:
+    """Two-sided sign-flip p-value of the row, exact for small rows, else Monte Carlo."""
+    n = sum(len(a.unit(u)) for u in statistic.units())
+    if n <= EXACT_LIMIT:
+        flipped = _swapped(statistic, a, b, _exact_masks(statistic, a))
+        count = int(np.count_nonzero(np.abs(flipped) >= abs(observed) - TIE_TOLERANCE))
+        return count / len(flipped), f"exact ({len(flipped)} swaps)"
+    flipped = _swapped(statistic, a, b, random_masks)
+    count = int(np.count_nonzero(np.abs(flipped) >= abs(observed) - TIE_TOLERANCE))
+    return (1 + count) / (1 + len(flipped)), f"monte carlo ({len(flipped)} swaps)"
+
+
+def compare_tables(a: InstanceTable, b: InstanceTable, rows: RowStatistics, settings: BootstrapSettings,
+                   *, use_holm: bool = False) -> list[RowComparison]:
+    """Compare every declared row metric of two runs on the same questions. ``settings.resamples``
+    is both the number of bootstrap resamples and of random swaps (at least 1 here)."""
+    check_same_questions(a, b)
+    if settings.resamples < 1:
+        raise HarnessError("a comparison needs at least one resample (--bootstrap N, N >= 1)")
+    keys = [(subset, metric) for subset, metrics in rows.items() for metric in metrics]
+    statistics = [rows[s][m] for s, m in keys]
+    resampled_a, resampled_b = resample([a, b], statistics, settings)
+    rng = np.random.default_rng(settings.seed)
+    random_masks = {name: rng.random((settings.resamples, len(unit))) < 0.5 for name, unit in a.units.items()}
+    out = []
+    for (subset, metric), statistic, sample_a, sample_b in zip(keys, statistics, resampled_a, resampled_b):
+        point_a, point_b = statistic.point(a), statistic.point(b)
+        identity = {u: np.zeros((1, len(a.unit(u))), dtype=bool) for u in statistic.units()}
+        observed = float(_swapped(statistic, a, b, identity)[0])
+        p, how = permutation_p(statistic, a, b, observed, random_masks)
+        binary = statistic.binary_metric()
+        test = None
+        if binary is not None:
+            test = mcnemar(np.concatenate([a.unit(u).values[binary] for u in statistic.units()]),
+                           np.concatenate([b.unit(u).values[binary] for u in statistic.units()]))
+        out.append(RowComparison(subset, metric, point_a, point_b, point_a - point_b,
+                                 percentile_interval(sample_a - sample_b, settings.confidence), p, how, test))
+    if use_holm:
+        out = _with_holm(out, [len(statistic.units()) == 1 for statistic in statistics])
+    return out
+
+
+def _with_holm(rows: list[RowComparison], one_unit: list[bool]) -> list[RowComparison]:
+    """Holm-adjust the permutation p-values of the one-unit rows (the languages), metric by metric."""
+    by_metric: dict[str, list[int]] = {}
+    for i, (row, single) in enumerate(zip(rows, one_unit)):
+        if single:
+            by_metric.setdefault(row.metric, []).append(i)
+    out = list(rows)
+    for indices in by_metric.values():
+        for i, p in zip(indices, holm([rows[i].p_permutation for i in indices])):
+            r = rows[i]
+            out[i] = RowComparison(r.subset, r.metric, r.a, r.b, r.difference, r.interval, r.p_permutation,
+                                   r.permutation, r.mcnemar, p)
+    return out
