@@ -159,12 +159,12 @@ def compare_tables(a: InstanceTable, b: InstanceTable, rows: RowStatistics, sett
         out.append(RowComparison(subset, metric, point_a, point_b, point_a - point_b,
                                  percentile_interval(sample_a - sample_b, settings.confidence), p, how, test))
     if use_holm:
-        out = _with_holm(out, [len(statistic.units()) == 1 for statistic in statistics])
+        out = _with_holm(out, [isinstance(statistic, UnitStatistic) for statistic in statistics])
     return out
 
 
 def _with_holm(rows: list[RowComparison], one_unit: list[bool]) -> list[RowComparison]:
-    """Holm-adjust the permutation p-values of the one-unit rows (the languages), metric by metric."""
+    """Holm-adjust the permutation p-values of the units' own rows (the languages or pairs), metric by metric."""
     by_metric: dict[str, list[int]] = {}
     for i, (row, single) in enumerate(zip(rows, one_unit)):
         if single:

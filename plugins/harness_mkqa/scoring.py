@@ -270,7 +270,10 @@ class SweepMetric(UnitStatistic):
     """``best_f1`` or ``best_em`` of one language: the official best-threshold sweep re-run on
     each resample (rows of the gathered matrices), vectorised: the examples of a row visited by
     ascending ``no_answer_prob`` (ties by file line), the running score from the No-Answer
-    count, its first strict maximum and that example's probability as the threshold."""
+    count, its first strict maximum and that example's probability as the threshold. The point
+    estimate is the official, rounded number; resampled values are left unrounded (rounding to
+    2 decimals would only put steps into the interval's ends).
+    """
 
     def point(self, table: InstanceTable) -> float:
         value = evaluate_language(_from_columns(table.unit(self.unit).values)).metrics[self.metric]
@@ -282,10 +285,10 @@ class SweepMetric(UnitStatistic):
             _sweep_rows(gathered)
         v, n = gathered.values, gathered.values["f1"].shape[1]
         if self.metric == "best_f1":
-            return np.round(100.0 * gathered.scratch["best"] / n, 2)
+            return 100.0 * gathered.scratch["best"] / n
         abstains = v["no_answer_prob"] > gathered.scratch["threshold"][:, None]
         em_at = np.where(abstains, 1.0 - v["answerable"], v["exact_match"])
-        return np.round(100.0 * em_at.mean(axis=1), 2)
+        return 100.0 * em_at.mean(axis=1)
 
 
 def _sweep_rows(gathered: Gathered) -> None:
