@@ -194,8 +194,7 @@ def _report(outcome: Outcome, leaderboard_path: Path | None) -> None:
     print(f"{result.task.name} / {result.model.label}  ({scope}, split {data.split})")
     metrics = list(dict.fromkeys(name for row in result.rows for name in row.metrics))
     print(format_table(["subset", *metrics, "count"],
-                       [[row.subset, *(format_score(row.metrics.get(m), row.intervals.get(m)) for m in metrics),
-                         str(row.count)]
+                       [[row.subset, *(format_score(row.metrics.get(m)) for m in metrics), str(row.count)]
                         for row in result.rows]))
     print(f"main score: {result.main_score.metric} = {format_score(result.main_score.value, result.main_score.interval)}")
     for note in result.notes:
