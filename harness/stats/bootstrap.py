@@ -5,7 +5,7 @@ one index matrix ``rng.integers(0, n, (resamples, n))`` -- exactly the draws
 ``scipy.stats.bootstrap`` makes for a multi-sample statistic whose samples are the units, so the
 two agree (a test checks it). Each unit's matrix is drawn once and used for every metric and row
 that reads the unit (and, in a paired comparison, for both runs), then dropped, so memory holds
-one unit's resamples at a time. The interval is the ``(1 - confidence) / 2`` and
+one unit's resamples at a time (in slices of rows for a large unit). The interval is the ``(1 - confidence) / 2`` and
 ``(1 + confidence) / 2`` quantiles of the resampled statistic (linear interpolation, as scipy's
 ``method="percentile"``).
 """
@@ -19,7 +19,7 @@ import numpy as np
 
 from harness.errors import HarnessError
 from harness.stats.records import InstanceTable
-from harness.stats.statistics import RowStatistics, Statistic, UnitStatistic, gathered, unit_sizes
+from harness.stats.statistics import RowStatistics, Statistic, UnitStatistic, gathered, row_slices, unit_sizes
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_CONFIDENCE = 0.95
@@ -61,9 +61,12 @@ def resample(tables: Sequence[InstanceTable], statistics: Sequence[Statistic],
         if unit not in leaves:
             continue
         for table, out in zip(tables, values):
-            resampled = gathered(table.unit(unit), indices)
-            for leaf in leaves[unit]:
-                out[leaf] = leaf.on_unit(resampled)
+            parts: dict[UnitStatistic, list[np.ndarray]] = {leaf: [] for leaf in leaves[unit]}
+            for rows in row_slices(*indices.shape):
+                resampled = gathered(table.unit(unit), indices[rows])
+                for leaf in leaves[unit]:
+                    parts[leaf].append(leaf.on_unit(resampled))
+            out.update({leaf: np.concatenate(chunks) for leaf, chunks in parts.items()})
     sizes = unit_sizes(tables[0])
     return [[statistic.combine(out, sizes) for statistic in statistics] for out in values]
 

@@ -17,7 +17,7 @@ is the mean of one 0/1 per-question metric over its questions (exact match, hits
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +27,7 @@ from scipy.stats import binomtest
 from harness.errors import HarnessError
 from harness.stats.bootstrap import BootstrapSettings, percentile_interval, resample
 from harness.stats.records import InstanceTable
-from harness.stats.statistics import Gathered, RowStatistics, Statistic, UnitStatistic, unit_sizes
+from harness.stats.statistics import Columns, Gathered, RowStatistics, Statistic, UnitStatistic, row_slices, unit_sizes
 
 #: Rows with at most this many questions get the exact permutation test (2**n swaps).
 EXACT_LIMIT = 16
@@ -97,38 +97,60 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return adjusted
 
 
-def _swapped(statistic: Statistic, a: InstanceTable, b: InstanceTable, masks: Mapping[str, np.ndarray]) -> np.ndarray:
-    """``statistic(A') - statistic(B')`` where ``masks[unit]`` (swaps, questions) marks the
+MaskSource = Callable[[str], np.ndarray]
+
+
+def _swapped(statistic: Statistic, a: InstanceTable, b: InstanceTable, masks: MaskSource) -> np.ndarray:
+    """``statistic(A') - statistic(B')`` where ``masks(unit)`` (swaps, questions) marks the
     questions whose A and B values trade places."""
     values: list[dict[UnitStatistic, np.ndarray]] = [{}, {}]
     for unit in statistic.units():
-        mask, ua, ub = masks[unit], a.unit(unit).values, b.unit(unit).values
-        first = Gathered({k: np.where(mask, ub[k], ua[k]) for k in ua})
-        second = Gathered({k: np.where(mask, ua[k], ub[k]) for k in ua})
-        for leaf in statistic.leaves():
-            if leaf.unit == unit:
-                values[0][leaf], values[1][leaf] = leaf.on_unit(first), leaf.on_unit(second)
+        mask, ua, ub = masks(unit), a.unit(unit).values, b.unit(unit).values
+        leaves = [leaf for leaf in statistic.leaves() if leaf.unit == unit]
+        parts: list[dict[UnitStatistic, list[np.ndarray]]] = [{leaf: [] for leaf in leaves} for _ in range(2)]
+        for rows in row_slices(*mask.shape):
+            part = mask[rows]
+            first = Gathered(Columns(list(ua), lambda k, m=part: np.where(m, ub[k], ua[k])))
+            second = Gathered(Columns(list(ua), lambda k, m=part: np.where(m, ua[k], ub[k])))
+            for leaf in leaves:
+                parts[0][leaf].append(leaf.on_unit(first))
+                parts[1][leaf].append(leaf.on_unit(second))
+        for side, chunks in zip(values, parts):
+            side.update({leaf: np.concatenate(c) for leaf, c in chunks.items()})
     sizes = unit_sizes(a)
     return statistic.combine(values[0], sizes) - statistic.combine(values[1], sizes)
 
 
-def _exact_masks(statistic: Statistic, table: InstanceTable) -> dict[str, np.ndarray]:
+def _exact_masks(statistic: Statistic, table: InstanceTable) -> MaskSource:
     """Every assignment of swaps to the row's questions (2**n rows), split by unit."""
     sizes = [len(table.unit(u)) for u in statistic.units()]
     every = np.asarray(list(itertools.product((False, True), repeat=sum(sizes))), dtype=bool)
     bounds = np.cumsum([0, *sizes])
-    return {u: every[:, bounds[i]:bounds[i + 1]] for i, u in enumerate(statistic.units())}
+    by_unit = {u: every[:, bounds[i]:bounds[i + 1]] for i, u in enumerate(statistic.units())}
+    return by_unit.__getitem__
+
+
+def random_masks(table: InstanceTable, settings: BootstrapSettings) -> MaskSource:
+    """Seeded random swaps, ``settings.resamples`` rows per unit; each unit's from its own
+    generator (seed, unit position), so they are the same whichever rows ask for them."""
+    position = {name: i for i, name in enumerate(table.units)}
+
+    def masks(unit: str) -> np.ndarray:
+        rng = np.random.default_rng([settings.seed, position[unit]])
+        return rng.integers(0, 2, (settings.resamples, len(table.unit(unit))), dtype=np.bool_)
+
+    return masks
 
 
 def permutation_p(statistic: Statistic, a: InstanceTable, b: InstanceTable, observed: float,
-                  random_masks: Mapping[str, np.ndarray]) -> tuple[float, str]:
+                  masks: MaskSource) -> tuple[float, str]:
     """Two-sided sign-flip p-value of the row, exact for small rows, else Monte Carlo."""
     n = sum(len(a.unit(u)) for u in statistic.units())
     if n <= EXACT_LIMIT:
         flipped = _swapped(statistic, a, b, _exact_masks(statistic, a))
         count = int(np.count_nonzero(np.abs(flipped) >= abs(observed) - TIE_TOLERANCE))
         return count / len(flipped), f"exact ({len(flipped)} swaps)"
-    flipped = _swapped(statistic, a, b, random_masks)
+    flipped = _swapped(statistic, a, b, masks)
     count = int(np.count_nonzero(np.abs(flipped) >= abs(observed) - TIE_TOLERANCE))
     return (1 + count) / (1 + len(flipped)), f"monte carlo ({len(flipped)} swaps)"
 
@@ -143,14 +165,12 @@ def compare_tables(a: InstanceTable, b: InstanceTable, rows: RowStatistics, sett
     keys = [(subset, metric) for subset, metrics in rows.items() for metric in metrics]
     statistics = [rows[s][m] for s, m in keys]
     resampled_a, resampled_b = resample([a, b], statistics, settings)
-    rng = np.random.default_rng(settings.seed)
-    random_masks = {name: rng.random((settings.resamples, len(unit))) < 0.5 for name, unit in a.units.items()}
+    masks = random_masks(a, settings)
     out = []
     for (subset, metric), statistic, sample_a, sample_b in zip(keys, statistics, resampled_a, resampled_b):
         point_a, point_b = statistic.point(a), statistic.point(b)
-        identity = {u: np.zeros((1, len(a.unit(u))), dtype=bool) for u in statistic.units()}
-        observed = float(_swapped(statistic, a, b, identity)[0])
-        p, how = permutation_p(statistic, a, b, observed, random_masks)
+        observed = float(_swapped(statistic, a, b, lambda u: np.zeros((1, len(a.unit(u))), dtype=bool))[0])
+        p, how = permutation_p(statistic, a, b, observed, masks)
         binary = statistic.binary_metric()
         test = None
         if binary is not None:

@@ -18,17 +18,40 @@ languages is resampled as the official script averages it: mean of per-language 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from harness.stats.records import InstanceTable, UnitValues
 
-#: The value matrices of one unit under some resampling: ``metric -> (resamples, questions)``,
-#: plus a scratch dict where leaves of the same unit share work (e.g. one sort).
+class Columns(Mapping[str, np.ndarray]):
+    """A unit's value matrices under some resampling or swapping, ``metric -> (rows, questions)``,
+    each built on first use: a leaf reads only the columns it needs (MKQA's sweep reads six,
+    a mean one), so memory holds no matrix nobody asked for."""
+
+    def __init__(self, names: Sequence[str], build: Callable[[str], np.ndarray]) -> None:
+        self._names, self._build, self._built = tuple(names), build, {}
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self._built:
+            if name not in self._names:
+                raise KeyError(name)
+            self._built[name] = self._build(name)
+        return self._built[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
 @dataclass
 class Gathered:
+    """The value matrices of one unit (see :class:`Columns`), plus a scratch dict where the
+    leaves of the same unit share work (e.g. one sort for ``best_f1`` and ``best_em``)."""
+
     values: Mapping[str, np.ndarray]
     scratch: dict[str, np.ndarray] = field(default_factory=dict)
 
@@ -95,7 +118,7 @@ class UnitStatistic(Statistic):
 
     def point(self, table: InstanceTable) -> float:
         unit = table.unit(self.unit)
-        return float(self.on_unit(Gathered({k: v[None, :] for k, v in unit.values.items()}))[0])
+        return float(self.on_unit(Gathered(Columns(list(unit.values), lambda k: unit.values[k][None, :])))[0])
 
 
 @dataclass(frozen=True, eq=False)
@@ -166,4 +189,16 @@ def unit_sizes(table: InstanceTable) -> dict[str, int]:
 
 def gathered(unit: UnitValues, indices: np.ndarray) -> Gathered:
     """A unit's columns resampled by an index matrix ``(resamples, questions)``."""
-    return Gathered({name: column[indices] for name, column in unit.values.items()})
+    return Gathered(Columns(list(unit.values), lambda name: unit.values[name][indices]))
+
+
+#: At most this many values per gathered matrix at a time (16 MiB of float64): resamples of a
+#: large unit are handled in slices of rows, which changes no draw and no result.
+CHUNK_VALUES = 1 << 21
+
+
+def row_slices(rows: int, columns: int) -> Iterator[slice]:
+    """Slices of ``rows`` rows such that ``rows x columns`` stays under :data:`CHUNK_VALUES`."""
+    step = max(1, CHUNK_VALUES // max(columns, 1))
+    for start in range(0, rows, step):
+        yield slice(start, min(rows, start + step))
