@@ -9,7 +9,8 @@ with probability 1/2 (for a mean, a sign flip of the per-question difference) an
 row's statistic as the official aggregation does; the two-sided p-value is the share of swaps
 whose difference is at least as large in absolute value as the observed one. With at most
 :data:`EXACT_LIMIT` questions in a row all ``2**n`` swaps are enumerated (exact); otherwise
-``permutations`` random swaps are drawn (seeded) and ``p = (1 + count) / (1 + permutations)``.
+``R`` random swap patterns are drawn (``R`` = the number of bootstrap resamples, seeded, see
+:func:`random_masks`) and ``p = (1 + count) / (1 + R)``, never 0.
 McNemar's exact test (a two-sided binomial test on the discordant pairs) is given where the row
 is the mean of one 0/1 per-question metric over its questions (exact match, hits, correct).
 """
