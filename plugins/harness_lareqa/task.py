@@ -84,6 +84,12 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
         official runs keep the options (and run ids) they had before the option existed."""
         return {"candidates": self.candidates, **({"pool": self.pool} if self.pool != "multilingual" else {})}
 
+    def scorer_signature(self) -> str:
+        """The official signature, marked ``|pool:mono`` when each question is scored against its
+        own language's candidates (a different metric from the same ranking)."""
+        signature = super().scorer_signature()
+        return signature if self.pool == "multilingual" else f"{signature}|pool:{self.pool}"
+
     # -- data ---------------------------------------------------------------------------------
 
     def load(self, request: DataRequest) -> LAReQAData:

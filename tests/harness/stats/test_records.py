@@ -68,3 +68,10 @@ def test_negative_bootstrap_is_refused(harness_cli: Cli) -> None:
     with pytest.raises(SystemExit) as caught:
         harness_cli("run", "xquad", "oracle", "--bootstrap", "-5")
     assert caught.value.code == 2
+
+
+def test_scorer_signatures_name_scorer_changing_options() -> None:
+    from harness_lareqa.task import LAReQA
+
+    assert LAReQA().scorer_signature() == "lareqa|map,map@20|ties:pool-order|avg:global"
+    assert LAReQA(pool="mono").scorer_signature() == "lareqa|map,map@20|ties:pool-order|avg:global|pool:mono"
