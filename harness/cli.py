@@ -68,6 +68,26 @@ def _width(args: argparse.Namespace) -> int | None:
     return None if getattr(args, "wide", False) else terminal_width()
 
 
+def _resamples(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value}: the number of resamples is 0 (none) or more")
+    return value
+
+
+def _add_statistics_arguments(parser: argparse.ArgumentParser, default: int = 1000) -> None:
+    group = parser.add_argument_group("statistics")
+    group.add_argument("--bootstrap", type=_resamples, default=default, metavar="N",
+                       help=f"bootstrap resamples behind the 95%% intervals (default: {default}; 0: no intervals)")
+    group.add_argument("--bootstrap-seed", type=int, default=0, help="seed of the resampling (default: 0)")
+
+
+def _bootstrap_settings(args: argparse.Namespace) -> Any:
+    from harness.stats.bootstrap import BootstrapSettings
+
+    return BootstrapSettings(resamples=args.bootstrap, seed=args.bootstrap_seed)
+
+
 def _add_cache_arguments(parser: Any, with_switch: bool = True) -> None:
     parser.add_argument("--cache-dir", type=Path, help="embedding cache folder (default: $HARNESS_CACHE_DIR "
                         "or ~/.cache/xlqa-harness)")
@@ -109,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
                            help="print the plan (tasks, unique texts, estimated tokens, cache hits, device) and stop")
     _add_cache_arguments(execution)
     _add_output_arguments(run)
+    _add_statistics_arguments(run)
 
     score = commands.add_parser("score", help="score a predictions file made elsewhere, without a model")
     score.add_argument("task", help="task name, optionally with options: name:key=value,...")
@@ -120,6 +141,15 @@ def build_parser() -> argparse.ArgumentParser:
                        "result and the leaderboard as the task option input_rules=official)")
     _add_data_arguments(score)
     _add_output_arguments(score)
+    _add_statistics_arguments(score)
+
+    compare = commands.add_parser("compare", help="compare two runs on the same questions: differences, paired "
+                                  "bootstrap intervals, permutation and McNemar tests")
+    compare.add_argument("result_a", type=Path, help="a result.json (or its run folder)")
+    compare.add_argument("result_b", type=Path, help="another result of the same task on the same data")
+    _add_statistics_arguments(compare)
+    compare.add_argument("--holm", action="store_true", help="Holm-adjust the per-language p-values, metric by metric")
+    compare.add_argument("--json", action="store_true", help="machine-readable output")
 
     board = commands.add_parser("leaderboard", help="show the leaderboard")
     board_commands = board.add_subparsers(dest="board_command", required=True, metavar="ACTION")
@@ -154,6 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     submit.add_argument("--data-dir", type=Path, help="the benchmark files every submission is scored against "
                         "(default: the tasks' demo data)")
     _add_output_arguments(submit)
+    _add_statistics_arguments(submit)
     _describe_commands(parser)
     return parser
 
@@ -210,7 +241,7 @@ def _report(outcome: Outcome, leaderboard_path: Path | None, width: int | None) 
     print(format_table(["subset", *metrics, "count"],
                        [[row.subset, *(format_score(row.metrics.get(m)) for m in metrics), str(row.count)]
                         for row in result.rows], width))
-    print(f"main score: {result.main_score.metric} = {format_score(result.main_score.value)}")
+    print(f"main score: {result.main_score.metric} = {format_score(result.main_score.value, result.main_score.interval)}")
     for note in result.notes:
         print(f"note: {note}")
     if outcome.resumed_units:
@@ -229,6 +260,7 @@ def _output_options(args: argparse.Namespace, argv: Sequence[str]) -> Any:
         leaderboard=None if args.no_leaderboard else args.leaderboard,
         show_progress=not args.quiet,
         command=("harness", *argv),
+        bootstrap=_bootstrap_settings(args),
     )
 
 
@@ -332,6 +364,37 @@ def _cmd_leaderboard(args: argparse.Namespace) -> None:
         print(leaderboard.render(board, args.task))
 
 
+def _p_value(p: float | None) -> str:
+    return "-" if p is None else f"{p:.4g}"
+
+
+def _cmd_compare(args: argparse.Namespace) -> None:
+    from harness.compare import compare
+
+    if args.bootstrap < 1:
+        raise HarnessError("--bootstrap: a comparison needs at least 1 resample")
+    comparison = compare(args.result_a, args.result_b, _bootstrap_settings(args), use_holm=args.holm)
+    if args.json:
+        print(json.dumps(comparison.to_dict(), indent=1, ensure_ascii=False))
+        return
+    a, b = comparison.a, comparison.b
+    print(f"{a.task.name} ({a.task.scorer_signature}): A = {a.model.label} ({a.run_id}), B = {b.model.label} ({b.run_id})")
+    confidence = f"{comparison.settings.confidence:.0%}"
+    header = ["subset", "metric", "A", "B", "A - B", f"{confidence} interval", "p (permutation)", "p (McNemar)"]
+    if args.holm:
+        header.append("p (Holm)")
+    rows = []
+    for r in comparison.rows:
+        interval = "-" if r.interval is None else f"[{format_score(r.interval[0])}, {format_score(r.interval[1])}]"
+        cells = [r.subset, r.metric, format_score(r.a), format_score(r.b), format_score(r.difference), interval,
+                 _p_value(r.p_permutation), _p_value(None if r.mcnemar is None else r.mcnemar.p_value)]
+        rows.append(cells + ([_p_value(r.p_holm)] if args.holm else []))
+    print(format_table(header, rows))
+    methods = sorted({r.permutation for r in comparison.rows})
+    print(f"paired bootstrap: {comparison.settings.resamples} resamples within each unit (seed "
+          f"{comparison.settings.seed}); permutation test: sign flips, {', '.join(methods)}")
+
+
 def _cmd_cache(args: argparse.Namespace) -> None:
     from harness import cache
 
@@ -386,10 +449,7 @@ def _cmd_submit(args: argparse.Namespace, argv: Sequence[str]) -> None:
     from harness.intake import take_submissions
 
     output = _output_options(args, argv)
-    if output.leaderboard is None:
-        raise HarnessError("submit adds accepted submissions to a leaderboard: drop --no-leaderboard")
-    verdicts = take_submissions(args.submissions, data_dir=args.data_dir, output_dir=output.output_dir,
-                                board=output.leaderboard)
+    verdicts = take_submissions(args.submissions, data_dir=args.data_dir, output=output)
     if args.json:
         print(json.dumps({"verdicts": [
             {"submission": str(v.submission), "accepted": v.accepted, "reason": v.reason or None,
@@ -454,6 +514,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             _cmd_run(args, argv)
         elif args.command == "score":
             _cmd_score(args, argv)
+        elif args.command == "compare":
+            _cmd_compare(args)
         elif args.command == "leaderboard":
             _cmd_leaderboard(args)
         elif args.command == "cache":

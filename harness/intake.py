@@ -16,6 +16,7 @@ format, a path inside the folder.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -28,8 +29,10 @@ from harness.io import read_json, sha256_path
 from harness.options import bind_options
 from harness.provenance import describe_files
 from harness.registry import Registry, load_target
-from harness.results import RunResult, migrate
+from harness.results import Interval, RunResult, migrate
 from harness.runner import DataOptions, Outcome, OutputOptions, load_data, score
+from harness.stats.bootstrap import BootstrapSettings, row_intervals
+from harness.stats.records import InstanceTable
 from harness.task import Evaluation, Task
 from harness.validation import validate
 
@@ -97,8 +100,17 @@ def rescore_result(result_path: Path, data_dir: Path | None = None, registry: Re
         raise HarnessError(f"{result_path}: data.files: the data under {source or 'the demo'} are not the files "
                            "the result was scored on (their SHA-256 differ)")
     evaluation = task.evaluate(data, task.read_predictions(predictions_path, data))
-    _compare(result, evaluation, result_path)
+    _compare(result, evaluation, _intervals(task, result, evaluation), result_path)
     return Rescored(result_path, result, evaluation)
+
+
+def _intervals(task: Task, result: RunResult, evaluation: Evaluation) -> dict[str, dict[str, Interval]]:
+    """The rows' bootstrap intervals again, with the resamples and seed the result records."""
+    if result.bootstrap is None or not evaluation.instances:
+        return {}
+    settings = BootstrapSettings(result.bootstrap.resamples, result.bootstrap.seed, result.bootstrap.confidence)
+    table = InstanceTable.from_instances(evaluation.instances)
+    return row_intervals(table, task.statistics(table), settings)
 
 
 def _differs(claimed: float | None, recomputed: float | None) -> bool:
@@ -108,17 +120,28 @@ def _differs(claimed: float | None, recomputed: float | None) -> bool:
 
 
 def _number(value: Any) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(map(_number, value)) + "]"
     return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
-def _compare(result: RunResult, evaluation: Evaluation, result_path: Path) -> None:
-    """One line naming the first claimed number its predictions do not give."""
+def _compare(result: RunResult, evaluation: Evaluation, intervals: dict[str, dict[str, Interval]],
+             result_path: Path) -> None:
+    """One line naming the first claimed number (score, count or interval bound) its predictions
+    do not give."""
     def refuse(field_name: str, metric: str, claimed: Any, recomputed: Any) -> None:
         raise HarnessError(f"{result_path}: {field_name}: scores do not match their predictions: "
                            f"{metric} {_number(claimed)} claimed, {_number(recomputed)} recomputed")
 
-    if _differs(result.main_score.value, evaluation.main_score):
-        refuse("main_score", result.main_score.metric, result.main_score.value, evaluation.main_score)
+    main = result.main_score
+    if _differs(main.value, evaluation.main_score):
+        refuse("main_score", main.metric, main.value, evaluation.main_score)
+    if main.interval is not None:  # the interval of the row the main score is (as the runner takes it)
+        row = next((r for r in evaluation.rows if r.metrics.get(main.metric) == evaluation.main_score), None)
+        interval = None if row is None else intervals.get(row.subset, {}).get(main.metric)
+        if interval is None or any(map(_differs, main.interval, interval)):
+            refuse("main_score", f"{main.metric} interval", list(main.interval), None if interval is None
+                   else list(interval))
     recomputed = {row.subset: row for row in evaluation.rows}
     for index, row in enumerate(result.rows):
         again = recomputed.pop(row.subset, None)
@@ -129,6 +152,11 @@ def _compare(result: RunResult, evaluation: Evaluation, result_path: Path) -> No
                 refuse(f"rows[{index}] ({row.subset})", metric, value, again.metrics.get(metric))
         if row.count != again.count:
             refuse(f"rows[{index}] ({row.subset})", "count", row.count, again.count)
+        for metric, claimed_interval in row.intervals.items():
+            interval = intervals.get(row.subset, {}).get(metric)
+            if interval is None or any(map(_differs, claimed_interval, interval)):
+                refuse(f"rows[{index}] ({row.subset})", f"{metric} interval", list(claimed_interval),
+                       None if interval is None else list(interval))
     if recomputed:
         raise HarnessError(f"{result_path}: rows: subset '{next(iter(recomputed))}' of the recomputed scores is missing")
 
@@ -160,7 +188,7 @@ def submission_folders(paths: Sequence[Path]) -> list[Path]:
     return out
 
 
-def _score_submission(folder: Path, data_dir: Path | None, output_dir: Path, registry: Registry) -> list[Outcome]:
+def _score_submission(folder: Path, data_dir: Path | None, output: OutputOptions, registry: Registry) -> list[Outcome]:
     manifest_path = folder / MANIFEST
     manifest = read_json(manifest_path)
     validate(manifest, "submission", file=manifest_path)
@@ -173,21 +201,26 @@ def _score_submission(folder: Path, data_dir: Path | None, output_dir: Path, reg
                                "the submission folder")
         outcomes.append(score(
             entry["task"], predictions, data=DataOptions(data_dir=data_dir, split=entry.get("split")),
-            output=OutputOptions(output_dir=output_dir, leaderboard=None, show_progress=False),
+            output=output,
             label=card["name"], registry=registry, details={"card": card},
         ))
     return outcomes
 
 
-def take_submissions(paths: Sequence[Path], *, data_dir: Path | None, output_dir: Path, board: Path,
+def take_submissions(paths: Sequence[Path], *, data_dir: Path | None, output: OutputOptions,
                      registry: Registry | None = None) -> list[Verdict]:
-    """Score every submission from its predictions; put the accepted ones on the leaderboard at
-    ``board`` (each submission whole, after all its entries scored); a verdict per submission."""
+    """Score every submission from its predictions (results under ``output.output_dir``); put the
+    accepted ones on the leaderboard ``output.leaderboard`` (each submission whole, after all its
+    entries scored); a verdict per submission."""
+    if output.leaderboard is None:
+        raise HarnessError("submissions are taken onto a leaderboard: name one (drop --no-leaderboard)")
+    board = output.leaderboard
+    scoring = dataclasses.replace(output, leaderboard=None, show_progress=False)
     registry = registry or Registry.discover()
     verdicts = []
     for folder in submission_folders(paths):
         try:
-            outcomes = _score_submission(folder, data_dir, output_dir, registry)
+            outcomes = _score_submission(folder, data_dir, scoring, registry)
         except HarnessError as error:
             verdicts.append(Verdict(folder, False, str(error)))
             continue

@@ -30,13 +30,18 @@ def entry_from_result(result: RunResult, result_path: Path) -> dict[str, Any]:
     identity = result.model.identity
     model = {"name": identity.name, "label": identity.label, "weights": identity.weights, "options": identity.options}
     data = result.data
-    fingerprint = sha256_text(*(f.sha256 for f in data.files))
+    fingerprint = data.fingerprint
     key = sha256_text(
         json.dumps(
             [result.task.name, result.task.options, data.split, fingerprint, list(data.languages), data.limit, model],
             sort_keys=True,
         )
     )[:16]
+    extra: dict[str, Any] = {}
+    if result.main_score.interval is not None:
+        extra["main_interval"] = list(result.main_score.interval)
+    if result.task.scorer_signature is not None:
+        extra["scorer_signature"] = result.task.scorer_signature
     return {
         "key": key,
         "task": result.task.name,
@@ -56,6 +61,7 @@ def entry_from_result(result: RunResult, result_path: Path) -> dict[str, Any]:
         "result_path": str(result_path),
         "finished_at": result.provenance.finished_at,
         "harness_version": result.provenance.harness_version,
+        **extra,
     }
 
 
@@ -105,7 +111,7 @@ def render(board: dict[str, Any], task: str | None = None) -> str:
                 scope.append(f"limit {entry['limit']}")
             if entry["task_options"]:
                 scope.append(",".join(f"{k}={v}" for k, v in sorted(entry["task_options"].items())))
-            rows.append([str(rank), entry["model"]["label"], format_score(entry["main_score"]),
+            rows.append([str(rank), entry["model"]["label"], format_score(entry["main_score"], entry.get("main_interval")),
                          ",".join(entry["languages"]), "; ".join(scope) or "-", entry["finished_at"][:10]])
         header = ["#", "model", group[0]["main_metric"], "languages", "scope", "date"]
         blocks.append(title + "\n" + format_table(header, rows))

@@ -14,9 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from harness.io import sha256_text
 from harness.model import ModelIdentity
 from harness.registry import PluginInfo
 from harness.task import ScoreRow
+
+#: A percentile interval ``(low, high)`` of a metric (see :mod:`harness.stats.bootstrap`).
+Interval = tuple[float, float]
 
 #: The version :meth:`RunResult.to_dict` writes (the schema's ``schema_version`` constant).
 SCHEMA_VERSION = "1.0"
@@ -67,18 +71,23 @@ class TaskRecord:
     higher_is_better: bool
     prediction_format: str
     reference: str
+    #: The scorer signature (:meth:`harness.task.Task.scorer_signature`); None in older results.
+    scorer_signature: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "plugin": _plugin_to_dict(self.plugin), "options": self.options,
-                "main_metric": self.main_metric, "higher_is_better": self.higher_is_better,
-                "prediction_format": self.prediction_format, "reference": self.reference}
+        out = {"name": self.name, "plugin": _plugin_to_dict(self.plugin), "options": self.options,
+               "main_metric": self.main_metric, "higher_is_better": self.higher_is_better,
+               "prediction_format": self.prediction_format, "reference": self.reference}
+        if self.scorer_signature is not None:
+            out["scorer_signature"] = self.scorer_signature
+        return out
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> TaskRecord:
         plugin = _plugin_from_dict(raw["plugin"])
         assert plugin is not None  # the schema requires a task's plugin
         return cls(raw["name"], plugin, raw["options"], raw["main_metric"], raw["higher_is_better"],
-                   raw["prediction_format"], raw["reference"])
+                   raw["prediction_format"], raw["reference"], raw.get("scorer_signature"))
 
 
 @dataclass(frozen=True)
@@ -129,6 +138,11 @@ class DataRecord:
     files: tuple[FileRecord, ...]
     statistics: dict[str, Any]
 
+    @property
+    def fingerprint(self) -> str:
+        """One hash of the data files' hashes: equal fingerprints, equal data."""
+        return sha256_text(*(f.sha256 for f in self.files))
+
     def to_dict(self) -> dict[str, Any]:
         return {"source": self.source, "demo": self.demo, "split": self.split, "languages": list(self.languages),
                 "limit": self.limit, "files": [f.to_dict() for f in self.files], "statistics": self.statistics}
@@ -145,9 +159,18 @@ class MainScore:
 
     metric: str
     value: float
+    interval: Interval | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"metric": self.metric, "value": self.value}
+        out: dict[str, Any] = {"metric": self.metric, "value": self.value}
+        if self.interval is not None:
+            out["interval"] = list(self.interval)
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> MainScore:
+        interval = raw.get("interval")
+        return cls(raw["metric"], raw["value"], None if interval is None else (interval[0], interval[1]))
 
 
 @dataclass(frozen=True)
@@ -160,20 +183,26 @@ class ResultRow:
     count: int
     #: The languages the subset stands for; empty when the subset is not a language (``all``).
     languages: tuple[str, ...] = ()
+    #: Bootstrap intervals of the metrics that have one (see :class:`BootstrapRecord`).
+    intervals: dict[str, Interval] = field(default_factory=dict)
 
     @classmethod
-    def from_score(cls, row: ScoreRow, split: str) -> ResultRow:
-        return cls(split, row.subset, row.metrics, row.count, row.languages)
+    def from_score(cls, row: ScoreRow, split: str, intervals: dict[str, Interval] | None = None) -> ResultRow:
+        return cls(split, row.subset, row.metrics, row.count, row.languages, intervals or {})
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"split": self.split, "subset": self.subset, "metrics": self.metrics, "count": self.count}
         if self.languages:
             out["languages"] = list(self.languages)
+        if self.intervals:
+            out["intervals"] = {name: list(interval) for name, interval in self.intervals.items()}
         return out
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> ResultRow:
-        return cls(raw["split"], raw["subset"], raw["metrics"], raw["count"], tuple(raw.get("languages", ())))
+        intervals = {name: (low, high) for name, (low, high) in raw.get("intervals", {}).items()}
+        return cls(raw["split"], raw["subset"], raw["metrics"], raw["count"], tuple(raw.get("languages", ())),
+                   intervals)
 
 
 @dataclass(frozen=True)
@@ -186,6 +215,42 @@ class PredictionsRecord:
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "format": self.format, "sha256": self.sha256}
+
+
+@dataclass(frozen=True)
+class InstancesRecord:
+    """The per-instance file beside the result (:mod:`harness.stats.records`): path, hash, lines."""
+
+    path: str
+    sha256: str
+    count: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "sha256": self.sha256, "count": self.count}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> InstancesRecord:
+        return cls(raw["path"], raw["sha256"], raw["count"])
+
+
+@dataclass(frozen=True)
+class BootstrapRecord:
+    """How the rows' intervals were computed: percentile bootstrap over questions, resampled
+    within each unit, ``resamples`` draws from a generator seeded with ``seed``."""
+
+    resamples: int
+    seed: int
+    confidence: float
+    method: str = "percentile"
+    strata: str = "unit"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"resamples": self.resamples, "seed": self.seed, "confidence": self.confidence,
+                "method": self.method, "strata": self.strata}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> BootstrapRecord:
+        return cls(raw["resamples"], raw["seed"], raw["confidence"], raw["method"], raw["strata"])
 
 
 @dataclass(frozen=True)
@@ -254,16 +319,24 @@ class RunResult:
     predictions: PredictionsRecord
     provenance: Provenance
     schema_version: str = field(default=SCHEMA_VERSION)
+    #: The per-instance records and the bootstrap behind the intervals; None where not written.
+    instances: InstancesRecord | None = None
+    bootstrap: BootstrapRecord | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The result as the schema lays it out on disk."""
-        return {
+        out = {
             "schema_version": self.schema_version, "run_id": self.run_id, "kind": self.kind,
             "task": self.task.to_dict(), "model": self.model.to_dict(), "data": self.data.to_dict(),
             "main_score": self.main_score.to_dict(), "rows": [row.to_dict() for row in self.rows],
             "diagnostics": self.diagnostics, "notes": list(self.notes), "predictions": self.predictions.to_dict(),
             "provenance": self.provenance.to_dict(),
         }
+        if self.instances is not None:
+            out["instances"] = self.instances.to_dict()
+        if self.bootstrap is not None:
+            out["bootstrap"] = self.bootstrap.to_dict()
+        return out
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> RunResult:
@@ -273,8 +346,10 @@ class RunResult:
         return cls(
             run_id=raw["run_id"], kind=raw["kind"], task=TaskRecord.from_dict(raw["task"]),
             model=ModelRecord.from_dict(raw["model"]), data=DataRecord.from_dict(raw["data"]),
-            main_score=MainScore(**raw["main_score"]), rows=tuple(ResultRow.from_dict(r) for r in raw["rows"]),
+            main_score=MainScore.from_dict(raw["main_score"]), rows=tuple(ResultRow.from_dict(r) for r in raw["rows"]),
             diagnostics=raw["diagnostics"], notes=tuple(raw["notes"]),
             predictions=PredictionsRecord(**raw["predictions"]), provenance=Provenance.from_dict(raw["provenance"]),
             schema_version=raw["schema_version"],
+            instances=InstancesRecord.from_dict(raw["instances"]) if "instances" in raw else None,
+            bootstrap=BootstrapRecord.from_dict(raw["bootstrap"]) if "bootstrap" in raw else None,
         )

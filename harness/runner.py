@@ -36,8 +36,11 @@ from harness.options import bind_options, parse_named
 from harness.provenance import describe_files, environment, now_iso
 from harness.registry import PluginInfo, Registry, load_target
 from harness.results import (
-    DataRecord, FileRecord, MainScore, ModelRecord, PredictionsRecord, Provenance, ResultRow, RunResult, TaskRecord,
+    BootstrapRecord, DataRecord, FileRecord, InstancesRecord, Interval, MainScore, ModelRecord, PredictionsRecord,
+    Provenance, ResultRow, RunResult, TaskRecord,
 )
+from harness.stats.bootstrap import BootstrapSettings, row_intervals
+from harness.stats.records import INSTANCES_FILE, InstanceTable, write_instances
 from harness.task import DataRequest, Evaluation, InputRules, RunContext, Task, TaskData
 from harness.validation import validate
 
@@ -65,6 +68,8 @@ class OutputOptions:
     leaderboard: Path | None = Path("leaderboard/leaderboard.json")
     show_progress: bool = True
     command: tuple[str, ...] = field(default_factory=lambda: tuple(sys.argv))
+    #: The bootstrap behind the rows' intervals (``resamples=0``: no intervals).
+    bootstrap: BootstrapSettings = field(default_factory=BootstrapSettings)
 
 
 @dataclass
@@ -163,6 +168,12 @@ def _seed_everything(seed: int) -> None:
         sys.modules["torch"].manual_seed(seed)
 
 
+def scorer_signature(task: Task, data: TaskData) -> str:
+    """The task's scorer signature, marked when predictions were read under the official rules."""
+    signature = task.scorer_signature()
+    return signature if data.input_rules == "strict" else f"{signature}|input:{data.input_rules}"
+
+
 def task_options(task: Task, data: TaskData) -> dict[str, Any]:
     """The task's options as results and the leaderboard record them: ``input_rules`` is one
     when predictions were read under the official scripts' rules, so such a score is never
@@ -191,24 +202,29 @@ def _build_result(
     model_plugin: PluginInfo | None, data: TaskData, limit: int | None, files: list[dict[str, Any]],
     evaluation: Evaluation, predictions_path: Path, runtime: Runtime, started: str, wall: float,
     phases: dict[str, float], resumed: list[str], command: tuple[str, ...], execution: dict[str, Any] | None = None,
+    intervals: dict[str, dict[str, Interval]] | None = None, instances: InstancesRecord | None = None,
+    bootstrap: BootstrapRecord | None = None,
 ) -> RunResult:
     meta = task.metadata
+    intervals = intervals or {}
     env = environment()
     plugins = {task_plugin.name: task_plugin.version}
     if model_plugin is not None:
         plugins[model_plugin.name] = model_plugin.version
     main_metric = evaluation.main_metric or meta.main_metric
+    main_row = next((row for row in evaluation.rows if row.metrics.get(main_metric) == evaluation.main_score), None)
+    main_interval = None if main_row is None else intervals.get(main_row.subset, {}).get(main_metric)
     demo_note = ["Scored on the built-in demo data: not comparable with published numbers."] if data.demo else []
     return RunResult(
         run_id=run_id,
         kind=kind,
         task=TaskRecord(meta.name, task_plugin, task_options(task, data), main_metric, meta.higher_is_better,
-                        meta.prediction_format, meta.reference),
+                        meta.prediction_format, meta.reference, scorer_signature(task, data)),
         model=ModelRecord(identity, model_plugin),
         data=DataRecord(data.source, data.demo, data.split, tuple(data.languages), limit,
                         tuple(FileRecord.from_dict(f) for f in files), data.statistics),
-        main_score=MainScore(main_metric, evaluation.main_score),
-        rows=tuple(ResultRow.from_score(row, data.split) for row in evaluation.rows),
+        main_score=MainScore(main_metric, evaluation.main_score, main_interval),
+        rows=tuple(ResultRow.from_score(row, data.split, intervals.get(row.subset)) for row in evaluation.rows),
         diagnostics=evaluation.diagnostics,
         notes=tuple(evaluation.notes + demo_note),
         predictions=PredictionsRecord(str(predictions_path), meta.prediction_format, sha256_path(predictions_path)),
@@ -219,6 +235,8 @@ def _build_result(
             phases_s={k: round(v, 3) for k, v in phases.items()}, resumed_units=tuple(resumed),
             command=tuple(command), execution=execution or None,
         ),
+        instances=instances,
+        bootstrap=bootstrap,
     )
 
 
@@ -447,11 +465,23 @@ def _record(
     predictions_path = run_dir / task.metadata.prediction_file
     remove_temporaries(run_dir)  # left by a killed run or scoring of this run id
     task.write_predictions(data, predictions, predictions_path)
+    instances, intervals, bootstrap = None, {}, None
+    if evaluation.instances:
+        instances_path = run_dir / INSTANCES_FILE
+        write_instances(evaluation.instances, instances_path)
+        instances = InstancesRecord(str(instances_path), sha256_path(instances_path), len(evaluation.instances))
+        settings = output.bootstrap
+        start = time.perf_counter()
+        table = InstanceTable.from_instances(evaluation.instances)
+        intervals = row_intervals(table, task.statistics(table), settings)
+        if intervals:
+            phases = {**phases, "bootstrap": time.perf_counter() - start}
+            bootstrap = BootstrapRecord(settings.resamples, settings.seed, settings.confidence)
     result = _build_result(
         kind=kind, run_id=run_id, task=task, task_plugin=task_plugin, identity=identity, model_plugin=model_plugin,
         data=data, limit=limit, files=files, evaluation=evaluation, predictions_path=predictions_path,
         runtime=runtime, started=started, wall=time.perf_counter() - t0, phases=phases, resumed=resumed,
-        command=output.command, execution=execution,
+        command=output.command, execution=execution, intervals=intervals, instances=instances, bootstrap=bootstrap,
     )
     return Outcome(result, evaluation, resumed, write_result(result, run_dir, output))
 

@@ -6,15 +6,19 @@ the leaderboard's file locking and schema validation.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 
-def format_score(value: float | None) -> str:
+def format_score(value: float | None, interval: Sequence[float] | None = None) -> str:
     """A score as text: up to four decimals, trailing zeros dropped, so fractions (LAReQA's mAP)
-    and percentages (F1, EM) both read naturally (0.1357, 99.8, 0)."""
+    and percentages (F1, EM) both read naturally (0.1357, 99.8, 0); with its bootstrap interval
+    when given: ``72.4 [70.1, 74.6]``."""
     if value is None:
         return "-"
-    return f"{value:.4f}".rstrip("0").rstrip(".") or "0"
+    text = f"{value:.4f}".rstrip("0").rstrip(".") or "0"
+    if interval is None:
+        return text
+    return f"{text} [{format_score(interval[0])}, {format_score(interval[1])}]"
 
 
 #: Width a table is fitted to when the output is not a terminal (a pipe, a file, a test).

@@ -22,6 +22,8 @@ from harness.progress import Progress
 if TYPE_CHECKING:  # annotations only: plugins' metadata modules import this one while listing
     from harness.encoding import EncodingRequest
     from harness.registry import TaskSpec
+    from harness.stats.records import Instance, InstanceTable
+    from harness.stats.statistics import RowStatistics
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,10 @@ class TaskMetadata:
     data_subdir: str = ""
     unit: str = "language"
     higher_is_better: bool = True
+    #: The scorer signature (like sacrebleu's): the scorer and the options that change its numbers,
+    #: e.g. ``mlqa|norm:mlqa-context|f1``. Two numbers are compared only under the same signature;
+    #: a task whose options change the scorer extends it in :meth:`Task.scorer_signature`.
+    scorer: str = ""
 
     def spec(self, target: str) -> TaskSpec:
         """The registry's entry for this task, ``target`` naming its class (``module:Class``).
@@ -111,6 +117,9 @@ class Evaluation:
     diagnostics: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     main_metric: str | None = None
+    #: One record per scored question (see :mod:`harness.stats.records`): the evidence behind
+    #: the rows, written beside the result, and what intervals and paired tests resample.
+    instances: list[Instance] = field(default_factory=list)
 
 
 @dataclass
@@ -144,6 +153,17 @@ class Task(ABC, Generic[DataT]):
 
     def options(self) -> dict[str, Any]:
         """The options that change the scores (recorded in results). Override if any."""
+        return {}
+
+    def scorer_signature(self) -> str:
+        """The scorer and its options as one short string (default: the metadata's ``scorer``)."""
+        return self.metadata.scorer or self.metadata.name
+
+    def statistics(self, table: InstanceTable) -> RowStatistics:
+        """How each row metric is computed from the per-question values of :attr:`Evaluation.instances`
+        (subset -> metric -> :class:`~harness.stats.statistics.Statistic`), for bootstrap intervals
+        and paired comparisons; rows and metrics left out get none. ``table`` holds the instances
+        by unit, so that the rows can be declared from the units present."""
         return {}
 
     def demo_data_dir(self) -> Path | None:

@@ -31,6 +31,10 @@ class SpanScores:
     f1: float
     count: int
     unanswered: int
+    #: Each question's exact match and F1 (0 or 1, and a fraction), in file order; 0 for a
+    #: question without a prediction. ``percent_of_sum`` of them is the official number.
+    question_exact: tuple[float, ...] = ()
+    question_f1: tuple[float, ...] = ()
 
 
 def memoize(normalize: Normalizer) -> Normalizer:
@@ -70,12 +74,18 @@ def score_questions(questions: Sequence[SpanQuestion], predictions: Mapping[str,
 
     exact_sum = f1_sum = 0.0
     unanswered = 0
+    question_exact, question_f1 = [], []
     for question in questions:
         prediction = predictions.get(question.id)
         if prediction is None:
             unanswered += 1
+            question_exact.append(0.0)
+            question_f1.append(0.0)
             continue
-        exact_sum += best_over_golds(exact, prediction, question.answers)
-        f1_sum += best_over_golds(f1, prediction, question.answers)
+        question_exact.append(best_over_golds(exact, prediction, question.answers))
+        question_f1.append(best_over_golds(f1, prediction, question.answers))
+        exact_sum += question_exact[-1]
+        f1_sum += question_f1[-1]
     total = len(questions)
-    return SpanScores(100.0 * exact_sum / total, 100.0 * f1_sum / total, total, unanswered)
+    return SpanScores(100.0 * exact_sum / total, 100.0 * f1_sum / total, total, unanswered,
+                      tuple(question_exact), tuple(question_f1))

@@ -13,7 +13,10 @@ through :func:`find_language_files` and :func:`span_data`), which normaliser sco
   data file it answers, and ``harness score`` reads such a folder, or one file when one unit is
   selected (``--langs``);
 * EM and F1 per unit are the official scorer's floats (0-100, see :mod:`harness.qa.scoring`);
-* the reference predictions are the first gold answer (``gold``) and ``""`` (``empty``).
+* the reference predictions are the first gold answer (``gold``) and ``""`` (``empty``);
+* every question is one instance (:mod:`harness.stats.records`) with its EM (0/1) and F1, so each
+  row has a bootstrap interval: a unit's row is ``100 * mean``, a summary row the unweighted mean
+  of its units' rows (:meth:`SpanQATask.summary_groups` names them once for both).
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from harness.protocols import Reader, ReadingExample
 from harness.qa.normalize import Normalizer
 from harness.qa.scoring import SpanScores, memoize, score_questions
 from harness.qa.span_file import SpanQuestion, read_span_file
+from harness.stats.records import Instance, InstanceTable
+from harness.stats.statistics import Macro, Mean, RowStatistics, plain_mean
 from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskData
 from harness.validation import validate
 
@@ -115,10 +120,14 @@ def span_data(request: DataRequest, units: Sequence[SpanUnit], files: Sequence[P
     )
 
 
+#: The metrics of a span-QA row, and whether their per-question values are 0/1.
+SPAN_METRICS = {"f1": False, "exact_match": True}
+
+
 def mean_row(subset: str, scores: Sequence[SpanScores]) -> ScoreRow:
     """The unweighted mean over files (the papers' and XTREME's "average" over languages)."""
-    n = len(scores)
-    return ScoreRow(subset, {"f1": sum(s.f1 for s in scores) / n, "exact_match": sum(s.exact_match for s in scores) / n},
+    return ScoreRow(subset, {"f1": plain_mean([s.f1 for s in scores]),
+                             "exact_match": plain_mean([s.exact_match for s in scores])},
                     sum(s.count for s in scores))
 
 
@@ -129,11 +138,27 @@ class SpanQATask(Task[SpanQAData]):
     def normalizer(self, unit: SpanUnit) -> Normalizer:
         """The official normaliser that scores ``unit`` (e.g. by its answer language)."""
 
+    def summary_groups(self, units: Mapping[str, tuple[str, ...]]) -> dict[str, list[str]]:
+        """The summary rows (shown before the per-unit rows, the first one's F1 the main score),
+        each the unweighted mean of the rows of some units, from the units' languages. By default
+        one row, ``mean``, over every unit."""
+        return {"mean": list(units)}
+
     def aggregate(self, data: SpanQAData, scores: Mapping[str, SpanScores]) -> tuple[float, list[ScoreRow]]:
-        """The main score and the summary rows (shown before the per-unit rows). By default the
-        unweighted mean over units, with its F1 as the main score."""
-        row = mean_row("mean", list(scores.values()))
-        return row.metrics["f1"], [row]
+        """The main score and the summary rows of :meth:`summary_groups`."""
+        groups = self.summary_groups({name: data.units[name].languages for name in scores})
+        rows = [mean_row(subset, [scores[name] for name in names]) for subset, names in groups.items()]
+        return rows[0].metrics["f1"], rows
+
+    def statistics(self, table: InstanceTable) -> RowStatistics:
+        """Each unit's row is 100 times the mean of its questions' values (summed in file order,
+        as the official scorer), each summary row the plain mean of its units' rows."""
+        per_unit = {name: {metric: Mean(name, metric, binary=binary) for metric, binary in SPAN_METRICS.items()}
+                    for name in table.units}
+        groups = self.summary_groups({name: unit.languages for name, unit in table.units.items()})
+        summaries = {subset: {metric: Macro(tuple(per_unit[n][metric] for n in names), plain_mean)
+                              for metric in SPAN_METRICS} for subset, names in groups.items()}
+        return {**summaries, **per_unit}
 
     # -- prediction ---------------------------------------------------------------------------
 
@@ -187,7 +212,11 @@ class SpanQATask(Task[SpanQAData]):
             for name, s in scores.items()
         ]
         unanswered = {name: s.unanswered for name, s in scores.items() if s.unanswered}
-        evaluation = Evaluation(main_score=main, rows=rows)
+        evaluation = Evaluation(main_score=main, rows=rows, instances=[
+            Instance(q.id, name, data.units[name].languages, list(q.answers), predictions.get(name, {}).get(q.id),
+                     {"f1": f1, "exact_match": em})
+            for name, s in scores.items()
+            for q, em, f1 in zip(data.units[name].questions, s.question_exact, s.question_f1)])
         if unanswered:
             evaluation.diagnostics["unanswered"] = unanswered
             evaluation.notes.append(f"{sum(unanswered.values())} question(s) had no prediction and scored 0, "

@@ -18,5 +18,6 @@ LAREQA = TaskMetadata(
     prediction_format="lareqa-predictions",
     prediction_file="predictions.jsonl",
     data_subdir="lareqa/xquad-r",
+    scorer="lareqa|map,map@20|ties:pool-order|avg:global",
     unit="question language",
 )

@@ -43,6 +43,8 @@ from harness.metrics.bias import TOP_K_MIX, PoolRanks, TopTie, analyse, language
 from harness.metrics.ranking import NOT_RETRIEVED, average_precision, mid_ranks
 from harness.protocols import Corpus, Retriever, ScoringIndex
 from harness.search import ranks_of, top_k
+from harness.stats.records import Instance, InstanceTable
+from harness.stats.statistics import Mean, Pooled, RowStatistics, numpy_mean
 from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task
 from harness.validation import validate
 
@@ -52,6 +54,8 @@ from harness_lareqa.metadata import LAREQA
 CandidateForm = Literal["concat", "pair", "sentence"]
 PoolKind = Literal["multilingual", "mono"]
 QUERY_CHUNK = 256
+#: Row metric -> the per-question value it is the mean of.
+ROW_METRICS = {"map": "ap", "map@20": "ap@20"}
 #: Seeds the ``--limit`` question sample and Table 3's random other language.
 SEED = 0
 
@@ -79,6 +83,12 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
         """``pool`` only when it is not the official multilingual pool, so that the results of
         official runs keep the options (and run ids) they had before the option existed."""
         return {"candidates": self.candidates, **({"pool": self.pool} if self.pool != "multilingual" else {})}
+
+    def scorer_signature(self) -> str:
+        """The official signature, marked ``|pool:mono`` when each question is scored against its
+        own language's candidates (a different metric from the same ranking)."""
+        signature = super().scorer_signature()
+        return signature if self.pool == "multilingual" else f"{signature}|pool:{self.pool}"
 
     # -- data ---------------------------------------------------------------------------------
 
@@ -275,7 +285,8 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
             mask = langs == lang
             rows.append(ScoreRow(lang, {"map": float(full[mask].mean()), "map@20": float(at20[mask].mean())},
                                  int(mask.sum()), (lang,)))
-        evaluation = Evaluation(main_score=rows[0].metrics["map"], rows=rows)
+        evaluation = Evaluation(main_score=rows[0].metrics["map"], rows=rows,
+                                instances=self._instances(data, predictions, questions, ranks, counts, full, at20))
         if self.pool == "mono":
             evaluation.notes.append("pool=mono: every question against its own language's candidates only "
                                     "(zero-shot monolingual pools, LAReQA Table 4)")
@@ -290,6 +301,34 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
             evaluation.notes.append("language-bias diagnostics need the rank of every correct candidate; "
                                     "the predictions leave some unranked")
         return evaluation
+
+    def _instances(self, data: LAReQAData, predictions: Mapping[str, list[dict[str, Any]]],
+                   questions: list[PoolRanks], ranks: np.ndarray, counts: np.ndarray, full: np.ndarray,
+                   at20: np.ndarray) -> list[Instance]:
+        """One record per question: its correct candidates (gold), their ranks (prediction; null:
+        not retrieved), AP, AP@20 and, when every question has a ranked correct answer, the rank
+        of the first one."""
+        uids = [item["question_id"] for unit in self.units(data) for item in predictions.get(unit, [])]
+        by_uid = {q.uid: q for q in data.questions}
+        first = ranks.min(axis=1, initial=np.inf)
+        with_first = bool(np.isfinite(first).all())
+        out = []
+        for i, (uid, question) in enumerate(zip(uids, questions)):
+            targets = [data.pool.ids[t] for t in data.targets.get(by_uid[uid].xling_id, ())
+                       if self.pool != "mono" or data.pool.langs[t] == question.lang]
+            values = {"ap": float(full[i]), "ap@20": float(at20[i])}
+            if with_first:
+                values["first_correct_rank"] = float(first[i])
+            out.append(Instance(uid, question.lang, (question.lang,), targets,
+                                [None if not np.isfinite(r) else int(r) for r in ranks[i, : counts[i]]], values))
+        return out
+
+    def statistics(self, table: InstanceTable) -> RowStatistics:
+        """Per question language, the numpy mean of AP (AP@20); ``all``, one mean over every question."""
+        per_language = {lang: {row: Mean(lang, value, scale=1.0, official=numpy_mean)
+                               for row, value in ROW_METRICS.items()} for lang in table.units}
+        overall = {row: Pooled(tuple(per_language[lang][row] for lang in table.units)) for row in ROW_METRICS}
+        return {"all": overall, **per_language}
 
     @staticmethod
     def _monolingual_rank_matrix(questions: list[PoolRanks]) -> tuple[np.ndarray, np.ndarray]:

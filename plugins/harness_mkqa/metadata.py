@@ -17,4 +17,5 @@ MKQA = TaskMetadata(
     prediction_format="mkqa-predictions",
     prediction_file="predictions",  # a folder of <lang>.jsonl files, the official layout
     data_subdir="mkqa",
+    scorer="mkqa|norm:mkqa|sweep:best-threshold,file-order-ties|round:2|avg:macro",
 )

@@ -34,13 +34,15 @@ scaled binary value: 48.325 -> 48.33) and ``best_f1`` and the threshold by Pytho
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from harness.metrics.answers import token_f1
+from harness.stats.records import InstanceTable
+from harness.stats.statistics import Gathered, Macro, Mean, RowStatistics, UnitStatistic
 
 from harness_mkqa.data import ANSWER_TYPES, Annotation
 from harness_mkqa.normalize import answer_tokens
@@ -219,7 +221,7 @@ def macro_average(per_language: Sequence[dict[str, float | None]]) -> dict[str, 
     out: dict[str, float | None] = {}
     for metric in per_language[0]:
         values = [row[metric] for row in per_language]
-        out[metric] = None if any(v is None for v in values) else round(float(np.mean(values)), 2)
+        out[metric] = None if any(v is None for v in values) else _macro(values)
     return out
 
 
@@ -242,3 +244,92 @@ def answer_type_breakdown(parts: Sequence[tuple[ExampleScores, LanguageResult]])
                 "exact_match": _percent(em[mask]), "f1": _percent(f1[mask]),
             }
     return out
+
+
+# -- per-example records and the statistics that re-run the official aggregation ---------------
+
+#: The per-example values an MKQA instance records: enough to re-run the threshold sweep on any
+#: resample of the examples (the sweep does not decompose into a mean).
+SWEEP_VALUES = ("f1", "exact_match", "answerable", "answered", "no_answer_prob", "line")
+
+
+def example_values(scores: ExampleScores) -> list[dict[str, float]]:
+    """Each example's :data:`SWEEP_VALUES`, in data order."""
+    columns = [scores.f1, scores.exact_match, scores.answerable, scores.answered, scores.no_answer_prob, scores.line]
+    return [dict(zip(SWEEP_VALUES, map(float, row))) for row in zip(*columns)]
+
+
+def _from_columns(values: Mapping[str, np.ndarray]) -> ExampleScores:
+    return ExampleScores(exact_match=values["exact_match"], f1=values["f1"], answerable=values["answerable"] == 1,
+                         answered=values["answered"] == 1, no_answer_prob=values["no_answer_prob"],
+                         line=values["line"].astype(np.int64), type_masks={})
+
+
+@dataclass(frozen=True, eq=False)
+class SweepMetric(UnitStatistic):
+    """``best_f1`` or ``best_em`` of one language: the official best-threshold sweep re-run on
+    each resample (rows of the gathered matrices), vectorised: the examples of a row visited by
+    ascending ``no_answer_prob`` (ties by file line), the running score from the No-Answer
+    count, its first strict maximum and that example's probability as the threshold. The point
+    estimate is the official, rounded number; resampled values are left unrounded (rounding to
+    2 decimals would only put steps into the interval's ends).
+    """
+
+    def point(self, table: InstanceTable) -> float:
+        value = evaluate_language(_from_columns(table.unit(self.unit).values)).metrics[self.metric]
+        assert value is not None
+        return value
+
+    def on_unit(self, gathered: Gathered) -> np.ndarray:
+        if "best" not in gathered.scratch:
+            _sweep_rows(gathered)
+        v, n = gathered.values, gathered.values["f1"].shape[1]
+        if self.metric == "best_f1":
+            return 100.0 * gathered.scratch["best"] / n
+        abstains = v["no_answer_prob"] > gathered.scratch["threshold"][:, None]
+        em_at = np.where(abstains, 1.0 - v["answerable"], v["exact_match"])
+        return 100.0 * em_at.mean(axis=1)
+
+
+def _sweep_rows(gathered: Gathered) -> None:
+    """The official sweep for every row at once: best score and threshold into ``gathered.scratch``."""
+    v = gathered.values
+    order = np.lexsort((v["line"], v["no_answer_prob"]), axis=1)
+    gain = np.where(v["answerable"] == 1, v["f1"], np.where(v["answered"] == 1, -1.0, 0.0))
+    start = (1.0 - v["answerable"]).sum(axis=1)
+    running = np.cumsum(np.column_stack([start, np.take_along_axis(gain, order, axis=1)]), axis=1)[:, 1:]
+    k = running.argmax(axis=1)
+    top = np.take_along_axis(running, k[:, None], axis=1)[:, 0]
+    better = top > start
+    probs = np.take_along_axis(np.take_along_axis(v["no_answer_prob"], order, axis=1), k[:, None], axis=1)[:, 0]
+    gathered.scratch["best"] = np.where(better, top, start)
+    gathered.scratch["threshold"] = np.where(better, probs, 0.0)
+
+
+def _rounded_percent(values: Sequence[float]) -> float:
+    percent = _percent(np.asarray(values, dtype=np.float64))
+    assert percent is not None
+    return percent
+
+
+def _macro(values: Sequence[float]) -> float:
+    """The official macro average of rounded per-language numbers, rounded again."""
+    return round(float(np.mean(values)), 2)
+
+
+#: Row metrics with intervals: the sweep's two, and the plain means without a threshold.
+SWEEP_METRICS = ("best_f1", "best_em")
+PLAIN_METRICS = {"f1": False, "exact_match": True}
+
+
+def language_statistics(table: InstanceTable, summary: str) -> RowStatistics:
+    """Per language: ``best_f1``/``best_em`` (the sweep, re-run per resample) and ``f1``/
+    ``exact_match`` (rounded means); the ``summary`` row: their official macro average."""
+    per_language: RowStatistics = {}
+    for lang in table.units:
+        per_language[lang] = {m: SweepMetric(lang, m) for m in SWEEP_METRICS}
+        per_language[lang].update({m: Mean(lang, m, official=_rounded_percent, binary=binary)
+                                   for m, binary in PLAIN_METRICS.items()})
+    metrics = (*SWEEP_METRICS, *PLAIN_METRICS)
+    overall = {m: Macro(tuple(per_language[lang][m] for lang in table.units), _macro) for m in metrics}
+    return {summary: overall, **per_language}

@@ -30,6 +30,8 @@ from typing import Any
 from harness.errors import HarnessError
 from harness.open_domain import ask
 from harness.protocols import OpenAnswer, OpenDomainQA, OpenQuestion
+from harness.stats.records import Instance, InstanceTable
+from harness.stats.statistics import RowStatistics
 from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task
 
 from harness_mkqa.data import MKQAData, find_data_file, read_mkqa
@@ -37,7 +39,8 @@ from harness_mkqa.languages import MKQA_LANGUAGES
 from harness_mkqa.metadata import MKQA as MKQA_METADATA
 from harness_mkqa.predictions import aligned, read_predictions, write_predictions
 from harness_mkqa.scoring import (
-    ExampleScores, LanguageResult, answer_type_breakdown, evaluate_language, macro_average, score_examples,
+    ExampleScores, LanguageResult, answer_type_breakdown, evaluate_language, example_values, language_statistics,
+    macro_average, score_examples,
 )
 
 def _record(example_id: Any, answer: OpenAnswer) -> dict[str, Any]:
@@ -106,17 +109,21 @@ class MKQA(Task[MKQAData]):
         answer-type breakdown (per language and pooled as ``all``) and the threshold the
         order-independent variant chose (null: abstain on everything)."""
         parts: dict[str, tuple[ExampleScores, LanguageResult]] = {}
+        instances = []
         for lang in data.languages:
             if lang in predictions:
                 texts, probs, lines = aligned(predictions[lang], data, lang)
                 scores = score_examples(data.annotations[lang], texts, probs, lines, lang)
                 parts[lang] = (scores, evaluate_language(scores))
+                instances += [Instance(example_id, lang, (lang,), list(annotation.golds), text, values)
+                              for example_id, annotation, text, values in zip(
+                                  data.example_ids, data.annotations[lang], texts, example_values(scores))]
         if not parts:
             raise HarnessError("mkqa: no predictions for any language of the data")
         languages = tuple(parts)
         summary = macro_average([result.metrics for _, result in parts.values()])
         complete = len(languages) == len(MKQA_LANGUAGES)
-        label = "macro" if complete else f"incomplete: {len(languages)} of {len(MKQA_LANGUAGES)} languages"
+        label = summary_label(len(languages))
         rows = [ScoreRow(label, summary, sum(len(scores) for scores, _ in parts.values()), languages)]
         rows += [ScoreRow(lang, result.metrics, len(scores), (lang,)) for lang, (scores, result) in parts.items()]
         diagnostics = {
@@ -126,7 +133,12 @@ class MKQA(Task[MKQAData]):
         }
         notes = [] if complete else [_incomplete_note(languages)]
         notes += _variant_note({lang: result.metrics for lang, (_, result) in parts.items()})
-        return Evaluation(main_score=summary["best_f1"], rows=rows, diagnostics=diagnostics, notes=notes)
+        return Evaluation(main_score=summary["best_f1"], rows=rows, diagnostics=diagnostics, notes=notes,
+                          instances=instances)
+
+    def statistics(self, table: InstanceTable) -> RowStatistics:
+        """The sweep re-run on each resample of a language's examples (see :class:`SweepMetric`)."""
+        return language_statistics(table, summary_label(len(table.units)))
 
     # -- prediction files ---------------------------------------------------------------------
 
@@ -135,6 +147,11 @@ class MKQA(Task[MKQAData]):
 
     def write_predictions(self, data: MKQAData, predictions: Mapping[str, list[dict[str, Any]]], path: Path) -> None:
         write_predictions(predictions, path)
+
+
+def summary_label(languages: int) -> str:
+    """The summary row's name: ``macro`` with all 26 languages, else says how many there are."""
+    return "macro" if languages == len(MKQA_LANGUAGES) else f"incomplete: {languages} of {len(MKQA_LANGUAGES)} languages"
 
 
 def _incomplete_note(languages: tuple[str, ...]) -> str:

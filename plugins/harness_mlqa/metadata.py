@@ -20,5 +20,6 @@ MLQA = TaskMetadata(
     prediction_format="span-qa-predictions",
     prediction_file="predictions",
     data_subdir="mlqa",
+    scorer="mlqa|norm:mlqa-context|em+f1|avg:mean",
     unit="language (XLT) or context-question pair (G-XLT)",
 )

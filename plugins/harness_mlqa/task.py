@@ -28,9 +28,8 @@ from typing import Literal
 from harness.demo import ParallelQADemo
 from harness.errors import HarnessError
 from harness.qa.normalize import Normalizer, multilingual
-from harness.qa.scoring import SpanScores
-from harness.qa.task import SpanQAData, SpanQATask, SpanUnit, mean_row, read_unit, span_data, span_unit
-from harness.task import DataRequest, ScoreRow
+from harness.qa.task import SpanQAData, SpanQATask, SpanUnit, read_unit, span_data, span_unit
+from harness.task import DataRequest
 
 from harness_mlqa.data import Pair, Source, locate, official_name, parallel_pair, read_parallel
 from harness_mlqa.metadata import MLQA as MLQA_METADATA
@@ -124,12 +123,11 @@ class MLQA(ParallelQADemo, SpanQATask):
 
     # -- scoring ------------------------------------------------------------------------------
 
-    def aggregate(self, data: SpanQAData, scores: Mapping[str, SpanScores]) -> tuple[float, list[ScoreRow]]:
+    def summary_groups(self, units: Mapping[str, tuple[str, ...]]) -> dict[str, list[str]]:
         """XLT: the mean over languages. G-XLT: ``gxlt``, the mean of the off-diagonal cells (the
         main score), and ``xlt``, the mean of the diagonal cells."""
         if self.mode == "xlt":
-            return super().aggregate(data, scores)
-        cross = [s for name, s in scores.items() if data.units[name].context_lang != data.units[name].question_lang]
-        same = [s for name, s in scores.items() if data.units[name].context_lang == data.units[name].question_lang]
-        rows = [mean_row("gxlt", cross)] + ([mean_row("xlt", same)] if same else [])
-        return rows[0].metrics["f1"], rows
+            return super().summary_groups(units)
+        cross = [name for name, langs in units.items() if langs[0] != langs[1]]
+        same = [name for name, langs in units.items() if langs[0] == langs[1]]
+        return {"gxlt": cross, **({"xlt": same} if same else {})}

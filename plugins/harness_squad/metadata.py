@@ -18,4 +18,5 @@ XQUAD = TaskMetadata(
     prediction_format="span-qa-predictions",
     prediction_file="predictions",
     data_subdir="xquad",
+    scorer="squad-v1.1|norm:ascii-english|em+f1|avg:mean",
 )

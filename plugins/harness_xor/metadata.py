@@ -19,6 +19,7 @@ XOR_ENGSPAN = TaskMetadata(
     needs=OpenDomainQA,
     prediction_format="xor-engspan-predictions",
     data_subdir="xor-tydi",
+    scorer="xor-engspan|norm:squad-v1.1|f1+em|avg:mean",
 )
 
 XOR_FULL = TaskMetadata(
@@ -31,6 +32,7 @@ XOR_FULL = TaskMetadata(
     needs=OpenDomainQA,
     prediction_format="xor-full-predictions",
     data_subdir="xor-tydi",
+    scorer="xor-full|norm:mecab|bleu:nltk-char4|avg:/7",
 )
 
 XOR_RETRIEVE = TaskMetadata(
@@ -44,4 +46,5 @@ XOR_RETRIEVE = TaskMetadata(
     needs=Retriever,
     prediction_format="xor-retrieve-predictions",
     data_subdir="xor-tydi",
+    scorer="xor-retrieve|tok:nltk|match:raw-substring|yesno:skip|avg:macro",
 )

@@ -40,6 +40,8 @@ from harness.open_domain import ask
 from harness.protocols import OpenDomainQA, OpenQuestion, Retriever
 from harness.qa.normalize import ascii_english
 from harness.qa.passages import corpus_files, read_passages
+from harness.stats.records import Instance, InstanceTable
+from harness.stats.statistics import Macro, Mean, RowStatistics
 from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task
 from harness.validation import validate
 
@@ -60,6 +62,24 @@ QUERY_CHUNK = 256
 
 def _percent(total: float, count: int) -> float:
     return 100.0 * total / count if count else 0.0
+
+
+#: The official average of EnglishSpan's and XOR-Retrieve's language scores.
+language_mean = statistics.mean
+
+
+def full_average(values: list[float]) -> float:
+    """XOR-Full's overall score: the per-language scores summed and divided by 7."""
+    return sum(values) / FULL_DIVISOR
+
+
+def macro_statistics(table: InstanceTable, metrics: Mapping[str, bool], official: Any,
+                     divisor: float | None = None) -> RowStatistics:
+    """Per language, 100 times the mean of each per-question metric (``metrics``: name -> 0/1
+    valued); ``all``, the languages' scores averaged by ``official`` (resampled: summed, over ``divisor``)."""
+    per_language = {lang: {m: Mean(lang, m, binary=binary) for m, binary in metrics.items()} for lang in table.units}
+    overall = {m: Macro(tuple(per_language[lang][m] for lang in table.units), official, divisor) for m in metrics}
+    return {"all": overall, **per_language}
 
 
 #: Why XOR-Retrieve predictions cannot be scored when none counts (yes/no questions are skipped).
@@ -137,34 +157,50 @@ class _AnswerTask(_XorTask):
         """The ``all`` row's metrics from the per-language rows, and notes saying how."""
 
     def evaluate(self, data: XorData, predictions: Mapping[str, dict[str, str]]) -> Evaluation:
-        rows = self.language_rows(data, predictions)
+        rows, instances = self.language_rows(data, predictions)
         overall, notes = self.overall(rows)
         unanswered = sum(q.id not in predictions.get(q.lang, {}) for q in data.questions)
         return Evaluation(overall["f1"], [ScoreRow("all", overall, len(data.questions)), *rows],
-                          diagnostics={"unanswered": unanswered}, notes=notes)
+                          diagnostics={"unanswered": unanswered}, notes=notes, instances=instances)
 
     #: The metrics of one answer, in the order :meth:`question_scores` gives them.
     metric_names: tuple[str, ...] = ()
+    #: The metrics whose per-question values are 0/1 (McNemar applies).
+    binary_metrics: frozenset[str] = frozenset()
 
     @abstractmethod
     def question_scores(self, prediction: str, golds: tuple[str, ...], lang: str) -> dict[str, float]:
         """The metrics of one answer, as fractions."""
 
-    def language_rows(self, data: XorData, predictions: Mapping[str, dict[str, str]]) -> list[ScoreRow]:
+    def language_rows(self, data: XorData, predictions: Mapping[str, dict[str, str]]
+                      ) -> tuple[list[ScoreRow], list[Instance]]:
         """Per language: the mean of each metric over *all* its questions, in percent (a question
-        without an answer scores 0, as in both official scripts)."""
-        rows = []
+        without an answer scores 0, as in both official scripts); and each question's values."""
+        rows, instances = [], []
         for lang in self.units(data):
             answers = predictions.get(lang, {})
             questions = data.questions_in(lang)
             sums: dict[str, float] = {}
             for question in questions:
+                values = dict.fromkeys(self.metric_names, 0.0)
                 if question.id in answers:
-                    for name, value in self.question_scores(answers[question.id], question.answers, lang).items():
+                    values = self.question_scores(answers[question.id], question.answers, lang)
+                    for name, value in values.items():
                         sums[name] = sums.get(name, 0.0) + value
+                instances.append(Instance(question.id, lang, (lang,), list(question.answers), answers.get(question.id),
+                                          values))
             rows.append(ScoreRow(lang, {n: _percent(sums.get(n, 0.0), len(questions)) for n in self.metric_names},
                                  len(questions), (lang,)))
-        return rows
+        return rows, instances
+
+    def statistics(self, table: InstanceTable) -> RowStatistics:
+        return macro_statistics(table, {m: m in self.binary_metrics for m in self.metric_names}, self.average,
+                                self.divisor)
+
+    #: How ``all`` averages the languages' scores (the official function), and its divisor when
+    #: it is not the number of languages.
+    average: Any = staticmethod(language_mean)
+    divisor: float | None = None
 
 
 class XorEnglishSpan(_AnswerTask):
@@ -172,6 +208,7 @@ class XorEnglishSpan(_AnswerTask):
 
     metadata = XOR_ENGSPAN
     metric_names = ("f1", "em")
+    binary_metrics = frozenset({"em"})
 
     def answer_lang(self, question_lang: str) -> str:
         return "en"
@@ -184,7 +221,7 @@ class XorEnglishSpan(_AnswerTask):
         return {"f1": f1, "em": em}
 
     def overall(self, rows: list[ScoreRow]) -> tuple[dict[str, float], list[str]]:
-        return ({m: statistics.mean(r.metrics[m] for r in rows) for m in self.metric_names},
+        return ({m: self.average([r.metrics[m] for r in rows]) for m in self.metric_names},
                 ["all: plain mean of the per-language scores (official eval_xor_engspan.py)"])
 
 
@@ -194,6 +231,9 @@ class XorFull(_AnswerTask):
     family = "full"
     metadata = XOR_FULL
     metric_names = ("f1", "em", "bleu", "f1_symmetric", "em_symmetric", "bleu_effective_order")
+    binary_metrics = frozenset({"em", "em_symmetric"})
+    average = staticmethod(full_average)
+    divisor = FULL_DIVISOR
 
     def answer_lang(self, question_lang: str) -> str:
         return question_lang
@@ -213,7 +253,7 @@ class XorFull(_AnswerTask):
                 "bleu_effective_order": char_bleu(references, prediction, effective_order=True)}
 
     def overall(self, rows: list[ScoreRow]) -> tuple[dict[str, float], list[str]]:
-        return ({n: sum(r.metrics[n] for r in rows) / FULL_DIVISOR for n in self.metric_names}, [
+        return ({n: self.average([r.metrics[n] for r in rows]) for n in self.metric_names}, [
             f"all: per-language scores summed and divided by {FULL_DIVISOR} whatever the number of languages "
             f"present ({len(rows)} here), as eval_xor_full.py does",
             "corrected variants: *_symmetric applies the prediction's ・/、 replacement to Japanese golds too; "
@@ -281,6 +321,7 @@ class XorRetrieve(_XorTask):
         hits: dict[str, Counter[str]] = {lang: Counter() for lang in XOR_LANGUAGES}
         predicted: set[str] = set()
         other_language = 0
+        instances = []
         for lang in XOR_LANGUAGES:
             for item in predictions.get(lang, []):
                 question = data.by_id[item["id"]]
@@ -290,23 +331,32 @@ class XorRetrieve(_XorTask):
                     continue
                 counted[lang] += 1
                 tokens = first_tokens(item["ctxs"], budget, tokenize)
-                for metric, max_tokens in TOKEN_BUDGETS.items():
-                    hits[lang][metric] += recall_hit(tokens[:max_tokens], question.span_answers)
+                found = {metric: recall_hit(tokens[:max_tokens], question.span_answers)
+                         for metric, max_tokens in TOKEN_BUDGETS.items()}
+                for metric, hit in found.items():
+                    hits[lang][metric] += hit
+                instances.append(Instance(question.id, lang, (lang,), list(question.span_answers), None,
+                                          {metric: float(hit) for metric, hit in found.items()}))
         if not counted:
             raise HarnessError(NOTHING_TO_SCORE)
         rows = [ScoreRow(lang, {m: _percent(hits[lang][m], counted[lang]) for m in TOKEN_BUDGETS}, counted[lang],
                          (lang,)) for lang in XOR_LANGUAGES if counted[lang]]
-        overall = {m: statistics.mean(r.metrics[m] for r in rows) for m in TOKEN_BUDGETS}
+        overall = {m: language_mean([r.metrics[m] for r in rows]) for m in TOKEN_BUDGETS}
         not_predicted = sum(q.id not in predicted and bool(q.span_answers) for q in data.questions)
         diagnostics = {"not_predicted": not_predicted, "yes_no_skipped": len(predicted) - counted.total(),
                        "language_differs_from_data": other_language}
-        evaluation = Evaluation(overall["r@5kt"], [ScoreRow("all", overall, counted.total()), *rows], diagnostics)
+        evaluation = Evaluation(overall["r@5kt"], [ScoreRow("all", overall, counted.total()), *rows], diagnostics,
+                                instances=instances)
         evaluation.notes.append("all: macro mean over the languages with a counted question; yes/no questions are "
                                 "skipped and each question counts for the language its prediction names (official)")
         if not_predicted:
             evaluation.notes.append(f"{not_predicted} questions with span answers have no prediction and are not "
                                     "counted, as in eval_xor_retrieve.py")
         return evaluation
+
+    def statistics(self, table: InstanceTable) -> RowStatistics:
+        """Per language, the hit rate of each budget; ``all``, their plain mean (``statistics.mean``)."""
+        return macro_statistics(table, dict.fromkeys(TOKEN_BUDGETS, True), language_mean)
 
     # -- prediction files ---------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ TYDIQA_GOLDP = TaskMetadata(
     prediction_format="span-qa-predictions",
     prediction_file="predictions",
     data_subdir="tydiqa",
+    scorer="squad-v1.1|norm:ascii-english|em+f1|avg:mean-with-en",
 )
 
 TATOEBA_TASK = TaskMetadata(
@@ -39,6 +40,7 @@ TATOEBA_TASK = TaskMetadata(
     prediction_format="tatoeba-predictions",
     prediction_file="predictions",
     data_subdir="tatoeba/v1",
+    scorer="tatoeba|cosine-nn|str-eq|avg:mean",
 )
 
 #: Every language of any task of either version.

@@ -43,6 +43,8 @@ from harness.errors import HarnessError, InputError
 from harness.io import write_folder_atomic
 from harness.protocols import Encoder, Role
 from harness.search import exact_search
+from harness.stats.records import Instance, InstanceTable
+from harness.stats.statistics import Macro, Mean, RowStatistics
 from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskData
 
 from harness_xtreme.benchmark import TATOEBA, TATOEBA_R_EXTRA, Version
@@ -62,6 +64,11 @@ LASER_CODES: dict[str, str] = {
 }
 DEFAULT_LANGUAGES: dict[Version, tuple[str, ...]] = {"xtreme": TATOEBA, "xtreme-r": TATOEBA + TATOEBA_R_EXTRA}
 _LASER_CODE = re.compile(r"[a-z]{3}")
+
+
+def percent_correct(correct: Sequence[float]) -> float:
+    """:func:`accuracy` from each line's 0/1 correctness, in its arithmetic (count / n * 100)."""
+    return sum(correct) / len(correct) * 100
 
 
 @dataclass
@@ -206,16 +213,26 @@ class Tatoeba(ParallelQADemo, Task[TatoebaData]):
     # -- scoring ------------------------------------------------------------------------------
 
     def evaluate(self, data: TatoebaData, predictions: Mapping[str, Sequence[int]]) -> Evaluation:
-        rows = []
+        rows, instances = [], []
         for lang, pair in data.pairs.items():
             predicted = predictions[lang]
             if len(predicted) != len(pair.gold):
                 raise HarnessError(f"tatoeba {lang}: {len(predicted)} predictions for {len(pair.gold)} sentences")
             score = accuracy([str(g) for g in pair.gold], [str(p) for p in predicted])
             rows.append(ScoreRow(lang, {"accuracy": score}, len(pair.gold), (lang,)))
+            instances += [Instance(str(line), lang, (lang,), gold, predicted[line],
+                                   {"correct": float(str(predicted[line]) == str(gold))})
+                          for line, gold in enumerate(pair.gold)]
         overall = ScoreRow("mean", {"accuracy": mean([row.metrics["accuracy"] for row in rows])},
                            sum(row.count for row in rows))
-        return Evaluation(main_score=overall.metrics["accuracy"], rows=[overall, *rows])
+        return Evaluation(main_score=overall.metrics["accuracy"], rows=[overall, *rows], instances=instances)
+
+    def statistics(self, table: InstanceTable) -> RowStatistics:
+        """Per language, the share of correct lines (0-100); ``mean``, XTREME's mean over languages."""
+        per_language = {lang: {"accuracy": Mean(lang, "correct", official=percent_correct, binary=True)}
+                        for lang in table.units}
+        return {"mean": {"accuracy": Macro(tuple(row["accuracy"] for row in per_language.values()), mean)},
+                **per_language}
 
     # -- prediction files ---------------------------------------------------------------------
 

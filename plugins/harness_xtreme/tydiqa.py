@@ -23,9 +23,7 @@ from collections.abc import Mapping
 
 from harness.demo import ParallelQADemo
 from harness.qa.normalize import Normalizer, ascii_english
-from harness.qa.scoring import SpanScores
-from harness.qa.task import LanguageFilesTask, SpanQAData, SpanUnit, mean_row
-from harness.task import ScoreRow
+from harness.qa.task import LanguageFilesTask, SpanUnit
 
 from harness_xtreme.metadata import TYDIQA_GOLDP
 
@@ -49,11 +47,11 @@ class TyDiQAGoldP(ParallelQADemo, LanguageFilesTask):
     def normalizer(self, unit: SpanUnit) -> Normalizer:
         return ascii_english
 
-    def aggregate(self, data: SpanQAData, scores: Mapping[str, SpanScores]) -> tuple[float, list[ScoreRow]]:
+    def summary_groups(self, units: Mapping[str, tuple[str, ...]]) -> dict[str, list[str]]:
         """``mean`` over every language (XTREME; the main score is its F1) and, when English is
         among them, ``mean_without_en`` (TyDi QA's GoldP protocol)."""
-        main, rows = super().aggregate(data, scores)
-        others = [s for lang, s in scores.items() if lang != "en"]
-        if others and len(others) < len(scores):
-            rows.append(mean_row("mean_without_en", others))
-        return main, rows
+        groups = super().summary_groups(units)
+        others = [lang for lang in units if lang != "en"]
+        if others and len(others) < len(units):
+            groups["mean_without_en"] = others
+        return groups

@@ -49,6 +49,23 @@ def test_a_result_rescores_to_its_own_numbers_and_a_forged_one_is_refused(harnes
     assert code == 2 and f"rows[3] ({subset}): scores do not match" in err and err.count("\n") == 1
 
 
+def test_a_forged_interval_is_refused(harness_cli: Cli, tmp_path: Path) -> None:
+    path = run_result(harness_cli, tmp_path, "run", "lareqa", "bm25")
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    low, high = raw["rows"][1]["intervals"]["map"]
+    raw["rows"][1]["intervals"]["map"] = [low, high + 0.05]  # a narrower claim would be just as false
+    forged = path.with_name("forged.json")
+    forged.write_text(json.dumps(raw), encoding="utf-8")
+    code, _, err = harness_cli("validate", "--rescore", str(forged))
+    assert code == 2 and f"rows[1] ({raw['rows'][1]['subset']}): scores do not match" in err
+    assert f"map interval [{low:.6g}, {high + 0.05:.6g}] claimed, [{low:.6g}, {high:.6g}] recomputed" in err
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    raw["main_score"]["interval"] = [0.0, 1.0]
+    forged.write_text(json.dumps(raw), encoding="utf-8")
+    code, _, err = harness_cli("validate", "--rescore", str(forged))
+    assert code == 2 and "main_score: scores do not match their predictions: map interval [0, 1] claimed" in err
+
+
 def test_predictions_changed_after_scoring_are_refused(harness_cli: Cli, tmp_path: Path) -> None:
     path = run_result(harness_cli, tmp_path, "run", "lareqa", "bm25")
     predictions = path.with_name("predictions.jsonl")

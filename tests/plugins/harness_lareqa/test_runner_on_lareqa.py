@@ -68,7 +68,11 @@ def test_a_run_writes_a_valid_result_and_leaderboard(tmp_path: Path) -> None:
     assert result["data"]["statistics"]["questions"] == 9 * 24
     assert len(result["data"]["files"]) == 9 and all(len(f["sha256"]) == 64 for f in result["data"]["files"])
     assert [row["subset"] for row in result["rows"]][0] == "all"
-    assert result["main_score"] == {"metric": "map", "value": result["rows"][0]["metrics"]["map"]}
+    assert result["main_score"] == {"metric": "map", "value": result["rows"][0]["metrics"]["map"],
+                                    "interval": result["rows"][0]["intervals"]["map"]}
+    low, high = result["main_score"]["interval"]
+    assert low < result["main_score"]["value"] < high
+    assert (outcome.result_path.parent / "instances.jsonl").read_text(encoding="utf-8").count("\n") == 9 * 24
     assert Path(result["predictions"]["path"]).exists()
     board = read_json(tmp_path / "board.json")
     validate(board, "leaderboard", file=tmp_path / "board.json")

@@ -1,0 +1,105 @@
+"""``harness compare RESULT_A RESULT_B``: two runs of one task on the same questions, row by row.
+
+Two numbers are compared only when they measure the same thing: the same task, scorer signature
+and task options, the same data files (fingerprint), split, languages and limit; otherwise the
+comparison stops with one line naming what differs. The rows' statistics come from the task
+(:meth:`harness.task.Task.statistics`), the tests from :mod:`harness.stats.paired`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError, InputError
+from harness.io import read_json, sha256_path
+from harness.options import bind_options
+from harness.registry import Registry, load_target
+from harness.results import RunResult
+from harness.stats.bootstrap import BootstrapSettings
+from harness.stats.paired import RowComparison, compare_tables
+from harness.stats.records import INSTANCES_FILE, InstanceTable, read_instances
+from harness.validation import validate
+
+RESULT_FILE = "result.json"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two results and their row-by-row comparison."""
+
+    a: RunResult
+    b: RunResult
+    rows: list[RowComparison]
+    settings: BootstrapSettings
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"a": {"run_id": self.a.run_id, "model": self.a.model.label},
+                "b": {"run_id": self.b.run_id, "model": self.b.model.label},
+                "task": self.a.task.name, "scorer_signature": self.a.task.scorer_signature,
+                "bootstrap": {"resamples": self.settings.resamples, "seed": self.settings.seed,
+                              "confidence": self.settings.confidence},
+                "rows": [row.to_dict() for row in self.rows]}
+
+
+def read_result(path: Path) -> tuple[RunResult, Path]:
+    """A validated result and the folder it lies in (``path``: the file or its run folder)."""
+    file = path / RESULT_FILE if path.is_dir() else path
+    raw = read_json(file)
+    validate(raw, "run-result", file=file)
+    return RunResult.from_dict(raw), file.parent
+
+
+def _what_differs(a: RunResult, b: RunResult) -> str | None:
+    checks = [
+        ("task", a.task.name, b.task.name),
+        ("scorer signature", a.task.scorer_signature, b.task.scorer_signature),
+        ("task options", a.task.options, b.task.options),
+        ("data fingerprint", a.data.fingerprint[:12], b.data.fingerprint[:12]),
+        ("split", a.data.split, b.data.split),
+        ("languages", ",".join(a.data.languages), ",".join(b.data.languages)),
+        ("limit", a.data.limit, b.data.limit),
+    ]
+    for what, left, right in checks:
+        if left != right:
+            return f"{what} ({left} vs {right})"
+    return None
+
+
+def check_comparable(a: RunResult, b: RunResult) -> None:
+    """Refuse, in one line, two results that are not scores of the same thing."""
+    differs = _what_differs(a, b)
+    if differs is not None:
+        raise HarnessError(f"cannot compare: the runs differ in {differs}")
+
+
+def read_table(result: RunResult, folder: Path) -> InstanceTable:
+    """The result's per-instance records (beside it), checked against the hash the result recorded."""
+    if result.instances is None:
+        raise HarnessError(f"{folder / RESULT_FILE} has no per-instance records (written by an older harness): "
+                           "score its predictions again with `harness score`")
+    path = folder / INSTANCES_FILE
+    if not path.is_file():
+        raise InputError("missing: the per-instance records of this result", file=path)
+    if sha256_path(path) != result.instances.sha256:
+        raise InputError("not the file this result wrote (its SHA-256 differs from the result's)", file=path)
+    return InstanceTable.from_instances(read_instances(path))
+
+
+def compare(path_a: Path, path_b: Path, settings: BootstrapSettings, *, use_holm: bool = False,
+            registry: Registry | None = None) -> Comparison:
+    """Compare two results of the same task on the same questions, every row with statistics."""
+    a, folder_a = read_result(path_a)
+    b, folder_b = read_result(path_b)
+    check_comparable(a, b)
+    table_a, table_b = read_table(a, folder_a), read_table(b, folder_b)
+    registry = registry or Registry.discover()
+    spec, plugin = registry.task(a.task.name)
+    task_cls = load_target(spec, plugin, "task")
+    options = {k: v for k, v in a.task.options.items() if k != "input_rules"}  # a data option, not the task's
+    task = task_cls(**bind_options(task_cls, options, owner=f"task {a.task.name}"))
+    rows = task.statistics(table_a)
+    if not rows:
+        raise HarnessError(f"task {a.task.name} declares no row statistics to compare")
+    return Comparison(a, b, compare_tables(table_a, table_b, rows, settings, use_holm=use_holm), settings)

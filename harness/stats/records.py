@@ -1,0 +1,108 @@
+"""Per-instance records: one line per scored question, written next to ``result.json``.
+
+Each :class:`Instance` names its question, the unit (row) it is scored in, its gold and
+prediction, and the per-question value of every metric the row aggregates. Where an official
+metric does not decompose into a mean (MKQA's threshold sweep), the record keeps what the
+aggregation needs instead (the no-answer probability, the line order), so that the bootstrap
+can re-run the official aggregation on any resample of the questions.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.errors import InputError
+from harness.io import iter_jsonl, write_atomic
+from harness.validation import validate
+
+#: The name of the per-instance file beside ``result.json``, and the schema of one of its lines.
+INSTANCES_FILE = "instances.jsonl"
+INSTANCE_SCHEMA = "instance"
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One scored question: where it is counted, what was expected and predicted, its values."""
+
+    id: str
+    #: The unit (result row) the question is scored in: a language, or a pair such as ``es-en``.
+    unit: str
+    languages: tuple[str, ...]
+    gold: Any
+    prediction: Any
+    #: Per-metric values of this question (e.g. ``{"f1": 0.5, "exact_match": 0.0}``), plus the
+    #: sufficient statistics of metrics that do not decompose.
+    values: dict[str, float]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "unit": self.unit, "languages": list(self.languages), "gold": self.gold,
+                "prediction": self.prediction, "values": self.values}
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> Instance:
+        return cls(raw["id"], raw["unit"], tuple(raw["languages"]), raw["gold"], raw["prediction"],
+                   dict(raw["values"]))
+
+
+@dataclass
+class UnitValues:
+    """The instances of one unit, as columns in file order: ``values[metric][i]``."""
+
+    ids: list[str]
+    languages: tuple[str, ...]
+    values: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+@dataclass
+class InstanceTable:
+    """A run's instances by unit, each unit's values as numpy columns (what statistics read)."""
+
+    units: dict[str, UnitValues]
+
+    @classmethod
+    def from_instances(cls, instances: Iterable[Instance]) -> InstanceTable:
+        grouped: dict[str, list[Instance]] = {}
+        for instance in instances:
+            grouped.setdefault(instance.unit, []).append(instance)
+        units = {}
+        for unit, items in grouped.items():
+            names = list(dict.fromkeys(name for item in items for name in item.values))
+            columns = {name: np.asarray([item.values[name] for item in items], dtype=np.float64) for name in names}
+            units[unit] = UnitValues([item.id for item in items], items[0].languages, columns)
+        return cls(units)
+
+    def unit(self, name: str) -> UnitValues:
+        return self.units[name]
+
+
+def write_instances(instances: Sequence[Instance], path: Path) -> None:
+    """Write the records as compact JSON lines, atomically (a kill leaves the old file or none)."""
+    lines = [json.dumps(item.to_dict(), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+             for item in instances]
+    payload = "".join(line + "\n" for line in lines).encode("utf-8")
+    write_atomic(path, lambda handle: handle.write(payload))
+
+
+def read_instances(path: Path) -> list[Instance]:
+    """Read and validate a per-instance file; a bad line is one error naming file, line and field."""
+    out = []
+    for line, raw in iter_jsonl(path):
+        validate(raw, INSTANCE_SCHEMA, file=path, record=f"line {line}")
+        instance = Instance.from_dict(raw)
+        bad = next((name for name, value in instance.values.items() if not math.isfinite(value)), None)
+        if bad is not None:
+            raise InputError("not a finite number", file=path, record=f"line {line}", field=f"values.{bad}")
+        out.append(instance)
+    if not out:
+        raise InputError("no instances", file=path)
+    return out
