@@ -9,6 +9,8 @@ same thing replaces its entry, anything else adds one.
 from __future__ import annotations
 
 import json
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,13 @@ from harness.validation import validate
 
 SCHEMA = "leaderboard"
 SCHEMA_VERSION = "1.0"
+#: The page's HTML and script; :func:`page` puts a leaderboard's JSON where the marker is.
+PAGE_TEMPLATE = Path(__file__).with_name("leaderboard_page.html")
+PAGE_DATA_MARKER = "/*LEADERBOARD_JSON*/"
+#: Characters written as JSON ``\u`` escapes inside the page's script element: with no ``<`` there,
+#: no text in the leaderboard (a model named ``</script><img src=x onerror=...>``) can end the
+#: element or open a comment (``>`` and ``&`` as well, as HTML-safe JSON writers do).
+_SCRIPT_SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
 
 
 def entry_from_result(result: RunResult, result_path: Path) -> dict[str, Any]:
@@ -133,3 +142,42 @@ def render_matrix(board: dict[str, Any], task: str, metric: str | None = None) -
     if not blocks:
         return f"(no language-pair rows for task '{task}')"
     return "\n\n".join(blocks)
+
+
+def page(board: dict[str, Any]) -> str:
+    """A self-contained HTML page of ``board``: the leaderboard's JSON embedded in the page, so
+    the file opens from disk, can be mailed or published as one file, and shows exactly the
+    leaderboard it was made from."""
+    data = json.dumps(board, ensure_ascii=False, allow_nan=False, separators=(",", ":")).translate(_SCRIPT_SAFE)
+    template = PAGE_TEMPLATE.read_text(encoding="utf-8")
+    return template.replace(PAGE_DATA_MARKER, data, 1)
+
+
+def page_server(path: Path, port: int, host: str = "127.0.0.1") -> ThreadingHTTPServer:
+    """An HTTP server whose every GET of ``/`` answers the page of the leaderboard at ``path``, read
+    afresh (a run finishing meanwhile shows on reload); anything else is 404. Nothing is bound
+    beyond ``host`` (this machine by default)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
+            if self.path.split("?", 1)[0] not in ("/", "/index.html"):
+                self.send_error(404)
+                return
+            try:
+                body = page(load(path)).encode("utf-8")
+            except HarnessError as exc:
+                self.send_error(500, explain=str(exc))
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (http.server's name)
+            print(f"{self.address_string()} {format % args}", file=sys.stderr)
+
+    try:
+        return ThreadingHTTPServer((host, port), Handler)
+    except (OSError, OverflowError) as exc:  # OverflowError: a port outside 0-65535
+        raise HarnessError(f"cannot serve on {host}:{port}: {getattr(exc, 'strerror', None) or exc}") from None
