@@ -17,7 +17,7 @@ from typing import Any
 from filelock import FileLock
 
 from harness.errors import HarnessError
-from harness.io import dump_json, read_json, sha256_text
+from harness.io import dump_json, read_json, remove_temporaries, sha256_text
 from harness.provenance import now_iso
 from harness.results import RunResult
 from harness.tables import format_score, format_table
@@ -82,6 +82,7 @@ def add_result(path: Path, result: RunResult, result_path: Path) -> dict[str, An
     entry = entry_from_result(result, result_path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(path) + ".lock", timeout=120):
+        remove_temporaries(path.parent, path.name)  # of a run killed mid-update: every writer holds the lock
         board = load(path)
         board["entries"] = [e for e in board["entries"] if e["key"] != entry["key"]] + [entry]
         board["entries"].sort(key=lambda e: (e["task"], e["split"], e["demo"], e["key"]))
