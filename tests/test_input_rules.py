@@ -120,3 +120,63 @@ def test_xor_unknown_ids_and_two_keys_for_one_question(harness_cli: Cli, tmp_pat
                                "--output-dir", "b", "--input-rules", "official", "--no-leaderboard", "--quiet")
     assert code == 0, err
     assert _rows(_result(Path("b"))) == _rows(_result(Path("a")))
+
+
+#: XOR-Retrieve predictions the strict reading refuses, for the questions of harness_xor's CLI test
+#: (fi 1, -2; ja 3, 4; ru 5 yes/no): questions 1 and 4 listed twice (one hit, one miss each), question
+#: 3 under a language of its own, an id of no question, and question -2 under ko with its answer
+#: after 2,500 tokens (a miss at R@2kt, a hit at R@5kt), so three questions are listed twice.
+XOR_RETRIEVE_OFFICIAL_CASE = [
+    {"id": "1", "lang": "fi", "ctxs": ["The Eiffel Tower stands in Paris, France."]},
+    {"id": "1", "lang": "fi", "ctxs": ["The tower was finished in 1889."]},
+    {"id": "-2", "lang": "fi", "ctxs": ["The Titanic sank in April 1912."]},
+    {"id": "3", "lang": "xx", "ctxs": ["Google is in Mountain View."]},
+    {"id": "4", "lang": "ja", "ctxs": ["Tokyo"]},
+    {"id": "4", "lang": "ja", "ctxs": ["Kyoto"]},
+    {"id": "5", "lang": "ru", "ctxs": ["yes"]},
+    {"id": "99", "lang": "zz", "ctxs": ["Paris"]},
+    {"id": "-2", "lang": "ko", "ctxs": ["word " * 2500 + "1912"]},
+]
+
+
+def test_xor_retrieve_repeated_questions_and_other_languages(harness_cli: Cli, tmp_path: Path) -> None:
+    """Expected figures printed by the official eval_xor_retrieve.py (AkariAsai/XORQA) on these two
+    files, with nltk.word_tokenize replaced by harness_xor.tokens.word_tokenize (token for token the
+    same; NLTK's Punkt data cannot be downloaded here): per language (examples, R@2kt, R@5kt)
+    fi (3, 66.66666666666666, 66.66666666666666), xx (1, 100.0, 100.0), ja (2, 50.0, 50.0),
+    ko (1, 0.0, 100.0); macro average 54.166666666666664 and 79.16666666666666."""
+    from tests.plugins.harness_xor.test_cli import QUESTIONS
+
+    folder = tmp_path / "xor"
+    folder.mkdir()
+    (folder / "xor_dev_retrieve_eng_span_v1_1.jsonl").write_text(
+        "".join(json.dumps({**q, "split": "dev"}, ensure_ascii=False) + "\n" for q in QUESTIONS), encoding="utf-8")
+    predictions = tmp_path / "retrieve.json"
+    predictions.write_text(json.dumps(XOR_RETRIEVE_OFFICIAL_CASE), encoding="utf-8")
+    code, _, err = harness_cli("score", "xor-retrieve", "--data-dir", folder, "--predictions", predictions,
+                               "--no-leaderboard")
+    assert code == 2 and "record item 1: field 'id': question id '1' appears twice" in err
+    code, out, err = harness_cli("score", "xor-retrieve", "--data-dir", folder, "--predictions", predictions,
+                                 "--output-dir", "official", "--input-rules", "official", "--no-leaderboard",
+                                 "--quiet")
+    assert code == 0, err
+    result = _result(Path("official"))
+    assert _rows(result) == [
+        ("all", {"r@2kt": 54.166666666666664, "r@5kt": 79.16666666666666}, 7),
+        ("fi", {"r@2kt": 66.66666666666666, "r@5kt": 66.66666666666666}, 3),
+        ("ja", {"r@2kt": 50.0, "r@5kt": 50.0}, 2),
+        ("ko", {"r@2kt": 0.0, "r@5kt": 100.0}, 1),
+        ("xx", {"r@2kt": 100.0, "r@5kt": 100.0}, 1),
+    ]
+    assert result["main_score"] == {"metric": "r@5kt", "value": 79.16666666666666}
+    assert result["task"]["options"]["input_rules"] == "official"
+    assert "3 question(s) listed more than once" in out and "outside XOR-TyDi QA's seven: xx" in out
+    # the predictions written beside the result are what was scored (the id of no question left out)
+    written = json.loads(Path(result["predictions"]["path"]).read_text(encoding="utf-8"))
+    assert sorted(map(json.dumps, written)) == sorted(json.dumps(item) for item in XOR_RETRIEVE_OFFICIAL_CASE
+                                                      if item["id"] != "99")
+    code, _, err = harness_cli("score", "xor-retrieve", "--data-dir", folder, "--predictions",
+                               result["predictions"]["path"], "--output-dir", "again", "--input-rules", "official",
+                               "--no-leaderboard", "--quiet")
+    assert code == 0, err
+    assert _rows(_result(Path("again"))) == _rows(result)

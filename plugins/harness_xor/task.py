@@ -275,18 +275,23 @@ class XorRetrieve(_XorTask):
     # -- scoring ------------------------------------------------------------------------------
 
     def evaluate(self, data: XorData, predictions: Mapping[str, list[dict[str, Any]]]) -> Evaluation:
+        """R@kt per language the predictions name, macro-averaged. Every listed item counts, so a
+        question listed twice counts twice, and a language outside the seven is a row of its own
+        in the mean: both reach here only under ``--input-rules official``, as the script scores them."""
         tokenize = lru_cache(maxsize=1 << 16)(word_tokenize)  # ranked lists share passages
         budget = max(TOKEN_BUDGETS.values())
+        languages = _listed_languages(predictions)
         counted: Counter[str] = Counter()
-        hits: dict[str, Counter[str]] = {lang: Counter() for lang in XOR_LANGUAGES}
-        predicted: set[str] = set()
-        other_language = 0
-        for lang in XOR_LANGUAGES:
-            for item in predictions.get(lang, []):
+        hits: dict[str, Counter[str]] = {lang: Counter() for lang in languages}
+        listings: Counter[str] = Counter()
+        other_language = yes_no = 0
+        for lang in languages:
+            for item in predictions[lang]:
                 question = data.by_id[item["id"]]
-                predicted.add(question.id)
+                listings[question.id] += 1
                 other_language += question.lang != lang
                 if not question.span_answers:
+                    yes_no += 1
                     continue
                 counted[lang] += 1
                 tokens = first_tokens(item["ctxs"], budget, tokenize)
@@ -294,11 +299,12 @@ class XorRetrieve(_XorTask):
                     hits[lang][metric] += recall_hit(tokens[:max_tokens], question.span_answers)
         if not counted:
             raise HarnessError(NOTHING_TO_SCORE)
-        rows = [ScoreRow(lang, {m: _percent(hits[lang][m], counted[lang]) for m in TOKEN_BUDGETS}, counted[lang],
-                         (lang,)) for lang in XOR_LANGUAGES if counted[lang]]
+        # hit / count * 100 in that order, as the script computes it (100 * hit / count can differ in the last bit)
+        rows = [ScoreRow(lang, {m: hits[lang][m] / counted[lang] * 100 for m in TOKEN_BUDGETS}, counted[lang],
+                         (lang,)) for lang in languages if counted[lang]]
         overall = {m: statistics.mean(r.metrics[m] for r in rows) for m in TOKEN_BUDGETS}
-        not_predicted = sum(q.id not in predicted and bool(q.span_answers) for q in data.questions)
-        diagnostics = {"not_predicted": not_predicted, "yes_no_skipped": len(predicted) - counted.total(),
+        not_predicted = sum(q.id not in listings and bool(q.span_answers) for q in data.questions)
+        diagnostics = {"not_predicted": not_predicted, "yes_no_skipped": yes_no,
                        "language_differs_from_data": other_language}
         evaluation = Evaluation(overall["r@5kt"], [ScoreRow("all", overall, counted.total()), *rows], diagnostics)
         evaluation.notes.append("all: macro mean over the languages with a counted question; yes/no questions are "
@@ -306,29 +312,33 @@ class XorRetrieve(_XorTask):
         if not_predicted:
             evaluation.notes.append(f"{not_predicted} questions with span answers have no prediction and are not "
                                     "counted, as in eval_xor_retrieve.py")
+        repeated = sum(count > 1 for count in listings.values())
+        if repeated:
+            evaluation.notes.append(f"{repeated} question(s) listed more than once: every listing counted, as in "
+                                    "eval_xor_retrieve.py")
+        foreign = [lang for lang in languages if lang not in XOR_LANGUAGES and counted[lang]]
+        if foreign:
+            evaluation.notes.append(f"language(s) outside XOR-TyDi QA's seven: {', '.join(foreign)}, each a row of "
+                                    "its own in the mean, as in eval_xor_retrieve.py")
         return evaluation
 
     # -- prediction files ---------------------------------------------------------------------
 
     def read_predictions(self, path: Path, data: XorData) -> dict[str, list[dict[str, Any]]]:
         """The official JSON array; items for questions of the file outside the selection are
-        ignored, items for no question of the file refused (see :func:`check_known_ids`)."""
-        raw = read_json(path, unique_keys=True)
+        ignored, items for no question of the file refused (see :func:`check_known_ids`), as are
+        a question listed twice and a language outside the seven. Under ``--input-rules official``
+        all three are scored as ``eval_xor_retrieve.py`` scores them: ids of no question ignored,
+        every listing of a question counted, and a language of its own a row of its own."""
+        official = data.input_rules == "official"
+        raw = read_json(path, unique_keys=not official)
         if not isinstance(raw, list):
             kind = "an object" if isinstance(raw, dict) else type(raw).__name__
             raise InputError(f"must be a JSON array of {{id, lang, ctxs}} objects, not {kind}", file=path)
         validate(raw, self.metadata.prediction_format, file=path)
+        if not official:
+            _refuse_what_hides_mistakes(raw, path, data)
         out: dict[str, list[dict[str, Any]]] = {}
-        seen: dict[str, None] = {}  # in file order, so the error names the first unknown id
-        for number, item in enumerate(raw):
-            record = f"item {number}"
-            if item["lang"] not in XOR_LANGUAGES:
-                raise InputError(f"unknown language '{item['lang']}' (XOR-TyDi QA: {', '.join(XOR_LANGUAGES)})",
-                                 file=path, record=record, field="lang")
-            if item["id"] in seen:
-                raise InputError(f"question id '{item['id']}' appears twice", file=path, record=record, field="id")
-            seen[item["id"]] = None
-        check_known_ids(seen, data.known_ids, file=path, what=data.files[0].name)
         for item in raw:
             if item["id"] in data.by_id:
                 out.setdefault(item["lang"], []).append({"id": item["id"], "lang": item["lang"], "ctxs": item["ctxs"]})
@@ -337,4 +347,26 @@ class XorRetrieve(_XorTask):
         return out
 
     def write_predictions(self, data: XorData, predictions: Mapping[str, list[dict[str, Any]]], path: Path) -> None:
-        dump_json([item for lang in XOR_LANGUAGES for item in predictions.get(lang, [])], path, indent=None)
+        dump_json([item for lang in _listed_languages(predictions) for item in predictions[lang]], path, indent=None)
+
+
+def _refuse_what_hides_mistakes(items: list[dict[str, Any]], path: Path, data: XorData) -> None:
+    """The strict reading of XOR-Retrieve predictions: a language outside the seven, a question
+    listed twice and an id of no question of the data file are errors (see :func:`check_known_ids`)."""
+    seen: dict[str, None] = {}  # in file order, so the error names the first unknown id
+    for number, item in enumerate(items):
+        record = f"item {number}"
+        if item["lang"] not in XOR_LANGUAGES:
+            raise InputError(f"unknown language '{item['lang']}' (XOR-TyDi QA: {', '.join(XOR_LANGUAGES)})",
+                             file=path, record=record, field="lang")
+        if item["id"] in seen:
+            raise InputError(f"question id '{item['id']}' appears twice", file=path, record=record, field="id")
+        seen[item["id"]] = None
+    check_known_ids(seen, data.known_ids, file=path, what=data.files[0].name)
+
+
+def _listed_languages(predictions: Mapping[str, list[dict[str, Any]]]) -> list[str]:
+    """The languages XOR-Retrieve predictions are listed under: the seven in their order, then any
+    other (only ``--input-rules official`` reads those) in the order the file names them."""
+    return [lang for lang in XOR_LANGUAGES if lang in predictions] + [lang for lang in predictions
+                                                                     if lang not in XOR_LANGUAGES]
