@@ -180,3 +180,58 @@ def test_xor_retrieve_repeated_questions_and_other_languages(harness_cli: Cli, t
                                "--no-leaderboard", "--quiet")
     assert code == 0, err
     assert _rows(_result(Path("again"))) == _rows(result)
+
+
+def test_xtreme_tatoeba_index_spellings_and_bucc_third_columns(harness_cli: Cli, tmp_path: Path) -> None:
+    """XTREME's mock Tatoeba and BUCC files with tatoeba/test-de.tsv's correct lines 1 and 2 written
+    ``[367]`` and ``0258``, and bucc2018/test-de.tsv's correct line 4 given a third column. Expected
+    figures printed by the official evaluate.py (google-research/xtreme) on these folders: tatoeba de
+    accuracy 50.0 (70.0 before the edit), avg 53.05555555555556; bucc2018 de f1 40.00000000000001,
+    precision 40.0, recall 40.0, avg_f1 52.5; retrieval 52.77777777777778."""
+    mock = VENDORED / "xtreme" / "mock_test_data"
+    labels, predictions = tmp_path / "labels", tmp_path / "predictions"
+    for task in ("tatoeba", "bucc2018"):
+        shutil.copytree(mock / "labels" / task, labels / task)
+        shutil.copytree(mock / "predictions" / task, predictions / task)
+    tatoeba, bucc = predictions / "tatoeba" / "test-de.tsv", predictions / "bucc2018" / "test-de.tsv"
+    lines = tatoeba.read_text(encoding="utf-8").splitlines()
+    assert lines[:2] == ["367", "258"]
+    tatoeba.write_text("\n".join(["[367]", "0258", *lines[2:]]) + "\n", encoding="utf-8")
+    code, _, err = harness_cli("score", "xtreme", "--data-dir", labels, "--predictions", predictions,
+                               "--no-leaderboard")
+    assert code == 2 and f"{tatoeba}: record line 1: expected a 0-based line number" in err
+    pairs = bucc.read_text(encoding="utf-8").splitlines()
+    assert pairs[3] == "de-000413503\ten-000296187"
+    bucc.write_text("\n".join([*pairs[:3], pairs[3] + "\tx", *pairs[4:]]) + "\n", encoding="utf-8")
+    code, _, err = harness_cli("score", "xtreme", "--data-dir", labels, "--predictions", predictions,
+                               "--no-leaderboard")
+    assert code == 2 and f"{bucc}: record line 4: expected source_id<TAB>target_id" in err
+    code, _, err = harness_cli("score", "xtreme", "--data-dir", labels, "--predictions", predictions,
+                               "--output-dir", "official", "--input-rules", "official", "--no-leaderboard", "--quiet")
+    assert code == 0, err
+    result = _result(Path("official"))
+    rows = {subset: (metrics, count) for subset, metrics, count in _rows(result)}
+    assert rows["tatoeba/de"] == ({"accuracy": 50.0}, 10)
+    assert rows["tatoeba"] == ({"accuracy": 53.05555555555556, "avg_metric": 53.05555555555556}, 360)
+    assert rows["bucc2018/de"] == ({"f1": 40.00000000000001, "precision": 40.0, "recall": 40.0}, 10)
+    assert rows["bucc2018"] == ({"f1": 52.5, "precision": 52.5, "recall": 52.5, "avg_metric": 52.5}, 40)
+    assert rows["retrieval"] == ({"avg_metric": 52.77777777777778}, 400)
+    assert result["task"]["options"]["input_rules"] == "official"
+
+
+def test_tatoeba_task_index_spellings_are_wrong_answers(harness_cli: Cli, tmp_path: Path) -> None:
+    from tests.plugins.harness_xtreme.test_tatoeba import laser_pair
+
+    # English b, a, c, d sorts to a(1), b(0), c(2), d(3): gold 1, 0, 2, 3. As text only "2" equals its
+    # label; "[1]", "00" and a 5,000-digit 3 do not: 1 of 4, accuracy 25.
+    data = laser_pair(tmp_path / "laser", "xyz", ["b", "a", "c", "d"], ["B", "A", "C", "D"])
+    predictions = tmp_path / "test-xyz.tsv"
+    predictions.write_text("[1]\n00\n2\n" + "3" * 5000 + "\n", encoding="utf-8")
+    code, _, err = harness_cli("score", "tatoeba", "--data-dir", data, "--langs", "xyz", "--predictions", predictions,
+                               "--no-leaderboard")
+    assert code == 2 and "record line 1: expected a 0-based line number" in err
+    code, _, err = harness_cli("score", "tatoeba", "--data-dir", data, "--langs", "xyz", "--predictions", predictions,
+                               "--output-dir", "official", "--input-rules", "official", "--no-leaderboard", "--quiet")
+    assert code == 0, err
+    assert [(subset, metrics) for subset, metrics, _ in _rows(_result(Path("official")))] == [
+        ("mean", {"accuracy": 25.0}), ("xyz", {"accuracy": 25.0})]
