@@ -108,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--file", "--leaderboard", dest="file", type=Path, default=DEFAULT_LEADERBOARD,
                       help=f"the leaderboard file (default: {DEFAULT_LEADERBOARD})")
     show.add_argument("--task", help="only this task")
+    show.add_argument("--json", action="store_true", help="machine-readable output: the ranked groups, one per "
+                      "scope (task, options, split, languages, limit, demo, data, scorer)")
     show.add_argument("--matrix", nargs="?", const="", metavar="METRIC",
                       help="print language-pair rows (e.g. MLQA G-XLT) as a matrix of METRIC (needs --task)")
     page = board_commands.add_parser("page", help="write a self-contained HTML page of a leaderboard file, or "
@@ -279,6 +281,8 @@ def _cmd_leaderboard(args: argparse.Namespace) -> None:
         if not args.task:
             raise HarnessError("--matrix needs --task")
         print(leaderboard.render_matrix(board, args.task, args.matrix or None))
+    elif args.json:
+        print(json.dumps(leaderboard.ranked(board, args.task), indent=1, ensure_ascii=False))
     else:
         print(leaderboard.render(board, args.task))
 

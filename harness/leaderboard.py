@@ -92,33 +92,82 @@ def add_result(path: Path, result: RunResult, result_path: Path) -> dict[str, An
     return entry
 
 
+#: What an entry's number depends on besides the model (issue 13): only entries that agree on all
+#: of it are ranked together. ``signature`` (the scorer's) is part of it where an entry records one.
+SCOPE_FIELDS = ("task", "task_options", "split", "languages", "limit", "demo", "data_fingerprint", "signature")
+
+
+def scope(entry: dict[str, Any]) -> dict[str, Any]:
+    """An entry's scope: task and its options, split, language set, limit, demo data or not, data
+    fingerprint, and scorer signature when the entry has one. Demo and ``--limit`` runs thus never
+    rank with full runs, nor MLQA XLT with G-XLT, nor a subset of languages with all of them."""
+    out = {name: entry[name] for name in SCOPE_FIELDS if name in entry}
+    out["languages"] = sorted(out["languages"])  # a set: --langs de,en is --langs en,de
+    return out
+
+
+def _describe(scope_: dict[str, Any]) -> str:
+    """One line saying what a scope is, for the title of its table."""
+    languages = scope_["languages"]
+    parts = [_options(scope_["task_options"]) or "no options",
+             f"{len(languages)} languages" if len(languages) > 8 else "languages " + ",".join(languages),
+             "demo data" if scope_["demo"] else f"data {scope_['data_fingerprint'][:12]}"]
+    if scope_["limit"]:
+        parts.append(f"limit {scope_['limit']} per language")
+    if "signature" in scope_:
+        parts.append(f"scorer {str(scope_['signature'])[:12]}")
+    return "; ".join(parts)
+
+
+def ranked(board: dict[str, Any], task: str | None = None) -> list[dict[str, Any]]:
+    """The entries grouped by scope and main metric (a task whose main metric depends on the run,
+    such as XTREME's all_task and the mean of an incomplete submission, never ranks the two
+    together), best first: full-data runs before ``--limit`` runs before demo runs. Each group is
+    ``{"scope", "main_metric", "higher_is_better", "entries": [{"rank", "model", "main_score",
+    "count", "finished_at", "key"}]}``; ``count`` is the number of questions the entry's summary
+    (first) row rests on."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for entry in board["entries"]:
+        if task is None or entry["task"] == task:
+            groups.setdefault(json.dumps([scope(entry), entry["main_metric"]], sort_keys=True), []).append(entry)
+    out = []
+    for group in groups.values():
+        group.sort(key=lambda e: e["main_score"], reverse=group[0]["higher_is_better"])
+        out.append({
+            "scope": scope(group[0]), "main_metric": group[0]["main_metric"],
+            "higher_is_better": group[0]["higher_is_better"],
+            "entries": [{"rank": rank, "model": entry["model"]["label"], "main_score": entry["main_score"],
+                         "count": entry["rows"][0]["count"] if entry["rows"] else None,
+                         "finished_at": entry["finished_at"], "key": entry["key"]}
+                        for rank, entry in enumerate(group, start=1)],
+        })
+    out.sort(key=lambda g: _scope_order(g["scope"]) + (g["main_metric"],))
+    return out
+
+
+def _scope_order(scope_: dict[str, Any]) -> tuple[Any, ...]:
+    """Tables in reading order: by task and split; full data, then ``--limit``, then demo runs;
+    no options before options; more languages before fewer."""
+    return (scope_["task"], scope_["split"], scope_["demo"], scope_["limit"] or 0, _options(scope_["task_options"]),
+            -len(scope_["languages"]), scope_["languages"], json.dumps(scope_, sort_keys=True))
+
+
+def _options(options: dict[str, Any]) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(options.items()))
+
+
 def render(board: dict[str, Any], task: str | None = None) -> str:
-    """The leaderboard as text tables, one per task, split and main metric, best first (a task
-    whose main metric depends on the run, such as XTREME's all_task for a complete submission and
-    a differently named mean for an incomplete one, never ranks two kinds of number together)."""
-    entries = [e for e in board["entries"] if task is None or e["task"] == task]
-    if not entries:
+    """The leaderboard as text tables, one per scope (see :func:`ranked`), best first."""
+    groups = ranked(board, task)
+    if not groups:
         return "(no entries)" if task is None else f"(no entries for task '{task}')"
     blocks = []
-    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
-    for entry in entries:
-        groups.setdefault((entry["task"], entry["split"], entry["main_metric"]), []).append(entry)
-    for (task_name, split, _), group in sorted(groups.items()):
-        group.sort(key=lambda e: e["main_score"], reverse=group[0]["higher_is_better"])
-        title = f"{task_name} ({split}) - main score: {group[0]['main_metric']}"
-        rows = []
-        for rank, entry in enumerate(group, start=1):
-            scope = []
-            if entry["demo"]:
-                scope.append("demo data")
-            if entry["limit"]:
-                scope.append(f"limit {entry['limit']}")
-            if entry["task_options"]:
-                scope.append(",".join(f"{k}={v}" for k, v in sorted(entry["task_options"].items())))
-            rows.append([str(rank), entry["model"]["label"], format_score(entry["main_score"]),
-                         ",".join(entry["languages"]), "; ".join(scope) or "-", entry["finished_at"][:10]])
-        header = ["#", "model", group[0]["main_metric"], "languages", "scope", "date"]
-        blocks.append(title + "\n" + format_table(header, rows))
+    for group in groups:
+        scope_ = group["scope"]
+        title = f"{scope_['task']} ({scope_['split']}) - main score: {group['main_metric']}\nscope: {_describe(scope_)}"
+        rows = [[str(e["rank"]), e["model"], format_score(e["main_score"]), "-" if e["count"] is None else str(e["count"]),
+                 e["finished_at"][:10]] for e in group["entries"]]
+        blocks.append(title + "\n" + format_table(["#", "model", group["main_metric"], "count", "date"], rows))
     return "\n\n".join(blocks)
 
 
