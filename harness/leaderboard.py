@@ -123,8 +123,8 @@ def ranked(board: dict[str, Any], task: str | None = None) -> list[dict[str, Any
     """The entries grouped by scope and main metric (a task whose main metric depends on the run,
     such as XTREME's all_task and the mean of an incomplete submission, never ranks the two
     together), best first: full-data runs before ``--limit`` runs before demo runs. Each group is
-    ``{"scope", "main_metric", "higher_is_better", "entries": [{"rank", "model", "main_score",
-    "count", "finished_at", "key"}]}``; ``count`` is the number of questions the entry's summary
+    ``{"scope", "description", "main_metric", "higher_is_better", "entries": [{"rank", "model",
+    "main_score", "count", "finished_at", "key"}]}``; ``count`` is the number of questions the entry's summary
     (first) row rests on."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for entry in board["entries"]:
@@ -134,7 +134,7 @@ def ranked(board: dict[str, Any], task: str | None = None) -> list[dict[str, Any
     for group in groups.values():
         group.sort(key=lambda e: e["main_score"], reverse=group[0]["higher_is_better"])
         out.append({
-            "scope": scope(group[0]), "main_metric": group[0]["main_metric"],
+            "scope": scope(group[0]), "description": _describe(scope(group[0])), "main_metric": group[0]["main_metric"],
             "higher_is_better": group[0]["higher_is_better"],
             "entries": [{"rank": rank, "model": entry["model"]["label"], "main_score": entry["main_score"],
                          "count": entry["rows"][0]["count"] if entry["rows"] else None,
@@ -164,7 +164,7 @@ def render(board: dict[str, Any], task: str | None = None) -> str:
     blocks = []
     for group in groups:
         scope_ = group["scope"]
-        title = f"{scope_['task']} ({scope_['split']}) - main score: {group['main_metric']}\nscope: {_describe(scope_)}"
+        title = f"{scope_['task']} ({scope_['split']}) - main score: {group['main_metric']}\nscope: {group['description']}"
         rows = [[str(e["rank"]), e["model"], format_score(e["main_score"]), "-" if e["count"] is None else str(e["count"]),
                  e["finished_at"][:10]] for e in group["entries"]]
         blocks.append(title + "\n" + format_table(["#", "model", group["main_metric"], "count", "date"], rows))
@@ -195,10 +195,12 @@ def render_matrix(board: dict[str, Any], task: str, metric: str | None = None) -
 
 
 def page(board: dict[str, Any]) -> str:
-    """A self-contained HTML page of ``board``: the leaderboard's JSON embedded in the page, so
-    the file opens from disk, can be mailed or published as one file, and shows exactly the
-    leaderboard it was made from."""
-    data = json.dumps(board, ensure_ascii=False, allow_nan=False, separators=(",", ":")).translate(_SCRIPT_SAFE)
+    """A self-contained HTML page of ``board``: the leaderboard's JSON, and its ranking by scope
+    (:func:`ranked`, so the page ranks exactly as ``harness leaderboard show``), embedded in the
+    page, so the file opens from disk, can be mailed or published as one file, and shows exactly
+    the leaderboard it was made from."""
+    embedded = {"board": board, "groups": ranked(board)}
+    data = json.dumps(embedded, ensure_ascii=False, allow_nan=False, separators=(",", ":")).translate(_SCRIPT_SAFE)
     template = PAGE_TEMPLATE.read_text(encoding="utf-8")
     return template.replace(PAGE_DATA_MARKER, data, 1)
 

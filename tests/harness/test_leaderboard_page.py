@@ -87,8 +87,11 @@ def test_the_page_embeds_any_leaderboard_file_as_inert_text(harness_cli: Cli, ho
     assert "<img" not in html and "<!--" not in html and "a & b" not in html
     assert "\\u003cimg src=x onerror=alert(1)\\u003e" in html
     embedded = _embedded(html)
-    assert embedded == read_json(hostile_board)  # the labels come back exactly, as data
-    assert sorted(entry["model"]["label"] for entry in embedded["entries"]) == sorted(HOSTILE)
+    assert embedded["board"] == read_json(hostile_board)  # the labels come back exactly, as data
+    assert sorted(entry["model"]["label"] for entry in embedded["board"]["entries"]) == sorted(HOSTILE)
+    # ranked as `harness leaderboard show` ranks: one scope here, best first
+    assert embedded["groups"] == leaderboard.ranked(leaderboard.load(hostile_board))
+    assert [entry["model"] for entry in embedded["groups"][0]["entries"]] == HOSTILE[::-1]
     assert "innerHTML" not in template and "insertAdjacentHTML" not in template  # inserted as text only
 
 
@@ -96,7 +99,7 @@ def test_the_page_goes_beside_its_leaderboard_by_default(harness_cli: Cli, hosti
     code, out, err = harness_cli("leaderboard", "page", "--leaderboard", hostile_board)
     assert code == 0, err
     page = hostile_board.with_name("index.html")
-    assert _embedded(page.read_text(encoding="utf-8")) == read_json(hostile_board)
+    assert _embedded(page.read_text(encoding="utf-8"))["board"] == read_json(hostile_board)
     assert sorted(p.name for p in hostile_board.parent.iterdir() if not p.name.endswith(".lock")) == [
         "hostile.json", "index.html"]  # written atomically: no temporary left
 
@@ -128,7 +131,7 @@ def test_the_served_page_is_the_written_one_read_afresh(served: str, hostile_boa
     board["entries"] = board["entries"][:1]
     hostile_board.write_text(json.dumps(board), encoding="utf-8")
     with urllib.request.urlopen(served + "/index.html") as response:
-        assert len(_embedded(response.read().decode("utf-8"))["entries"]) == 1
+        assert len(_embedded(response.read().decode("utf-8"))["board"]["entries"]) == 1
     with pytest.raises(urllib.error.HTTPError) as error:
         urllib.request.urlopen(served + "/leaderboard.json")
     assert error.value.code == 404  # the page only: no file of the folder is served
