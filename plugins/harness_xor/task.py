@@ -55,6 +55,8 @@ from harness_xor.tokens import word_tokenize
 TOKEN_BUDGETS = {"r@2kt": 2000, "r@5kt": 5000}
 #: The official XOR-Full average divides the per-language sums by 7, whatever is present.
 FULL_DIVISOR = 7
+#: The order eval_xor_full.py sums the languages in (its ``lang_dic``), which decides the last bit.
+FULL_SUM_ORDER = ("te", "fi", "ja", "ru", "ar", "bn", "ko")
 QUERY_CHUNK = 256
 
 
@@ -133,12 +135,14 @@ class _AnswerTask(_XorTask):
         dump_json({qid: answer for lang in self.units(data) for qid, answer in predictions.get(lang, {}).items()}, path)
 
     @abstractmethod
-    def overall(self, rows: list[ScoreRow]) -> tuple[dict[str, float], list[str]]:
-        """The ``all`` row's metrics from the per-language rows, and notes saying how."""
+    def summarise(self, sums: dict[str, tuple[dict[str, float], int]]) -> tuple[
+            dict[str, float], list[ScoreRow], list[str]]:
+        """From each language's metric sums and question count (see :meth:`language_sums`): the
+        ``all`` row's metrics, the per-language rows (percent), and notes saying how, each figure
+        computed with the official script's operations in its order, so the floats are its floats."""
 
     def evaluate(self, data: XorData, predictions: Mapping[str, dict[str, str]]) -> Evaluation:
-        rows = self.language_rows(data, predictions)
-        overall, notes = self.overall(rows)
+        overall, rows, notes = self.summarise(self.language_sums(data, predictions))
         unanswered = sum(q.id not in predictions.get(q.lang, {}) for q in data.questions)
         return Evaluation(overall["f1"], [ScoreRow("all", overall, len(data.questions)), *rows],
                           diagnostics={"unanswered": unanswered}, notes=notes)
@@ -150,21 +154,21 @@ class _AnswerTask(_XorTask):
     def question_scores(self, prediction: str, golds: tuple[str, ...], lang: str) -> dict[str, float]:
         """The metrics of one answer, as fractions."""
 
-    def language_rows(self, data: XorData, predictions: Mapping[str, dict[str, str]]) -> list[ScoreRow]:
-        """Per language: the mean of each metric over *all* its questions, in percent (a question
-        without an answer scores 0, as in both official scripts)."""
-        rows = []
+    def language_sums(self, data: XorData, predictions: Mapping[str, dict[str, str]]) -> dict[
+            str, tuple[dict[str, float], int]]:
+        """Per language: each metric summed over its questions in file order (a question without an
+        answer adds 0, as in both official scripts), and the number of its questions."""
+        out = {}
         for lang in self.units(data):
             answers = predictions.get(lang, {})
             questions = data.questions_in(lang)
-            sums: dict[str, float] = {}
+            sums = dict.fromkeys(self.metric_names, 0.0)
             for question in questions:
                 if question.id in answers:
                     for name, value in self.question_scores(answers[question.id], question.answers, lang).items():
-                        sums[name] = sums.get(name, 0.0) + value
-            rows.append(ScoreRow(lang, {n: _percent(sums.get(n, 0.0), len(questions)) for n in self.metric_names},
-                                 len(questions), (lang,)))
-        return rows
+                        sums[name] += value
+            out[lang] = (sums, len(questions))
+        return out
 
 
 class XorEnglishSpan(_AnswerTask):
@@ -183,9 +187,14 @@ class XorEnglishSpan(_AnswerTask):
         f1, em = f1_and_em(prediction, golds, ascii_english)
         return {"f1": f1, "em": em}
 
-    def overall(self, rows: list[ScoreRow]) -> tuple[dict[str, float], list[str]]:
-        return ({m: statistics.mean(r.metrics[m] for r in rows) for m in self.metric_names},
-                ["all: plain mean of the per-language scores (official eval_xor_engspan.py)"])
+    def summarise(self, sums: dict[str, tuple[dict[str, float], int]]) -> tuple[
+            dict[str, float], list[ScoreRow], list[str]]:
+        """``100.0 * sum / count`` per language; the sum of those over the languages in XOR order,
+        divided by their number (``eval_xor_engspan.py``)."""
+        rows = [ScoreRow(lang, {n: _percent(total[n], count) for n in self.metric_names}, count, (lang,))
+                for lang, (total, count) in sums.items()]
+        overall = {m: sum(r.metrics[m] for r in rows) / len(rows) for m in self.metric_names}
+        return overall, rows, ["all: plain mean of the per-language scores (official eval_xor_engspan.py)"]
 
 
 class XorFull(_AnswerTask):
@@ -212,12 +221,20 @@ class XorFull(_AnswerTask):
                 "f1_symmetric": f1_sym, "em_symmetric": em_sym,
                 "bleu_effective_order": char_bleu(references, prediction, effective_order=True)}
 
-    def overall(self, rows: list[ScoreRow]) -> tuple[dict[str, float], list[str]]:
-        return ({n: sum(r.metrics[n] for r in rows) / FULL_DIVISOR for n in self.metric_names}, [
+    def summarise(self, sums: dict[str, tuple[dict[str, float], int]]) -> tuple[
+            dict[str, float], list[ScoreRow], list[str]]:
+        """``sum / count`` per language (shown ``* 100``); those fractions summed in the script's
+        language order, ``/ 7 * 100`` (``eval_xor_full.py``)."""
+        fractions = {lang: {n: total[n] / count for n in self.metric_names} for lang, (total, count) in sums.items()}
+        rows = [ScoreRow(lang, {n: value * 100 for n, value in fractions[lang].items()}, sums[lang][1], (lang,))
+                for lang in sums]
+        ordered = [fractions[lang] for lang in FULL_SUM_ORDER if lang in fractions]
+        overall = {n: sum(f[n] for f in ordered) / FULL_DIVISOR * 100 for n in self.metric_names}
+        return overall, rows, [
             f"all: per-language scores summed and divided by {FULL_DIVISOR} whatever the number of languages "
             f"present ({len(rows)} here), as eval_xor_full.py does",
             "corrected variants: *_symmetric applies the prediction's ・/、 replacement to Japanese golds too; "
-            "bleu_effective_order scores answers under 4 characters on orders 1..length"])
+            "bleu_effective_order scores answers under 4 characters on orders 1..length"]
 
 
 class XorRetrieve(_XorTask):
