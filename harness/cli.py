@@ -305,6 +305,8 @@ def _page(args: argparse.Namespace, board: dict[str, Any]) -> None:
           "(Ctrl-C stops)")
     try:
         server.serve_forever()
+    except KeyboardInterrupt:  # Ctrl-C is how serving ends, not an interrupted run
+        print("stopped serving")
     finally:
         server.server_close()
 
