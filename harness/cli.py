@@ -17,14 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from harness import __version__
 from harness.errors import HarnessError, InputError, one_line
+from harness.locations import DEFAULT_LEADERBOARD, DEFAULT_OUTPUT_DIR
 from harness.registry import DISABLE_PLUGINS_ENV, PLUGINS_ENV
 from harness.tables import format_score, format_table, terminal_width
 
 if TYPE_CHECKING:
     from harness.runner import Outcome
-
-DEFAULT_LEADERBOARD = Path("leaderboard/leaderboard.json")
-
 
 def _languages(text: str) -> tuple[str, ...]:
     languages = tuple(lang.strip() for lang in text.split(",") if lang.strip())
@@ -49,9 +47,10 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("output")
-    group.add_argument("--output-dir", type=Path, default=Path("results"), help="where results go (default: results/)")
+    group.add_argument("--output-dir", type=Path, default=DEFAULT_OUTPUT_DIR,
+                       help=f"where results go (default: {DEFAULT_OUTPUT_DIR}/ in the current folder)")
     group.add_argument("--leaderboard", type=Path, default=DEFAULT_LEADERBOARD,
-                       help=f"leaderboard file to update (default: {DEFAULT_LEADERBOARD})")
+                       help=f"leaderboard file to update (default: {DEFAULT_LEADERBOARD} in the current folder)")
     group.add_argument("--no-leaderboard", action="store_true", help="do not update the leaderboard")
     group.add_argument("--quiet", action="store_true", help="no progress bars")
     group.add_argument("--json", action="store_true", help="print the results as JSON on stdout (one object: "
@@ -154,10 +153,23 @@ def build_parser() -> argparse.ArgumentParser:
     board = commands.add_parser("leaderboard", help="show the leaderboard")
     board_commands = board.add_subparsers(dest="board_command", required=True, metavar="ACTION")
     show = board_commands.add_parser("show", help="print the leaderboard as tables")
-    show.add_argument("--file", type=Path, default=DEFAULT_LEADERBOARD, help=f"default: {DEFAULT_LEADERBOARD}")
+    show.add_argument("--file", "--leaderboard", dest="file", type=Path, default=DEFAULT_LEADERBOARD,
+                      help=f"the leaderboard file (default: {DEFAULT_LEADERBOARD})")
     show.add_argument("--task", help="only this task")
+    show.add_argument("--json", action="store_true", help="machine-readable output: the ranked groups, one per "
+                      "scope (task, options, split, languages, limit, demo, data, scorer)")
     show.add_argument("--matrix", nargs="?", const="", metavar="METRIC",
                       help="print language-pair rows (e.g. MLQA G-XLT) as a matrix of METRIC (needs --task)")
+    page = board_commands.add_parser("page", help="write a self-contained HTML page of a leaderboard file, or "
+                                     "serve it on this machine")
+    page.add_argument("--leaderboard", "--file", dest="file", type=Path, default=DEFAULT_LEADERBOARD,
+                      help=f"the leaderboard file (default: {DEFAULT_LEADERBOARD})")
+    target = page.add_mutually_exclusive_group()
+    target.add_argument("--output", type=Path, help="the HTML file to write (default: index.html beside the "
+                        "leaderboard file)")
+    target.add_argument("--serve", action="store_true", help="serve the page at http://127.0.0.1:PORT/ until "
+                        "interrupted, read afresh on every reload")
+    page.add_argument("--port", type=int, default=8000, help="with --serve (default: 8000)")
 
     cache = commands.add_parser("cache", help="the on-disk embedding cache")
     cache_commands = cache.add_subparsers(dest="cache_command", required=True, metavar="ACTION")
@@ -354,12 +366,16 @@ def _cmd_leaderboard(args: argparse.Namespace) -> None:
     from harness import leaderboard
 
     if not args.file.exists():
-        raise HarnessError(f"no leaderboard at {args.file} yet: run `harness run` first, or pass --file")
+        raise HarnessError(f"no leaderboard at {args.file} yet: run `harness run` first, or pass --leaderboard")
     board = leaderboard.load(args.file)
-    if args.matrix is not None:
+    if args.board_command == "page":
+        _page(args, board)
+    elif args.matrix is not None:
         if not args.task:
             raise HarnessError("--matrix needs --task")
         print(leaderboard.render_matrix(board, args.task, args.matrix or None))
+    elif args.json:
+        print(json.dumps(leaderboard.ranked(board, args.task), indent=1, ensure_ascii=False))
     else:
         print(leaderboard.render(board, args.task))
 
@@ -393,6 +409,30 @@ def _cmd_compare(args: argparse.Namespace) -> None:
     methods = sorted({r.permutation for r in comparison.rows})
     print(f"paired bootstrap: {comparison.settings.resamples} resamples within each unit (seed "
           f"{comparison.settings.seed}); permutation test: sign flips, {', '.join(methods)}")
+
+
+def _page(args: argparse.Namespace, board: dict[str, Any]) -> None:
+    from harness import leaderboard
+    from harness.io import check_folder, write_atomic
+
+    if not args.serve:
+        output = args.output or args.file.with_name("index.html")
+        if output.is_dir():
+            raise HarnessError(f"--output {output} is a folder: name the HTML file to write")
+        check_folder(output.parent, "--output's folder")
+        html = leaderboard.page(board).encode("utf-8")
+        write_atomic(output, lambda handle: handle.write(html))
+        print(f"{output}: the page of {args.file} ({len(board['entries'])} entries)")
+        return
+    server = leaderboard.page_server(args.file, args.port)
+    print(f"serving the page of {args.file} at http://{server.server_address[0]}:{server.server_address[1]}/ "
+          "(Ctrl-C stops)")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:  # Ctrl-C is how serving ends, not an interrupted run
+        print("stopped serving")
+    finally:
+        server.server_close()
 
 
 def _cmd_cache(args: argparse.Namespace) -> None:

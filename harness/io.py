@@ -107,12 +107,14 @@ def dump_json(obj: Any, path: Path, *, indent: int | None = 1) -> None:
     write_atomic(path, lambda handle: handle.write(data))
 
 
-def remove_temporaries(folder: Path) -> list[Path]:
+def remove_temporaries(folder: Path, name: str | None = None) -> list[Path]:
     """Delete what :func:`write_atomic` and :func:`atomic_folder` leave in ``folder`` when the
     process is killed mid-write (``.NAME.XXXX.tmp`` files or folders, ``.NAME.XXXX.old``
-    folders); return them. Only for a folder that one run owns, before that run writes in it."""
+    folders), only those of the file ``name`` when it is given; return them. Only for a folder
+    (or a file) that one writer owns at a time, before it writes there."""
+    stem = f".{name}.*" if name else ".*"
     removed = []
-    for path in sorted(folder.glob(".*.tmp")) + sorted(folder.glob(".*.old")) if folder.is_dir() else []:
+    for path in sorted(folder.glob(stem + ".tmp")) + sorted(folder.glob(stem + ".old")) if folder.is_dir() else []:
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path, ignore_errors=True)
         else:

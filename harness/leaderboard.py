@@ -9,13 +9,15 @@ same thing replaces its entry, anything else adds one.
 from __future__ import annotations
 
 import json
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 from filelock import FileLock
 
 from harness.errors import HarnessError
-from harness.io import dump_json, read_json, sha256_text
+from harness.io import dump_json, read_json, remove_temporaries, sha256_text
 from harness.provenance import now_iso
 from harness.results import RunResult
 from harness.tables import format_score, format_table
@@ -23,6 +25,13 @@ from harness.validation import validate
 
 SCHEMA = "leaderboard"
 SCHEMA_VERSION = "1.0"
+#: The page's HTML and script; :func:`page` puts a leaderboard's JSON where the marker is.
+PAGE_TEMPLATE = Path(__file__).with_name("leaderboard_page.html")
+PAGE_DATA_MARKER = "/*LEADERBOARD_JSON*/"
+#: Characters written as JSON ``\u`` escapes inside the page's script element: with no ``<`` there,
+#: no text in the leaderboard (a model named ``</script><img src=x onerror=...>``) can end the
+#: element or open a comment (``>`` and ``&`` as well, as HTML-safe JSON writers do).
+_SCRIPT_SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
 
 
 def entry_from_result(result: RunResult, result_path: Path) -> dict[str, Any]:
@@ -79,6 +88,7 @@ def add_result(path: Path, result: RunResult, result_path: Path) -> dict[str, An
     entry = entry_from_result(result, result_path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(path) + ".lock", timeout=120):
+        remove_temporaries(path.parent, path.name)  # of a run killed mid-update: every writer holds the lock
         board = load(path)
         board["entries"] = [e for e in board["entries"] if e["key"] != entry["key"]] + [entry]
         board["entries"].sort(key=lambda e: (e["task"], e["split"], e["demo"], e["key"]))
@@ -88,33 +98,83 @@ def add_result(path: Path, result: RunResult, result_path: Path) -> dict[str, An
     return entry
 
 
+#: What an entry's number depends on besides the model (issue 13): only entries that agree on all
+#: of it are ranked together. ``scorer_signature`` is part of it where an entry records one.
+SCOPE_FIELDS = ("task", "task_options", "split", "languages", "limit", "demo", "data_fingerprint", "scorer_signature")
+
+
+def scope(entry: dict[str, Any]) -> dict[str, Any]:
+    """An entry's scope: task and its options, split, language set, limit, demo data or not, data
+    fingerprint, and scorer signature when the entry has one. Demo and ``--limit`` runs thus never
+    rank with full runs, nor MLQA XLT with G-XLT, nor a subset of languages with all of them."""
+    out = {name: entry[name] for name in SCOPE_FIELDS if name in entry}
+    out["languages"] = sorted(out["languages"])  # a set: --langs de,en is --langs en,de
+    return out
+
+
+def _describe(scope_: dict[str, Any]) -> str:
+    """One line saying what a scope is, for the title of its table."""
+    languages = scope_["languages"]
+    parts = [_options(scope_["task_options"]) or "no options",
+             f"{len(languages)} languages" if len(languages) > 8 else "languages " + ",".join(languages),
+             "demo data" if scope_["demo"] else f"data {scope_['data_fingerprint'][:12]}"]
+    if scope_["limit"]:
+        parts.append(f"limit {scope_['limit']} per language")
+    if "scorer_signature" in scope_:
+        parts.append(f"scorer {scope_['scorer_signature']}")
+    return "; ".join(parts)
+
+
+def ranked(board: dict[str, Any], task: str | None = None) -> list[dict[str, Any]]:
+    """The entries grouped by scope and main metric (a task whose main metric depends on the run,
+    such as XTREME's all_task and the mean of an incomplete submission, never ranks the two
+    together), best first: full-data runs before ``--limit`` runs before demo runs. Each group is
+    ``{"scope", "description", "main_metric", "higher_is_better", "entries": [{"rank", "model",
+    "main_score", "main_interval", "count", "finished_at", "key"}]}``; ``count`` is the number of questions the entry's summary
+    (first) row rests on."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for entry in board["entries"]:
+        if task is None or entry["task"] == task:
+            groups.setdefault(json.dumps([scope(entry), entry["main_metric"]], sort_keys=True), []).append(entry)
+    out = []
+    for group in groups.values():
+        group.sort(key=lambda e: e["main_score"], reverse=group[0]["higher_is_better"])
+        out.append({
+            "scope": scope(group[0]), "description": _describe(scope(group[0])), "main_metric": group[0]["main_metric"],
+            "higher_is_better": group[0]["higher_is_better"],
+            "entries": [{"rank": rank, "model": entry["model"]["label"], "main_score": entry["main_score"],
+                         "main_interval": entry.get("main_interval"),
+                         "count": entry["rows"][0]["count"] if entry["rows"] else None,
+                         "finished_at": entry["finished_at"], "key": entry["key"]}
+                        for rank, entry in enumerate(group, start=1)],
+        })
+    out.sort(key=lambda g: _scope_order(g["scope"]) + (g["main_metric"],))
+    return out
+
+
+def _scope_order(scope_: dict[str, Any]) -> tuple[Any, ...]:
+    """Tables in reading order: by task and split; full data, then ``--limit``, then demo runs;
+    no options before options; more languages before fewer."""
+    return (scope_["task"], scope_["split"], scope_["demo"], scope_["limit"] or 0, _options(scope_["task_options"]),
+            -len(scope_["languages"]), scope_["languages"], json.dumps(scope_, sort_keys=True))
+
+
+def _options(options: dict[str, Any]) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(options.items()))
+
+
 def render(board: dict[str, Any], task: str | None = None) -> str:
-    """The leaderboard as text tables, one per task, split and main metric, best first (a task
-    whose main metric depends on the run, such as XTREME's all_task for a complete submission and
-    a differently named mean for an incomplete one, never ranks two kinds of number together)."""
-    entries = [e for e in board["entries"] if task is None or e["task"] == task]
-    if not entries:
+    """The leaderboard as text tables, one per scope (see :func:`ranked`), best first."""
+    groups = ranked(board, task)
+    if not groups:
         return "(no entries)" if task is None else f"(no entries for task '{task}')"
     blocks = []
-    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
-    for entry in entries:
-        groups.setdefault((entry["task"], entry["split"], entry["main_metric"]), []).append(entry)
-    for (task_name, split, _), group in sorted(groups.items()):
-        group.sort(key=lambda e: e["main_score"], reverse=group[0]["higher_is_better"])
-        title = f"{task_name} ({split}) - main score: {group[0]['main_metric']}"
-        rows = []
-        for rank, entry in enumerate(group, start=1):
-            scope = []
-            if entry["demo"]:
-                scope.append("demo data")
-            if entry["limit"]:
-                scope.append(f"limit {entry['limit']}")
-            if entry["task_options"]:
-                scope.append(",".join(f"{k}={v}" for k, v in sorted(entry["task_options"].items())))
-            rows.append([str(rank), entry["model"]["label"], format_score(entry["main_score"], entry.get("main_interval")),
-                         ",".join(entry["languages"]), "; ".join(scope) or "-", entry["finished_at"][:10]])
-        header = ["#", "model", group[0]["main_metric"], "languages", "scope", "date"]
-        blocks.append(title + "\n" + format_table(header, rows))
+    for group in groups:
+        scope_ = group["scope"]
+        title = f"{scope_['task']} ({scope_['split']}) - main score: {group['main_metric']}\nscope: {group['description']}"
+        rows = [[str(e["rank"]), e["model"], format_score(e["main_score"], e["main_interval"]),
+                 "-" if e["count"] is None else str(e["count"]), e["finished_at"][:10]] for e in group["entries"]]
+        blocks.append(title + "\n" + format_table(["#", "model", group["main_metric"], "count", "date"], rows))
     return "\n\n".join(blocks)
 
 
@@ -139,3 +199,44 @@ def render_matrix(board: dict[str, Any], task: str, metric: str | None = None) -
     if not blocks:
         return f"(no language-pair rows for task '{task}')"
     return "\n\n".join(blocks)
+
+
+def page(board: dict[str, Any]) -> str:
+    """A self-contained HTML page of ``board``: the leaderboard's JSON, and its ranking by scope
+    (:func:`ranked`, so the page ranks exactly as ``harness leaderboard show``), embedded in the
+    page, so the file opens from disk, can be mailed or published as one file, and shows exactly
+    the leaderboard it was made from."""
+    embedded = {"board": board, "groups": ranked(board)}
+    data = json.dumps(embedded, ensure_ascii=False, allow_nan=False, separators=(",", ":")).translate(_SCRIPT_SAFE)
+    template = PAGE_TEMPLATE.read_text(encoding="utf-8")
+    return template.replace(PAGE_DATA_MARKER, data, 1)
+
+
+def page_server(path: Path, port: int, host: str = "127.0.0.1") -> ThreadingHTTPServer:
+    """An HTTP server whose every GET of ``/`` answers the page of the leaderboard at ``path``, read
+    afresh (a run finishing meanwhile shows on reload); anything else is 404. Nothing is bound
+    beyond ``host`` (this machine by default)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
+            if self.path.split("?", 1)[0] not in ("/", "/index.html"):
+                self.send_error(404)
+                return
+            try:
+                body = page(load(path)).encode("utf-8")
+            except HarnessError as exc:
+                self.send_error(500, explain=str(exc))
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (http.server's name)
+            print(f"{self.address_string()} {format % args}", file=sys.stderr)
+
+    try:
+        return ThreadingHTTPServer((host, port), Handler)
+    except (OSError, OverflowError) as exc:  # OverflowError: a port outside 0-65535
+        raise HarnessError(f"cannot serve on {host}:{port}: {getattr(exc, 'strerror', None) or exc}") from None

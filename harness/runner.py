@@ -30,6 +30,7 @@ from harness.compose import encoding_service, resolve_model
 from harness.encoding import EncodingPlan, EncodingRequest, EncodingService
 from harness.errors import HarnessError, InputError
 from harness.io import check_folder, dump_json, json_bytes, read_json, remove_temporaries, sha256_path, sha256_text
+from harness.locations import DEFAULT_LEADERBOARD, DEFAULT_OUTPUT_DIR
 from harness.model import Model, ModelIdentity, Runtime, apply_threads, default_threads
 from harness.protocols import PredictionSource
 from harness.options import bind_options, parse_named
@@ -64,8 +65,8 @@ class DataOptions:
 class OutputOptions:
     """Where results go."""
 
-    output_dir: Path = Path("results")
-    leaderboard: Path | None = Path("leaderboard/leaderboard.json")
+    output_dir: Path = DEFAULT_OUTPUT_DIR
+    leaderboard: Path | None = DEFAULT_LEADERBOARD
     show_progress: bool = True
     command: tuple[str, ...] = field(default_factory=lambda: tuple(sys.argv))
     #: The bootstrap behind the rows' intervals (``resamples=0``: no intervals).

@@ -120,3 +120,118 @@ def test_xor_unknown_ids_and_two_keys_for_one_question(harness_cli: Cli, tmp_pat
                                "--output-dir", "b", "--input-rules", "official", "--no-leaderboard", "--quiet")
     assert code == 0, err
     assert _rows(_result(Path("b"))) == _rows(_result(Path("a")))
+
+
+#: XOR-Retrieve predictions the strict reading refuses, for the questions of harness_xor's CLI test
+#: (fi 1, -2; ja 3, 4; ru 5 yes/no): questions 1 and 4 listed twice (one hit, one miss each), question
+#: 3 under a language of its own, an id of no question, and question -2 under ko with its answer
+#: after 2,500 tokens (a miss at R@2kt, a hit at R@5kt), so three questions are listed twice.
+XOR_RETRIEVE_OFFICIAL_CASE = [
+    {"id": "1", "lang": "fi", "ctxs": ["The Eiffel Tower stands in Paris, France."]},
+    {"id": "1", "lang": "fi", "ctxs": ["The tower was finished in 1889."]},
+    {"id": "-2", "lang": "fi", "ctxs": ["The Titanic sank in April 1912."]},
+    {"id": "3", "lang": "xx", "ctxs": ["Google is in Mountain View."]},
+    {"id": "4", "lang": "ja", "ctxs": ["Tokyo"]},
+    {"id": "4", "lang": "ja", "ctxs": ["Kyoto"]},
+    {"id": "5", "lang": "ru", "ctxs": ["yes"]},
+    {"id": "99", "lang": "zz", "ctxs": ["Paris"]},
+    {"id": "-2", "lang": "ko", "ctxs": ["word " * 2500 + "1912"]},
+]
+
+
+def test_xor_retrieve_repeated_questions_and_other_languages(harness_cli: Cli, tmp_path: Path) -> None:
+    """Expected figures printed by the official eval_xor_retrieve.py (AkariAsai/XORQA) on these two
+    files, with nltk.word_tokenize replaced by harness_xor.tokens.word_tokenize (token for token the
+    same; NLTK's Punkt data cannot be downloaded here): per language (examples, R@2kt, R@5kt)
+    fi (3, 66.66666666666666, 66.66666666666666), xx (1, 100.0, 100.0), ja (2, 50.0, 50.0),
+    ko (1, 0.0, 100.0); macro average 54.166666666666664 and 79.16666666666666."""
+    from tests.plugins.harness_xor.test_cli import QUESTIONS
+
+    folder = tmp_path / "xor"
+    folder.mkdir()
+    (folder / "xor_dev_retrieve_eng_span_v1_1.jsonl").write_text(
+        "".join(json.dumps({**q, "split": "dev"}, ensure_ascii=False) + "\n" for q in QUESTIONS), encoding="utf-8")
+    predictions = tmp_path / "retrieve.json"
+    predictions.write_text(json.dumps(XOR_RETRIEVE_OFFICIAL_CASE), encoding="utf-8")
+    code, _, err = harness_cli("score", "xor-retrieve", "--data-dir", folder, "--predictions", predictions,
+                               "--no-leaderboard")
+    assert code == 2 and "record item 1: field 'id': question id '1' appears twice" in err
+    code, out, err = harness_cli("score", "xor-retrieve", "--data-dir", folder, "--predictions", predictions,
+                                 "--output-dir", "official", "--input-rules", "official", "--no-leaderboard",
+                                 "--quiet")
+    assert code == 0, err
+    result = _result(Path("official"))
+    assert _rows(result) == [
+        ("all", {"r@2kt": 54.166666666666664, "r@5kt": 79.16666666666666}, 7),
+        ("fi", {"r@2kt": 66.66666666666666, "r@5kt": 66.66666666666666}, 3),
+        ("ja", {"r@2kt": 50.0, "r@5kt": 50.0}, 2),
+        ("ko", {"r@2kt": 0.0, "r@5kt": 100.0}, 1),
+        ("xx", {"r@2kt": 100.0, "r@5kt": 100.0}, 1),
+    ]
+    assert {k: result["main_score"][k] for k in ("metric", "value")} == {"metric": "r@5kt", "value": 79.16666666666666}
+    assert result["task"]["options"]["input_rules"] == "official"
+    assert "3 question(s) listed more than once" in out and "outside XOR-TyDi QA's seven: xx" in out
+    # the predictions written beside the result are what was scored (the id of no question left out)
+    written = json.loads(Path(result["predictions"]["path"]).read_text(encoding="utf-8"))
+    assert sorted(map(json.dumps, written)) == sorted(json.dumps(item) for item in XOR_RETRIEVE_OFFICIAL_CASE
+                                                      if item["id"] != "99")
+    code, _, err = harness_cli("score", "xor-retrieve", "--data-dir", folder, "--predictions",
+                               result["predictions"]["path"], "--output-dir", "again", "--input-rules", "official",
+                               "--no-leaderboard", "--quiet")
+    assert code == 0, err
+    assert _rows(_result(Path("again"))) == _rows(result)
+
+
+def test_xtreme_tatoeba_index_spellings_and_bucc_third_columns(harness_cli: Cli, tmp_path: Path) -> None:
+    """XTREME's mock Tatoeba and BUCC files with tatoeba/test-de.tsv's correct lines 1 and 2 written
+    ``[367]`` and ``0258``, and bucc2018/test-de.tsv's correct line 4 given a third column. Expected
+    figures printed by the official evaluate.py (google-research/xtreme) on these folders: tatoeba de
+    accuracy 50.0 (70.0 before the edit), avg 53.05555555555556; bucc2018 de f1 40.00000000000001,
+    precision 40.0, recall 40.0, avg_f1 52.5; retrieval 52.77777777777778."""
+    mock = VENDORED / "xtreme" / "mock_test_data"
+    labels, predictions = tmp_path / "labels", tmp_path / "predictions"
+    for task in ("tatoeba", "bucc2018"):
+        shutil.copytree(mock / "labels" / task, labels / task)
+        shutil.copytree(mock / "predictions" / task, predictions / task)
+    tatoeba, bucc = predictions / "tatoeba" / "test-de.tsv", predictions / "bucc2018" / "test-de.tsv"
+    lines = tatoeba.read_text(encoding="utf-8").splitlines()
+    assert lines[:2] == ["367", "258"]
+    tatoeba.write_text("\n".join(["[367]", "0258", *lines[2:]]) + "\n", encoding="utf-8")
+    code, _, err = harness_cli("score", "xtreme", "--data-dir", labels, "--predictions", predictions,
+                               "--no-leaderboard")
+    assert code == 2 and f"{tatoeba}: record line 1: expected a 0-based line number" in err
+    pairs = bucc.read_text(encoding="utf-8").splitlines()
+    assert pairs[3] == "de-000413503\ten-000296187"
+    bucc.write_text("\n".join([*pairs[:3], pairs[3] + "\tx", *pairs[4:]]) + "\n", encoding="utf-8")
+    code, _, err = harness_cli("score", "xtreme", "--data-dir", labels, "--predictions", predictions,
+                               "--no-leaderboard")
+    assert code == 2 and f"{bucc}: record line 4: expected source_id<TAB>target_id" in err
+    code, _, err = harness_cli("score", "xtreme", "--data-dir", labels, "--predictions", predictions,
+                               "--output-dir", "official", "--input-rules", "official", "--no-leaderboard", "--quiet")
+    assert code == 0, err
+    result = _result(Path("official"))
+    rows = {subset: (metrics, count) for subset, metrics, count in _rows(result)}
+    assert rows["tatoeba/de"] == ({"accuracy": 50.0}, 10)
+    assert rows["tatoeba"] == ({"accuracy": 53.05555555555556, "avg_metric": 53.05555555555556}, 360)
+    assert rows["bucc2018/de"] == ({"f1": 40.00000000000001, "precision": 40.0, "recall": 40.0}, 10)
+    assert rows["bucc2018"] == ({"f1": 52.5, "precision": 52.5, "recall": 52.5, "avg_metric": 52.5}, 40)
+    assert rows["retrieval"] == ({"avg_metric": 52.77777777777778}, 400)
+    assert result["task"]["options"]["input_rules"] == "official"
+
+
+def test_tatoeba_task_index_spellings_are_wrong_answers(harness_cli: Cli, tmp_path: Path) -> None:
+    from tests.plugins.harness_xtreme.test_tatoeba import laser_pair
+
+    # English b, a, c, d sorts to a(1), b(0), c(2), d(3): gold 1, 0, 2, 3. As text only "2" equals its
+    # label; "[1]", "00" and a 5,000-digit 3 do not: 1 of 4, accuracy 25.
+    data = laser_pair(tmp_path / "laser", "xyz", ["b", "a", "c", "d"], ["B", "A", "C", "D"])
+    predictions = tmp_path / "test-xyz.tsv"
+    predictions.write_text("[1]\n00\n2\n" + "3" * 5000 + "\n", encoding="utf-8")
+    code, _, err = harness_cli("score", "tatoeba", "--data-dir", data, "--langs", "xyz", "--predictions", predictions,
+                               "--no-leaderboard")
+    assert code == 2 and "record line 1: expected a 0-based line number" in err
+    code, _, err = harness_cli("score", "tatoeba", "--data-dir", data, "--langs", "xyz", "--predictions", predictions,
+                               "--output-dir", "official", "--input-rules", "official", "--no-leaderboard", "--quiet")
+    assert code == 0, err
+    assert [(subset, metrics) for subset, metrics, _ in _rows(_result(Path("official")))] == [
+        ("mean", {"accuracy": 25.0}), ("xyz", {"accuracy": 25.0})]

@@ -14,21 +14,32 @@ memory-mapped. Search kinds:
 
 The folder also holds ``index.json``: what was encoded (corpus fingerprint, encoder identity) and
 how it is searched, so a reload over another corpus or encoder is refused instead of misused.
+
+A damaged folder is never searched. When ``index.json`` is unreadable the folder cannot be told
+to be a dense index, and loading stops with one line naming the file (delete the folder to
+rebuild). When ``index.json`` names this corpus and encoder but a file it lists is missing, cut
+short, of another shape or type, or a faiss index does not hold the shards' vectors, the damage
+is reported as a warning and repaired the way the embedding cache repairs a bad shard: what is
+damaged is computed again (the faiss index alone from the shards when only it is damaged,
+otherwise every shard). Files are written atomically, so an interrupted build or faiss update
+leaves the previous state, not a half-written file. What is checked is the structure (files,
+shapes, types, counts), not each vector's bytes: a checksum over tens of GB would cost every reload.
 """
 
 from __future__ import annotations
 
-import json
+import re
 import tempfile
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 import numpy as np
 
-from harness.errors import HarnessError
-from harness.io import atomic_folder
+from harness.errors import HarnessError, InputError
+from harness.io import atomic_folder, dump_json, read_json, remove_temporaries, write_atomic
 from harness.progress import Progress
 from harness.protocols import Corpus, Encoder, Ranking
 from harness.search import exact_search, merge_top_k
@@ -63,6 +74,61 @@ class IndexSettings:
 
 def _shard_name(number: int) -> str:
     return f"vectors-{number:05d}.npy"
+
+
+#: What :func:`_shard_name` writes: the only names ``index.json`` may list (no path outside the folder).
+_SHARD_NAME = re.compile(r"vectors-[0-9]{5,}\.npy")
+
+
+def _faiss_name(kind: IndexKind) -> str:
+    return f"faiss-{kind}.index"
+
+
+class DamagedIndex(Exception):
+    """A file of a dense index folder is missing or does not hold what ``index.json`` says.
+    ``faiss_only``: the vectors are sound and only the faiss index must be built again."""
+
+    def __init__(self, problem: str, *, faiss_only: bool = False) -> None:
+        super().__init__(problem)
+        self.faiss_only = faiss_only
+
+
+def _load_shard(path: Path) -> np.ndarray:
+    """One shard, memory-mapped, checked to be a 2-D float32 array that the file holds whole."""
+    if not path.is_file():
+        raise DamagedIndex(f"{path.name} is missing")
+    try:
+        shard = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:  # a cut-short file cannot be mapped
+        raise DamagedIndex(f"{path.name} cannot be read ({exc})") from None
+    if not isinstance(shard, np.ndarray) or shard.ndim != 2 or shard.dtype != np.float32:
+        raise DamagedIndex(f"{path.name} is not a 2-D float32 array")
+    return shard
+
+
+def _load_shards(folder: Path, info: dict[str, Any]) -> list[np.ndarray]:
+    """The shards ``index.json`` lists, each checked by :func:`_load_shard`."""
+    names = info.get("shards")
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) and _SHARD_NAME.fullmatch(n)
+                                                           for n in names):
+        raise DamagedIndex("index.json lists no shard files")
+    return [_load_shard(folder / name) for name in names]
+
+
+def _read_faiss(path: Path, documents: int, dim: int) -> Any:
+    """The faiss index at ``path``, checked to hold ``documents`` vectors of ``dim`` dimensions."""
+    import faiss
+
+    if not path.is_file():
+        raise DamagedIndex(f"{path.name} is missing", faiss_only=True)
+    try:
+        index = faiss.read_index(str(path))
+    except RuntimeError as exc:
+        raise DamagedIndex(f"{path.name} cannot be read ({str(exc).splitlines()[0][:120]})", faiss_only=True) from None
+    if index.ntotal != documents or index.d != dim:
+        raise DamagedIndex(f"{path.name} holds {index.ntotal} vectors of dimension {index.d}, the shards "
+                           f"{documents} of dimension {dim}", faiss_only=True)
+    return index
 
 
 def encode_shards(encoder: Encoder, corpus: Corpus, folder: Path, shard_size: int) -> list[Path]:
@@ -107,14 +173,16 @@ class ShardedVectors:
         self.settings = settings
         self.encode_queries = query_encoder
         self._owned = owned  # a temporary folder lives as long as the index
-        info = json.loads((folder / "index.json").read_text(encoding="utf-8"))
-        self.shards = [np.load(folder / name, mmap_mode="r", allow_pickle=False) for name in info["shards"]]
+        info = read_json(folder / "index.json")
+        self.shards = _load_shards(folder, info)
+        dims = {shard.shape[1] for shard in self.shards}
         self.offsets = np.cumsum([0] + [len(s) for s in self.shards])
+        if len(dims) != 1 or int(self.offsets[-1]) != info["documents"]:
+            raise DamagedIndex(f"the shards hold {int(self.offsets[-1])} vectors of dimensions "
+                               f"{sorted(dims)}, for {info['documents']} documents")
         self.faiss = None
         if settings.kind != "exact":
-            import faiss
-
-            self.faiss = faiss.read_index(str(folder / f"faiss-{settings.kind}.index"))
+            self.faiss = _read_faiss(folder / _faiss_name(settings.kind), len(self), dims.pop())
             if settings.kind == "hnsw":
                 self.faiss.hnsw.efSearch = settings.ef_search
             elif settings.kind == "ivf":
@@ -150,46 +218,74 @@ def build_or_load(encoder: Encoder, corpus: Corpus, *, folder: Path | None, sett
         folder = Path(owned.name) / "index"
     wanted = {"format": FORMAT, "corpus": corpus.fingerprint, "documents": len(corpus), "encoder": encoder_identity}
     info_path = folder / "index.json"
-    if info_path.is_file():
-        saved = json.loads(info_path.read_text(encoding="utf-8"))
-        stale = [key for key, value in wanted.items() if saved.get(key) != value]
-        if stale:
-            raise HarnessError(f"model dense: index_dir={folder} holds vectors of another corpus or encoder "
-                               f"(differs in {', '.join(stale)}); use another folder or delete it")
-        if settings.kind != "exact" and saved.get("faiss", {}).get(settings.kind) != settings.build_parameters():
-            _add_faiss(folder, saved, settings)
-    else:
+    query_encoder = lambda texts, langs: encoder.encode(texts, role="query", langs=langs)  # noqa: E731
+    if not info_path.exists():
         if folder.exists() and any(folder.iterdir()):
             raise HarnessError(f"model dense: index_dir={folder} is not empty and holds no dense index")
         _build(encoder, corpus, folder, settings, wanted, shard_size)
-    query_encoder = lambda texts, langs: encoder.encode(texts, role="query", langs=langs)  # noqa: E731
+        return ShardedVectors(folder, settings, query_encoder, owned)
+    saved = read_json(info_path)
+    if not isinstance(saved, dict):
+        raise InputError("not a dense index description (delete the folder to build the index again)",
+                         file=info_path)
+    stale = [key for key, value in wanted.items() if saved.get(key) != value]
+    if stale:
+        raise HarnessError(f"model dense: index_dir={folder} holds vectors of another corpus or encoder "
+                           f"(differs in {', '.join(stale)}); use another folder or delete it")
+    built = saved.get("faiss")
+    if settings.kind != "exact" and (not isinstance(built, dict) or built.get(settings.kind) != settings.build_parameters()):
+        _add_faiss(folder, saved, settings)
+    try:
+        return ShardedVectors(folder, settings, query_encoder, owned)
+    except DamagedIndex as damage:
+        action = "building its faiss index again" if damage.faiss_only else "encoding the corpus again"
+        warnings.warn(f"dense index {folder} is damaged ({damage}): {action}", RuntimeWarning, stacklevel=2)
+        if damage.faiss_only:
+            _add_faiss(folder, saved, settings)
+        else:
+            _build(encoder, corpus, folder, settings, wanted, shard_size)
     return ShardedVectors(folder, settings, query_encoder, owned)
 
 
 def _build(encoder: Encoder, corpus: Corpus, folder: Path, settings: IndexSettings, wanted: dict[str, Any],
            shard_size: int) -> None:
-    """Encode into a staging folder and move it into place whole, so a crash leaves nothing half-built."""
-    with atomic_folder(folder) as staging:  # an existing folder is empty, checked by the caller
+    """Encode into a staging folder and move it into place whole (replacing a damaged index there),
+    so a crash leaves nothing half-built."""
+    with atomic_folder(folder) as staging:  # an existing folder is empty or a damaged index, checked by the caller
         shards = encode_shards(encoder, corpus, staging, shard_size)
         info = {**wanted, "shards": [p.name for p in shards], "faiss": {}}
         if settings.kind != "exact":
             _write_faiss(staging, info, settings)
-        (staging / "index.json").write_text(json.dumps(info, indent=1, ensure_ascii=False), encoding="utf-8")
+        dump_json(info, staging / "index.json")
 
 
 def _write_faiss(folder: Path, info: dict[str, Any], settings: IndexSettings) -> None:
+    """Build the faiss index of ``settings`` over the shards and write it atomically (a kill while
+    writing leaves a temporary, removed by the next write, never a cut-short index)."""
     import faiss
 
-    shards = [np.load(folder / name, mmap_mode="r", allow_pickle=False) for name in info["shards"]]
+    shards = _load_shards(folder, info)
     dim = shards[0].shape[1]
     index = _faiss_index(settings, dim, sum(len(s) for s in shards), np.asarray(shards[0]))
     for shard in shards:
         index.add(np.ascontiguousarray(shard))
-    faiss.write_index(index, str(folder / f"faiss-{settings.kind}.index"))
-    info["faiss"][settings.kind] = settings.build_parameters()
+    def write(handle: IO[bytes]) -> None:
+        writer = faiss.PyCallbackIOWriter(handle.write)
+        faiss.write_index(index, writer)
+        del writer  # its destructor writes the last buffered bytes, before write_atomic flushes the file
+
+    name = _faiss_name(settings.kind)
+    remove_temporaries(folder, name)
+    write_atomic(folder / name, write)
+    info["faiss"] = {**(info["faiss"] if isinstance(info.get("faiss"), dict) else {}),
+                     settings.kind: settings.build_parameters()}
 
 
 def _add_faiss(folder: Path, info: dict[str, Any], settings: IndexSettings) -> None:
-    """Build a faiss index of another kind (or parameters) over vectors already on disk."""
-    _write_faiss(folder, info, settings)
-    (folder / "index.json").write_text(json.dumps(info, indent=1, ensure_ascii=False), encoding="utf-8")
+    """Build a faiss index of another kind (or parameters), or a damaged one again, over vectors
+    already on disk (damaged vectors are found when the index is loaded, and re-encoded then)."""
+    try:
+        _write_faiss(folder, info, settings)
+    except DamagedIndex:
+        return  # the shards are damaged: loading the index says so and rebuilds everything
+    dump_json(info, folder / "index.json")

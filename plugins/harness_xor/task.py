@@ -29,7 +29,8 @@ from __future__ import annotations
 import statistics
 from abc import abstractmethod
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -41,7 +42,7 @@ from harness.protocols import OpenDomainQA, OpenQuestion, Retriever
 from harness.qa.normalize import ascii_english
 from harness.qa.passages import corpus_files, read_passages
 from harness.stats.records import Instance, InstanceTable
-from harness.stats.statistics import Macro, Mean, RowStatistics
+from harness.stats.statistics import Macro, Mean, RowStatistics, Statistic, percent_of_sum
 from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task
 from harness.validation import validate
 
@@ -57,6 +58,8 @@ from harness_xor.tokens import word_tokenize
 TOKEN_BUDGETS = {"r@2kt": 2000, "r@5kt": 5000}
 #: The official XOR-Full average divides the per-language sums by 7, whatever is present.
 FULL_DIVISOR = 7
+#: The order eval_xor_full.py sums the languages in (its ``lang_dic``), which decides the last bit.
+FULL_SUM_ORDER = ("te", "fi", "ja", "ru", "ar", "bn", "ko")
 QUERY_CHUNK = 256
 
 
@@ -64,22 +67,36 @@ def _percent(total: float, count: int) -> float:
     return 100.0 * total / count if count else 0.0
 
 
-#: The official average of EnglishSpan's and XOR-Retrieve's language scores.
-language_mean = statistics.mean
+def plain_mean(values: Sequence[float]) -> float:
+    """``sum / n``: EnglishSpan's average of the language scores, a language's fraction in XOR-Full."""
+    return sum(values) / len(values)
 
 
-def full_average(values: list[float]) -> float:
-    """XOR-Full's overall score: the per-language scores summed and divided by 7."""
-    return sum(values) / FULL_DIVISOR
+def fraction_percent(values: Sequence[float]) -> float:
+    """``sum / n * 100`` in that order: XOR-Full's and XOR-Retrieve's per-language score."""
+    return plain_mean(values) * 100
 
 
-def macro_statistics(table: InstanceTable, metrics: Mapping[str, bool], official: Any,
-                     divisor: float | None = None) -> RowStatistics:
-    """Per language, 100 times the mean of each per-question metric (``metrics``: name -> 0/1
-    valued); ``all``, the languages' scores averaged by ``official`` (resampled: summed, over ``divisor``)."""
-    per_language = {lang: {m: Mean(lang, m, binary=binary) for m, binary in metrics.items()} for lang in table.units}
-    overall = {m: Macro(tuple(per_language[lang][m] for lang in table.units), official, divisor) for m in metrics}
-    return {"all": overall, **per_language}
+@dataclass(frozen=True, eq=False)
+class FullOverall(Macro):
+    """XOR-Full's ``all``: the languages' fractions summed in the script's order, ``/ 7 * 100``
+    (``eval_xor_full.py``); resampled, the languages' scores summed over 7, the same number."""
+
+    def point(self, table: InstanceTable) -> float:
+        fractions = {part.unit: plain_mean(table.unit(part.unit).values[part.metric].tolist())
+                     for part in self.parts if isinstance(part, Mean)}
+        return sum(fractions[lang] for lang in FULL_SUM_ORDER if lang in fractions) / FULL_DIVISOR * 100
+
+
+def macro_statistics(table: InstanceTable, metrics: Mapping[str, bool], language_score: Any,
+                     overall: Callable[[tuple[Mean, ...]], Statistic]) -> RowStatistics:
+    """Per language, each per-question metric's score (``metrics``: name -> 0/1 valued) as
+    ``language_score`` computes it from the questions' values; ``all`` as ``overall`` makes it
+    from the languages' statistics."""
+    per_language = {lang: {m: Mean(lang, m, official=language_score, binary=binary) for m, binary in metrics.items()}
+                    for lang in table.units}
+    return {"all": {m: overall(tuple(per_language[lang][m] for lang in table.units)) for m in metrics},
+            **per_language}
 
 
 #: Why XOR-Retrieve predictions cannot be scored when none counts (yes/no questions are skipped).
@@ -153,12 +170,15 @@ class _AnswerTask(_XorTask):
         dump_json({qid: answer for lang in self.units(data) for qid, answer in predictions.get(lang, {}).items()}, path)
 
     @abstractmethod
-    def overall(self, rows: list[ScoreRow]) -> tuple[dict[str, float], list[str]]:
-        """The ``all`` row's metrics from the per-language rows, and notes saying how."""
+    def summarise(self, sums: dict[str, tuple[dict[str, float], int]]) -> tuple[
+            dict[str, float], list[ScoreRow], list[str]]:
+        """From each language's metric sums and question count (see :meth:`language_sums`): the
+        ``all`` row's metrics, the per-language rows (percent), and notes saying how, each figure
+        computed with the official script's operations in its order, so the floats are its floats."""
 
     def evaluate(self, data: XorData, predictions: Mapping[str, dict[str, str]]) -> Evaluation:
-        rows, instances = self.language_rows(data, predictions)
-        overall, notes = self.overall(rows)
+        sums, instances = self.language_sums(data, predictions)
+        overall, rows, notes = self.summarise(sums)
         unanswered = sum(q.id not in predictions.get(q.lang, {}) for q in data.questions)
         return Evaluation(overall["f1"], [ScoreRow("all", overall, len(data.questions)), *rows],
                           diagnostics={"unanswered": unanswered}, notes=notes, instances=instances)
@@ -172,35 +192,38 @@ class _AnswerTask(_XorTask):
     def question_scores(self, prediction: str, golds: tuple[str, ...], lang: str) -> dict[str, float]:
         """The metrics of one answer, as fractions."""
 
-    def language_rows(self, data: XorData, predictions: Mapping[str, dict[str, str]]
-                      ) -> tuple[list[ScoreRow], list[Instance]]:
-        """Per language: the mean of each metric over *all* its questions, in percent (a question
-        without an answer scores 0, as in both official scripts); and each question's values."""
-        rows, instances = [], []
+    def language_sums(self, data: XorData, predictions: Mapping[str, dict[str, str]]) -> tuple[
+            dict[str, tuple[dict[str, float], int]], list[Instance]]:
+        """Per language: each metric summed over its questions in file order (a question without an
+        answer adds 0, as in both official scripts), and the number of its questions; and each
+        question's values."""
+        out, instances = {}, []
         for lang in self.units(data):
             answers = predictions.get(lang, {})
             questions = data.questions_in(lang)
-            sums: dict[str, float] = {}
+            sums = dict.fromkeys(self.metric_names, 0.0)
             for question in questions:
                 values = dict.fromkeys(self.metric_names, 0.0)
                 if question.id in answers:
                     values = self.question_scores(answers[question.id], question.answers, lang)
                     for name, value in values.items():
-                        sums[name] = sums.get(name, 0.0) + value
+                        sums[name] += value
                 instances.append(Instance(question.id, lang, (lang,), list(question.answers), answers.get(question.id),
                                           values))
-            rows.append(ScoreRow(lang, {n: _percent(sums.get(n, 0.0), len(questions)) for n in self.metric_names},
-                                 len(questions), (lang,)))
-        return rows, instances
+            out[lang] = (sums, len(questions))
+        return out, instances
 
     def statistics(self, table: InstanceTable) -> RowStatistics:
-        return macro_statistics(table, {m: m in self.binary_metrics for m in self.metric_names}, self.average,
-                                self.divisor)
+        return macro_statistics(table, {m: m in self.binary_metrics for m in self.metric_names},
+                                self.language_score, self.overall_statistic)
 
-    #: How ``all`` averages the languages' scores (the official function), and its divisor when
-    #: it is not the number of languages.
-    average: Any = staticmethod(language_mean)
-    divisor: float | None = None
+    #: A language's score from its questions' values, in the official script's arithmetic.
+    language_score: Any = staticmethod(percent_of_sum)
+
+    @staticmethod
+    def overall_statistic(parts: tuple[Mean, ...]) -> Statistic:
+        """``all`` from the languages' scores (EnglishSpan: their plain mean, ``sum / n``)."""
+        return Macro(parts, plain_mean)
 
 
 class XorEnglishSpan(_AnswerTask):
@@ -220,9 +243,14 @@ class XorEnglishSpan(_AnswerTask):
         f1, em = f1_and_em(prediction, golds, ascii_english)
         return {"f1": f1, "em": em}
 
-    def overall(self, rows: list[ScoreRow]) -> tuple[dict[str, float], list[str]]:
-        return ({m: self.average([r.metrics[m] for r in rows]) for m in self.metric_names},
-                ["all: plain mean of the per-language scores (official eval_xor_engspan.py)"])
+    def summarise(self, sums: dict[str, tuple[dict[str, float], int]]) -> tuple[
+            dict[str, float], list[ScoreRow], list[str]]:
+        """``100.0 * sum / count`` per language; the sum of those over the languages in XOR order,
+        divided by their number (``eval_xor_engspan.py``)."""
+        rows = [ScoreRow(lang, {n: _percent(total[n], count) for n in self.metric_names}, count, (lang,))
+                for lang, (total, count) in sums.items()]
+        overall = {m: sum(r.metrics[m] for r in rows) / len(rows) for m in self.metric_names}
+        return overall, rows, ["all: plain mean of the per-language scores (official eval_xor_engspan.py)"]
 
 
 class XorFull(_AnswerTask):
@@ -232,8 +260,12 @@ class XorFull(_AnswerTask):
     metadata = XOR_FULL
     metric_names = ("f1", "em", "bleu", "f1_symmetric", "em_symmetric", "bleu_effective_order")
     binary_metrics = frozenset({"em", "em_symmetric"})
-    average = staticmethod(full_average)
-    divisor = FULL_DIVISOR
+    language_score = staticmethod(fraction_percent)
+
+    @staticmethod
+    def overall_statistic(parts: tuple[Mean, ...]) -> Statistic:
+        """``all``: the languages' fractions summed in the script's order, over 7 (see :class:`FullOverall`)."""
+        return FullOverall(parts, plain_mean, FULL_DIVISOR)
 
     def answer_lang(self, question_lang: str) -> str:
         return question_lang
@@ -252,12 +284,20 @@ class XorFull(_AnswerTask):
                 "f1_symmetric": f1_sym, "em_symmetric": em_sym,
                 "bleu_effective_order": char_bleu(references, prediction, effective_order=True)}
 
-    def overall(self, rows: list[ScoreRow]) -> tuple[dict[str, float], list[str]]:
-        return ({n: self.average([r.metrics[n] for r in rows]) for n in self.metric_names}, [
+    def summarise(self, sums: dict[str, tuple[dict[str, float], int]]) -> tuple[
+            dict[str, float], list[ScoreRow], list[str]]:
+        """``sum / count`` per language (shown ``* 100``); those fractions summed in the script's
+        language order, ``/ 7 * 100`` (``eval_xor_full.py``)."""
+        fractions = {lang: {n: total[n] / count for n in self.metric_names} for lang, (total, count) in sums.items()}
+        rows = [ScoreRow(lang, {n: value * 100 for n, value in fractions[lang].items()}, sums[lang][1], (lang,))
+                for lang in sums]
+        ordered = [fractions[lang] for lang in FULL_SUM_ORDER if lang in fractions]
+        overall = {n: sum(f[n] for f in ordered) / FULL_DIVISOR * 100 for n in self.metric_names}
+        return overall, rows, [
             f"all: per-language scores summed and divided by {FULL_DIVISOR} whatever the number of languages "
             f"present ({len(rows)} here), as eval_xor_full.py does",
             "corrected variants: *_symmetric applies the prediction's ・/、 replacement to Japanese golds too; "
-            "bleu_effective_order scores answers under 4 characters on orders 1..length"])
+            "bleu_effective_order scores answers under 4 characters on orders 1..length"]
 
 
 class XorRetrieve(_XorTask):
@@ -315,19 +355,24 @@ class XorRetrieve(_XorTask):
     # -- scoring ------------------------------------------------------------------------------
 
     def evaluate(self, data: XorData, predictions: Mapping[str, list[dict[str, Any]]]) -> Evaluation:
+        """R@kt per language the predictions name, macro-averaged. Every listed item counts, so a
+        question listed twice counts twice, and a language outside the seven is a row of its own
+        in the mean: both reach here only under ``--input-rules official``, as the script scores them."""
         tokenize = lru_cache(maxsize=1 << 16)(word_tokenize)  # ranked lists share passages
         budget = max(TOKEN_BUDGETS.values())
+        languages = _listed_languages(predictions)
         counted: Counter[str] = Counter()
-        hits: dict[str, Counter[str]] = {lang: Counter() for lang in XOR_LANGUAGES}
-        predicted: set[str] = set()
-        other_language = 0
+        hits: dict[str, Counter[str]] = {lang: Counter() for lang in languages}
+        listings: Counter[str] = Counter()
+        other_language = yes_no = 0
         instances = []
-        for lang in XOR_LANGUAGES:
-            for item in predictions.get(lang, []):
+        for lang in languages:
+            for item in predictions[lang]:
                 question = data.by_id[item["id"]]
-                predicted.add(question.id)
+                listings[question.id] += 1
                 other_language += question.lang != lang
                 if not question.span_answers:
+                    yes_no += 1
                     continue
                 counted[lang] += 1
                 tokens = first_tokens(item["ctxs"], budget, tokenize)
@@ -339,11 +384,12 @@ class XorRetrieve(_XorTask):
                                           {metric: float(hit) for metric, hit in found.items()}))
         if not counted:
             raise HarnessError(NOTHING_TO_SCORE)
-        rows = [ScoreRow(lang, {m: _percent(hits[lang][m], counted[lang]) for m in TOKEN_BUDGETS}, counted[lang],
-                         (lang,)) for lang in XOR_LANGUAGES if counted[lang]]
-        overall = {m: language_mean([r.metrics[m] for r in rows]) for m in TOKEN_BUDGETS}
-        not_predicted = sum(q.id not in predicted and bool(q.span_answers) for q in data.questions)
-        diagnostics = {"not_predicted": not_predicted, "yes_no_skipped": len(predicted) - counted.total(),
+        # hit / count * 100 in that order, as the script computes it (100 * hit / count can differ in the last bit)
+        rows = [ScoreRow(lang, {m: hits[lang][m] / counted[lang] * 100 for m in TOKEN_BUDGETS}, counted[lang],
+                         (lang,)) for lang in languages if counted[lang]]
+        overall = {m: statistics.mean(r.metrics[m] for r in rows) for m in TOKEN_BUDGETS}
+        not_predicted = sum(q.id not in listings and bool(q.span_answers) for q in data.questions)
+        diagnostics = {"not_predicted": not_predicted, "yes_no_skipped": yes_no,
                        "language_differs_from_data": other_language}
         evaluation = Evaluation(overall["r@5kt"], [ScoreRow("all", overall, counted.total()), *rows], diagnostics,
                                 instances=instances)
@@ -352,33 +398,38 @@ class XorRetrieve(_XorTask):
         if not_predicted:
             evaluation.notes.append(f"{not_predicted} questions with span answers have no prediction and are not "
                                     "counted, as in eval_xor_retrieve.py")
+        repeated = sum(count > 1 for count in listings.values())
+        if repeated:
+            evaluation.notes.append(f"{repeated} question(s) listed more than once: every listing counted, as in "
+                                    "eval_xor_retrieve.py")
+        foreign = [lang for lang in languages if lang not in XOR_LANGUAGES and counted[lang]]
+        if foreign:
+            evaluation.notes.append(f"language(s) outside XOR-TyDi QA's seven: {', '.join(foreign)}, each a row of "
+                                    "its own in the mean, as in eval_xor_retrieve.py")
         return evaluation
 
     def statistics(self, table: InstanceTable) -> RowStatistics:
-        """Per language, the hit rate of each budget; ``all``, their plain mean (``statistics.mean``)."""
-        return macro_statistics(table, dict.fromkeys(TOKEN_BUDGETS, True), language_mean)
+        """Per language, the hit rate of each budget; ``all``, their mean (``statistics.mean``)."""
+        return macro_statistics(table, dict.fromkeys(TOKEN_BUDGETS, True), fraction_percent,
+                                lambda parts: Macro(parts, statistics.mean))
 
     # -- prediction files ---------------------------------------------------------------------
 
     def read_predictions(self, path: Path, data: XorData) -> dict[str, list[dict[str, Any]]]:
         """The official JSON array; items for questions of the file outside the selection are
-        ignored, items for no question of the file refused (see :func:`check_known_ids`)."""
-        raw = read_json(path, unique_keys=True)
+        ignored, items for no question of the file refused (see :func:`check_known_ids`), as are
+        a question listed twice and a language outside the seven. Under ``--input-rules official``
+        all three are scored as ``eval_xor_retrieve.py`` scores them: ids of no question ignored,
+        every listing of a question counted, and a language of its own a row of its own."""
+        official = data.input_rules == "official"
+        raw = read_json(path, unique_keys=not official)
         if not isinstance(raw, list):
             kind = "an object" if isinstance(raw, dict) else type(raw).__name__
             raise InputError(f"must be a JSON array of {{id, lang, ctxs}} objects, not {kind}", file=path)
         validate(raw, self.metadata.prediction_format, file=path)
+        if not official:
+            _refuse_what_hides_mistakes(raw, path, data)
         out: dict[str, list[dict[str, Any]]] = {}
-        seen: dict[str, None] = {}  # in file order, so the error names the first unknown id
-        for number, item in enumerate(raw):
-            record = f"item {number}"
-            if item["lang"] not in XOR_LANGUAGES:
-                raise InputError(f"unknown language '{item['lang']}' (XOR-TyDi QA: {', '.join(XOR_LANGUAGES)})",
-                                 file=path, record=record, field="lang")
-            if item["id"] in seen:
-                raise InputError(f"question id '{item['id']}' appears twice", file=path, record=record, field="id")
-            seen[item["id"]] = None
-        check_known_ids(seen, data.known_ids, file=path, what=data.files[0].name)
         for item in raw:
             if item["id"] in data.by_id:
                 out.setdefault(item["lang"], []).append({"id": item["id"], "lang": item["lang"], "ctxs": item["ctxs"]})
@@ -387,4 +438,26 @@ class XorRetrieve(_XorTask):
         return out
 
     def write_predictions(self, data: XorData, predictions: Mapping[str, list[dict[str, Any]]], path: Path) -> None:
-        dump_json([item for lang in XOR_LANGUAGES for item in predictions.get(lang, [])], path, indent=None)
+        dump_json([item for lang in _listed_languages(predictions) for item in predictions[lang]], path, indent=None)
+
+
+def _refuse_what_hides_mistakes(items: list[dict[str, Any]], path: Path, data: XorData) -> None:
+    """The strict reading of XOR-Retrieve predictions: a language outside the seven, a question
+    listed twice and an id of no question of the data file are errors (see :func:`check_known_ids`)."""
+    seen: dict[str, None] = {}  # in file order, so the error names the first unknown id
+    for number, item in enumerate(items):
+        record = f"item {number}"
+        if item["lang"] not in XOR_LANGUAGES:
+            raise InputError(f"unknown language '{item['lang']}' (XOR-TyDi QA: {', '.join(XOR_LANGUAGES)})",
+                             file=path, record=record, field="lang")
+        if item["id"] in seen:
+            raise InputError(f"question id '{item['id']}' appears twice", file=path, record=record, field="id")
+        seen[item["id"]] = None
+    check_known_ids(seen, data.known_ids, file=path, what=data.files[0].name)
+
+
+def _listed_languages(predictions: Mapping[str, list[dict[str, Any]]]) -> list[str]:
+    """The languages XOR-Retrieve predictions are listed under: the seven in their order, then any
+    other (only ``--input-rules official`` reads those) in the order the file names them."""
+    return [lang for lang in XOR_LANGUAGES if lang in predictions] + [lang for lang in predictions
+                                                                     if lang not in XOR_LANGUAGES]

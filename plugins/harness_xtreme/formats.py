@@ -44,11 +44,16 @@ def read_lines(path: Path) -> list[str]:
     return [line.strip() for line in _read_text(path)]
 
 
-def read_line_numbers(path: Path) -> list[int]:
+def read_line_numbers(path: Path, *, official: bool = False) -> list[int | str]:
     """Tatoeba: one 0-based line number per line. XTREME compares them as text; written without
-    leading zeros, text and number comparisons agree, so any other spelling is refused."""
-    numbers = []
+    leading zeros, text and number comparisons agree, so any other spelling is refused. Under
+    ``official`` rules such a line is kept as its text (``[367]``, ``0367``, a blank), which equals
+    no label, as ``evaluate.py``'s string comparison scores it: a wrong answer."""
+    numbers: list[int | str] = []
     for number, line in enumerate(read_lines(path), start=1):
+        if official and not (_LINE_NUMBER.fullmatch(line) and len(line) <= len(str(sys.maxsize))):
+            numbers.append(line)
+            continue
         if not _LINE_NUMBER.fullmatch(line):
             raise InputError(f"expected a 0-based line number such as 367, got {line!r} (XTREME's "
                              "evaluate_retrieval.py writes '[367]', which never matches a label)",
@@ -60,12 +65,14 @@ def read_line_numbers(path: Path) -> list[int]:
     return numbers
 
 
-def read_pairs(path: Path) -> list[tuple[str, ...]]:
-    """BUCC 2018: one ``source_id<TAB>target_id`` pair per line."""
+def read_pairs(path: Path, *, official: bool = False) -> list[tuple[str, ...]]:
+    """BUCC 2018: one ``source_id<TAB>target_id`` pair per line. Under ``official`` rules any
+    line is the tuple of its tab-separated fields, as ``evaluate.py`` reads it: one with a third
+    column (or a single one) equals no gold pair, so it counts as a predicted pair that never matches."""
     pairs = []
     for number, line in enumerate(read_lines(path), start=1):
         pair = tuple(line.split("\t"))
-        if len(pair) != 2 or not all(pair):
+        if (len(pair) != 2 or not all(pair)) and not official:
             raise InputError(f"expected source_id<TAB>target_id, got {line!r}", file=path, record=f"line {number}")
         pairs.append(pair)
     return pairs

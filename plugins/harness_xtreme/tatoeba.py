@@ -240,7 +240,7 @@ class Tatoeba(ParallelQADemo, Task[TatoebaData]):
     def file_name(lang: str) -> str:
         return f"test-{lang}.tsv"
 
-    def read_predictions(self, path: Path, data: TatoebaData) -> dict[str, list[int]]:
+    def read_predictions(self, path: Path, data: TatoebaData) -> dict[str, list[int | str]]:
         """XTREME's folder of ``test-{lang}.tsv`` files, or one such file when one language is
         selected; each has one line number per English sentence."""
         if path.is_dir():
@@ -254,7 +254,7 @@ class Tatoeba(ParallelQADemo, Task[TatoebaData]):
         for lang, file in files.items():
             if not file.is_file():
                 raise InputError("missing: a predictions folder holds test-{lang}.tsv for every language", file=file)
-            lines = read_line_numbers(file)
+            lines = read_line_numbers(file, official=data.input_rules == "official")
             expected = len(data.pairs[lang].english)
             if len(lines) != expected:
                 raise InputError(f"{len(lines)} lines for {expected} English sentences (one line number each, "

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import multiprocessing
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from harness import leaderboard
 from harness.errors import InputError
-from harness.io import read_json
+from harness.io import read_json, sha256_text
 from harness.results import RunResult
 from harness.validation import validate
 from tests.harness.fakes import fake_result
@@ -52,8 +54,68 @@ def test_same_key_replaces_and_table_ranks_best_first(tmp_path: Path) -> None:
     board = leaderboard.load(path)
     assert sorted((e["model"]["label"], e["main_score"]) for e in board["entries"]) == [("strong", 60.0), ("weak", 20.0)]
     table = leaderboard.render(board).splitlines()
-    assert table[0] == "pairs (dev) - main score: f1"
-    assert table[3].split()[:3] == ["1", "strong", "60"] and table[4].split()[:3] == ["2", "weak", "20"]
+    assert table[:3] == ["pairs (dev) - main score: f1", f"scope: no options; languages de,en; data {FINGERPRINT[:12]}",
+                         "#  model   f1  count  date"]
+    assert table[4].split() == ["1", "strong", "60", "5", "2026-11-21"]  # count: the first (summary) row's
+    assert table[5].split() == ["2", "weak", "20", "5", "2026-11-21"]
+
+
+#: The data fingerprint of fake_result's one data file.
+FINGERPRINT = sha256_text("a" * 64)
+
+
+def _variant(label: str, score: float, *, demo: bool = False, limit: int | None = None,
+             languages: tuple[str, ...] = ("de", "en"), options: dict | None = None) -> RunResult:
+    result = result_for(label, score)
+    return dataclasses.replace(result, data=dataclasses.replace(result.data, demo=demo, limit=limit, languages=languages),
+                               task=dataclasses.replace(result.task, options=options or {}))
+
+
+def test_only_entries_of_one_scope_are_ranked_together(tmp_path: Path) -> None:
+    path = tmp_path / "board.json"
+    for number, (label, score, variant) in enumerate([
+        ("full-a", 20.0, {}), ("full-b", 30.0, {"languages": ("en", "de")}),  # one language set, either order
+        ("demo", 90.0, {"demo": True}), ("limited", 80.0, {"limit": 3}), ("gxlt", 70.0, {"options": {"mode": "gxlt"}}),
+        ("english", 60.0, {"languages": ("en",)}),
+    ]):
+        leaderboard.add_result(path, _variant(label, score, **variant), Path(f"{number}.json"))
+    groups = leaderboard.ranked(leaderboard.load(path))
+    assert [[(e["rank"], e["model"], e["main_score"]) for e in g["entries"]] for g in groups] == [
+        [(1, "full-b", 30.0), (2, "full-a", 20.0)],  # full data first: no options, languages de,en
+        [(1, "english", 60.0)],
+        [(1, "gxlt", 70.0)],
+        [(1, "limited", 80.0)],
+        [(1, "demo", 90.0)],
+    ]
+    assert groups[0]["scope"] == {"task": "pairs", "task_options": {}, "split": "dev", "languages": ["de", "en"],
+                                  "limit": None, "demo": False, "data_fingerprint": FINGERPRINT}
+    text = leaderboard.render(leaderboard.load(path))
+    assert [line for line in text.splitlines() if line.startswith("scope: ")] == [
+        f"scope: no options; languages de,en; data {FINGERPRINT[:12]}",
+        f"scope: no options; languages en; data {FINGERPRINT[:12]}",
+        f"scope: mode=gxlt; languages de,en; data {FINGERPRINT[:12]}",
+        f"scope: no options; languages de,en; data {FINGERPRINT[:12]}; limit 3 per language",
+        "scope: no options; languages de,en; demo data"]
+
+
+def test_a_scorer_signature_is_part_of_the_scope_where_an_entry_has_one() -> None:
+    entry = {"task": "t", "task_options": {}, "split": "dev", "languages": ["en", "de"], "limit": None,
+             "demo": False, "data_fingerprint": "f", "model": {"label": "m"}, "main_score": 1.0}
+    assert "scorer_signature" not in leaderboard.scope(entry) and leaderboard.scope(entry)["languages"] == ["de", "en"]
+    assert leaderboard.scope({**entry, "scorer_signature": "s1"}) == {**leaderboard.scope(entry), "scorer_signature": "s1"}
+    assert leaderboard.scope({**entry, "scorer_signature": "s1"}) != leaderboard.scope({**entry, "scorer_signature": "s2"})
+
+
+def test_show_json_gives_the_ranked_groups(harness_cli: Callable[..., tuple[int, str, str]], tmp_path: Path) -> None:
+    path = tmp_path / "board.json"
+    leaderboard.add_result(path, _variant("a", 1.0), Path("a.json"))
+    leaderboard.add_result(path, _variant("b", 2.0, demo=True), Path("b.json"))
+    code, out, err = harness_cli("leaderboard", "show", "--json", "--leaderboard", path)
+    assert code == 0, err
+    groups = json.loads(out)
+    assert [(g["scope"]["demo"], g["main_metric"], [(e["rank"], e["model"], e["main_score"], e["count"])
+                                                    for e in g["entries"]]) for g in groups] == [
+        (False, "f1", [(1, "a", 1.0, 5)]), (True, "f1", [(1, "b", 2.0, 5)])]
 
 
 def test_matrix_shows_first_language_as_rows(tmp_path: Path) -> None:

@@ -137,7 +137,7 @@ def test_cli_run_prints_a_table_and_paths(harness_cli: Any, only_fakes: None) ->
     (["run", "fake-lookup", "word-overlap", "--device", "tpu"], "error: unknown device 'tpu'"),
     (["run", "fake-lookup", "word-overlap", "--limit", "0"], "error: --limit must be a positive number"),
     (["run", "fake-lookup", "word-overlap", "--data-dir", "no/such/dir"], "error: --data-dir no/such/dir does not exist"),
-    (["leaderboard", "show"], "error: no leaderboard at leaderboard/leaderboard.json yet"),
+    (["leaderboard", "show"], "error: no leaderboard at results/leaderboard.json yet"),
 ])
 def test_user_mistakes_are_one_line_errors_with_exit_code_2(harness_cli: Any, only_fakes: None, args: list[str],
                                                             message: str) -> None:

@@ -178,7 +178,7 @@ def test_cli_run_prints_a_table_and_paths(harness_cli: Any) -> None:
     (["run", "lareqa", "bm25", "--device", "tpu"], "error: unknown device 'tpu'"),
     (["run", "lareqa", "bm25", "--limit", "0"], "error: --limit must be a positive number"),
     (["run", "lareqa", "bm25", "--data-dir", "no/such/dir"], "error: --data-dir no/such/dir does not exist"),
-    (["leaderboard", "show"], "error: no leaderboard at leaderboard/leaderboard.json yet"),
+    (["leaderboard", "show"], "error: no leaderboard at results/leaderboard.json yet"),
 ])
 def test_user_mistakes_are_one_line_errors_with_exit_code_2(harness_cli: Any, args: list[str], message: str) -> None:
     code, out, err = harness_cli(*args)

@@ -37,12 +37,12 @@ def test_xor_full_with_answers_translated_back(harness_cli: CLI, xor_dir: Path, 
     predictions = Path(result["run_dir"]) / "predictions.json"
     # The answers of test_pipeline's stub (Paris from an English passage, back in Finnish).
     assert json.loads(predictions.read_text(encoding="utf-8")) == {"1": "Pariisi", "-3": "1912", "4": "", "2": "東京"}
-    # fi: Pariisi and 1912 exact, "" for Mountain View: F1 = EM = 200 / 3; ja: 東京 exact, 100.
-    # Official XOR-Full average: (66.667 + 100) / 7 = 23.8095.
+    # fi: Pariisi and 1912 exact, "" for Mountain View: F1 = EM = 2 / 3; ja: 東京 exact, 1. Official
+    # XOR-Full: per language (2 / 3) * 100, average (2 / 3 + 1) / 7 * 100 = 23.8095, in that float order.
     rows = metrics(result)
-    assert rows["fi"]["f1"] == rows["fi"]["em"] == 200 / 3
+    assert rows["fi"]["f1"] == rows["fi"]["em"] == 2 / 3 * 100
     assert rows["ja"]["f1"] == rows["ja"]["em"] == 100.0
-    assert result["main_score"]["value"] == (200 / 3 + 100) / 7
+    assert result["main_score"]["value"] == (2 / 3 + 1) / 7 * 100
     assert result["model"]["label"] == "retrieve-read(BM25 -> stub -> answers-fi, top 2)"
     # `harness score` on the written predictions gives the same numbers.
     code, out, err = harness_cli("score", "xor-full", "--predictions", predictions, "--data-dir", xor_dir,
