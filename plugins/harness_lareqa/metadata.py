@@ -1,5 +1,6 @@
-"""What the LAReQA task is, in a module that imports nothing heavy: ``plugin.py`` builds the
-registry's entry from it for ``harness list``, and the task class uses it as its metadata."""
+"""What the LAReQA tasks (XQuAD-R, MLQA-R) are, in a module that imports nothing heavy: ``plugin.py``
+builds the registry's entries from it for ``harness list``, and the task classes use it as their
+metadata."""
 
 from harness.protocols import Retriever
 from harness.task import TaskMetadata
@@ -18,5 +19,22 @@ LAREQA = TaskMetadata(
     prediction_format="lareqa-predictions",
     prediction_file="predictions.jsonl",
     data_subdir="lareqa/xquad-r",
+    unit="question language",
+)
+
+#: The languages of MLQA-R (MLQA's 7), in the order of the LAReQA paper's tables.
+MLQA_R_LANGUAGES: tuple[str, ...] = ("ar", "de", "en", "es", "hi", "vi", "zh")
+
+MLQA_R = TaskMetadata(
+    name="mlqa-r",
+    description="Answer-sentence retrieval from one pool of 7 languages, built from MLQA's files (MLQA-R).",
+    reference="Roy et al., LAReQA, EMNLP 2020 (MLQA-R, section 3.1); Lewis et al., MLQA, ACL 2020",
+    languages=MLQA_R_LANGUAGES,
+    splits=("dev", "test"),
+    main_metric="map",
+    needs=Retriever,
+    prediction_format="lareqa-predictions",
+    prediction_file="predictions.jsonl",
+    data_subdir="mlqa",
     unit="question language",
 )

@@ -82,22 +82,29 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
 
     # -- data ---------------------------------------------------------------------------------
 
+    def language_file(self, data_dir: Path, split: str, lang: str) -> Path:
+        """Where one language's file is (XQuAD-R: ``{lang}.json``, a single split)."""
+        return data_dir / f"{lang}.json"
+
+    def read_file(self, path: Path, lang: str, data: LAReQAData, seen: set[str]) -> None:
+        """Add one language's file to ``data`` (XQuAD-R: its own sentence offsets)."""
+        read_language(path, lang, data, seen)
+
     def load(self, request: DataRequest) -> LAReQAData:
         assert request.data_dir is not None
         explicit = request.languages is not None and request.languages != self.metadata.languages
-        languages = [
-            lang for lang in (request.languages or self.metadata.languages)
-            if explicit or (request.data_dir / f"{lang}.json").exists()
-        ]
+        paths = {lang: self.language_file(request.data_dir, request.split, lang)
+                 for lang in (request.languages or self.metadata.languages)}
+        languages = [lang for lang, path in paths.items() if explicit or path.exists()]
         if not languages:
-            raise HarnessError(f"no XQuAD-R files ({{lang}}.json) in {request.data_dir}")
+            example = self.language_file(request.data_dir, request.split, "{lang}")
+            raise HarnessError(f"no {self.metadata.name} files in {request.data_dir} (expected {example})")
         data = LAReQAData(split=request.split, languages=tuple(languages), files=[], statistics={},
                           source=str(request.data_dir))
         seen: set[str] = set()
         for lang in languages:
-            path = request.data_dir / f"{lang}.json"
-            read_language(path, lang, data, seen)
-            data.files.append(path)
+            self.read_file(paths[lang], lang, data, seen)
+            data.files.append(paths[lang])
         if request.limit:
             sample_questions(data, request.limit, SEED)
         data.statistics = statistics(data)
