@@ -14,7 +14,8 @@ Evaluation (LAReQA paper section 4; XTREME-R's ``utils_lareqa.py``):
 * the paper's analyses, from the same ranking (:mod:`harness.metrics.bias`): zero-shot
   monolingual pools (Table 4), removing the same-language or a random other-language target
   (Table 3), one target left in the pool (Figure 4), the answer-language mix of the top 100
-  (Figure 6).
+  (Figure 6); and, when the model is an encoder, a language-ID probe on the question and the
+  candidate vectors (:mod:`harness.metrics.probe`; English vs Chinese unless ``probe=`` says).
 
 ``--limit N`` samples N questions per language (seeded, the same ids in every language) and
 keeps the whole pool, so a limited score estimates the full one.
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal
 
@@ -40,8 +42,9 @@ from harness.encoding import EncodingRequest
 from harness.errors import HarnessError, InputError
 from harness.io import iter_jsonl, write_atomic
 from harness.metrics.bias import TOP_K_MIX, PoolRanks, TopTie, analyse, language_bias
+from harness.metrics.probe import language_id_probe
 from harness.metrics.ranking import NOT_RETRIEVED, average_precision, mid_ranks
-from harness.protocols import Corpus, Retriever, ScoringIndex
+from harness.protocols import Corpus, Encoder, Retriever, ScoringIndex
 from harness.search import ranks_of, top_k
 from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task
 from harness.validation import validate
@@ -52,6 +55,8 @@ from harness_lareqa.metadata import LAREQA
 CandidateForm = Literal["concat", "pair", "sentence"]
 PoolKind = Literal["multilingual", "mono"]
 QUERY_CHUNK = 256
+#: The paper's language-ID probe: English vs Chinese.
+DEFAULT_PROBE = "en-zh"
 #: Seeds the ``--limit`` question sample and Table 3's random other language.
 SEED = 0
 
@@ -62,23 +67,31 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
     metadata = LAREQA
 
     def __init__(self, candidates: CandidateForm = "concat", save_top_k: int = 100,
-                 pool: PoolKind = "multilingual") -> None:
+                 pool: PoolKind = "multilingual", probe: str = DEFAULT_PROBE) -> None:
         """``candidates``: how a candidate is put to the model (``concat``: sentence + paragraph, the
         official XTREME-R input; ``pair``: (sentence, paragraph); ``sentence``: the sentence alone).
         ``save_top_k``: length of the ranked list kept per question in the predictions file.
         ``pool``: ``mono`` scores each question against its own language's candidates only (the
         paper's zero-shot monolingual pools, Table 4), every language in one run, from the same
-        predictions; the diagnostics still describe the multilingual ranking."""
+        predictions; the diagnostics still describe the multilingual ranking.
+        ``probe``: the two languages (``A-B``) of the language-ID probe on an encoder's vectors."""
+        name = self.metadata.name
         if save_top_k < 1:
-            raise HarnessError("task lareqa: save_top_k must be at least 1")
+            raise HarnessError(f"task {name}: save_top_k must be at least 1")
+        pair = tuple(probe.split("-"))
+        if len(pair) != 2 or pair[0] == pair[1] or not set(pair) <= set(self.metadata.languages):
+            raise HarnessError(f"task {name}: probe must name two different languages of the task as A-B "
+                               f"(e.g. {DEFAULT_PROBE}; languages: {', '.join(self.metadata.languages)}), got '{probe}'")
         self.candidates = candidates
         self.save_top_k = save_top_k
         self.pool = pool
+        self.probe = probe
 
     def options(self) -> dict[str, Any]:
-        """``pool`` only when it is not the official multilingual pool, so that the results of
-        official runs keep the options (and run ids) they had before the option existed."""
-        return {"candidates": self.candidates, **({"pool": self.pool} if self.pool != "multilingual" else {})}
+        """``pool`` and ``probe`` only when not the defaults, so that the results of official runs
+        keep the options (and run ids) they had before the options existed."""
+        return {"candidates": self.candidates, **({"pool": self.pool} if self.pool != "multilingual" else {}),
+                **({"probe": self.probe} if self.probe != DEFAULT_PROBE else {})}
 
     # -- data ---------------------------------------------------------------------------------
 
@@ -312,6 +325,21 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
         from the one ranking of the multilingual pool."""
         results = analyse(questions, data.languages, pool_size=len(data.pool.ids), seed=SEED)
         return {**language_bias(questions, data.languages), **results.to_dict()}
+
+    def vector_analyses(self, data: LAReQAData, encoder: Encoder) -> dict[str, Any]:
+        """The paper's language-ID probe, once on the question vectors and once on the candidate
+        vectors of the two ``probe`` languages (``None`` where the data lacks one of them)."""
+        languages = tuple(self.probe.split("-"))
+        corpus = self.corpus(data)
+        out: dict[str, Any] = {"languages": list(languages)}
+        for name, role, texts, langs in (("questions", "query", [q.text for q in data.questions],
+                                          [q.lang for q in data.questions]),
+                                         ("candidates", "passage", corpus.texts, corpus.langs)):
+            keep = [i for i, lang in enumerate(langs) if lang in languages]
+            vectors = encoder.encode([texts[i] for i in keep], role=role, langs=[langs[i] for i in keep])
+            result = language_id_probe(vectors, [langs[i] for i in keep], languages, seed=SEED)  # type: ignore[arg-type]
+            out[name] = None if result is None else {k: v for k, v in asdict(result).items() if k != "languages"}
+        return {"language_id_probe": out}
 
     # -- prediction files ---------------------------------------------------------------------
 
