@@ -78,14 +78,15 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
         name = self.metadata.name
         if save_top_k < 1:
             raise HarnessError(f"task {name}: save_top_k must be at least 1")
-        pair = tuple(probe.split("-"))
-        if len(pair) != 2 or pair[0] == pair[1] or not set(pair) <= set(self.metadata.languages):
+        first, _, second = probe.partition("-")
+        if "-" in second or first == second or not {first, second} <= set(self.metadata.languages):
             raise HarnessError(f"task {name}: probe must name two different languages of the task as A-B "
                                f"(e.g. {DEFAULT_PROBE}; languages: {', '.join(self.metadata.languages)}), got '{probe}'")
         self.candidates = candidates
         self.save_top_k = save_top_k
         self.pool = pool
         self.probe = probe
+        self.probe_languages = (first, second)
 
     def options(self) -> dict[str, Any]:
         """``pool`` and ``probe`` only when not the defaults, so that the results of official runs
@@ -329,7 +330,7 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
     def vector_analyses(self, data: LAReQAData, encoder: Encoder) -> dict[str, Any]:
         """The paper's language-ID probe, once on the question vectors and once on the candidate
         vectors of the two ``probe`` languages (``None`` where the data lacks one of them)."""
-        languages = tuple(self.probe.split("-"))
+        languages = self.probe_languages
         corpus = self.corpus(data)
         out: dict[str, Any] = {"languages": list(languages)}
         for name, role, texts, langs in (("questions", "query", [q.text for q in data.questions],
@@ -337,7 +338,7 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
                                          ("candidates", "passage", corpus.texts, corpus.langs)):
             keep = [i for i, lang in enumerate(langs) if lang in languages]
             vectors = encoder.encode([texts[i] for i in keep], role=role, langs=[langs[i] for i in keep])
-            result = language_id_probe(vectors, [langs[i] for i in keep], languages, seed=SEED)  # type: ignore[arg-type]
+            result = language_id_probe(vectors, [langs[i] for i in keep], languages, seed=SEED)
             out[name] = None if result is None else {k: v for k, v in asdict(result).items() if k != "languages"}
         return {"language_id_probe": out}
 
