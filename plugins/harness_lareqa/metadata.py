@@ -2,6 +2,8 @@
 builds the registry's entries from it for ``harness list``, and the task classes use it as their
 metadata."""
 
+from dataclasses import replace
+
 from harness.protocols import Retriever
 from harness.task import TaskMetadata
 
@@ -25,16 +27,13 @@ LAREQA = TaskMetadata(
 #: The languages of MLQA-R (MLQA's 7), in the order of the LAReQA paper's tables.
 MLQA_R_LANGUAGES: tuple[str, ...] = ("ar", "de", "en", "es", "hi", "vi", "zh")
 
-MLQA_R = TaskMetadata(
+#: Scored like LAReQA (same metric, capability and prediction format); other data.
+MLQA_R = replace(
+    LAREQA,
     name="mlqa-r",
     description="Answer-sentence retrieval from one pool of 7 languages, built from MLQA's files (MLQA-R).",
     reference="Roy et al., LAReQA, EMNLP 2020 (MLQA-R, section 3.1); Lewis et al., MLQA, ACL 2020",
     languages=MLQA_R_LANGUAGES,
     splits=("dev", "test"),
-    main_metric="map",
-    needs=Retriever,
-    prediction_format="lareqa-predictions",
-    prediction_file="predictions.jsonl",
     data_subdir="mlqa",
-    unit="question language",
 )
