@@ -2,34 +2,47 @@
 
 ``translate-test:translator=translations:file=q.jsonl,model=bm25`` translates every question
 that is not already in ``target_lang`` and hands the English text to the inner model, tagged as
-English (so BM25 tokenises it as English). Passages and contexts are left as they are. A model
-with options of its own inside needs ``--model-args`` JSON, e.g.
-``{"translator": "hf-translator:path=/m/opus-mt-mul-en,num_beams=4", "model": "bm25:k1=0.9"}``.
+English (so BM25 tokenises it as English). With ``candidates=true`` the retrieval candidates are
+translated too, by id (LAReQA's Translate-Test baseline: everything into English); reading
+contexts are left as they are. A model with options of its own inside needs ``--model-args``
+JSON, e.g. ``{"translator": "hf-translator:path=/m/opus-mt-mul-en,num_beams=4", "model": "bm25:k1=0.9"}``.
 The result's identity records both parts (name, weights and options of each).
+
+A machine translator's translations are kept in the run's cache folder
+(:class:`~harness_translate.cache.TranslationCache`), so later runs reuse them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from harness.capabilities import provide
 from harness.compose import identity_part, load_model
 from harness.errors import HarnessError
 from harness.model import Model, ModelIdentity, Runtime
 from harness.protocols import Corpus, Ranking, Reader, ReadingExample, Retriever, SearchIndex, SpanAnswer, Translator
-from harness.qa.translate import translate_each
+from harness.qa.translate import KeyedTranslator, translate_each
+
+from harness_translate.cache import TranslationCache
 
 
 class TranslateTest(Model):
     """Translate the question, then retrieve or read in ``target_lang``."""
     provides = frozenset({Retriever, Reader})
 
-    def __init__(self, *, runtime: Runtime, translator: str, model: str, target_lang: str = "en") -> None:
+    def __init__(self, *, runtime: Runtime, translator: str, model: str, target_lang: str = "en",
+                 candidates: bool = False) -> None:
         """``translator``: a translator model (``translations:file=...`` or ``hf-translator:path=...``);
-        ``model``: the retriever, encoder or reader that works in ``target_lang``."""
+        ``model``: the retriever, encoder or reader that works in ``target_lang``; ``candidates``:
+        translate the retrieval candidates too."""
         self.translator_model, self.translator = load_model(translator, runtime, needs=Translator, owner="translate-test")
         self.inner, _ = load_model(model, runtime, needs=None, owner="translate-test")
         self.target_lang = target_lang
+        self.candidates = candidates
+        if runtime.cache_dir is not None and not isinstance(self.translator, KeyedTranslator):
+            self.translator = CachedTranslator(self.translator, TranslationCache(
+                runtime.cache_dir, identity_part(self.translator_model)))
 
     def identity(self) -> ModelIdentity:
         translator, inner = identity_part(self.translator_model), identity_part(self.inner)
@@ -37,18 +50,33 @@ class TranslateTest(Model):
             name=self.name or "translate-test",
             label=f"translate-test({translator['label']} -> {inner['label']})",
             weights=inner["weights"],
-            options={"translator": translator, "model": inner, "target_lang": self.target_lang},
+            options={"translator": translator, "model": inner, "target_lang": self.target_lang,
+                     **({"candidates": True} if self.candidates else {})},
         )
 
-    def to_target(self, texts: Sequence[str], langs: Sequence[str] | None) -> list[str]:
-        """``texts`` in ``target_lang``: each language's texts translated in one call."""
+    def to_target(self, texts: Sequence[str], langs: Sequence[str] | None,
+                  ids: Sequence[str] | None = None) -> list[str]:
+        """``texts`` in ``target_lang``: each language's texts translated in one call (looked up by
+        ``ids`` where the translator is keyed by id)."""
         if langs is None:
-            raise HarnessError("translate-test needs the language of every question")
-        return translate_each(self.translator, texts, langs, [self.target_lang] * len(texts))
+            raise HarnessError("translate-test needs the language of every text it translates")
+        return translate_each(self.translator, texts, langs, [self.target_lang] * len(texts), ids)
+
+    def translate_corpus(self, corpus: Corpus) -> Corpus:
+        """The candidates in ``target_lang``, tagged as such; a (sentence, paragraph) pair is
+        translated part by part (ids ``{id}/0``, ``{id}/1``)."""
+        texts: list[Any] = list(corpus.texts)
+        if not any(isinstance(t, tuple) for t in texts):
+            return Corpus(corpus.ids, self.to_target(texts, corpus.langs, corpus.ids), [self.target_lang] * len(corpus))
+        parts = [(f"{cid}/{k}", part, lang) for cid, text, lang in zip(corpus.ids, texts, corpus.langs)
+                 for k, part in enumerate(text)]
+        translated = iter(self.to_target([p[1] for p in parts], [p[2] for p in parts], [p[0] for p in parts]))
+        return Corpus(corpus.ids, [tuple(next(translated) for _ in text) for text in texts],
+                      [self.target_lang] * len(corpus))
 
     def index(self, corpus: Corpus) -> SearchIndex:
         retriever = provide(self.inner, Retriever, model_name=self.inner.name, task_name="translate-test")
-        return TranslatedQueries(self, retriever.index(corpus))
+        return TranslatedQueries(self, retriever.index(self.translate_corpus(corpus) if self.candidates else corpus))
 
     def read(self, examples: Sequence[ReadingExample]) -> list[SpanAnswer]:
         reader = provide(self.inner, Reader, model_name=self.inner.name, task_name="translate-test")
@@ -67,3 +95,15 @@ class TranslatedQueries:
     def search(self, queries: Sequence[str], *, langs: Sequence[str] | None = None, k: int | None = None) -> Ranking:
         translated = self.owner.to_target(queries, langs)
         return self.index.search(translated, langs=[self.owner.target_lang] * len(queries), k=k)
+
+
+class CachedTranslator:
+    """A machine translator behind the on-disk :class:`TranslationCache`."""
+
+    def __init__(self, translator: Translator, cache: TranslationCache) -> None:
+        self.translator = translator
+        self.cache = cache
+
+    def translate(self, texts: Sequence[str], *, source_lang: str, target_lang: str) -> list[str]:
+        return self.cache.translate(texts, source_lang, target_lang, lambda missing: self.translator.translate(
+            missing, source_lang=source_lang, target_lang=target_lang))
