@@ -44,7 +44,7 @@ from harness.io import iter_jsonl, write_atomic
 from harness.metrics.bias import TOP_K_MIX, PoolRanks, TopTie, analyse, language_bias
 from harness.metrics.probe import language_id_probe
 from harness.metrics.ranking import NOT_RETRIEVED, average_precision, mid_ranks
-from harness.protocols import Corpus, Encoder, Retriever, ScoringIndex
+from harness.protocols import Corpus, Encoder, KeyedSearchIndex, Retriever, ScoringIndex
 from harness.search import ranks_of, top_k
 from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task
 from harness.validation import validate
@@ -167,8 +167,9 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
                     scores = index.scores(texts, langs=langs)
                     top = top_k(scores, min(self.save_top_k, scores.shape[1]))[0]
                     ranks = ranks_of(scores, targets)
-                else:
-                    ranking = index.search(texts, langs=langs, k=None)
+                else:  # by id where the index takes ids (translate-test: a question's translation)
+                    ranking = (index.search_ids(texts, [q.xling_id for q in chunk], langs=langs, k=None)
+                               if isinstance(index, KeyedSearchIndex) else index.search(texts, langs=langs, k=None))
                     top = ranking.indices[:, : self.save_top_k]
                     positions = np.empty_like(ranking.indices)
                     np.put_along_axis(positions, ranking.indices, np.arange(ranking.indices.shape[1])[None, :], axis=1)

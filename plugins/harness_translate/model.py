@@ -86,14 +86,19 @@ class TranslateTest(Model):
 
 
 class TranslatedQueries:
-    """A search index whose queries are translated first."""
+    """A search index whose queries are translated first (a :class:`KeyedSearchIndex`)."""
 
     def __init__(self, owner: TranslateTest, index: SearchIndex) -> None:
         self.owner = owner
         self.index = index
 
     def search(self, queries: Sequence[str], *, langs: Sequence[str] | None = None, k: int | None = None) -> Ranking:
-        translated = self.owner.to_target(queries, langs)
+        return self.search_ids(queries, None, langs=langs, k=k)
+
+    def search_ids(self, queries: Sequence[str], ids: Sequence[str] | None, *, langs: Sequence[str] | None = None,
+                   k: int | None = None) -> Ranking:
+        """Queries translated (by id where given and the translator is keyed by id), then searched."""
+        translated = self.owner.to_target(queries, langs, ids)
         return self.index.search(translated, langs=[self.owner.target_lang] * len(queries), k=k)
 
 

@@ -64,12 +64,15 @@ def _demo() -> tuple[LAReQA, Any, Corpus]:
 
 def _parallel_english_file(path: Path) -> Path:
     """The demo is fully parallel: every German question and candidate "translated" into its English
-    counterpart (same question id; same paragraph and sentence numbers), keyed by id."""
+    counterpart (same question id; same paragraph and sentence numbers), keyed by id; and a decoy
+    that gives the first German question's text a second translation, so a lookup by text fails."""
     _, data, corpus = _demo()
     english = {q.xling_id: q.text for q in data.questions if q.lang == "en"}
     texts = dict(zip(corpus.ids, corpus.texts))
-    return _write(path, [{"id": q.uid, "lang": "de", "question": q.text, "translation": english[q.xling_id]}
-                         for q in data.questions if q.lang == "de"]
+    german = [q for q in data.questions if q.lang == "de"]
+    return _write(path, [{"id": q.xling_id, "lang": "de", "question": q.text, "translation": english[q.xling_id]}
+                         for q in german]
+                  + [{"id": "decoy", "lang": "de", "question": german[0].text, "translation": "decoy"}]
                   + [{"id": cid, "lang": "de", "text": texts[cid], "translation": texts["en" + cid[2:]]}
                      for cid in corpus.ids if cid.startswith("de_")])
 
