@@ -70,11 +70,11 @@ class MLQAR(LAReQA):
         return None
 
     def language_file(self, data_dir: Path, split: str, lang: str) -> Path:
-        """MLQA's same-language file; ``data_dir`` may hold ``MLQA_V1``, be it, or be the split folder."""
-        for folder in (data_dir / "MLQA_V1" / split, data_dir / split):
-            if folder.is_dir():
-                return folder / f"{split}-context-{lang}-question-{lang}.json"
-        return data_dir / f"{split}-context-{lang}-question-{lang}.json"
+        """MLQA's same-language file; ``data_dir`` may hold ``MLQA_V1``, be it, or be the split
+        folder (the official layout when none has the file, for the error message)."""
+        name = f"{split}-context-{lang}-question-{lang}.json"
+        places = [data_dir / "MLQA_V1" / split / name, data_dir / split / name, data_dir / name]
+        return next((path for path in places if path.exists()), places[0])
 
     def read_file(self, path: Path, lang: str, data: LAReQAData, seen: set[str]) -> None:
         def breaks(paragraph: dict[str, Any], context: str, *, file: Path, record: str) -> list[tuple[int, int]]:
