@@ -15,6 +15,7 @@ the way it turns XQuAD into XQuAD-R; this module builds it from the official MLQ
 Steps the paper leaves open, decided here (see the plugin README):
 
 * **Sentence splitter.** The paper's splitter is Google-internal. This uses sentencex
+  (:mod:`harness.sentences`)
   (Wikimedia's rule-based splitter: every MLQA language, kept up to date, no model to download),
   version pinned in pyproject because the pool depends on it. Of the 4,199 answer sentences, 3,879
   (92.4%) equal those of the authors' released MLQA-R; pysbd agreed less where it worked (Arabic
@@ -27,38 +28,15 @@ Steps the paper leaves open, decided here (see the plugin README):
 
 from __future__ import annotations
 
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from harness.errors import HarnessError
+from harness.sentences import split_sentences, splitter_version
 from harness.task import DataRequest
 
 from harness_lareqa.data import LAReQAData, read_language
 from harness_lareqa.metadata import MLQA_R
 from harness_lareqa.task import LAReQA
-
-SPLITTER = "sentencex"
-
-
-def split_sentences(context: str, lang: str) -> list[tuple[int, int]]:
-    """``[start, end)`` of each sentence sentencex finds in ``context``, without the whitespace
-    around it (its pieces concatenate to the context, so offsets are exact)."""
-    from sentencex import segment
-
-    spans: list[tuple[int, int]] = []
-    start = 0
-    for piece in segment(lang, context):
-        stripped = piece.strip()
-        if stripped:
-            left = start + len(piece) - len(piece.lstrip())
-            spans.append((left, left + len(stripped)))
-        start += len(piece)
-    if start != len(context):  # offsets would be wrong: a splitter version that rewrites text
-        raise HarnessError(f"{SPLITTER} {version(SPLITTER)} changed the text it split; MLQA-R needs "
-                           f"the version pinned in the harness's requirements")
-    return spans
-
 
 class MLQAR(LAReQA):
     """MLQA-R, built from MLQA's files and scored like LAReQA (the same options and analyses)."""
@@ -84,5 +62,5 @@ class MLQAR(LAReQA):
 
     def load(self, request: DataRequest) -> LAReQAData:
         data = super().load(request)
-        data.statistics["sentence_splitter"] = f"{SPLITTER} {version(SPLITTER)}"
+        data.statistics["sentence_splitter"] = splitter_version()
         return data

@@ -3,8 +3,8 @@
 ``translate-test:translator=translations:file=q.jsonl,model=bm25`` translates every question
 that is not already in ``target_lang`` and hands the English text to the inner model, tagged as
 English (so BM25 tokenises it as English). With ``candidates=true`` the retrieval candidates are
-translated too, by id (LAReQA's Translate-Test baseline: everything into English); reading
-contexts are left as they are. A model with options of its own inside needs ``--model-args``
+translated too, by id (LAReQA's Translate-Test baseline: everything into English); with
+``contexts=true`` reading contexts too, the answer projected back (MLQA's translate-test). A model with options of its own inside needs ``--model-args``
 JSON, e.g. ``{"translator": "hf-translator:path=/m/opus-mt-mul-en,num_beams=4", "model": "bm25:k1=0.9"}``.
 The result's identity records both parts (name, weights and options of each).
 
@@ -25,6 +25,7 @@ from harness.protocols import Corpus, Ranking, Reader, ReadingExample, Retriever
 from harness.qa.translate import KeyedTranslator, translate_each
 
 from harness_translate.cache import TranslationCache
+from harness_translate.contexts import TranslatedContext, join_translation, project, sentence_texts
 
 
 class TranslateTest(Model):
@@ -32,14 +33,16 @@ class TranslateTest(Model):
     provides = frozenset({Retriever, Reader})
 
     def __init__(self, *, runtime: Runtime, translator: str, model: str, target_lang: str = "en",
-                 candidates: bool = False) -> None:
+                 candidates: bool = False, contexts: bool = False) -> None:
         """``translator``: a translator model (``translations:file=...`` or ``hf-translator:path=...``);
         ``model``: the retriever, encoder or reader that works in ``target_lang``; ``candidates``:
-        translate the retrieval candidates too."""
+        translate the retrieval candidates too; ``contexts``: translate reading contexts too, the
+        answer projected back onto the original context (:mod:`harness_translate.contexts`)."""
         self.translator_model, self.translator = load_model(translator, runtime, needs=Translator, owner="translate-test")
         self.inner, _ = load_model(model, runtime, needs=None, owner="translate-test")
         self.target_lang = target_lang
         self.candidates = candidates
+        self.contexts = contexts
         if runtime.cache_dir is not None and not isinstance(self.translator, KeyedTranslator):
             self.translator = CachedTranslator(self.translator, TranslationCache(
                 runtime.cache_dir, identity_part(self.translator_model)))
@@ -51,7 +54,8 @@ class TranslateTest(Model):
             label=f"translate-test({translator['label']} -> {inner['label']})",
             weights=inner["weights"],
             options={"translator": translator, "model": inner, "target_lang": self.target_lang,
-                     **({"candidates": True} if self.candidates else {})},
+                     **({"candidates": True} if self.candidates else {}),
+                     **({"contexts": True} if self.contexts else {})},
         )
 
     def to_target(self, texts: Sequence[str], langs: Sequence[str] | None,
@@ -80,9 +84,28 @@ class TranslateTest(Model):
 
     def read(self, examples: Sequence[ReadingExample]) -> list[SpanAnswer]:
         reader = provide(self.inner, Reader, model_name=self.inner.name, task_name="translate-test")
-        questions = self.to_target([e.question for e in examples], [e.question_lang for e in examples])
-        return reader.read([ReadingExample(e.id, q, e.context, self.target_lang, e.context_lang)
-                            for e, q in zip(examples, questions)])
+        questions = self.to_target([e.question for e in examples], [e.question_lang for e in examples],
+                                   [e.id for e in examples])
+        if not self.contexts:
+            return reader.read([ReadingExample(e.id, q, e.context, self.target_lang, e.context_lang)
+                                for e, q in zip(examples, questions)])
+        contexts = self.translate_contexts(examples)
+        answers = reader.read([ReadingExample(e.id, q, c.english, self.target_lang, self.target_lang)
+                               for e, q, c in zip(examples, questions, contexts)])
+        return [project(a, c) if e.context_lang != self.target_lang else a
+                for e, a, c in zip(examples, answers, contexts)]
+
+    def translate_contexts(self, examples: Sequence[ReadingExample]) -> list[TranslatedContext]:
+        """Each context translated sentence by sentence (sentence ``k`` of example ``id`` keyed
+        ``{id}/{k}``), all in one call per language."""
+        foreign = [e.context_lang != self.target_lang for e in examples]
+        split = [sentence_texts(e.context, e.context_lang) if f else ([], []) for e, f in zip(examples, foreign)]
+        parts = [(f"{e.id}/{k}", text, e.context_lang) for e, (_, texts) in zip(examples, split)
+                 for k, text in enumerate(texts)]
+        translated = iter(self.to_target([p[1] for p in parts], [p[2] for p in parts], [p[0] for p in parts]))
+        return [join_translation(e.context, spans, [next(translated) for _ in texts]) if f
+                else TranslatedContext(e.context, [], e.context, [])  # read as it is
+                for e, f, (spans, texts) in zip(examples, foreign, split)]
 
 
 class TranslatedQueries:

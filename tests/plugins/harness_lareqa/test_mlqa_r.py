@@ -18,7 +18,8 @@ from harness import runner
 from harness.errors import HarnessError, InputError
 from harness.task import DataRequest
 
-from harness_lareqa.mlqa_r import MLQAR, split_sentences
+from harness.sentences import split_sentences
+from harness_lareqa.mlqa_r import MLQAR
 
 #: Per language: paragraphs of (context, [(MLQA id, answer start)]). "a1" is asked in 3 languages,
 #: "b1" in 2, "c1" in English only; "d1"'s answer starts on the space between two sentences.
