@@ -72,6 +72,17 @@ class SearchIndex(Protocol):
 
 
 @runtime_checkable
+class KeyedSearchIndex(SearchIndex, Protocol):
+    """A search index that can also take the benchmark ids of its queries: translate-test looks a
+    question's translation up by (language, id), since one text may have several translations."""
+
+    def search_ids(self, queries: Sequence[str], ids: Sequence[str], *, langs: Sequence[str] | None = None,
+                   k: int | None = None) -> Ranking:
+        """:meth:`search`, with ``ids[i]`` the id of ``queries[i]``."""
+        ...
+
+
+@runtime_checkable
 class ScoringIndex(SearchIndex, Protocol):
     """A search index that can also score every corpus entry for a query.
 

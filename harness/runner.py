@@ -395,7 +395,7 @@ def run_suite(task_texts: Sequence[str], model_text: str, *, resume: bool = Fals
         outcomes.append(_run_task(
             task, task_plugin, task_data, capability, replay=p.replay, identity=p.identity,
             model_plugin=p.model_plugin, limit=p.data_options.limit, runtime=runtime, output=p.output,
-            resume=resume, world=world, timer=timer, shared=p.shared, started=p.started, t0=p.t0,
+            resume=resume, world=world, timer=timer, shared=p.shared, started=p.started, t0=p.t0, vectors=service,
             execution=lambda: {"world_size": world.size, "device": runtime.device_used, "precision": model.precision,
                                "threads": runtime.threads,
                                "batch_size": service.stats.batch_size if service else runtime.batch_size,
@@ -409,9 +409,10 @@ def _run_task(
     task: Task, task_plugin: PluginInfo, task_data: TaskData, capability: Any, *, replay: bool,
     identity: ModelIdentity, model_plugin: PluginInfo, limit: int | None, runtime: Runtime, output: OutputOptions,
     resume: bool, world: World, timer: _Timer, shared: _Timer, started: str, t0: float,
-    execution: Callable[[], dict[str, Any]],
+    execution: Callable[[], dict[str, Any]], vectors: EncodingService | None = None,
 ) -> Outcome:
-    """Predict unit by unit (saving each), evaluate, and write the result (rank 0 only)."""
+    """Predict unit by unit (saving each), evaluate, and write the result (rank 0 only);
+    ``vectors``, when the model is an encoder, serves the task's :meth:`Task.vector_analyses`."""
     files = timer.time("hash_data", lambda: describe_files(task_data.files))
     run_id = _run_id(task, identity, task_data, limit, files, "run")
     run_dir = _run_dir(output, task, identity, run_id)
@@ -442,6 +443,8 @@ def _run_task(
     evaluation = timer.time("evaluate", lambda: task.evaluate(task_data, predictions))
     if not world.is_main:
         return Outcome(None, evaluation, resumed)
+    if vectors is not None:
+        evaluation.diagnostics.update(timer.time("vector_analyses", lambda: task.vector_analyses(task_data, vectors)))
     return _record(
         kind="run", run_id=run_id, run_dir=run_dir, task=task, task_plugin=task_plugin, data=task_data,
         predictions=predictions, evaluation=evaluation, identity=identity, model_plugin=model_plugin, limit=limit,

@@ -21,6 +21,7 @@ from harness.progress import Progress
 
 if TYPE_CHECKING:  # annotations only: plugins' metadata modules import this one while listing
     from harness.encoding import EncodingRequest
+    from harness.protocols import Encoder
     from harness.registry import TaskSpec
     from harness.stats.records import Instance, InstanceTable
     from harness.stats.statistics import RowStatistics
@@ -174,6 +175,13 @@ class Task(ABC, Generic[DataT]):
         """The texts this task will encode with an Encoder model, declared up front so that a
         suite encodes the texts of all its tasks in one deduplicated, length-batched queue."""
         return []
+
+    def vector_analyses(self, data: DataT, encoder: Encoder) -> dict[str, Any]:
+        """Analyses of the vectors themselves (e.g. a language-ID probe), added to the result's
+        diagnostics. The runner calls this once predictions are scored, and only when the model is
+        an encoder: ``encoder`` gives the vectors of the texts :meth:`encoding_requests` declared,
+        already encoded for the run, so asking again costs nothing. None by default."""
+        return {}
 
     def reference_predictions(self, data: DataT, kind: str) -> dict[str, Any]:
         """Predictions of a reference model: ``gold`` (the correct answers) or ``empty`` (nothing).

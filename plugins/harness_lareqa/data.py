@@ -15,6 +15,7 @@ Follows XTREME-R's official loader (``third_party/utils_lareqa.py``):
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,7 +73,12 @@ def _expect(value: Any, kind: type | tuple[type, ...], *, file: Path, record: st
     return value
 
 
-def _sentence_breaks(paragraph: dict[str, Any], context: str, *, file: Path, record: str) -> list[tuple[int, int]]:
+#: How a reader finds a paragraph's sentences: ``[start, end)`` offsets into ``context``.
+SentenceBreaks = Callable[..., list[tuple[int, int]]]
+
+
+def given_sentence_breaks(paragraph: dict[str, Any], context: str, *, file: Path, record: str) -> list[tuple[int, int]]:
+    """XQuAD-R's own sentence offsets (``sentence_breaks``), checked."""
     if "sentence_breaks" not in paragraph:
         raise InputError("missing (XQuAD-R paragraphs need sentence offsets)", file=file, record=record,
                          field="sentence_breaks")
@@ -91,8 +97,11 @@ def _sentence_breaks(paragraph: dict[str, Any], context: str, *, file: Path, rec
     return out
 
 
-def read_language(path: Path, lang: str, data: LAReQAData, seen_uids: set[str]) -> None:
-    """Add one language file's questions, candidates and answer sentences to ``data``."""
+def read_language(path: Path, lang: str, data: LAReQAData, seen_uids: set[str],
+                  breaks_of: SentenceBreaks = given_sentence_breaks) -> None:
+    """Add one language file's questions, candidates and answer sentences to ``data``;
+    ``breaks_of(paragraph, context, file=, record=)`` gives each paragraph's sentences (XQuAD-R's
+    own offsets by default; MLQA-R splits the contexts itself)."""
     doc = read_json(path)
     _expect(doc, dict, file=path, record="top level", field_name="data")
     articles = _expect(doc.get("data"), list, file=path, record="top level", field_name="data")
@@ -106,7 +115,7 @@ def read_language(path: Path, lang: str, data: LAReQAData, seen_uids: set[str]) 
             record = f"data[{a}].paragraphs[{p}]"
             _expect(paragraph, dict, file=path, record=record, field_name="context")
             context = _expect(paragraph.get("context"), str, file=path, record=record, field_name="context")
-            breaks = _sentence_breaks(paragraph, context, file=path, record=record)
+            breaks = breaks_of(paragraph, context, file=path, record=record)
             sentences = [context[s:e] for s, e in breaks]
             context_id = f"{lang}_{paragraph_number}"
             first_position: int | None = None

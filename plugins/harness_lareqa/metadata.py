@@ -1,5 +1,8 @@
-"""What the LAReQA task is, in a module that imports nothing heavy: ``plugin.py`` builds the
-registry's entry from it for ``harness list``, and the task class uses it as its metadata."""
+"""What the LAReQA tasks (XQuAD-R, MLQA-R) are, in a module that imports nothing heavy: ``plugin.py``
+builds the registry's entries from it for ``harness list``, and the task classes use it as their
+metadata."""
+
+from dataclasses import replace
 
 from harness.protocols import Retriever
 from harness.task import TaskMetadata
@@ -20,4 +23,18 @@ LAREQA = TaskMetadata(
     data_subdir="lareqa/xquad-r",
     scorer="lareqa|map,map@20|ties:pool-order|avg:global",
     unit="question language",
+)
+
+#: The languages of MLQA-R (MLQA's 7), in the order of the LAReQA paper's tables.
+MLQA_R_LANGUAGES: tuple[str, ...] = ("ar", "de", "en", "es", "hi", "vi", "zh")
+
+#: Scored like LAReQA (same metric, capability and prediction format); other data.
+MLQA_R = replace(
+    LAREQA,
+    name="mlqa-r",
+    description="Answer-sentence retrieval from one pool of 7 languages, built from MLQA's files (MLQA-R).",
+    reference="Roy et al., LAReQA, EMNLP 2020 (MLQA-R, section 3.1); Lewis et al., MLQA, ACL 2020",
+    languages=MLQA_R_LANGUAGES,
+    splits=("dev", "test"),
+    data_subdir="mlqa",
 )

@@ -1,14 +1,14 @@
-"""Declares the LAReQA task and its suite; importing this module imports nothing heavy."""
+"""Declares the LAReQA tasks (XQuAD-R, MLQA-R) and the suite; importing this module imports nothing heavy."""
 
 from harness.hookspecs import hookimpl
 from harness.registry import SuiteSpec, TaskSpec
 
-from harness_lareqa.metadata import LAREQA
+from harness_lareqa.metadata import LAREQA, MLQA_R
 
 
 @hookimpl
 def harness_tasks() -> list[TaskSpec]:
-    return [LAREQA.spec("harness_lareqa.task:LAReQA")]
+    return [LAREQA.spec("harness_lareqa.task:LAReQA"), MLQA_R.spec("harness_lareqa.mlqa_r:MLQAR")]
 
 
 @hookimpl

@@ -14,7 +14,8 @@ Evaluation (LAReQA paper section 4; XTREME-R's ``utils_lareqa.py``):
 * the paper's analyses, from the same ranking (:mod:`harness.metrics.bias`): zero-shot
   monolingual pools (Table 4), removing the same-language or a random other-language target
   (Table 3), one target left in the pool (Figure 4), the answer-language mix of the top 100
-  (Figure 6).
+  (Figure 6); and, when the model is an encoder, a language-ID probe on the question and the
+  candidate vectors (:mod:`harness.metrics.probe`; English vs Chinese unless ``probe=`` says).
 
 ``--limit N`` samples N questions per language (seeded, the same ids in every language) and
 keeps the whole pool, so a limited score estimates the full one.
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal
 
@@ -40,8 +42,9 @@ from harness.encoding import EncodingRequest
 from harness.errors import HarnessError, InputError
 from harness.io import iter_jsonl, write_atomic
 from harness.metrics.bias import TOP_K_MIX, PoolRanks, TopTie, analyse, language_bias
+from harness.metrics.probe import language_id_probe
 from harness.metrics.ranking import NOT_RETRIEVED, average_precision, mid_ranks
-from harness.protocols import Corpus, Retriever, ScoringIndex
+from harness.protocols import Corpus, Encoder, KeyedSearchIndex, Retriever, ScoringIndex
 from harness.search import ranks_of, top_k
 from harness.stats.records import Instance, InstanceTable
 from harness.stats.statistics import Mean, Pooled, RowStatistics, numpy_mean
@@ -56,6 +59,8 @@ PoolKind = Literal["multilingual", "mono"]
 QUERY_CHUNK = 256
 #: Row metric -> the per-question value it is the mean of.
 ROW_METRICS = {"map": "ap", "map@20": "ap@20"}
+#: The paper's language-ID probe: English vs Chinese.
+DEFAULT_PROBE = "en-zh"
 #: Seeds the ``--limit`` question sample and Table 3's random other language.
 SEED = 0
 
@@ -66,23 +71,32 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
     metadata = LAREQA
 
     def __init__(self, candidates: CandidateForm = "concat", save_top_k: int = 100,
-                 pool: PoolKind = "multilingual") -> None:
+                 pool: PoolKind = "multilingual", probe: str = DEFAULT_PROBE) -> None:
         """``candidates``: how a candidate is put to the model (``concat``: sentence + paragraph, the
         official XTREME-R input; ``pair``: (sentence, paragraph); ``sentence``: the sentence alone).
         ``save_top_k``: length of the ranked list kept per question in the predictions file.
         ``pool``: ``mono`` scores each question against its own language's candidates only (the
         paper's zero-shot monolingual pools, Table 4), every language in one run, from the same
-        predictions; the diagnostics still describe the multilingual ranking."""
+        predictions; the diagnostics still describe the multilingual ranking.
+        ``probe``: the two languages (``A-B``) of the language-ID probe on an encoder's vectors."""
+        name = self.metadata.name
         if save_top_k < 1:
-            raise HarnessError("task lareqa: save_top_k must be at least 1")
+            raise HarnessError(f"task {name}: save_top_k must be at least 1")
+        first, _, second = probe.partition("-")
+        if "-" in second or first == second or not {first, second} <= set(self.metadata.languages):
+            raise HarnessError(f"task {name}: probe must name two different languages of the task as A-B "
+                               f"(e.g. {DEFAULT_PROBE}; languages: {', '.join(self.metadata.languages)}), got '{probe}'")
         self.candidates = candidates
         self.save_top_k = save_top_k
         self.pool = pool
+        self.probe = probe
+        self.probe_languages = (first, second)
 
     def options(self) -> dict[str, Any]:
-        """``pool`` only when it is not the official multilingual pool, so that the results of
-        official runs keep the options (and run ids) they had before the option existed."""
-        return {"candidates": self.candidates, **({"pool": self.pool} if self.pool != "multilingual" else {})}
+        """``pool`` and ``probe`` only when not the defaults, so that the results of official runs
+        keep the options (and run ids) they had before the options existed."""
+        return {"candidates": self.candidates, **({"pool": self.pool} if self.pool != "multilingual" else {}),
+                **({"probe": self.probe} if self.probe != DEFAULT_PROBE else {})}
 
     def scorer_signature(self) -> str:
         """The official signature, marked ``|pool:mono`` when each question is scored against its
@@ -92,22 +106,29 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
 
     # -- data ---------------------------------------------------------------------------------
 
+    def language_file(self, data_dir: Path, split: str, lang: str) -> Path:
+        """Where one language's file is (XQuAD-R: ``{lang}.json``, a single split)."""
+        return data_dir / f"{lang}.json"
+
+    def read_file(self, path: Path, lang: str, data: LAReQAData, seen: set[str]) -> None:
+        """Add one language's file to ``data`` (XQuAD-R: its own sentence offsets)."""
+        read_language(path, lang, data, seen)
+
     def load(self, request: DataRequest) -> LAReQAData:
         assert request.data_dir is not None
         explicit = request.languages is not None and request.languages != self.metadata.languages
-        languages = [
-            lang for lang in (request.languages or self.metadata.languages)
-            if explicit or (request.data_dir / f"{lang}.json").exists()
-        ]
+        paths = {lang: self.language_file(request.data_dir, request.split, lang)
+                 for lang in (request.languages or self.metadata.languages)}
+        languages = [lang for lang, path in paths.items() if explicit or path.exists()]
         if not languages:
-            raise HarnessError(f"no XQuAD-R files ({{lang}}.json) in {request.data_dir}")
+            example = self.language_file(request.data_dir, request.split, "{lang}")
+            raise HarnessError(f"no {self.metadata.name} files in {request.data_dir} (expected {example})")
         data = LAReQAData(split=request.split, languages=tuple(languages), files=[], statistics={},
                           source=str(request.data_dir))
         seen: set[str] = set()
         for lang in languages:
-            path = request.data_dir / f"{lang}.json"
-            read_language(path, lang, data, seen)
-            data.files.append(path)
+            self.read_file(paths[lang], lang, data, seen)
+            data.files.append(paths[lang])
         if request.limit:
             sample_questions(data, request.limit, SEED)
         data.statistics = statistics(data)
@@ -156,8 +177,9 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
                     scores = index.scores(texts, langs=langs)
                     top = top_k(scores, min(self.save_top_k, scores.shape[1]))[0]
                     ranks = ranks_of(scores, targets)
-                else:
-                    ranking = index.search(texts, langs=langs, k=None)
+                else:  # by id where the index takes ids (translate-test: a question's translation)
+                    ranking = (index.search_ids(texts, [q.xling_id for q in chunk], langs=langs, k=None)
+                               if isinstance(index, KeyedSearchIndex) else index.search(texts, langs=langs, k=None))
                     top = ranking.indices[:, : self.save_top_k]
                     positions = np.empty_like(ranking.indices)
                     np.put_along_axis(positions, ranking.indices, np.arange(ranking.indices.shape[1])[None, :], axis=1)
@@ -344,6 +366,21 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
         from the one ranking of the multilingual pool."""
         results = analyse(questions, data.languages, pool_size=len(data.pool.ids), seed=SEED)
         return {**language_bias(questions, data.languages), **results.to_dict()}
+
+    def vector_analyses(self, data: LAReQAData, encoder: Encoder) -> dict[str, Any]:
+        """The paper's language-ID probe, once on the question vectors and once on the candidate
+        vectors of the two ``probe`` languages (``None`` where the data lacks one of them)."""
+        languages = self.probe_languages
+        corpus = self.corpus(data)
+        out: dict[str, Any] = {"languages": list(languages)}
+        for name, role, texts, langs in (("questions", "query", [q.text for q in data.questions],
+                                          [q.lang for q in data.questions]),
+                                         ("candidates", "passage", corpus.texts, corpus.langs)):
+            keep = [i for i, lang in enumerate(langs) if lang in languages]
+            vectors = encoder.encode([texts[i] for i in keep], role=role, langs=[langs[i] for i in keep])
+            result = language_id_probe(vectors, [langs[i] for i in keep], languages, seed=SEED)
+            out[name] = None if result is None else {k: v for k, v in asdict(result).items() if k != "languages"}
+        return {"language_id_probe": out}
 
     # -- prediction files ---------------------------------------------------------------------
 

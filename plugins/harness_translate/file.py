@@ -1,11 +1,16 @@
 """The ``translations`` model: precomputed translations (human or machine) as a Translator.
 
-The file is JSON lines, one record per question, keyed by its id:
-``{"id": "-1018987027025691298", "lang": "te", "question": "...", "translation": "..."}``.
-A retriever or reader sees question texts, not ids, so a text is looked up by (language,
-question text); the question must therefore be given exactly as in the benchmark file. Two
-records with the same question and different translations are refused, and so is a text the
-file does not translate: nothing is passed on untranslated.
+The file is JSON lines, one record per text, keyed by its benchmark id and language:
+``{"id": "-1018987027025691298", "lang": "te", "question": "...", "translation": "..."}`` for a
+question, ``{"id": "en_3_1", "lang": "en", "text": "...", "translation": "..."}`` for a
+candidate or a context (``question`` and ``text`` are the same field under two names).
+
+Keyed by id, the same text may have different translations: XQuAD's human translations, used as
+a translate-test upper bound, translate two different English questions into one Greek text, and
+each keeps its own English original. Where the model sees ids (candidates, reading examples), a
+text is looked up by (language, id) and must be the text the record names; where it sees only a
+text (a retriever's queries), by (language, text), and a text with two different translations
+is refused there, when asked for. Nothing is passed on untranslated.
 """
 
 from __future__ import annotations
@@ -29,32 +34,55 @@ class TranslationsFile(Model):
         if not file.is_file():
             raise HarnessError(f"model translations: file={file} does not exist")
         self.file, self.target_lang, self.label = file, target_lang, label
-        self.table: dict[tuple[str, str], str] = {}
-        seen: set[str] = set()
+        #: (lang, id) -> (source text, translation)
+        self.by_id: dict[tuple[str, str], tuple[str, str]] = {}
+        #: (lang, text) -> every translation the file gives that text
+        self.by_text: dict[tuple[str, str], set[str]] = {}
         for line, item in iter_jsonl(file):
             record = f"line {line}"
             validate(item, "translations", file=file, record=record)
-            if item["id"] in seen:
-                raise InputError(f"question id '{item['id']}' appears twice", file=file, record=record, field="id")
-            seen.add(item["id"])
-            key = (item["lang"], item["question"])
-            if self.table.setdefault(key, item["translation"]) != item["translation"]:
-                raise InputError("the same question has two different translations", file=file, record=record,
-                                 field="translation")
+            key = (item["lang"], item["id"])
+            if key in self.by_id:
+                raise InputError(f"id '{item['id']}' appears twice for language '{item['lang']}'", file=file,
+                                 record=record, field="id")
+            text = item.get("question", item.get("text"))
+            self.by_id[key] = (text, item["translation"])
+            self.by_text.setdefault((item["lang"], text), set()).add(item["translation"])
 
     def identity(self) -> ModelIdentity:
         return ModelIdentity(name=self.name or "translations", label=self.label or self.file.stem,
                              weights=f"sha256:{sha256_file(self.file)}", options={"target_lang": self.target_lang},
-                             details={"file": str(self.file), "questions": len(self.table)})
+                             details={"file": str(self.file), "texts": len(self.by_id)})
 
-    def translate(self, texts: Sequence[str], *, source_lang: str, target_lang: str) -> list[str]:
+    def _check_target(self, target_lang: str) -> None:
         if target_lang != self.target_lang:
             raise HarnessError(f"model translations: {self.file} translates into {self.target_lang}, not {target_lang}")
+
+    def translate(self, texts: Sequence[str], *, source_lang: str, target_lang: str) -> list[str]:
+        """By (language, text): for callers that have no ids (a retriever's queries)."""
+        self._check_target(target_lang)
         out = []
         for text in texts:
-            translation = self.table.get((source_lang, text))
-            if translation is None:
-                raise HarnessError(f"model translations: {self.file} has no translation of the {source_lang} question "
-                                   f"'{text[:60]}'")
-            out.append(translation)
+            translations = self.by_text.get((source_lang, text), set())
+            if len(translations) != 1:
+                problem = "no translation" if not translations else f"{len(translations)} different translations"
+                raise HarnessError(f"model translations: {self.file} has {problem} of the {source_lang} text "
+                                   f"'{text[:60]}'{'' if not translations else ' (keyed by id, it needs the id)'}")
+            out.append(next(iter(translations)))
+        return out
+
+    def translate_ids(self, ids: Sequence[str], texts: Sequence[str], *, source_lang: str,
+                      target_lang: str) -> list[str]:
+        """By (language, id); each record must name the text it translates."""
+        self._check_target(target_lang)
+        out = []
+        for id_, text in zip(ids, texts):
+            found = self.by_id.get((source_lang, id_))
+            if found is None:
+                raise HarnessError(f"model translations: {self.file} has no translation of the {source_lang} "
+                                   f"text with id '{id_}'")
+            if found[0] != text:
+                raise HarnessError(f"model translations: {self.file} translates another text for the {source_lang} "
+                                   f"id '{id_}' ('{found[0][:40]}', not '{text[:40]}')")
+            out.append(found[1])
         return out

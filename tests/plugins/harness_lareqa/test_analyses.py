@@ -1,4 +1,5 @@
-"""The language-bias analyses equal a per-question reference that literally re-ranks a changed pool.
+"""The language-bias analyses equal a per-question reference that literally re-ranks a changed pool,
+on XQuAD-R (``lareqa``) and on MLQA-R (``mlqa-r``, whose questions have 1 to 4 correct answers).
 
 The reference below sorts candidates by score (ties by pool position, the official order),
 removes candidates from the pool by filtering them out, and walks the ranked lists, one question
@@ -29,8 +30,10 @@ from harness.task import DataRequest
 from harness.validation import validate
 
 from harness_bm25.model import BM25
+from harness_lareqa.mlqa_r import MLQAR
 from harness_lareqa.task import LAReQA
 from tests.harness.test_ranking_metrics import official_style_ap
+from tests.plugins.harness_lareqa.test_mlqa_r import write_mlqa_fixture
 
 
 def tie_score(query: str, query_lang: str, candidate: str, candidate_lang: str) -> float:
@@ -84,9 +87,9 @@ def registry() -> Registry:
 class Reference:
     """The analyses, one question at a time, from every question's score of every candidate."""
 
-    def __init__(self, data_dir: Path, limit: int | None, scores: Callable[[Corpus, list[Any]], np.ndarray]) -> None:
-        task = LAReQA()
-        self.data = task.load(DataRequest(data_dir, "test", limit=limit))
+    def __init__(self, task: LAReQA, data_dir: Path, limit: int | None,
+                 scores: Callable[[Corpus, list[Any]], np.ndarray]) -> None:
+        self.data = task.load(DataRequest(data_dir, task.metadata.splits[0], limit=limit))
         corpus = task.corpus(self.data)
         self.langs = self.data.pool.langs
         self.languages = list(self.data.languages)
@@ -109,9 +112,10 @@ class Reference:
         return official_style_ap(targets, self.ranked(question, pool), None)
 
     def ap_without(self, question: Any, removed: list[int]) -> float:
+        """AP once ``removed`` leave the pool; 0 for a question left without a correct answer."""
         pool = [p for p in range(len(self.langs)) if p not in removed]
-        return official_style_ap({t for t in self.targets(question) if t not in removed},
-                                 self.ranked(question, pool), None)
+        kept = {t for t in self.targets(question) if t not in removed}
+        return official_style_ap(kept, self.ranked(question, pool), None) if kept else 0.0
 
 
 def tie_scores(corpus: Corpus, questions: list[Any]) -> np.ndarray:
@@ -124,25 +128,36 @@ def bm25_scores(corpus: Corpus, questions: list[Any]) -> np.ndarray:
     return index.scores([q.text for q in questions], langs=[q.lang for q in questions])
 
 
-#: (model, data, --limit): the tie model on the demo data through both index kinds, and BM25 on
-#: real XQuAD-R for a sample of 3 questions per language against the full pool of 13,014.
-CASES = [("tied-scores", "demo", None), ("tied-search", "demo", None), ("bm25", "real", 3)]
-_built: dict[tuple[str, str, int | None], tuple[dict[str, Any], Reference]] = {}
+#: (task, model, data, --limit): the tie model on the demo data through both index kinds and on a
+#: small MLQA-R built in the test, and BM25 on real XQuAD-R and real MLQA-R (MLQA dev) for a
+#: sample of 3 questions per language against the full pools (13,014 and 21,220 candidates).
+CASES = [("lareqa", "tied-scores", "demo", None), ("lareqa", "tied-search", "demo", None),
+         ("mlqa-r", "tied-scores", "fixture", None), ("lareqa", "bm25", "real", 3), ("mlqa-r", "bm25", "real", 3)]
+_built: dict[tuple[str, str, str, int | None], tuple[dict[str, Any], Reference]] = {}
 
 
-@pytest.fixture(params=CASES, ids=[f"{model}-{data}" for model, data, _ in CASES])
+def _data_dir(request: pytest.FixtureRequest, task: str, where: str, tmp_path: Path) -> Path:
+    if where == "real":
+        return request.getfixturevalue("real_data") / ("lareqa/xquad-r" if task == "lareqa" else "mlqa")
+    if where == "fixture":
+        return write_mlqa_fixture(tmp_path / "mlqa")
+    return parallel_qa_dir()
+
+
+@pytest.fixture(params=CASES, ids=[f"{task}-{model}-{data}" for task, model, data, _ in CASES])
 def case(request: pytest.FixtureRequest, registry: Registry, tmp_path: Path) -> tuple[dict[str, Any], Reference]:
     """(the run's diagnostics, the reference), built once per case."""
-    model, where, limit = request.param
+    task, model, where, limit = request.param
     if request.param not in _built:
-        data_dir = (request.getfixturevalue("real_data") / "lareqa" / "xquad-r") if where == "real" else parallel_qa_dir()
-        outcome = runner.run("lareqa", model, registry=registry, data=runner.DataOptions(data_dir=data_dir, limit=limit),
+        data_dir = _data_dir(request, task, where, tmp_path)
+        outcome = runner.run(task, model, registry=registry, data=runner.DataOptions(data_dir=data_dir, limit=limit),
                              output=runner.OutputOptions(output_dir=tmp_path / "results", leaderboard=None,
                                                          show_progress=False))
         validate(outcome.result.to_dict(), "run-result", file=tmp_path / "result.json")  # the runner did too
         assert outcome.result.diagnostics["remove_one_target"]["full"] == outcome.result.rows[0].metrics["map"]
         _built[request.param] = (outcome.result.diagnostics,
-                                 Reference(data_dir, limit, bm25_scores if model == "bm25" else tie_scores))
+                                 Reference(LAReQA() if task == "lareqa" else MLQAR(), data_dir, limit,
+                                           bm25_scores if model == "bm25" else tie_scores))
     return _built[request.param]
 
 
@@ -166,6 +181,9 @@ def test_remove_one_target_table_3(case: tuple[dict[str, Any], Reference]) -> No
         full.append(reference.ap_without(q, []))
         same.append(reference.ap_without(q, [t for t in targets if reference.langs[t] == q.lang]))
         others = sorted({reference.langs[t] for t in targets} - {q.lang})
+        if not others:  # answered in its own language only: nothing to remove, nothing drawn
+            rand.append(full[-1])
+            continue
         drop = others[int(rng.integers(len(others)))]
         rand.append(reference.ap_without(q, [t for t in targets if reference.langs[t] == drop]))
     got = diagnostics["remove_one_target"]
@@ -201,20 +219,21 @@ def test_limit_to_one_target_figure_4(case: tuple[dict[str, Any], Reference]) ->
 
 def test_answer_language_mix_of_the_top_100_figure_6(case: tuple[dict[str, Any], Reference]) -> None:
     # A candidate above the 100th score counts 1; the candidates tied with the 100th share the
-    # places left: the mix expected over every order of the ties.
+    # places left: the mix expected over every order of the ties (a pool under 100: all of it).
     diagnostics, reference = case
+    k = min(100, len(reference.langs))
     counts: dict[str, dict[str, float]] = {}
     for q in reference.questions:
         row = counts.setdefault(q.lang, {lang: 0.0 for lang in reference.languages})
         scores = reference.scores[q.uid]
-        cut = scores[reference.ranked(q, list(range(len(reference.langs))))[99]]
+        cut = scores[reference.ranked(q, list(range(len(reference.langs))))[k - 1]]
         above = [p for p in range(len(scores)) if scores[p] > cut]
         tied = [p for p in range(len(scores)) if scores[p] == cut]
         for p in above:
             row[reference.langs[p]] += 1
         for p in tied:
-            row[reference.langs[p]] += (100 - len(above)) / len(tied)
-    assert diagnostics["top_k"] == 100
+            row[reference.langs[p]] += (k - len(above)) / len(tied)
+    assert diagnostics["top_k"] == k
     got = diagnostics["top_language_mix"]
     for q_lang, row in counts.items():
         assert got[q_lang] == pytest.approx({a: n / sum(row.values()) for a, n in row.items()}, abs=1e-12)
@@ -248,7 +267,7 @@ def test_mean_ranks_average_ties_and_first_correct_keeps_pool_order(case: tuple[
 
 
 def test_pool_mono_scores_each_language_against_its_own_candidates(registry: Registry, tmp_path: Path) -> None:
-    reference = Reference(parallel_qa_dir(), None, tie_scores)
+    reference = Reference(LAReQA(), parallel_qa_dir(), None, tie_scores)
     output = runner.OutputOptions(output_dir=tmp_path / "results", leaderboard=None, show_progress=False)
     mono = runner.run("lareqa:pool=mono", "tied-scores", registry=registry, output=output)
     assert mono.result.task.options == {"candidates": "concat", "pool": "mono"}

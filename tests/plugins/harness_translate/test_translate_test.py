@@ -113,7 +113,7 @@ def test_untranslated_question_is_an_error(harness_cli: CLI, setup: tuple[Path, 
                                  json.dumps({"translator": f"translations:file={translations}", "model": "bm25"}),
                                  "--data-dir", data, "--quiet", "--no-leaderboard")
     assert code == 2 and err.count("\n") == 1
-    assert "has no translation of the ja question 'Googleの本社はどこにありますか？'" in err
+    assert "has no translation of the ja text 'Googleの本社はどこにありますか？'" in err
     translations.write_text(json.dumps({"id": "1", "lang": "fi", "question": "?"}) + "\n", encoding="utf-8")
     code, out, err = harness_cli("run", f"xor-retrieve:corpus={corpus}", "translate-test", "--model-args",
                                  json.dumps({"translator": f"translations:file={translations}", "model": "bm25"}),
