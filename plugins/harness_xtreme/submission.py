@@ -84,6 +84,22 @@ def _subfolders(folder: Path) -> set[str]:
     return {entry.name for entry in folder.iterdir() if entry.is_dir()}
 
 
+def score_task(task: LabelledTask, predictions: Mapping[str, Any]) -> TaskScore:
+    """One task as ``evaluate.py`` scores it: each of its languages, the means over them in the
+    official order, and the task's figure (``avg_metric``)."""
+    definition = task.definition
+    kind = KINDS[definition.kind]
+    per_language = {lang: kind.score(definition.name, lang, task.labels[lang], predictions[lang])
+                    for lang in definition.languages}
+    names = next(iter(per_language.values()))
+    averages = {metric: mean([per_language[lang][metric] for lang in definition.languages]) for metric in names}
+    if definition.score_metric == "em_f1":
+        figure = (averages["exact_match"] + averages["f1"]) / 2
+    else:
+        figure = averages[definition.score_metric]
+    return TaskScore(per_language, averages, figure, sum(example_count(x) for x in task.labels.values()))
+
+
 class XtremeSubmission(Task[SubmissionData]):
     """XTREME's ``evaluate.py`` over a submission folder: per-language, task, group and overall scores."""
 
@@ -161,19 +177,6 @@ class XtremeSubmission(Task[SubmissionData]):
 
     # -- scoring ------------------------------------------------------------------------------
 
-    def score_task(self, task: LabelledTask, predictions: Mapping[str, Any]) -> TaskScore:
-        definition = task.definition
-        kind = KINDS[definition.kind]
-        per_language = {lang: kind.score(definition.name, lang, task.labels[lang], predictions[lang])
-                        for lang in definition.languages}
-        names = next(iter(per_language.values()))
-        averages = {metric: mean([per_language[lang][metric] for lang in definition.languages]) for metric in names}
-        if definition.score_metric == "em_f1":
-            figure = (averages["exact_match"] + averages["f1"]) / 2
-        else:
-            figure = averages[definition.score_metric]
-        return TaskScore(per_language, averages, figure, sum(example_count(x) for x in task.labels.values()))
-
     def evaluate(self, data: SubmissionData, predictions: Mapping[str, Mapping[str, Any]]) -> Evaluation:
         """Official scores of every task present in both folders, then groups and ``all_task``.
 
@@ -181,7 +184,7 @@ class XtremeSubmission(Task[SubmissionData]):
         version is scored, else ``incomplete_task_mean`` (set on this task object before the
         result is written, so the result and the leaderboard name the number for what it is).
         """
-        scores = {name: self.score_task(task, predictions[name]) for name, task in data.tasks.items()
+        scores = {name: score_task(task, predictions[name]) for name, task in data.tasks.items()
                   if name in predictions}
         version_tasks = [task.name for task in TASKS[data.version]]
         summary: list[ScoreRow] = []
