@@ -11,9 +11,12 @@ from tests.tiny_models import tiny_bert_config, train_wordpiece
 
 def build_tiny_head(folder: Path, head: str, labels: Sequence[str], seed: int = 0) -> Path:
     """A random BERT with a ``head`` (``AutoModelForSequenceClassification`` or
-    ``AutoModelForTokenClassification``) whose config names its outputs ``labels``."""
+    ``AutoModelForTokenClassification``) whose config names its outputs ``labels``. Torch is set to
+    one thread, as for the other tiny models: on a shared small machine more only fight."""
     import torch
     import transformers
+
+    torch.set_num_threads(1)
 
     folder.mkdir(parents=True, exist_ok=True)
     train_wordpiece(folder)
