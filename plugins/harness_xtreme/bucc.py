@@ -37,7 +37,7 @@ with ``DIR/bucc2018/test-{lang}.tsv``). Predictions: ``bucc2018/test-{lang}.tsv`
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -229,11 +229,9 @@ class Bucc2018(XtremeFilesTask):
         return Split(source, target, gold), [*files, gold_file]
 
     def load(self, request: DataRequest) -> BuccData:
+        data = self.empty_data(request, BuccData)
         assert request.data_dir is not None
-        languages = request.languages or self.definition.languages
-        data = BuccData(split=request.split, languages=tuple(languages), files=[], statistics={},
-                        source=str(request.data_dir), definition=replace(self.definition, languages=tuple(languages)))
-        for lang in languages:
+        for lang in data.languages:
             for path in (request.data_dir / f"{lang}-en.{DEV}.{lang}", request.data_dir / f"{lang}-en.{request.split}.{lang}"):
                 if not path.is_file():
                     raise InputError(f"missing: XTREME's download layout has bucc2018/{path.name}", file=path)

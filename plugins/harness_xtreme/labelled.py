@@ -25,7 +25,7 @@ import csv
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from harness.errors import HarnessError, InputError
 from harness.io import write_folder_atomic
@@ -49,6 +49,9 @@ class LabelledData(TaskData):
     labels: dict[str, list[Any]] = field(default_factory=dict)
     #: The task as evaluate.py defines it, narrowed to the languages loaded.
     definition: TaskDef | None = None
+
+
+DataT = TypeVar("DataT", bound=LabelledData)
 
 
 class XtremeFilesTask(Task[LabelledData]):
@@ -96,12 +99,17 @@ class XtremeFilesTask(Task[LabelledData]):
             raise InputError("missing: the label folder needs a file per language", file=nested)
         return path, KINDS[self.definition.kind].read_labels(path, lang)
 
-    def load(self, request: DataRequest) -> LabelledData:
+    def empty_data(self, request: DataRequest, cls: type[DataT]) -> DataT:
+        """``cls`` with nothing read yet, for the requested languages (all the task's by default)."""
         assert request.data_dir is not None
-        languages = request.languages or self.definition.languages
-        data = LabelledData(split=request.split, languages=tuple(languages), files=[], statistics={},
-                            source=str(request.data_dir), definition=replace(self.definition, languages=tuple(languages)))
-        for lang in languages:
+        languages = tuple(request.languages or self.definition.languages)
+        return cls(split=request.split, languages=languages, files=[], statistics={}, source=str(request.data_dir),
+                   definition=replace(self.definition, languages=languages))
+
+    def load(self, request: DataRequest) -> LabelledData:
+        data = self.empty_data(request, LabelledData)
+        assert request.data_dir is not None
+        for lang in data.languages:
             split_file = request.data_dir / f"{request.split}-{lang}.tsv"
             if not split_file.is_file():
                 raise InputError(f"missing: XTREME's download layout has {self.metadata.name}/{split_file.name}",
