@@ -77,6 +77,22 @@ def write_words(folder: Path, split: str, lang: str, lengths: list[int]) -> list
     return sentences
 
 
+def as_xtreme_reads(path: Path) -> list[tuple[str, str]]:
+    """The pairs as XTREME's DataProcessor._read_tsv reads them (csv on tabs, no quote character)."""
+    with open(path, encoding="utf-8-sig") as handle:
+        return [(row[0], row[1]) for row in csv.reader(handle, delimiter="\t", quotechar=None)]
+
+
+def test_pair_files_are_read_as_xtreme_reads_them(tmp_path: Path) -> None:
+    from harness_xtreme.labelled import read_pair_file
+
+    # csv.writer quoted the field with a quote in it; XTREME's reader keeps the quotes, doubled ones too
+    (tmp_path / "dev-de.tsv").write_bytes(b'"Er sagte ""ja"""\tHe said yes\tentailment\r\nA\tB\t neutral \r\n')
+    pairs, labels = read_pair_file(tmp_path / "dev-de.tsv")
+    assert pairs == [('"Er sagte ""ja"""', "He said yes"), ("A", "B")] and labels == ["entailment", "neutral"]
+    assert pairs == as_xtreme_reads(tmp_path / "dev-de.tsv")
+
+
 def reference_classify(model_dir: Path, pairs: list[tuple[str, str]]) -> list[str]:
     """One pair at a time, no batching: the pair template cut to 128 tokens, the highest logit."""
     import torch
@@ -154,8 +170,8 @@ def test_xnli_test_split_with_mock_labels(official_data: Path, classifier_dir: P
     labels_dir = mock_labels(official_data)
     data = tmp_path / "data"
     languages = task_defs("xtreme")["xnli"].languages
-    pairs = {lang: write_pairs(data / "xnli", "test", lang, len(label_lines(labels_dir / "xnli" / f"test-{lang}.tsv")))
-             for lang in languages}
+    for lang in languages:
+        write_pairs(data / "xnli", "test", lang, len(label_lines(labels_dir / "xnli" / f"test-{lang}.tsv")))
     code, out, err = harness_cli("run", f"xnli:labels={labels_dir}", f"hf-classifier:path={classifier_dir}",
                                  "--data-dir", data, "--device", "cpu", "--quiet", "--no-leaderboard")
     assert code == 0, err
@@ -164,7 +180,7 @@ def test_xnli_test_split_with_mock_labels(official_data: Path, classifier_dir: P
     accuracies = []
     for lang in languages:
         predicted = label_lines(folder / "predictions" / "xnli" / f"test-{lang}.tsv")
-        assert predicted == reference_classify(classifier_dir, pairs[lang])
+        assert predicted == reference_classify(classifier_dir, as_xtreme_reads(data / "xnli" / f"test-{lang}.tsv"))
         gold = label_lines(labels_dir / "xnli" / f"test-{lang}.tsv")
         accuracies.append(sum(p == g for p, g in zip(predicted, gold)) / len(gold) * 100)
         assert rows[lang]["metrics"]["accuracy"] == pytest.approx(accuracies[-1])
@@ -198,11 +214,12 @@ def test_default_label_names_take_xtreme_numbering(tmp_path: Path, harness_cli: 
     model_dir = build_tiny_head(tmp_path / "pawsx-model", "AutoModelForSequenceClassification", ["LABEL_0", "LABEL_1"])
     data = tmp_path / "data"
     gold = ["0", "1", "1", "0", "1", "1", "0"]
-    pairs = write_pairs(data / "pawsx", "dev", "fr", len(gold), gold)
+    write_pairs(data / "pawsx", "dev", "fr", len(gold), gold)
     code, out, err = harness_cli("run", "pawsx", f"hf-classifier:path={model_dir}", "--data-dir", data, "--split", "dev",
                                  "--langs", "fr", "--device", "cpu", "--quiet", "--no-leaderboard")
     assert code == 0, err
     folder = run_dir(tmp_path / "results", "pawsx")
+    pairs = as_xtreme_reads(data / "pawsx" / "dev-fr.tsv")
     expected = [name.removeprefix("LABEL_") for name in reference_classify(model_dir, pairs)]
     assert label_lines(folder / "predictions" / "pawsx" / "test-fr.tsv") == expected
     accuracy = sum(p == g for p, g in zip(expected, gold)) / len(gold) * 100
