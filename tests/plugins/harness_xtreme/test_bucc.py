@@ -227,3 +227,46 @@ def test_run_with_an_encoder_and_bad_input(bucc, tmp_path: Path, tiny_encoder_di
     code, out, err = harness_cli("run", "bucc2018", f"hf-encoder:path={tiny_encoder_dir}", "--langs", "ja",
                                  "--data-dir", folder.parent, "--device", "cpu", "--quiet", "--no-leaderboard")
     assert code == 2 and "unknown language 'ja'" in err
+
+
+class Memo:
+    """An encoder's vectors of a fixed set of texts, encoded once in one call, so the harness and
+    the reference above see the very same vectors."""
+
+    def __init__(self, encoder, texts: Sequence[str]) -> None:
+        unique = list(dict.fromkeys(texts))
+        self.vectors = dict(zip(unique, encoder.encode(unique, role="query")))
+
+    def encode(self, texts: Sequence[str], *, role: str, langs: Sequence[str] | None = None) -> np.ndarray:
+        return np.stack([self.vectors[text] for text in texts])
+
+
+@pytest.mark.slow
+def test_e5_small_mines_the_pairs(bucc, tmp_path: Path) -> None:
+    from harness_hf.e5 import E5Small
+    from harness_xtreme.bucc import Bucc2018, best_threshold, candidate_scores
+
+    folder, labels, gold, _ = bucc
+    task = Bucc2018(labels=labels)
+    data = task.load(DataRequest(folder, "test", (LANG,)))
+    dev, test = data.splits[LANG]
+    texts = [t for split in (dev, test) for side in (split.source, split.target) for t in side.sentences]
+    encoder = Memo(E5Small(runtime=Runtime(device_request="cpu", cache_dir=tmp_path)), texts)
+    context = RunContext(runtime=Runtime(device_request="cpu"), show_progress=False)
+    predicted = task.predict(encoder, data, LANG, context)
+
+    expected = {}
+    for split in ("dev", "test"):
+        source, target = read_side(folder / f"{LANG}-en.{split}.{LANG}"), read_side(folder / f"{LANG}-en.{split}.en")
+        expected[split] = reference_candidates(encoder, source, target)
+    for split, side in (("dev", dev), ("test", test)):
+        vectors = [encoder.encode(t, role="query") for t in (side.source.unique(), side.target.unique())]
+        found = candidate_scores(side, *[v / np.linalg.norm(v, axis=1, keepdims=True) for v in vectors])
+        assert list(found) == list(expected[split])
+        assert list(found.values()) == pytest.approx(list(expected[split].values()), rel=1e-5)
+    threshold = reference_threshold(expected["dev"], gold["dev"])
+    assert best_threshold(expected["dev"], gold["dev"]) == pytest.approx(threshold)
+    assert predicted == [pair for pair, score in expected["test"].items() if score >= threshold]
+    # e5-small finds most true pairs among the distractors, and few wrong ones
+    correct = len(set(predicted) & set(gold["test"]))
+    assert correct >= 0.8 * len(gold["test"]) and correct >= 0.8 * len(predicted)
