@@ -53,6 +53,7 @@ from harness_xtreme.benchmark import Version
 from harness_xtreme.formats import read_lines, read_pairs
 from harness_xtreme.labelled import LabelledData, XtremeFilesTask
 from harness_xtreme.metadata import BUCC_TASK
+from harness_xtreme.vectors import unit_encodings
 
 #: Nearest neighbours whose mean cosine is a sentence's neighbourhood (LASER's and XTREME's k).
 NEIGHBOURHOOD = 4
@@ -111,12 +112,6 @@ def read_side(path: Path) -> Side:
     if not ids:
         raise InputError("no sentences", file=path)
     return Side(ids, sentences)
-
-
-def unit_vectors(vectors: np.ndarray) -> np.ndarray:
-    """Rows scaled to length 1 (``faiss.normalize_L2``), so inner products are cosines."""
-    vectors = np.asarray(vectors, dtype=np.float32)
-    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), np.finfo(np.float32).tiny)
 
 
 @dataclass(frozen=True)
@@ -263,9 +258,8 @@ class Bucc2018(XtremeFilesTask):
                 for sides in self._texts(data).values() for lang, texts in sides]
 
     def _candidates(self, model: Encoder, split: Split, lang: str) -> dict[Pair, float]:
-        vectors = [unit_vectors(model.encode(texts, role=self.role, langs=[side] * len(texts)))
-                   for side, texts in ((lang, split.source.unique()), ("en", split.target.unique()))]
-        return candidate_scores(split, *vectors)
+        return candidate_scores(split, unit_encodings(model, split.source.unique(), self.role, lang),
+                                unit_encodings(model, split.target.unique(), self.role, "en"))
 
     def predict(self, model: Encoder, data: BuccData, unit: str, context: RunContext) -> list[Pair]:
         """The scored split's pairs at the threshold of best F1 on the dev split."""

@@ -76,7 +76,12 @@ class XtremeFilesTask(Task[LabelledData]):
         return {"xtreme_version": self.xtreme_version}
 
     def check_languages(self, languages: Sequence[str] | None) -> tuple[str, ...]:
-        return super().check_languages(languages) if languages else self.definition.languages
+        """The languages of the task in the chosen version (all of them by default)."""
+        unknown = [lang for lang in languages or () if lang not in self.definition.languages]
+        if unknown:
+            raise HarnessError(f"unknown language '{unknown[0]}' for task {self.metadata.name} in {self.xtreme_version} "
+                               f"(languages: {', '.join(self.definition.languages)})")
+        return tuple(languages or self.definition.languages)
 
     # -- reading ------------------------------------------------------------------------------
 

@@ -153,34 +153,38 @@ def reference_threshold(candidates: dict[tuple[str, str], float], gold: list[tup
     return threshold
 
 
-def test_mining_and_threshold_equal_a_plain_implementation(bucc, tmp_path: Path, harness_cli: Cli) -> None:
-    from harness_xtreme.bucc import Bucc2018, best_threshold, candidate_scores
-
-    folder, labels, gold, pairs = bucc
-    encoder = PairedEncoder(pairs)
-    task = Bucc2018(labels=labels)
-    data = task.load(DataRequest(folder, "test", (LANG,)))
-    dev, test = data.splits[LANG]
+def mined_as_the_reference(task, data, encoder, folder: Path, gold) -> tuple[dict, list[tuple[str, str]]]:
+    """Checks that the harness's candidate pairs (with margins) and dev threshold equal the
+    reference's on ``encoder``'s vectors, and that its prediction is the test pairs at that
+    threshold; returns the reference's test candidates and the prediction."""
+    from harness_xtreme.bucc import best_threshold, candidate_scores
 
     expected = {}
-    for split in ("dev", "test"):
+    for split, side in zip(("dev", "test"), data.splits[LANG]):
         source, target = read_side(folder / f"{LANG}-en.{split}.{LANG}"), read_side(folder / f"{LANG}-en.{split}.en")
         expected[split] = reference_candidates(encoder, source, target)
-    for split, side in (("dev", dev), ("test", test)):
         vectors = [encoder.encode(texts, role="query") for texts in (side.source.unique(), side.target.unique())]
-        vectors = [v / np.linalg.norm(v, axis=1, keepdims=True) for v in vectors]
-        found = candidate_scores(side, *vectors)
+        found = candidate_scores(side, *[v / np.linalg.norm(v, axis=1, keepdims=True) for v in vectors])
         assert list(found) == list(expected[split])  # the same pairs, in the same (mining) order
         assert list(found.values()) == pytest.approx(list(expected[split].values()), rel=1e-5)
-    # the repeated English sentence of the test split has no id: none of its pairs is kept
-    repeated = {i for i, s in read_side(folder / f"{LANG}-en.test.en") if s == pairs[61][1]}
-    assert len(repeated) == 2 and not any(target in repeated for _, target in expected["test"])
-
     threshold = reference_threshold(expected["dev"], gold["dev"])
     assert best_threshold(expected["dev"], gold["dev"]) == pytest.approx(threshold)
     predicted = task.predict(encoder, data, LANG, RunContext(runtime=Runtime(device_request="cpu"),
                                                               show_progress=False))
     assert predicted == [pair for pair, score in expected["test"].items() if score >= threshold]
+    return expected["test"], predicted
+
+
+def test_mining_and_threshold_equal_a_plain_implementation(bucc, tmp_path: Path, harness_cli: Cli) -> None:
+    from harness_xtreme.bucc import Bucc2018
+
+    folder, labels, gold, pairs = bucc
+    task = Bucc2018(labels=labels)
+    data = task.load(DataRequest(folder, "test", (LANG,)))
+    expected, predicted = mined_as_the_reference(task, data, PairedEncoder(pairs), folder, gold)
+    # the repeated English sentence of the test split has no id: none of its pairs is kept
+    repeated = {i for i, s in read_side(folder / f"{LANG}-en.test.en") if s == pairs[61][1]}
+    assert len(repeated) == 2 and not any(target in repeated for _, target in expected)
     # mining works: most of the gold pairs, and not all of them (the noise makes mistakes)
     correct = len(set(predicted) & set(gold["test"]))
     assert 0.5 * len(gold["test"]) < correct < len(gold["test"])
@@ -244,29 +248,14 @@ class Memo:
 @pytest.mark.slow
 def test_e5_small_mines_the_pairs(bucc, tmp_path: Path) -> None:
     from harness_hf.e5 import E5Small
-    from harness_xtreme.bucc import Bucc2018, best_threshold, candidate_scores
+    from harness_xtreme.bucc import Bucc2018
 
     folder, labels, gold, _ = bucc
     task = Bucc2018(labels=labels)
     data = task.load(DataRequest(folder, "test", (LANG,)))
-    dev, test = data.splits[LANG]
-    texts = [t for split in (dev, test) for side in (split.source, split.target) for t in side.sentences]
+    texts = [t for split in data.splits[LANG] for side in (split.source, split.target) for t in side.sentences]
     encoder = Memo(E5Small(runtime=Runtime(device_request="cpu", cache_dir=tmp_path)), texts)
-    context = RunContext(runtime=Runtime(device_request="cpu"), show_progress=False)
-    predicted = task.predict(encoder, data, LANG, context)
-
-    expected = {}
-    for split in ("dev", "test"):
-        source, target = read_side(folder / f"{LANG}-en.{split}.{LANG}"), read_side(folder / f"{LANG}-en.{split}.en")
-        expected[split] = reference_candidates(encoder, source, target)
-    for split, side in (("dev", dev), ("test", test)):
-        vectors = [encoder.encode(t, role="query") for t in (side.source.unique(), side.target.unique())]
-        found = candidate_scores(side, *[v / np.linalg.norm(v, axis=1, keepdims=True) for v in vectors])
-        assert list(found) == list(expected[split])
-        assert list(found.values()) == pytest.approx(list(expected[split].values()), rel=1e-5)
-    threshold = reference_threshold(expected["dev"], gold["dev"])
-    assert best_threshold(expected["dev"], gold["dev"]) == pytest.approx(threshold)
-    assert predicted == [pair for pair, score in expected["test"].items() if score >= threshold]
+    _, predicted = mined_as_the_reference(task, data, encoder, folder, gold)
     # e5-small finds most true pairs among the distractors, and few wrong ones
     correct = len(set(predicted) & set(gold["test"]))
     assert correct >= 0.8 * len(gold["test"]) and correct >= 0.8 * len(predicted)

@@ -328,3 +328,15 @@ def test_score_refuses_a_prediction_outside_the_label_set(official_data: Path, h
     code, out, err = harness_cli("score", f"xnli:labels={labels_dir}", "--langs", "de", "--data-dir", data,
                                  "--predictions", tmp_path / "predictions", "--quiet", "--no-leaderboard")
     assert code == 2 and f"line {count}" in error_line(err)
+
+
+def test_languages_follow_the_version() -> None:
+    from harness.errors import HarnessError
+    from harness_xtreme.labelled import PANX, PAWSX
+
+    with pytest.raises(HarnessError, match="unknown language 'qu' for task panx in xtreme"):
+        PANX().check_languages(["qu"])
+    assert PANX(xtreme_version="xtreme-r").check_languages(["qu"]) == ("qu",)
+    assert PANX().check_languages(None) == task_defs("xtreme")["panx"].languages
+    with pytest.raises(HarnessError, match="pawsx is not part of xtreme-r"):
+        PAWSX(xtreme_version="xtreme-r")
