@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness_xtreme.benchmark import PANX_TAGS, UDPOS_TAGS, XNLI_CLASSES, task_defs
+from harness_xtreme.benchmark import UDPOS_TAGS, XNLI_CLASSES, task_defs
 from tests.plugins.harness_hf.tiny_heads import build_tiny_head
 from tests.tiny_models import demo_texts
 
