@@ -195,8 +195,29 @@ class Translator(Protocol):
         ...
 
 
+@runtime_checkable
+class PairClassifier(Protocol):
+    """Labels pairs of texts (natural language inference, paraphrase identification)."""
+
+    def classify_pairs(self, pairs: Sequence[tuple[str, str]], *, labels: Sequence[str]) -> list[str]:
+        """Return one of ``labels`` (the task's label set) per pair, in order. A model whose own
+        labels cannot be matched to ``labels`` raises a one-line error instead of guessing."""
+        ...
+
+
+@runtime_checkable
+class TokenTagger(Protocol):
+    """Tags each word of a pre-tokenised sentence (named entities, parts of speech)."""
+
+    def tag(self, sentences: Sequence[Sequence[str]], *, labels: Sequence[str]) -> list[list[str]]:
+        """Return one tag of ``labels`` (the task's tag set) per word of each sentence, in order;
+        a model whose own tags are not among ``labels`` raises a one-line error."""
+        ...
+
+
 #: What a model can declare it provides (``Model.provides``); a task's ``needs`` is one of these.
-CAPABILITIES: tuple[type, ...] = (Encoder, Retriever, Reader, OpenDomainQA, PredictionSource, Translator)
+CAPABILITIES: tuple[type, ...] = (Encoder, Retriever, Reader, OpenDomainQA, PredictionSource, Translator, PairClassifier,
+                                  TokenTagger)
 
 
 def protocol_methods(protocol: type) -> list[str]:

@@ -26,6 +26,18 @@ def harness_models() -> list[ModelSpec]:
             "sliding windows, n-best spans, answers as context substrings",
         ),
         ModelSpec(
+            "hf-classifier",
+            "harness_hf.classifier:HFClassifier",
+            "a sequence-pair classification checkpoint (path=FOLDER, or org/name from the local Hugging Face cache) "
+            "for XNLI / PAWS-X: labels from its config's id2label, max_length=128 as XTREME",
+        ),
+        ModelSpec(
+            "hf-tagger",
+            "harness_hf.tagger:HFTagger",
+            "a token classification checkpoint (path=FOLDER, or org/name from the local Hugging Face cache) for "
+            "PAN-X / UD-POS: first-subword tags, long sentences in 128-token pieces joined back, as XTREME",
+        ),
+        ModelSpec(
             "hf-translator",
             "harness_hf.translator:HFTranslator",
             "a local seq2seq checkpoint (Marian, ...) as a translator (path=...), for translate-test",

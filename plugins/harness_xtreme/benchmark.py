@@ -67,8 +67,15 @@ TYDIQA = _codes("en,ar,bn,fi,id,ko,ru,sw,te")
 XCOPA = _codes("et,ht,id,it,qu,sw,ta,th,tr,vi,zh")
 MEWSLIX = _codes("ar,de,en,es,fa,ja,pl,ro,ta,tr,uk")
 
+#: Classification labels in the order of XTREME's processors' ``get_labels`` (a checkpoint
+#: fine-tuned by XTREME's scripts has output i for label i).
 PAWSX_CLASSES = ("0", "1")
 XNLI_CLASSES = ("contradiction", "entailment", "neutral")
+#: Tag sets in the order of the ``labels.txt`` XTREME's preprocess scripts write (``sort | uniq``
+#: of every tag), which ``run_tag.py`` numbers: WikiANN's IOB2 entities, and UD's 17 UPOS tags.
+PANX_TAGS = ("B-LOC", "B-ORG", "B-PER", "I-LOC", "I-ORG", "I-PER", "O")
+UDPOS_TAGS = ("ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "INTJ", "NOUN", "NUM", "PART", "PRON", "PROPN", "PUNCT",
+              "SCONJ", "SYM", "VERB", "X")
 
 TASKS: dict[Version, tuple[TaskDef, ...]] = {
     "xtreme": (

@@ -48,15 +48,31 @@ def _same_length(read: Callable[[Path], list[Any]]) -> Callable[[Path, Sequence[
     return read_checked
 
 
+def check_sentence_lengths(path: Path | str, tags: Sequence[Sequence[str]], reference: Sequence[Sequence[Any]],
+                           against: str = "the labels") -> None:
+    """Refuse tag sentences that do not line up with ``reference`` (the gold tags, or the words
+    they tag): as many sentences, and as many tags as ``reference`` has items in each."""
+    if len(tags) != len(reference):
+        raise InputError(f"{len(tags)} sentences, but {against} have {len(reference)} (sentences end at a "
+                         "blank line)", file=path)
+    for number, (tagged, other) in enumerate(zip(tags, reference), start=1):
+        if len(tagged) != len(other):
+            raise InputError(f"{len(tagged)} tags, but {against} have {len(other)} (one tag per token)",
+                             file=path, record=f"sentence {number}")
+
+
+def check_tags(path: Path | str, sentences: Sequence[Sequence[str]], tags: Sequence[str]) -> None:
+    """Refuse a tag that is none of the task's tags, naming the sentence."""
+    for number, sentence in enumerate(sentences, start=1):
+        unknown = next((tag for tag in sentence if tag not in tags), None)
+        if unknown is not None:
+            raise InputError(f"{unknown!r} is not a tag (tags: {', '.join(tags)})", file=path,
+                             record=f"sentence {number}")
+
+
 def _read_tag_predictions(path: Path, labels: Sequence[Sequence[str]]) -> list[list[str]]:
     sentences = formats.read_tags(path)
-    if len(sentences) != len(labels):
-        raise InputError(f"{len(sentences)} sentences, but the labels have {len(labels)} (sentences end at a "
-                         "blank line)", file=path)
-    for number, (predicted, gold) in enumerate(zip(sentences, labels), start=1):
-        if len(predicted) != len(gold):
-            raise InputError(f"{len(predicted)} tags, but the labels have {len(gold)} (one tag per token)",
-                             file=path, record=f"sentence {number}")
+    check_sentence_lengths(path, sentences, labels)
     return sentences
 
 
@@ -115,7 +131,7 @@ KINDS: dict[Kind, FileKind] = {
 }
 
 
-def check_classes(path: Path, lines: Sequence[str], classes: Sequence[str]) -> None:
+def check_classes(path: Path | str, lines: Sequence[str], classes: Sequence[str]) -> None:
     """Refuse a classification file line that is none of the task's labels, naming the line."""
     for number, line in enumerate(lines, start=1):
         if line not in classes:

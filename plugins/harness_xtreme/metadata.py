@@ -2,10 +2,10 @@
 builds the registry's entries from it for ``harness list``, and the task classes use it as their
 metadata."""
 
-from harness.protocols import Encoder, PredictionSource, Reader
+from harness.protocols import Encoder, PairClassifier, PredictionSource, Reader, TokenTagger
 from harness.task import TaskMetadata
 
-from harness_xtreme.benchmark import TASKS, TATOEBA, TATOEBA_R_EXTRA, TYDIQA
+from harness_xtreme.benchmark import BUCC, PAWSX, TASKS, TATOEBA, TATOEBA_R_EXTRA, TYDIQA, XNLI, task_defs
 
 #: The overall figure of a submission (``evaluate.py``'s name for it).
 ALL_TASK = "all_task"
@@ -59,3 +59,38 @@ XTREME_SUBMISSION = TaskMetadata(
     prediction_file="predictions",
     unit="task",
 )
+
+#: Where XTREME's tasks come from, and how their files are laid out (the plugin's README).
+_XTREME = "Hu et al., XTREME, ICML 2020; google-research/xtreme scripts/download_data.sh, utils_preprocess.py, evaluate.py"
+#: The split files of XTREME's download script: "test" (labels from a label folder, ``labels=``) and "dev".
+_SPLITS = ("test", "dev")
+
+
+def _submission_task(name: str, description: str, reference: str, languages: tuple[str, ...], main_metric: str,
+                     needs: type) -> TaskMetadata:
+    """An XTREME task whose predictions are written as a submission folder (``{task}/test-{lang}.tsv``)."""
+    return TaskMetadata(name=name, description=description, reference=f"{reference}; {_XTREME}", languages=languages,
+                        splits=_SPLITS, main_metric=main_metric, needs=needs, prediction_format="xtreme-submission",
+                        prediction_file="predictions", data_subdir=name)
+
+
+XNLI_TASK = _submission_task(
+    "xnli", "XNLI natural language inference (15 languages, zero-shot from English): accuracy per language and the "
+    "mean, as evaluate.py; any PairClassifier (hf-classifier).", "Conneau et al., XNLI, EMNLP 2018", XNLI,
+    "accuracy", PairClassifier)
+PAWSX_TASK = _submission_task(
+    "pawsx", "PAWS-X paraphrase identification (7 languages): accuracy per language and the mean, as evaluate.py; "
+    "any PairClassifier (hf-classifier).", "Yang et al., PAWS-X, EMNLP 2019", PAWSX, "accuracy", PairClassifier)
+PANX_TASK = _submission_task(
+    "panx", "PAN-X (WikiANN) named entities (40 languages, XTREME-R 48): seqeval-1.2.2 span F1 per language and the mean, as "
+    "evaluate.py; any TokenTagger (hf-tagger).", "Pan et al., WikiANN, ACL 2017",
+    task_defs("xtreme-r")["panx"].languages, "f1", TokenTagger)
+UDPOS_TASK = _submission_task(
+    "udpos", "UD-POS part-of-speech tags (33 languages, XTREME-R 38): evaluate.py's seqeval-1.2.2 'F1' per language and the "
+    "mean; any TokenTagger (hf-tagger).", "Nivre et al., Universal Dependencies v2.5",
+    task_defs("xtreme-r")["udpos"].languages, "f1", TokenTagger)
+BUCC_TASK = _submission_task(
+    "bucc2018", "BUCC 2018 bitext mining (de, fr, ru, zh to en): ratio-margin mining over any Encoder's vectors "
+    "(k=4 both ways), threshold chosen on the dev split for best F1, F1 on the gold pairs, as XTREME.",
+    "Zweigenbaum et al., BUCC 2018 shared task; Artetxe and Schwenk, margin-based mining, ACL 2019", BUCC, "f1",
+    Encoder)

@@ -10,7 +10,9 @@ from pathlib import Path
 from harness.hookspecs import hookimpl
 from harness.registry import SuiteSpec, TaskSpec
 
-from harness_xtreme.metadata import TATOEBA_TASK, TYDIQA_GOLDP, XTREME_SUBMISSION
+from harness_xtreme.metadata import (
+    BUCC_TASK, PANX_TASK, PAWSX_TASK, TATOEBA_TASK, TYDIQA_GOLDP, UDPOS_TASK, XNLI_TASK, XTREME_SUBMISSION,
+)
 
 
 @hookimpl
@@ -19,6 +21,11 @@ def harness_tasks() -> list[TaskSpec]:
         TYDIQA_GOLDP.spec("harness_xtreme.tydiqa:TyDiQAGoldP"),
         TATOEBA_TASK.spec("harness_xtreme.tatoeba:Tatoeba"),
         XTREME_SUBMISSION.spec("harness_xtreme.submission:XtremeSubmission"),
+        XNLI_TASK.spec("harness_xtreme.labelled:XNLI"),
+        PAWSX_TASK.spec("harness_xtreme.labelled:PAWSX"),
+        PANX_TASK.spec("harness_xtreme.labelled:PANX"),
+        UDPOS_TASK.spec("harness_xtreme.labelled:UDPOS"),
+        BUCC_TASK.spec("harness_xtreme.bucc:Bucc2018"),
     ]
 
 

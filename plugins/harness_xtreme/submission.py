@@ -48,6 +48,7 @@ from harness_xtreme.benchmark import GROUPS, TASKS, TaskDef, Version, task_defs
 from harness_xtreme.kinds import KINDS, check_classes, example_count
 from harness_xtreme.metadata import ALL_TASK, XTREME_SUBMISSION
 from harness_xtreme.metrics import mean
+from harness_xtreme.tydiqa import LANGUAGE_NAMES as TYDIQA_NAMES
 
 INCOMPLETE = "incomplete_task_mean"
 FIGURE = "avg_metric"
@@ -80,8 +81,58 @@ class TaskScore:
     count: int
 
 
+#: Where a ``harness run`` of a task leaves a language's predictions in its ``predictions`` folder,
+#: first found wins: the submission's own name (``{task}/test-{lang}.tsv``, as the XTREME
+#: plugin's tasks write them, or ``test-{lang}.*``), else the name of the data file the run read,
+#: which the span-QA tasks give their prediction files: the XQuAD, MLQA and TyDi QA releases'.
+RUN_FILES: dict[str, tuple[str, ...]] = {
+    "xquad": ("xquad.{lang}.json",),
+    "mlqa": ("test-context-{lang}-question-{lang}.json",),
+    "tydiqa": ("tydiqa-goldp-dev-{name}.json",),
+}
+
+
+def run_predictions(folder: Path, definition: TaskDef) -> Path | None:
+    """The ``predictions`` folder of the one run of a task in a results folder
+    (``{task}/{model}/{run_id}/``, what ``harness run --output-dir`` writes), or None when
+    ``folder`` is a submission's task folder (it has the first language's file)."""
+    if (folder / definition.file_name(definition.languages[0])).is_file():
+        return None
+    runs = sorted(folder.glob("*/*/result.json"))
+    if len(runs) > 1:
+        named = ", ".join(str(run.parent.relative_to(folder)) for run in runs)
+        raise InputError(f"{len(runs)} runs of {definition.name} ({named}): a results folder is read as a submission "
+                         "when it holds one run per task", file=folder)
+    return runs[0].parent / "predictions" if runs else None
+
+
+def run_file(predictions: Path, definition: TaskDef, lang: str) -> Path:
+    """A language's predictions file in a run's ``predictions`` folder (see :data:`RUN_FILES`);
+    the submission's name when none is there, for the error that says it is missing."""
+    names = (f"{definition.name}/{definition.file_name(lang)}", definition.file_name(lang),
+             *RUN_FILES.get(definition.name, ()))
+    files = [predictions / name.format(lang=lang, name=TYDIQA_NAMES.get(lang, lang)) for name in names]
+    return next((file for file in files if file.is_file()), files[0])
+
+
 def _subfolders(folder: Path) -> set[str]:
     return {entry.name for entry in folder.iterdir() if entry.is_dir()}
+
+
+def score_task(task: LabelledTask, predictions: Mapping[str, Any]) -> TaskScore:
+    """One task as ``evaluate.py`` scores it: each of its languages, the means over them in the
+    official order, and the task's figure (``avg_metric``)."""
+    definition = task.definition
+    kind = KINDS[definition.kind]
+    per_language = {lang: kind.score(definition.name, lang, task.labels[lang], predictions[lang])
+                    for lang in definition.languages}
+    names = next(iter(per_language.values()))
+    averages = {metric: mean([per_language[lang][metric] for lang in definition.languages]) for metric in names}
+    if definition.score_metric == "em_f1":
+        figure = (averages["exact_match"] + averages["f1"]) / 2
+    else:
+        figure = averages[definition.score_metric]
+    return TaskScore(per_language, averages, figure, sum(example_count(x) for x in task.labels.values()))
 
 
 class XtremeSubmission(Task[SubmissionData]):
@@ -161,19 +212,6 @@ class XtremeSubmission(Task[SubmissionData]):
 
     # -- scoring ------------------------------------------------------------------------------
 
-    def score_task(self, task: LabelledTask, predictions: Mapping[str, Any]) -> TaskScore:
-        definition = task.definition
-        kind = KINDS[definition.kind]
-        per_language = {lang: kind.score(definition.name, lang, task.labels[lang], predictions[lang])
-                        for lang in definition.languages}
-        names = next(iter(per_language.values()))
-        averages = {metric: mean([per_language[lang][metric] for lang in definition.languages]) for metric in names}
-        if definition.score_metric == "em_f1":
-            figure = (averages["exact_match"] + averages["f1"]) / 2
-        else:
-            figure = averages[definition.score_metric]
-        return TaskScore(per_language, averages, figure, sum(example_count(x) for x in task.labels.values()))
-
     def evaluate(self, data: SubmissionData, predictions: Mapping[str, Mapping[str, Any]]) -> Evaluation:
         """Official scores of every task present in both folders, then groups and ``all_task``.
 
@@ -181,7 +219,7 @@ class XtremeSubmission(Task[SubmissionData]):
         version is scored, else ``incomplete_task_mean`` (set on this task object before the
         result is written, so the result and the leaderboard name the number for what it is).
         """
-        scores = {name: self.score_task(task, predictions[name]) for name, task in data.tasks.items()
+        scores = {name: score_task(task, predictions[name]) for name, task in data.tasks.items()
                   if name in predictions}
         version_tasks = [task.name for task in TASKS[data.version]]
         summary: list[ScoreRow] = []
@@ -223,7 +261,10 @@ class XtremeSubmission(Task[SubmissionData]):
     # -- prediction files ---------------------------------------------------------------------
 
     def read_predictions(self, path: Path, data: SubmissionData) -> dict[str, dict[str, Any]]:
-        """A submission folder: the tasks that the label folder also has, each with every language."""
+        """A submission folder: the tasks that the label folder also has, each with every language.
+        A task's folder may instead hold one ``harness run`` of it (a results folder, ``--output-dir``),
+        so that runs of the tasks, each with its own fine-tuned model, score together as one
+        submission: groups and ``all_task`` through this same scorer."""
         if not path.is_dir():
             raise InputError("an XTREME submission is a folder with one sub-folder per task "
                              "(pawsx/test-de.tsv, xquad/test-en.json, ...)", file=path)
@@ -241,8 +282,9 @@ class XtremeSubmission(Task[SubmissionData]):
             task = data.tasks[name]
             kind = KINDS[task.definition.kind]
             out[name] = {}
+            run = run_predictions(path / name, task.definition)
             for lang, labels in task.labels.items():
-                file = path / name / task.definition.file_name(lang)
+                file = path / name / task.definition.file_name(lang) if run is None else run_file(run, task.definition, lang)
                 if not file.is_file():
                     raise InputError("missing: evaluate.py needs a file for every language of a task it scores",
                                      file=file)

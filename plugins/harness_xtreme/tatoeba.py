@@ -51,6 +51,7 @@ from harness_xtreme.benchmark import TATOEBA, TATOEBA_R_EXTRA, Version
 from harness_xtreme.formats import lines_file, read_line_numbers, read_lines
 from harness_xtreme.metadata import TATOEBA_TASK
 from harness_xtreme.metrics import accuracy, mean
+from harness_xtreme.vectors import unit_encodings
 
 #: XTREME's two-letter codes and the LASER release's three-letter codes
 #: (``utils_preprocess.tatoeba_preprocess``; Persian is pes, Swahili swh, Chinese cmn).
@@ -193,9 +194,7 @@ class Tatoeba(ParallelQADemo, Task[TatoebaData]):
 
     def _unit_vectors(self, model: Encoder, texts: Sequence[str], lang: str) -> np.ndarray:
         """Encodings scaled to length 1, so inner products are cosines (XTREME's ``--dist cosine``)."""
-        vectors = np.asarray(model.encode(texts, role=self.role, langs=[lang] * len(texts)), dtype=np.float32)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return vectors / np.maximum(norms, np.finfo(np.float32).tiny)
+        return unit_encodings(model, texts, self.role, lang)
 
     def predict(self, model: Encoder, data: TatoebaData, unit: str, context: RunContext) -> list[int]:
         """For each English sentence (sorted order), the line of the most similar non-English one."""
