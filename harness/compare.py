@@ -13,16 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError, InputError
-from harness.io import read_json, sha256_path
+from harness.io import sha256_path
 from harness.options import bind_options
 from harness.registry import Registry, load_target
-from harness.results import RunResult
+from harness.results import RESULT_FILE, RunResult, read_result
 from harness.stats.bootstrap import BootstrapSettings
 from harness.stats.paired import RowComparison, compare_tables
 from harness.stats.records import INSTANCES_FILE, InstanceTable, read_instances
-from harness.validation import validate
 
-RESULT_FILE = "result.json"
 
 
 @dataclass(frozen=True)
@@ -41,14 +39,6 @@ class Comparison:
                 "bootstrap": {"resamples": self.settings.resamples, "seed": self.settings.seed,
                               "confidence": self.settings.confidence},
                 "rows": [row.to_dict() for row in self.rows]}
-
-
-def read_result(path: Path) -> tuple[RunResult, Path]:
-    """A validated result and the folder it lies in (``path``: the file or its run folder)."""
-    file = path / RESULT_FILE if path.is_dir() else path
-    raw = read_json(file)
-    validate(raw, "run-result", file=file)
-    return RunResult.from_dict(raw), file.parent
 
 
 def _what_differs(a: RunResult, b: RunResult) -> str | None:

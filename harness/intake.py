@@ -29,7 +29,7 @@ from harness.io import read_json, sha256_path
 from harness.options import bind_options
 from harness.provenance import describe_files
 from harness.registry import Registry, load_target
-from harness.results import Interval, RunResult, migrate
+from harness.results import Interval, RunResult, read_result
 from harness.runner import DataOptions, Outcome, OutputOptions, load_data, score
 from harness.stats.bootstrap import BootstrapSettings, row_intervals
 from harness.stats.records import InstanceTable
@@ -49,15 +49,6 @@ class Rescored:
     result_path: Path
     result: RunResult
     evaluation: Evaluation
-
-
-def read_result(path: Path) -> RunResult:
-    """A ``result.json`` read, validated and migrated to the current schema."""
-    raw = read_json(path)
-    if isinstance(raw, dict):
-        raw = migrate(raw)
-    validate(raw, "run-result", file=path)
-    return RunResult.from_dict(raw)
 
 
 def _predictions_path(result: RunResult, result_path: Path) -> Path:
@@ -83,7 +74,7 @@ def _task(result: RunResult, registry: Registry) -> tuple[Task, dict[str, Any]]:
 def rescore_result(result_path: Path, data_dir: Path | None = None, registry: Registry | None = None) -> Rescored:
     """Recompute ``result_path``'s scores from its predictions on the maintainer's data
     (``data_dir``, else the folder the result names); raise one line at the first difference."""
-    result = read_result(result_path)
+    result, _ = read_result(result_path)
     registry = registry or Registry.discover()
     predictions_path = _predictions_path(result, result_path)
     if sha256_path(predictions_path) != result.predictions.sha256:

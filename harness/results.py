@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from harness.io import sha256_text
@@ -353,3 +354,22 @@ class RunResult:
             instances=InstancesRecord.from_dict(raw["instances"]) if "instances" in raw else None,
             bootstrap=BootstrapRecord.from_dict(raw["bootstrap"]) if "bootstrap" in raw else None,
         )
+
+
+#: The name of a run's result file in its folder.
+RESULT_FILE = "result.json"
+
+
+def read_result(path: Path) -> tuple[RunResult, Path]:
+    """A result file read, migrated to the current version, validated against its schema (one
+    line naming file and field where it is not one), and the folder it lies in; ``path`` is the
+    file or its run folder. Every reader of results given by a user (compare, rescore) reads here."""
+    from harness.io import read_json
+    from harness.validation import validate
+
+    file = path / RESULT_FILE if path.is_dir() else path
+    raw = read_json(file)
+    if isinstance(raw, dict):
+        raw = migrate(raw)
+    validate(raw, "run-result", file=file)
+    return RunResult.from_dict(raw), file.parent
