@@ -284,6 +284,50 @@ def _squad_data_command(work: Path, broken: Path, out: Path) -> list[Any]:
             "--no-leaderboard", "--quiet"]
 
 
+MOCK_LABELS = VENDORED / "xtreme" / "mock_test_data" / "labels"
+
+
+def _xtreme_task_data(work: Path, task: str) -> Path:
+    """A data folder in XTREME's download layout for the German test file of ``task`` (XNLI: one
+    tab-separated pair per label line; PAN-X: one word per tag line, a blank line after each
+    sentence), so the mock labels score it."""
+    folder = work / "xtreme-data" / task
+    if not folder.exists():
+        folder.mkdir(parents=True)
+        labels = _lines(MOCK_LABELS / task / "test-de.tsv")
+        if task == "xnli":
+            text = "".join(f"premise {n}\thypothesis {n}\n" for n in range(len(labels)))
+        else:
+            text = "".join(f"word{n}\n" if tag.strip() else "\n" for n, tag in enumerate(labels))
+        (folder / "test-de.tsv").write_text(text, encoding="utf-8")
+    return folder.parent
+
+
+def _labelled_command(task: str) -> Callable[[Path, Path, Path], list[Any]]:
+    """``harness score TASK`` with the broken file as the German predictions."""
+    def command(work: Path, broken: Path, out: Path) -> list[Any]:
+        predictions = broken.parent / "predictions" / task
+        predictions.mkdir(parents=True)
+        shutil.copy(broken, predictions / "test-de.tsv")
+        return ["score", f"{task}:labels={MOCK_LABELS}", "--langs", "de", "--data-dir", _xtreme_task_data(work, task),
+                "--predictions", predictions.parent, "--output-dir", out, "--no-leaderboard", "--quiet"]
+    return command
+
+
+def _xnli_data_command(work: Path, broken: Path, out: Path) -> list[Any]:
+    folder = broken.parent / "data" / "xnli"
+    folder.mkdir(parents=True)
+    shutil.copy(broken, folder / "test-de.tsv")
+    predictions = broken.parent / "predictions" / "xnli"
+    predictions.mkdir(parents=True)
+    shutil.copy(MOCK_LABELS / "xnli" / "test-de.tsv", predictions / "test-de.tsv")
+    return ["score", f"xnli:labels={MOCK_LABELS}", "--langs", "de", "--data-dir", folder.parent, "--predictions",
+            predictions.parent, "--output-dir", out, "--no-leaderboard", "--quiet"]
+
+
+XNLI_LABELS = ("contradiction", "entailment", "neutral")
+PANX_TAGS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC")
+
 READERS = [
     _span_reader("xquad", "en", "en.json"),
     _span_reader("mlqa", "en", "dev-context-en-question-en.json"),
@@ -325,6 +369,16 @@ READERS = [
            if data.draw(st.booleans(), label="lines") else not_utf8(data),
            lambda work, broken, out: _xor_data_command(work, broken, out), "xor_dev_retrieve_eng_span_v1_1.jsonl"),
     Reader("squad-format data (xquad)", _squad_data, _break_squad_data, _squad_data_command, "en.json"),
+    Reader("xnli predictions", lambda work: _lines(MOCK_LABELS / "xnli" / "test-de.tsv"),
+           lambda valid, data: break_lines(valid, data, st.text(max_size=14).filter(
+               lambda t: t.strip() not in XNLI_LABELS)), _labelled_command("xnli"), "test-de.tsv"),
+    Reader("panx predictions", lambda work: _lines(MOCK_LABELS / "panx" / "test-de.tsv"),
+           lambda valid, data: break_lines(valid, data, st.text(min_size=1, max_size=8).filter(
+               lambda t: t.strip() and t.strip() not in PANX_TAGS)), _labelled_command("panx"), "test-de.tsv"),
+    Reader("xnli data", lambda work: [f"premise {n}\thypothesis {n}"
+                                      for n in range(len(_lines(MOCK_LABELS / "xnli" / "test-de.tsv")))],
+           lambda valid, data: break_lines(valid, data, st.text(max_size=12).filter(lambda t: t.count("\t") != 1)),
+           _xnli_data_command, "test-de.tsv"),
 ]
 
 

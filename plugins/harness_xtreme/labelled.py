@@ -125,6 +125,9 @@ class XtremeFilesTask(Task[LabelledData]):
             if labels is None:
                 label_file, labels = self._folder_labels(lang, split_file)
                 data.files.append(label_file)
+                if len(labels) != len(inputs):  # either file may be the broken one: both are named
+                    raise InputError(f"{len(inputs)} examples here but {len(labels)} in the label file {label_file}: "
+                                     "the two files do not line up", file=split_file)
             self.check_labels(label_file, labels, inputs)
             data.inputs[lang] = inputs[: request.limit]
             data.labels[lang] = labels[: request.limit]
