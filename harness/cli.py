@@ -156,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--file", "--leaderboard", dest="file", type=Path, default=DEFAULT_LEADERBOARD,
                       help=f"the leaderboard file (default: {DEFAULT_LEADERBOARD})")
     show.add_argument("--task", help="only this task")
+    _add_width_argument(show)
     show.add_argument("--json", action="store_true", help="machine-readable output: the ranked groups, one per "
                       "scope (task, options, split, languages, limit, demo, data, scorer)")
     show.add_argument("--matrix", nargs="?", const="", metavar="METRIC",
@@ -377,7 +378,7 @@ def _cmd_leaderboard(args: argparse.Namespace) -> None:
     elif args.json:
         print(json.dumps(leaderboard.ranked(board, args.task), indent=1, ensure_ascii=False))
     else:
-        print(leaderboard.render(board, args.task))
+        print(leaderboard.render(board, args.task, _width(args)))
 
 
 def _p_value(p: float | None) -> str:

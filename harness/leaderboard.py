@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -112,11 +113,31 @@ def scope(entry: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+@cache
+def _task_languages(task: str) -> frozenset[str] | None:
+    """The languages a task declares (from the installed plugins' light metadata), or None for a
+    task no installed plugin knows (a board from elsewhere)."""
+    from harness.registry import Registry
+
+    entry = Registry.discover().tasks.entries.get(task)
+    return None if entry is None else frozenset(entry[0].languages)
+
+
+def _coverage(task: str, languages: list[str]) -> str:
+    """``N languages``, or, where a run left some of the task's languages out, ``incomplete: N of
+    M languages`` with the missing ones: one rule for every task."""
+    declared = _task_languages(task)
+    listed = f"{len(languages)} languages" if len(languages) > 8 else "languages " + ",".join(languages)
+    if declared is None or not set(languages) < declared:
+        return listed
+    missing = sorted(declared - set(languages))
+    shown = ",".join(missing) if len(missing) <= 8 else f"{len(missing)} of them"
+    return f"incomplete: {len(languages)} of {len(declared)} languages (missing {shown})"
+
+
 def _describe(scope_: dict[str, Any]) -> str:
     """One line saying what a scope is, for the title of its table."""
-    languages = scope_["languages"]
-    parts = [_options(scope_["task_options"]) or "no options",
-             f"{len(languages)} languages" if len(languages) > 8 else "languages " + ",".join(languages),
+    parts = [_options(scope_["task_options"]) or "no options", _coverage(scope_["task"], scope_["languages"]),
              "demo data" if scope_["demo"] else f"data {scope_['data_fingerprint'][:12]}"]
     if scope_["limit"]:
         parts.append(f"limit {scope_['limit']} per language")
@@ -163,7 +184,7 @@ def _options(options: dict[str, Any]) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(options.items()))
 
 
-def render(board: dict[str, Any], task: str | None = None) -> str:
+def render(board: dict[str, Any], task: str | None = None, max_width: int | None = None) -> str:
     """The leaderboard as text tables, one per scope (see :func:`ranked`), best first."""
     groups = ranked(board, task)
     if not groups:
@@ -174,7 +195,8 @@ def render(board: dict[str, Any], task: str | None = None) -> str:
         title = f"{scope_['task']} ({scope_['split']}) - main score: {group['main_metric']}\nscope: {group['description']}"
         rows = [[str(e["rank"]), e["model"], format_score(e["main_score"], e["main_interval"]),
                  "-" if e["count"] is None else str(e["count"]), e["finished_at"][:10]] for e in group["entries"]]
-        blocks.append(title + "\n" + format_table(["#", "model", group["main_metric"], "count", "date"], rows))
+        blocks.append(title + "\n" + format_table(["#", "model", group["main_metric"], "count", "date"], rows,
+                                                   max_width))
     return "\n\n".join(blocks)
 
 

