@@ -52,6 +52,9 @@ def entry_from_result(result: RunResult, result_path: Path) -> dict[str, Any]:
         extra["main_interval"] = list(result.main_score.interval)
     if result.task.scorer_signature is not None:
         extra["scorer_signature"] = result.task.scorer_signature
+    matrices = {name: value for name, value in result.diagnostics.items() if _is_matrix(value)}
+    if matrices:
+        extra["matrices"] = matrices
     return {
         "key": key,
         "task": result.task.name,
@@ -73,6 +76,14 @@ def entry_from_result(result: RunResult, result_path: Path) -> dict[str, Any]:
         "harness_version": result.provenance.harness_version,
         **extra,
     }
+
+
+def _is_matrix(value: Any) -> bool:
+    """Whether a diagnostic is a language x language matrix: ``{row: {column: number}}`` (any
+    task's: the leaderboard names no benchmark)."""
+    return (isinstance(value, dict) and bool(value) and all(
+        isinstance(row, dict) and row and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                              for x in row.values()) for row in value.values()))
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -201,25 +212,35 @@ def render(board: dict[str, Any], task: str | None = None, max_width: int | None
 
 
 def render_matrix(board: dict[str, Any], task: str, metric: str | None = None) -> str:
-    """Language-pair rows (e.g. MLQA's G-XLT) as one matrix per entry: rows = first language."""
+    """One matrix per entry of ``task``: a matrix the entry carries (``metric`` naming one of its
+    ``matrices``, e.g. LAReQA's ``one_target_mrr``), else its language-pair rows (e.g. MLQA's
+    G-XLT) for the row metric ``metric``; rows are the first language, columns the second."""
     blocks = []
     for entry in board["entries"]:
         if entry["task"] != task:
             continue
-        pairs = [row for row in entry["rows"] if len(row.get("languages", [])) == 2]
-        if not pairs:
-            continue
-        name = metric or next(iter(pairs[0]["metrics"]))
-        if name not in pairs[0]["metrics"]:
-            raise HarnessError(f"metric '{name}' is not in the rows of task {task} (metrics: {', '.join(pairs[0]['metrics'])})")
-        firsts = list(dict.fromkeys(row["languages"][0] for row in pairs))
-        seconds = list(dict.fromkeys(row["languages"][1] for row in pairs))
-        cell = {tuple(row["languages"]): row["metrics"][name] for row in pairs}
-        body = [[a] + [format_score(cell.get((a, b))) for b in seconds] for a in firsts]
+        carried = entry.get("matrices", {})
+        if metric in carried:
+            name, cells = metric, {(a, b): value for a, row in carried[metric].items() for b, value in row.items()}
+        else:
+            pairs = [row for row in entry["rows"] if len(row.get("languages", [])) == 2]
+            if not pairs:
+                continue
+            name = metric or next(iter(pairs[0]["metrics"]))
+            if name not in pairs[0]["metrics"]:
+                known = [*pairs[0]["metrics"], *carried]
+                raise HarnessError(f"'{name}' is neither a row metric nor a matrix of task {task} "
+                                   f"(known: {', '.join(known)})")
+            cells = {tuple(row["languages"]): row["metrics"][name] for row in pairs}
+        firsts = list(dict.fromkeys(a for a, _ in cells))
+        seconds = list(dict.fromkeys(b for _, b in cells))
+        body = [[a] + [format_score(cells.get((a, b))) for b in seconds] for a in firsts]
         blocks.append(f"{entry['model']['label']} - {name} (rows: first language, columns: second)\n"
                       + format_table([""] + seconds, body))
     if not blocks:
-        return f"(no language-pair rows for task '{task}')"
+        names = sorted({n for e in board["entries"] if e["task"] == task for n in e.get("matrices", {})})
+        raise HarnessError(f"no matrix{f' {metric!r}' if metric else ''} for task '{task}' on this leaderboard "
+                           f"(matrices: {', '.join(names) or 'none'}; or a row metric of language-pair rows)")
     return "\n\n".join(blocks)
 
 

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.tables import format_table
+from harness.tables import format_score, format_table
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -128,3 +128,17 @@ def test_a_run_on_part_of_a_tasks_languages_is_marked_incomplete(harness_cli: Cl
     # MLQA has 7 languages (the demo data all of them): the full run names them, the other is marked
     assert any("languages ar,de,en,es,hi,vi,zh;" in line for line in scopes), scopes
     assert any("incomplete: 2 of 7 languages (missing ar,es,hi,vi,zh)" in line for line in scopes), scopes
+
+
+def test_leaderboard_shows_a_matrix_a_result_carries(harness_cli: Cli, tmp_path: Path) -> None:
+    assert harness_cli("run", "lareqa", "bm25", "--quiet", "--langs", "de,en")[0] == 0
+    (path,) = (tmp_path / "results").glob("**/result.json")
+    mrr = json.loads(path.read_text(encoding="utf-8"))["diagnostics"]["one_target_mrr"]
+    code, out, _ = harness_cli("leaderboard", "show", "--task", "lareqa", "--matrix", "one_target_mrr")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "BM25 - one_target_mrr (rows: first language, columns: second)"
+    assert lines[3].split() == ["de", *(format_score(mrr["de"][b]) for b in ("de", "en"))]
+    assert lines[4].split() == ["en", *(format_score(mrr["en"][b]) for b in ("de", "en"))]
+    code, _, err = harness_cli("leaderboard", "show", "--task", "lareqa", "--matrix", "nosuch")
+    assert code == 2 and "one_target_mrr" in err and "top_language_mix" in err
