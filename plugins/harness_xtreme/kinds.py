@@ -17,10 +17,12 @@ from harness.errors import InputError
 from harness.qa.normalize import Normalizer, ascii_english, multilingual
 from harness.qa.scoring import memoize, score_questions
 from harness.qa.task import SpanUnit, read_answer_file, read_unit
+from harness.stats.statistics import UnitStatistic
 
 from harness_xtreme import formats
 from harness_xtreme.benchmark import Kind
 from harness_xtreme.metrics import accuracy, mean_reciprocal_rank, pair_set_scores
+from harness_xtreme.records import Item, accuracy_statistics, counted_statistics, line_items, pair_items, sentence_items
 from harness_xtreme.tagging import span_scores
 
 
@@ -35,6 +37,10 @@ class FileKind:
     gold: Callable[[Any], Any]  # labels -> the predictions that copy them (the oracle)
     #: read_predictions under ``--input-rules official``, where the official reading differs
     read_official: Callable[[Path, Any], Any] | None = None
+    #: (labels, predictions) -> one language's per-item records, and unit -> how its row metrics
+    #: are computed from them (see :mod:`harness_xtreme.records`); None where not built yet
+    items: Callable[[Any, Any], list[Item]] | None = None
+    statistics: Callable[[str], dict[str, UnitStatistic]] | None = None
 
 
 def _same_length(read: Callable[[Path], list[Any]]) -> Callable[[Path, Sequence[Any]], list[Any]]:
@@ -109,7 +115,7 @@ def _pairs_file(pairs: Sequence[tuple[str, ...]]) -> bytes:
 #: Every kind ``evaluate.py`` scores (XTREME-R's LAReQA has no entry there, nor here).
 KINDS: dict[Kind, FileKind] = {
     "classification": FileKind(_any_language(formats.read_lines), _same_length(formats.read_lines), _accuracy,
-                               formats.lines_file, _copy),
+                               formats.lines_file, _copy, items=line_items, statistics=accuracy_statistics),
     "tatoeba": FileKind(_any_language(formats.read_line_numbers), _same_length(formats.read_line_numbers),
                         _accuracy, formats.lines_file, _copy,
                         _same_length(lambda path: formats.read_line_numbers(path, official=True))),
@@ -117,10 +123,11 @@ KINDS: dict[Kind, FileKind] = {
                       formats.choices_file, _copy),
     "bitext": FileKind(_any_language(formats.read_pairs), _unchecked(formats.read_pairs),
                        lambda task, lang, labels, predictions: pair_set_scores(labels, predictions),
-                       _pairs_file, _copy, _unchecked(lambda path: formats.read_pairs(path, official=True))),
+                       _pairs_file, _copy, _unchecked(lambda path: formats.read_pairs(path, official=True)),
+                       pair_items, counted_statistics),
     "tagging": FileKind(_any_language(formats.read_tags), _read_tag_predictions,
                         lambda task, lang, labels, predictions: span_scores(labels, predictions).as_metrics(),
-                        formats.tags_file, _copy),
+                        formats.tags_file, _copy, items=sentence_items, statistics=counted_statistics),
     "qa": FileKind(lambda path, lang: read_unit(path, lang, lang, lang, (lang,), None), read_answer_file,
                    _qa_score, formats.json_file, lambda unit: {q.id: q.answers[0] for q in unit.questions},
                    lambda path, unit: read_answer_file(path, unit, official=True)),

@@ -1,0 +1,92 @@
+"""Per-item records of XTREME's accuracy, span-F1 and pair-F1 tasks, and how their rows are
+computed from them (for bootstrap intervals and paired comparisons, :mod:`harness.stats`).
+
+* Accuracy (XNLI, PAWS-X, ...): one item per line, ``correct`` 0/1; a row is
+  :func:`~harness_xtreme.metrics.percent_correct` of them.
+* Span F1 (PAN-X, UD-POS): one item per sentence with its share of the chunk counts
+  (``correct``, ``predicted``, ``gold``: see :func:`~harness_xtreme.tagging.sentence_counts`);
+  seqeval's F1 does not decompose into a mean, so a row sums the counts of its sentences (of a
+  resample) and computes precision, recall and F1 from the sums as seqeval does.
+* Pair F1 (BUCC 2018): one item per source sentence id that has a gold or a predicted pair, with
+  its pairs' counts (pairs as sets, as evaluate.py takes them); a row as for span F1.
+
+The items of one language are resampled together (the bootstrap resamples within each unit).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from harness.stats.statistics import Gathered, Mean, UnitStatistic
+
+from harness_xtreme.metrics import COUNTED_METRICS, counted_scores, percent_correct
+from harness_xtreme.tagging import sentence_counts
+
+#: The per-item values a counted row reads.
+COUNTS = ("correct", "predicted", "gold")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One scored item of a language: its id, gold, prediction and per-item values."""
+
+    id: str
+    gold: Any
+    prediction: Any
+    values: dict[str, float]
+
+
+def line_items(labels: Sequence[Any], predictions: Sequence[Any]) -> list[Item]:
+    """One item per line (0-based line number), correct when prediction equals label (``p == l``)."""
+    return [Item(str(line), label, predicted, {"correct": float(predicted == label)})
+            for line, (label, predicted) in enumerate(zip(labels, predictions))]
+
+
+def sentence_items(labels: Sequence[Sequence[str]], predictions: Sequence[Sequence[str]]) -> list[Item]:
+    """One item per sentence (0-based), with its share of the file's chunk counts."""
+    return [Item(str(number), list(gold), list(predicted),
+                 {"correct": float(counts.correct), "predicted": float(counts.predicted), "gold": float(counts.gold)})
+            for number, (gold, predicted, counts) in enumerate(zip(labels, predictions,
+                                                                   sentence_counts(labels, predictions)))]
+
+
+def pair_items(labels: Sequence[tuple[str, ...]], predictions: Sequence[tuple[str, ...]]) -> list[Item]:
+    """One item per source id of a gold or predicted pair (gold's first, in file order): its gold
+    and predicted targets, each pair once, and how many of its predicted pairs are gold."""
+    gold_set = set(labels)
+    sources = dict.fromkeys(pair[0] for pair in [*labels, *predictions])
+    gold_of: dict[str, list[tuple[str, ...]]] = {source: [] for source in sources}
+    predicted_of: dict[str, list[tuple[str, ...]]] = {source: [] for source in sources}
+    for pairs, by_source in ((labels, gold_of), (predictions, predicted_of)):
+        for pair in dict.fromkeys(pairs):
+            by_source[pair[0]].append(pair)
+    return [Item(source, ["\t".join(pair[1:]) for pair in gold_of[source]],
+                 ["\t".join(pair[1:]) for pair in predicted_of[source]],
+                 {"correct": float(sum(pair in gold_set for pair in predicted_of[source])),
+                  "predicted": float(len(predicted_of[source])), "gold": float(len(gold_of[source]))})
+            for source in sources]
+
+
+@dataclass(frozen=True, eq=False)
+class CountedScore(UnitStatistic):
+    """F1, precision or recall of one language from the summed ``correct``, ``predicted`` and
+    ``gold`` counts of its items (of each resample), by :func:`counted_scores`; the point is the
+    official number bit for bit (the counts are whole numbers, summed exactly)."""
+
+    def on_unit(self, gathered: Gathered) -> np.ndarray:
+        correct, predicted, gold = (gathered.values[name].sum(axis=1) for name in COUNTS)
+        return counted_scores(correct, predicted, gold)[self.metric]
+
+
+def accuracy_statistics(unit: str) -> dict[str, UnitStatistic]:
+    """A language's accuracy: the share of correct lines, 0-100, in evaluate.py's arithmetic."""
+    return {"accuracy": Mean(unit, "correct", official=percent_correct, binary=True)}
+
+
+def counted_statistics(unit: str) -> dict[str, UnitStatistic]:
+    """A language's F1, precision and recall from its items' counts."""
+    return {metric: CountedScore(unit, metric) for metric in COUNTED_METRICS}
