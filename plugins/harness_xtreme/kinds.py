@@ -38,7 +38,8 @@ class FileKind:
     #: read_predictions under ``--input-rules official``, where the official reading differs
     read_official: Callable[[Path, Any], Any] | None = None
     #: (labels, predictions) -> one language's per-item records, and unit -> how its row metrics
-    #: are computed from them (see :mod:`harness_xtreme.records`); None where not built yet
+    #: are computed from them (see :mod:`harness_xtreme.records`); None for the kinds whose tasks
+    #: keep their records in their own modules (Tatoeba, the QA tasks) or none yet (XCOPA, Mewsli-X)
     items: Callable[[Any, Any], list[Item]] | None = None
     statistics: Callable[[str], dict[str, UnitStatistic]] | None = None
 
