@@ -26,9 +26,10 @@ def accuracy(labels: Sequence[Any], predictions: Sequence[Any]) -> float:
     return correct / len(predictions) * 100
 
 
-def percent_correct(correct: Sequence[float]) -> float:
-    """:func:`accuracy` from each line's 0/1 correctness, in its arithmetic (count / n * 100)."""
-    return sum(correct) / len(correct) * 100
+def percent_mean(values: Sequence[float]) -> float:
+    """``sum / n * 100`` in the given order: :func:`accuracy` from each line's 0/1 correctness,
+    :func:`mean_reciprocal_rank` from each mention's reciprocal rank, in their arithmetic."""
+    return sum(values) / len(values) * 100
 
 
 #: The metrics of :func:`counted_scores`, in the order the official scorers report them.
@@ -69,11 +70,15 @@ def mean_reciprocal_rank(gold: Mapping[str, Sequence[str]], predictions: Mapping
     gold entity (its first label, white space stripped) among the first ``k`` predicted entities,
     0 when it is not there or the mention has no prediction. With one gold entity per mention
     MAP@k and MRR@k are the same number, hence the official name."""
-    if not gold:
-        return 0.0
-    total = 0.0
+    return percent_mean(reciprocal_ranks(gold, predictions, k)) if gold else 0.0
+
+
+def reciprocal_ranks(gold: Mapping[str, Sequence[str]], predictions: Mapping[str, Sequence[str]],
+                     k: int = MEWSLIX_TOP_K) -> list[float]:
+    """Each gold mention's reciprocal rank (see :func:`mean_reciprocal_rank`), in file order."""
+    ranks = []
     for mention, labels in gold.items():
         target = labels[0].strip()
         ranked = list(predictions.get(mention, []))[:k]
-        total += next((1.0 / rank for rank, entity in enumerate(ranked, start=1) if entity == target), 0.0)
-    return total / len(gold) * 100
+        ranks.append(next((1.0 / rank for rank, entity in enumerate(ranked, start=1) if entity == target), 0.0))
+    return ranks

@@ -1,8 +1,11 @@
 """Per-item records of XTREME's accuracy, span-F1 and pair-F1 tasks, and how their rows are
 computed from them (for bootstrap intervals and paired comparisons, :mod:`harness.stats`).
 
-* Accuracy (XNLI, PAWS-X, ...): one item per line, ``correct`` 0/1; a row is
-  :func:`~harness_xtreme.metrics.percent_correct` of them.
+* Accuracy (XNLI, PAWS-X, XCOPA, Tatoeba): one item per line, ``correct`` 0/1; a row is
+  :func:`~harness_xtreme.metrics.percent_mean` of them.
+* Mewsli-X: one item per gold mention, its reciprocal rank; map@20 is their percent mean.
+* Span QA (XQuAD, MLQA, TyDiQA-GoldP): one item per question, its EM and F1 (built in
+  :mod:`harness_xtreme.kinds`, which knows each task's normaliser).
 * Span F1 (PAN-X, UD-POS): one item per sentence with its share of the chunk counts
   (``correct``, ``predicted``, ``gold``: see :func:`~harness_xtreme.tagging.sentence_counts`);
   seqeval's F1 does not decompose into a mean, so a row sums the counts of its sentences (of a
@@ -15,7 +18,7 @@ The items of one language are resampled together (the bootstrap resamples within
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +26,7 @@ import numpy as np
 
 from harness.stats.statistics import Gathered, Mean, UnitStatistic
 
-from harness_xtreme.metrics import COUNTED_METRICS, counted_scores, percent_correct
+from harness_xtreme.metrics import COUNTED_METRICS, MEWSLIX_TOP_K, counted_scores, percent_mean, reciprocal_ranks
 from harness_xtreme.tagging import sentence_counts
 
 #: The per-item values a counted row reads.
@@ -40,13 +43,14 @@ class Item:
     values: dict[str, float]
 
 
-def line_items(labels: Sequence[Any], predictions: Sequence[Any]) -> list[Item]:
+def line_items(task: str, lang: str, labels: Sequence[Any], predictions: Sequence[Any]) -> list[Item]:
     """One item per line (0-based line number), correct when prediction equals label (``p == l``)."""
     return [Item(str(line), label, predicted, {"correct": float(predicted == label)})
             for line, (label, predicted) in enumerate(zip(labels, predictions))]
 
 
-def sentence_items(labels: Sequence[Sequence[str]], predictions: Sequence[Sequence[str]]) -> list[Item]:
+def sentence_items(task: str, lang: str, labels: Sequence[Sequence[str]],
+                   predictions: Sequence[Sequence[str]]) -> list[Item]:
     """One item per sentence (0-based), with its share of the file's chunk counts."""
     return [Item(str(number), list(gold), list(predicted),
                  {"correct": float(counts.correct), "predicted": float(counts.predicted), "gold": float(counts.gold)})
@@ -54,7 +58,8 @@ def sentence_items(labels: Sequence[Sequence[str]], predictions: Sequence[Sequen
                                                                    sentence_counts(labels, predictions)))]
 
 
-def pair_items(labels: Sequence[tuple[str, ...]], predictions: Sequence[tuple[str, ...]]) -> list[Item]:
+def pair_items(task: str, lang: str, labels: Sequence[tuple[str, ...]],
+               predictions: Sequence[tuple[str, ...]]) -> list[Item]:
     """One item per source id of a gold or predicted pair (gold's first, in file order): its gold
     and predicted targets, each pair once, and how many of its predicted pairs are gold."""
     gold_set = set(labels)
@@ -71,6 +76,15 @@ def pair_items(labels: Sequence[tuple[str, ...]], predictions: Sequence[tuple[st
             for source in sources]
 
 
+def mention_items(task: str, lang: str, labels: Mapping[str, Sequence[str]],
+                  predictions: Mapping[str, Sequence[str]]) -> list[Item]:
+    """Mewsli-X: one item per gold mention, its gold entities, its first ranked predictions and its
+    reciprocal rank (0 when the gold entity is not among them)."""
+    return [Item(mention, list(labels[mention]), list(predictions.get(mention, []))[:MEWSLIX_TOP_K],
+                 {"reciprocal_rank": rank})
+            for mention, rank in zip(labels, reciprocal_ranks(labels, predictions))]
+
+
 @dataclass(frozen=True, eq=False)
 class CountedScore(UnitStatistic):
     """F1, precision or recall of one language from the summed ``correct``, ``predicted`` and
@@ -84,7 +98,17 @@ class CountedScore(UnitStatistic):
 
 def accuracy_statistics(unit: str) -> dict[str, UnitStatistic]:
     """A language's accuracy: the share of correct lines, 0-100, in evaluate.py's arithmetic."""
-    return {"accuracy": Mean(unit, "correct", official=percent_correct, binary=True)}
+    return {"accuracy": Mean(unit, "correct", official=percent_mean, binary=True)}
+
+
+def mention_statistics(unit: str) -> dict[str, UnitStatistic]:
+    """A language's Mewsli-X map@20: the percent mean of its mentions' reciprocal ranks."""
+    return {"map@20": Mean(unit, "reciprocal_rank", official=percent_mean)}
+
+
+def qa_statistics(unit: str) -> dict[str, UnitStatistic]:
+    """A language's SQuAD v1.1 EM and F1: ``100.0 * sum / n`` of the questions' values."""
+    return {"exact_match": Mean(unit, "exact_match", binary=True), "f1": Mean(unit, "f1")}
 
 
 def counted_statistics(unit: str) -> dict[str, UnitStatistic]:

@@ -50,7 +50,7 @@ from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, Ta
 from harness_xtreme.benchmark import TATOEBA, TATOEBA_R_EXTRA, Version
 from harness_xtreme.formats import lines_file, read_line_numbers, read_lines
 from harness_xtreme.metadata import TATOEBA_TASK
-from harness_xtreme.metrics import accuracy, mean, percent_correct
+from harness_xtreme.metrics import accuracy, mean, percent_mean
 from harness_xtreme.vectors import unit_encodings
 
 #: XTREME's two-letter codes and the LASER release's three-letter codes
@@ -223,7 +223,7 @@ class Tatoeba(ParallelQADemo, Task[TatoebaData]):
 
     def statistics(self, table: InstanceTable) -> RowStatistics:
         """Per language, the share of correct lines (0-100); ``mean``, XTREME's mean over languages."""
-        per_language = {lang: {"accuracy": Mean(lang, "correct", official=percent_correct, binary=True)}
+        per_language = {lang: {"accuracy": Mean(lang, "correct", official=percent_mean, binary=True)}
                         for lang in table.units}
         return {"mean": {"accuracy": Macro(tuple(row["accuracy"] for row in per_language.values()), mean)},
                 **per_language}

@@ -62,7 +62,7 @@ def test_a_resample_of_panx_sentences_scores_as_seqeval_on_them() -> None:
     rng = random.Random(5)
     gold, predicted = random_sentences(rng, PANX_TAGS, 30)
     instances = [Instance(item.id, "de", ("de",), item.gold, item.prediction, item.values)
-                 for item in sentence_items(gold, predicted)]
+                 for item in sentence_items("panx", "de", gold, predicted)]
     unit = InstanceTable.from_instances(instances).unit("de")
     indices = np.random.default_rng(0).integers(0, len(gold), (20, len(gold)))
     for metric in ("f1", "precision", "recall"):
@@ -74,7 +74,7 @@ def test_a_resample_of_panx_sentences_scores_as_seqeval_on_them() -> None:
 def test_pair_items_count_each_source_once_and_pairs_as_sets() -> None:
     gold = [("de-1", "en-1"), ("de-1", "en-2"), ("de-2", "en-3")]
     predicted = [("de-1", "en-1"), ("de-3", "en-9"), ("de-1", "en-1")]  # a repeated line counts once
-    items = pair_items(gold, predicted)
+    items = pair_items("bucc2018", "de", gold, predicted)
     assert [(item.id, item.gold, item.prediction, item.values) for item in items] == [
         ("de-1", ["en-1", "en-2"], ["en-1"], {"correct": 1.0, "predicted": 1.0, "gold": 2.0}),
         ("de-2", ["en-3"], [], {"correct": 0.0, "predicted": 0.0, "gold": 1.0}),
