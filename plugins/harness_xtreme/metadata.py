@@ -58,6 +58,7 @@ XTREME_SUBMISSION = TaskMetadata(
     prediction_format="xtreme-submission",
     prediction_file="predictions",
     unit="task",
+    scorer="xtreme|evaluate.py|avg:mean|all_task:fsum",
 )
 
 #: Where XTREME's tasks come from, and how their files are laid out (the plugin's README).

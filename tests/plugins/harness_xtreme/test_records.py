@@ -85,3 +85,21 @@ def test_pair_items_count_each_source_once_and_pairs_as_sets() -> None:
     scores = {metric: float(value) for metric, value in counted_scores(*totals).items()}
     assert scores == pair_set_scores(gold, predicted)
     assert scores["precision"] == 50.0 and scores["f1"] == pytest.approx(40.0)
+
+
+def test_every_row_of_the_mock_submission_has_its_statistic() -> None:
+    from harness.registry import Registry
+    from harness.runner import DataOptions, load_data, load_task
+    from tests.conftest import VENDORED
+
+    mock = VENDORED / "xtreme" / "mock_test_data"
+    task, _ = load_task(Registry.discover(), "xtreme")
+    data = load_data(task, DataOptions(data_dir=mock / "labels"))
+    evaluation = task.evaluate(data, task.read_predictions(mock / "predictions", data))
+    table = InstanceTable.from_instances(evaluation.instances)
+    statistics = task.statistics(table)
+    for row in evaluation.rows:  # every row and metric, languages, tasks, groups and all_task
+        assert {metric: statistics[row.subset][metric].point(table) for metric in row.metrics} == row.metrics
+    # as the official evaluate.py printed it for XTREME's mock submission
+    assert statistics["all_task"]["avg_metric"].point(table) == 62.1932649076773
+    assert task.scorer_signature() == "xtreme|evaluate.py|avg:mean|all_task:fsum"
