@@ -15,12 +15,15 @@ from typing import Any
 
 from harness.errors import InputError
 from harness.qa.normalize import Normalizer, ascii_english, multilingual
-from harness.qa.scoring import memoize, score_questions
+from harness.qa.scoring import SpanScores, memoize, score_questions
 from harness.qa.task import SpanUnit, read_answer_file, read_unit
+from harness.stats.statistics import UnitStatistic
 
 from harness_xtreme import formats
 from harness_xtreme.benchmark import Kind
 from harness_xtreme.metrics import accuracy, mean_reciprocal_rank, pair_set_scores
+from harness_xtreme.records import (Item, accuracy_statistics, counted_statistics, line_items, mention_items,
+                                    mention_statistics, pair_items, qa_statistics, sentence_items)
 from harness_xtreme.tagging import span_scores
 
 
@@ -33,6 +36,10 @@ class FileKind:
     score: Callable[[str, str, Any, Any], dict[str, float]]  # (task, lang, labels, predictions) -> metrics
     write: Callable[[Any], bytes]
     gold: Callable[[Any], Any]  # labels -> the predictions that copy them (the oracle)
+    #: (task, lang, labels, predictions) -> one language's per-item records
+    items: Callable[[str, str, Any, Any], list[Item]]
+    #: unit -> how its row metrics are computed from those records (see :mod:`harness_xtreme.records`)
+    statistics: Callable[[str], dict[str, UnitStatistic]]
     #: read_predictions under ``--input-rules official``, where the official reading differs
     read_official: Callable[[Path, Any], Any] | None = None
 
@@ -80,10 +87,21 @@ def _read_tag_predictions(path: Path, labels: Sequence[Sequence[str]]) -> list[l
 QA_NORMALIZERS: dict[str, Callable[[str], Normalizer]] = {"mlqa": multilingual}
 
 
-def _qa_score(task: str, lang: str, unit: SpanUnit, answers: dict[str, str]) -> dict[str, float]:
+def _qa_scores(task: str, lang: str, unit: SpanUnit, answers: dict[str, str]) -> SpanScores:
     normalize = QA_NORMALIZERS[task](lang) if task in QA_NORMALIZERS else ascii_english
-    scores = score_questions(unit.questions, answers, memoize(normalize))
+    return score_questions(unit.questions, answers, memoize(normalize))
+
+
+def _qa_score(task: str, lang: str, unit: SpanUnit, answers: dict[str, str]) -> dict[str, float]:
+    scores = _qa_scores(task, lang, unit, answers)
     return {"exact_match": scores.exact_match, "f1": scores.f1}
+
+
+def _qa_items(task: str, lang: str, unit: SpanUnit, answers: dict[str, str]) -> list[Item]:
+    """One item per question: its gold answers, the prediction (None when absent), EM and F1."""
+    scores = _qa_scores(task, lang, unit, answers)
+    return [Item(question.id, list(question.answers), answers.get(question.id), {"exact_match": em, "f1": f1})
+            for question, em, f1 in zip(unit.questions, scores.question_exact, scores.question_f1)]
 
 
 def _accuracy(task: str, lang: str, labels: Sequence[Any], predictions: Sequence[Any]) -> dict[str, float]:
@@ -109,25 +127,27 @@ def _pairs_file(pairs: Sequence[tuple[str, ...]]) -> bytes:
 #: Every kind ``evaluate.py`` scores (XTREME-R's LAReQA has no entry there, nor here).
 KINDS: dict[Kind, FileKind] = {
     "classification": FileKind(_any_language(formats.read_lines), _same_length(formats.read_lines), _accuracy,
-                               formats.lines_file, _copy),
+                               formats.lines_file, _copy, line_items, accuracy_statistics),
     "tatoeba": FileKind(_any_language(formats.read_line_numbers), _same_length(formats.read_line_numbers),
-                        _accuracy, formats.lines_file, _copy,
+                        _accuracy, formats.lines_file, _copy, line_items, accuracy_statistics,
                         _same_length(lambda path: formats.read_line_numbers(path, official=True))),
     "xcopa": FileKind(_any_language(formats.read_choices), _same_length(formats.read_choices), _accuracy,
-                      formats.choices_file, _copy),
+                      formats.choices_file, _copy, line_items, accuracy_statistics),
     "bitext": FileKind(_any_language(formats.read_pairs), _unchecked(formats.read_pairs),
                        lambda task, lang, labels, predictions: pair_set_scores(labels, predictions),
-                       _pairs_file, _copy, _unchecked(lambda path: formats.read_pairs(path, official=True))),
+                       _pairs_file, _copy, pair_items, counted_statistics,
+                       _unchecked(lambda path: formats.read_pairs(path, official=True))),
     "tagging": FileKind(_any_language(formats.read_tags), _read_tag_predictions,
                         lambda task, lang, labels, predictions: span_scores(labels, predictions).as_metrics(),
-                        formats.tags_file, _copy),
+                        formats.tags_file, _copy, sentence_items, counted_statistics),
     "qa": FileKind(lambda path, lang: read_unit(path, lang, lang, lang, (lang,), None), read_answer_file,
                    _qa_score, formats.json_file, lambda unit: {q.id: q.answers[0] for q in unit.questions},
-                   lambda path, unit: read_answer_file(path, unit, official=True)),
+                   _qa_items, qa_statistics, lambda path, unit: read_answer_file(path, unit, official=True)),
     "mewslix": FileKind(_any_language(lambda path: formats.read_entities(path, gold=True)),
                         _unchecked(lambda path: formats.read_entities(path, gold=False)),
                         lambda task, lang, labels, predictions: {"map@20": mean_reciprocal_rank(labels, predictions)},
-                        formats.json_file, lambda labels: {mention: [labels[mention][0].strip()] for mention in labels}),
+                        formats.json_file, lambda labels: {mention: [labels[mention][0].strip()] for mention in labels},
+                        mention_items, mention_statistics),
 }
 
 

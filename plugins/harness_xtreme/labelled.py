@@ -30,11 +30,14 @@ from typing import Any, ClassVar, TypeVar
 from harness.errors import HarnessError, InputError
 from harness.io import write_folder_atomic
 from harness.protocols import PairClassifier, TokenTagger
+from harness.stats.records import Instance, InstanceTable
+from harness.stats.statistics import Macro, RowStatistics
 from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskData, TaskMetadata
 
 from harness_xtreme.benchmark import PANX_TAGS, UDPOS_TAGS, TaskDef, Version, task_defs
 from harness_xtreme.kinds import KINDS, check_classes, check_sentence_lengths, check_tags, example_count
 from harness_xtreme.metadata import PANX_TASK, PAWSX_TASK, UDPOS_TASK, XNLI_TASK
+from harness_xtreme.metrics import mean
 from harness_xtreme.submission import LabelledTask, score_task
 
 #: A sentence pair (classification) or a sentence's words (tagging).
@@ -155,13 +158,27 @@ class XtremeFilesTask(Task[LabelledData]):
     # -- scoring ------------------------------------------------------------------------------
 
     def evaluate(self, data: LabelledData, predictions: Mapping[str, Any]) -> Evaluation:
-        """evaluate.py's scores of each language and their means (the task's ``avg_metric``)."""
+        """evaluate.py's scores of each language and their means (the task's ``avg_metric``),
+        with each language's per-item records (:mod:`harness_xtreme.records`)."""
         assert data.definition is not None
         score = score_task(LabelledTask(data.definition, data.labels), predictions)
         overall = ScoreRow("mean", dict(score.averages), score.count)
         rows = [ScoreRow(lang, metrics, example_count(data.labels[lang]), (lang,))
                 for lang, metrics in score.per_language.items()]
-        return Evaluation(main_score=score.figure, rows=[overall, *rows])
+        items = KINDS[self.definition.kind].items
+        instances = [Instance(item.id, lang, (lang,), item.gold, item.prediction, item.values)
+                     for lang in score.per_language
+                     for item in items(self.metadata.name, lang, data.labels[lang], predictions[lang])]
+        return Evaluation(main_score=score.figure, rows=[overall, *rows], instances=instances)
+
+    def statistics(self, table: InstanceTable) -> RowStatistics:
+        """Per language, the kind's row metrics from its items; ``mean``, evaluate.py's mean of each
+        over the languages."""
+        per_language = KINDS[self.definition.kind].statistics
+        rows: RowStatistics = {lang: dict(per_language(lang)) for lang in table.units}
+        metrics = next(iter(rows.values()))
+        return {"mean": {metric: Macro(tuple(row[metric] for row in rows.values()), mean) for metric in metrics},
+                **rows}
 
     # -- prediction files ---------------------------------------------------------------------
 

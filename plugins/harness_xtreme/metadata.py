@@ -58,6 +58,7 @@ XTREME_SUBMISSION = TaskMetadata(
     prediction_format="xtreme-submission",
     prediction_file="predictions",
     unit="task",
+    scorer="xtreme|evaluate.py|avg:mean|all_task:fsum",
 )
 
 #: Where XTREME's tasks come from, and how their files are laid out (the plugin's README).
@@ -67,30 +68,32 @@ _SPLITS = ("test", "dev")
 
 
 def _submission_task(name: str, description: str, reference: str, languages: tuple[str, ...], main_metric: str,
-                     needs: type) -> TaskMetadata:
-    """An XTREME task whose predictions are written as a submission folder (``{task}/test-{lang}.tsv``)."""
+                     needs: type, scorer: str) -> TaskMetadata:
+    """An XTREME task whose predictions are written as a submission folder (``{task}/test-{lang}.tsv``);
+    ``scorer``: what follows the task's name in its scorer signature."""
     return TaskMetadata(name=name, description=description, reference=f"{reference}; {_XTREME}", languages=languages,
                         splits=_SPLITS, main_metric=main_metric, needs=needs, prediction_format="xtreme-submission",
-                        prediction_file="predictions", data_subdir=name)
+                        prediction_file="predictions", data_subdir=name, scorer=f"{name}|{scorer}")
 
 
 XNLI_TASK = _submission_task(
     "xnli", "XNLI natural language inference (15 languages, zero-shot from English): accuracy per language and the "
     "mean, as evaluate.py; any PairClassifier (hf-classifier).", "Conneau et al., XNLI, EMNLP 2018", XNLI,
-    "accuracy", PairClassifier)
+    "accuracy", PairClassifier, "acc|str-eq|avg:mean")
 PAWSX_TASK = _submission_task(
     "pawsx", "PAWS-X paraphrase identification (7 languages): accuracy per language and the mean, as evaluate.py; "
-    "any PairClassifier (hf-classifier).", "Yang et al., PAWS-X, EMNLP 2019", PAWSX, "accuracy", PairClassifier)
+    "any PairClassifier (hf-classifier).", "Yang et al., PAWS-X, EMNLP 2019", PAWSX, "accuracy", PairClassifier,
+    "acc|str-eq|avg:mean")
 PANX_TASK = _submission_task(
     "panx", "PAN-X (WikiANN) named entities (40 languages, XTREME-R 48): seqeval-1.2.2 span F1 per language and the mean, as "
     "evaluate.py; any TokenTagger (hf-tagger).", "Pan et al., WikiANN, ACL 2017",
-    task_defs("xtreme-r")["panx"].languages, "f1", TokenTagger)
+    task_defs("xtreme-r")["panx"].languages, "f1", TokenTagger, "seqeval-1.2.2|micro|f1|avg:mean")
 UDPOS_TASK = _submission_task(
     "udpos", "UD-POS part-of-speech tags (33 languages, XTREME-R 38): evaluate.py's seqeval-1.2.2 'F1' per language and the "
     "mean; any TokenTagger (hf-tagger).", "Nivre et al., Universal Dependencies v2.5",
-    task_defs("xtreme-r")["udpos"].languages, "f1", TokenTagger)
+    task_defs("xtreme-r")["udpos"].languages, "f1", TokenTagger, "seqeval-1.2.2|micro|f1|avg:mean")
 BUCC_TASK = _submission_task(
     "bucc2018", "BUCC 2018 bitext mining (de, fr, ru, zh to en): ratio-margin mining over any Encoder's vectors "
     "(k=4 both ways), threshold chosen on the dev split for best F1, F1 on the gold pairs, as XTREME.",
     "Zweigenbaum et al., BUCC 2018 shared task; Artetxe and Schwenk, margin-based mining, ACL 2019", BUCC, "f1",
-    Encoder)
+    Encoder, "margin:ratio-k4|threshold:dev-best-f1|pair-set-f1|avg:mean")

@@ -42,6 +42,8 @@ from typing import Any
 from harness.errors import HarnessError, InputError
 from harness.io import write_folder_atomic
 from harness.protocols import PredictionSource
+from harness.stats.records import Instance, InstanceTable
+from harness.stats.statistics import Macro, RowStatistics, Statistic
 from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskData
 
 from harness_xtreme.benchmark import GROUPS, TASKS, TaskDef, Version, task_defs
@@ -118,6 +120,11 @@ def run_file(predictions: Path, definition: TaskDef, lang: str) -> Path:
     return next((file for file in files if file.is_file()), files[0])
 
 
+def exact_mean(values: Sequence[float]) -> float:
+    """The mean from the exact sum (:func:`math.fsum`): ``all_task`` (see the module docstring)."""
+    return math.fsum(values) / len(values)
+
+
 def _subfolders(folder: Path) -> set[str]:
     return {entry.name for entry in folder.iterdir() if entry.is_dir()}
 
@@ -150,6 +157,11 @@ class XtremeSubmission(Task[SubmissionData]):
 
     def options(self) -> dict[str, str]:
         return {"xtreme_version": self.xtreme_version}
+
+    def scorer_signature(self) -> str:
+        """The official signature, marked ``|xtreme-r`` for XTREME-R's tasks, groups and metrics."""
+        signature = super().scorer_signature()
+        return signature if self.xtreme_version == "xtreme" else f"{signature}|{self.xtreme_version}"
 
     def check_languages(self, languages: Sequence[str] | None) -> tuple[str, ...]:
         if languages:
@@ -228,7 +240,7 @@ class XtremeSubmission(Task[SubmissionData]):
         summary: list[ScoreRow] = []
         complete = set(scores) == set(version_tasks)
         if complete:
-            summary.append(ScoreRow(ALL_TASK, {FIGURE: math.fsum(s.figure for s in scores.values()) / len(scores)},
+            summary.append(ScoreRow(ALL_TASK, {FIGURE: exact_mean([s.figure for s in scores.values()])},
                                     sum(s.count for s in scores.values())))
         for group, members in GROUPS[data.version].items():
             if all(member in scores for member in members):
@@ -241,9 +253,12 @@ class XtremeSubmission(Task[SubmissionData]):
             for name, score in scores.items() for lang, metrics in score.per_language.items()
         ]
         missing = [name for name in version_tasks if name not in scores]
+        instances = [Instance(item.id, f"{name}/{lang}", (lang,), item.gold, item.prediction, item.values)
+                     for name in scores for lang, labels in data.tasks[name].labels.items()
+                     for item in KINDS[data.tasks[name].definition.kind].items(name, lang, labels, predictions[name][lang])]
         evaluation = Evaluation(main_score=0.0, rows=summary + task_rows + language_rows,
                                 diagnostics={"xtreme_version": data.version, "tasks_scored": list(scores),
-                                             "tasks_missing": missing})
+                                             "tasks_missing": missing}, instances=instances)
         if complete:
             evaluation.main_score = summary[0].metrics[FIGURE]
             evaluation.main_metric = ALL_TASK
@@ -260,6 +275,37 @@ class XtremeSubmission(Task[SubmissionData]):
             evaluation.notes.append(f"{', '.join(unscorable)}: listed by evaluate.py with no languages and no metric, "
                                     f"so never scored there, and {data.version}'s all_task cannot be produced")
         return evaluation
+
+    def statistics(self, table: InstanceTable) -> RowStatistics:
+        """The rows as :meth:`evaluate` computes them, from the items of each ``task/lang`` unit:
+        each language's metrics (its kind's, :mod:`harness_xtreme.records`), each task's means over
+        its languages and ``avg_metric``, the groups' means and ``all_task`` (an exact sum). A task
+        with a language that has no items (a BUCC file with no pairs) has no statistics."""
+        definitions = task_defs(self.xtreme_version)
+        tasks = dict.fromkeys(unit.partition("/")[0] for unit in table.units)
+        rows: RowStatistics = {}
+        figures: dict[str, Statistic] = {}
+        for name in tasks:
+            definition = definitions[name]
+            units = [f"{name}/{lang}" for lang in definition.languages]
+            if any(unit not in table.units for unit in units):
+                continue
+            per_language = [KINDS[definition.kind].statistics(unit) for unit in units]
+            rows.update(zip(units, per_language))
+            averages: dict[str, Statistic] = {metric: Macro(tuple(row[metric] for row in per_language), mean)
+                                              for metric in per_language[0]}
+            if definition.score_metric == "em_f1":
+                figures[name] = Macro((averages["exact_match"], averages["f1"]), mean)
+            else:
+                figures[name] = averages[str(definition.score_metric)]
+            rows[name] = {**averages, FIGURE: figures[name]}
+        summary: RowStatistics = {}
+        if set(figures) == {task.name for task in TASKS[self.xtreme_version]}:
+            summary[ALL_TASK] = {FIGURE: Macro(tuple(figures.values()), exact_mean)}
+        for group, members in GROUPS[self.xtreme_version].items():
+            if all(member in figures for member in members):
+                summary[group] = {FIGURE: Macro(tuple(figures[m] for m in members), mean)}
+        return {**summary, **rows}
 
     # -- prediction files ---------------------------------------------------------------------
 

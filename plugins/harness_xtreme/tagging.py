@@ -26,8 +26,14 @@ accuracy and why its value depends on the seqeval version (the mock UD-POS set g
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+
+import numpy as np
+
+from harness_xtreme.metrics import counted_scores
 
 #: A chunk: (type, first position, last position) in the sentences laid end to end.
 Chunk = tuple[str, int, int]
@@ -87,11 +93,38 @@ class SpanScores:
 
 def span_scores(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]) -> SpanScores:
     """Chunk precision/recall/F1 of ``predicted`` against ``gold`` (same sentence lengths; the
-    caller checks them, as seqeval refuses anything else). A ratio with a zero denominator is 0;
-    the arithmetic is seqeval's, operation for operation, so the floats are equal."""
+    caller checks them, as seqeval refuses anything else), from the chunk counts by
+    :func:`~harness_xtreme.metrics.counted_scores`, seqeval's arithmetic operation for operation."""
     gold_chunks, predicted_chunks = chunks(gold), chunks(predicted)
-    correct = len(gold_chunks & predicted_chunks)
-    precision = correct / len(predicted_chunks) if predicted_chunks else 0.0
-    recall = correct / len(gold_chunks) if gold_chunks else 0.0
-    f1 = 2.0 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return SpanScores(precision * 100, recall * 100, f1 * 100)
+    scores = counted_scores(np.asarray(len(gold_chunks & predicted_chunks)), np.asarray(len(predicted_chunks)),
+                            np.asarray(len(gold_chunks)))
+    return SpanScores(float(scores["precision"]), float(scores["recall"]), float(scores["f1"]))
+
+
+@dataclass(frozen=True)
+class SentenceCounts:
+    """One sentence's share of the chunk counts: the chunks (gold, predicted, both) that end in
+    it or in the ``O`` laid after it. Summed over the sentences they are the file's counts."""
+
+    correct: int
+    predicted: int
+    gold: int
+
+
+def sentence_counts(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]) -> list[SentenceCounts]:
+    """Each sentence's :class:`SentenceCounts`. The chunks are found over the whole file, as
+    seqeval finds them, and each is given to the sentence where it ends: a UD-POS chunk can begin
+    in an earlier sentence (``X`` after a sentence starts nothing, see the module docstring), so
+    counting each sentence on its own would not always give the file's numbers."""
+    ends = list(itertools.accumulate(len(sentence) + 1 for sentence in gold))  # past each sentence's O
+    gold_chunks, predicted_chunks = chunks(gold), chunks(predicted)
+
+    def per_sentence(found: set[Chunk]) -> list[int]:
+        counts = [0] * len(gold)
+        for _, _, last in found:
+            counts[bisect.bisect_right(ends, last)] += 1
+        return counts
+
+    correct, guessed, true = (per_sentence(found) for found in
+                              (gold_chunks & predicted_chunks, predicted_chunks, gold_chunks))
+    return [SentenceCounts(*counts) for counts in zip(correct, guessed, true)]

@@ -50,7 +50,7 @@ from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, Ta
 from harness_xtreme.benchmark import TATOEBA, TATOEBA_R_EXTRA, Version
 from harness_xtreme.formats import lines_file, read_line_numbers, read_lines
 from harness_xtreme.metadata import TATOEBA_TASK
-from harness_xtreme.metrics import accuracy, mean
+from harness_xtreme.metrics import accuracy, mean, percent_mean
 from harness_xtreme.vectors import unit_encodings
 
 #: XTREME's two-letter codes and the LASER release's three-letter codes
@@ -65,11 +65,6 @@ LASER_CODES: dict[str, str] = {
 }
 DEFAULT_LANGUAGES: dict[Version, tuple[str, ...]] = {"xtreme": TATOEBA, "xtreme-r": TATOEBA + TATOEBA_R_EXTRA}
 _LASER_CODE = re.compile(r"[a-z]{3}")
-
-
-def percent_correct(correct: Sequence[float]) -> float:
-    """:func:`accuracy` from each line's 0/1 correctness, in its arithmetic (count / n * 100)."""
-    return sum(correct) / len(correct) * 100
 
 
 @dataclass
@@ -228,7 +223,7 @@ class Tatoeba(ParallelQADemo, Task[TatoebaData]):
 
     def statistics(self, table: InstanceTable) -> RowStatistics:
         """Per language, the share of correct lines (0-100); ``mean``, XTREME's mean over languages."""
-        per_language = {lang: {"accuracy": Mean(lang, "correct", official=percent_correct, binary=True)}
+        per_language = {lang: {"accuracy": Mean(lang, "correct", official=percent_mean, binary=True)}
                         for lang in table.units}
         return {"mean": {"accuracy": Macro(tuple(row["accuracy"] for row in per_language.values()), mean)},
                 **per_language}
