@@ -33,7 +33,7 @@ from harness.results import Interval, RunResult, read_result
 from harness.runner import DataOptions, Outcome, OutputOptions, load_data, score
 from harness.stats.bootstrap import BootstrapSettings, row_intervals
 from harness.stats.records import InstanceTable
-from harness.task import Evaluation, Task
+from harness.task import Evaluation, Task, main_cell
 from harness.validation import validate
 
 MANIFEST = "submission.json"
@@ -83,8 +83,10 @@ def rescore_result(result_path: Path, data_dir: Path | None = None, registry: Re
     task, reading = _task(result, registry)
     data_record = result.data
     source = None if data_record.demo else (data_dir or Path(data_record.source))
-    data = load_data(task, DataOptions(data_dir=source, split=data_record.split,
-                                       languages=data_record.languages, limit=data_record.limit))
+    data = load_data(task, DataOptions(data_dir=source, split=data_record.split, limit=data_record.limit))
+    if tuple(data.languages) != tuple(data_record.languages):  # the result was a --langs selection
+        data = load_data(task, DataOptions(data_dir=source, split=data_record.split,
+                                           languages=data_record.languages, limit=data_record.limit))
     data.input_rules = reading["input_rules"]
     claimed_files = sorted(f.sha256 for f in data_record.files)
     if sorted(f["sha256"] for f in describe_files(data.files)) != claimed_files:
@@ -128,8 +130,8 @@ def _compare(result: RunResult, evaluation: Evaluation, intervals: dict[str, dic
     if _differs(main.value, evaluation.main_score):
         refuse("main_score", main.metric, main.value, evaluation.main_score)
     if main.interval is not None:  # the interval of the row the main score is (as the runner takes it)
-        row = next((r for r in evaluation.rows if r.metrics.get(main.metric) == evaluation.main_score), None)
-        interval = None if row is None else intervals.get(row.subset, {}).get(main.metric)
+        cell = main_cell(evaluation.rows, main.metric, evaluation.main_score)
+        interval = None if cell is None else intervals.get(cell[0], {}).get(cell[1])
         if interval is None or any(map(_differs, main.interval, interval)):
             refuse("main_score", f"{main.metric} interval", list(main.interval), None if interval is None
                    else list(interval))

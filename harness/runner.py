@@ -42,7 +42,7 @@ from harness.results import (
 )
 from harness.stats.bootstrap import BootstrapSettings, row_intervals
 from harness.stats.records import INSTANCES_FILE, InstanceTable, write_instances
-from harness.task import DataRequest, Evaluation, InputRules, RunContext, Task, TaskData
+from harness.task import DataRequest, Evaluation, InputRules, RunContext, Task, TaskData, main_cell
 from harness.validation import validate
 
 log = logging.getLogger("harness.runner")
@@ -213,8 +213,8 @@ def _build_result(
     if model_plugin is not None:
         plugins[model_plugin.name] = model_plugin.version
     main_metric = evaluation.main_metric or meta.main_metric
-    main_row = next((row for row in evaluation.rows if row.metrics.get(main_metric) == evaluation.main_score), None)
-    main_interval = None if main_row is None else intervals.get(main_row.subset, {}).get(main_metric)
+    cell = main_cell(evaluation.rows, main_metric, evaluation.main_score)
+    main_interval = None if cell is None else intervals.get(cell[0], {}).get(cell[1])
     demo_note = ["Scored on the built-in demo data: not comparable with published numbers."] if data.demo else []
     return RunResult(
         run_id=run_id,

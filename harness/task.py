@@ -123,6 +123,21 @@ class Evaluation:
     instances: list[Instance] = field(default_factory=list)
 
 
+def main_cell(rows: Sequence[ScoreRow], metric: str, value: float) -> tuple[str, str] | None:
+    """The (subset, metric) of the row cell the main score is, for its interval: a row with the
+    main metric at that value, else the row named after the main metric (XTREME's ``all_task``
+    row, whose metric is ``avg_metric``) at that value; None when no row holds it."""
+    for row in rows:
+        if row.metrics.get(metric) == value:
+            return row.subset, metric
+    for row in rows:
+        if row.subset == metric:
+            for name, number in row.metrics.items():
+                if number == value:
+                    return row.subset, name
+    return None
+
+
 @dataclass
 class RunContext:
     """What the runner gives a task while it predicts.

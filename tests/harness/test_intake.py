@@ -140,3 +140,8 @@ def test_the_xtreme_mock_submission_is_accepted_with_evaluate_pys_numbers(
     assert verdicts(out)["mock"].endswith("xtreme all_task 62.1933")
     (entry,) = json.loads(board.read_text(encoding="utf-8"))["entries"]
     assert entry["main_score"] == 62.1932649076773 and entry["model"]["label"] == "a model"
+    low, high = entry["main_interval"]  # the all_task row's interval (its metric is avg_metric)
+    assert low < 62.1932649076773 < high
+    # the accepted result stands a rescore against the maintainer's labels, interval included
+    code, _, err = harness_cli("validate", "--rescore", entry["result_path"], "--data-dir", str(mock / "labels"))
+    assert code == 0, err
