@@ -130,7 +130,8 @@ def test_the_page_in_chromium(harness_cli: Cli, board: Path, browser: object, tm
         for tr in table.find_elements(By.CSS_SELECTOR, "tr")[1:]:
             context = tr.find_element(By.TAG_NAME, "th").text
             for question, td in zip(questions, tr.find_elements(By.TAG_NAME, "td")):
-                assert td.text == _shown(rows_by_pair[(context, question)])
+                assert float(td.get_attribute("data-value")) == rows_by_pair[(context, question)]
+                assert td.text == f"{rows_by_pair[(context, question)]:.3g}"  # three significant digits
                 cells.append((rows_by_pair[(context, question)], _luminance(td.value_of_css_property("background-color"))))
         assert len(rows_by_pair) == 49 and len(questions) == 7
     cells.sort()
