@@ -182,7 +182,8 @@ def _options(options: dict[str, Any]) -> str:
 
 
 def render(board: dict[str, Any], task: str | None = None) -> str:
-    """The leaderboard as text tables, one per scope (see :func:`ranked`), best first."""
+    """The leaderboard as text tables, one per scope (see :func:`ranked`), best first; tied ranks
+    marked as on the page (``=2``, :func:`tie_marks`)."""
     groups = ranked(board, task)
     if not groups:
         return "(no entries)" if task is None else f"(no entries for task '{task}')"
@@ -190,7 +191,7 @@ def render(board: dict[str, Any], task: str | None = None) -> str:
     for group in groups:
         scope_ = group["scope"]
         title = f"{scope_['task']} ({scope_['split']}) - main score: {group['main_metric']}\nscope: {group['description']}"
-        rows = [[str(e["rank"]), e["model"], format_score(e["main_score"], e["main_interval"]),
+        rows = [[f"={e['tied_with']}" if e["tied_with"] else str(e["rank"]), e["model"], format_score(e["main_score"], e["main_interval"]),
                  "-" if e["count"] is None else str(e["count"]), e["finished_at"][:10]] for e in group["entries"]]
         blocks.append(title + "\n" + format_table(["#", "model", group["main_metric"], "count", "date"], rows))
     return "\n\n".join(blocks)

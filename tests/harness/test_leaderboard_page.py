@@ -164,3 +164,4 @@ def test_the_page_ranks_with_the_tie_marks(hostile_board: Path) -> None:
     (group,) = _embedded(leaderboard.page(board))["groups"]
     assert [(e["rank"], e["main_score"], e["tied_with"]) for e in group["entries"]] == [(1, 2.0, 1), (2, 1.0, 1),
                                                                                         (3, 0.0, 1)]
+    assert [line.split()[0] for line in leaderboard.render(board).splitlines()[4:]] == ["=1", "=1", "=1"]  # show too
