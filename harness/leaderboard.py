@@ -162,8 +162,8 @@ def ranked(board: dict[str, Any], task: str | None = None) -> list[dict[str, Any
     such as XTREME's all_task and the mean of an incomplete submission, never ranks the two
     together), best first: full-data runs before ``--limit`` runs before demo runs. Each group is
     ``{"scope", "description", "main_metric", "higher_is_better", "entries": [{"rank", "model",
-    "main_score", "main_interval", "count", "finished_at", "key"}]}``; ``count`` is the number of questions the entry's summary
-    (first) row rests on."""
+    "main_score", "main_interval", "count", "finished_at", "key", "tied_with"}]}``; ``count`` is the number of questions the entry's summary
+    (first) row rests on, ``tied_with`` the rank its statistical tie starts at (:func:`tie_marks`)."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for entry in board["entries"]:
         if task is None or entry["task"] == task:
@@ -177,11 +177,29 @@ def ranked(board: dict[str, Any], task: str | None = None) -> list[dict[str, Any
             "entries": [{"rank": rank, "model": entry["model"]["label"], "main_score": entry["main_score"],
                          "main_interval": entry.get("main_interval"),
                          "count": entry["rows"][0]["count"] if entry["rows"] else None,
-                         "finished_at": entry["finished_at"], "key": entry["key"]}
-                        for rank, entry in enumerate(group, start=1)],
+                         "finished_at": entry["finished_at"], "key": entry["key"], "tied_with": tied}
+                        for rank, (entry, tied) in enumerate(zip(group, tie_marks(group)), start=1)],
         })
     out.sort(key=lambda g: _scope_order(g["scope"]) + (g["main_metric"],))
     return out
+
+
+def tie_marks(entries: list[dict[str, Any]]) -> list[int | None]:
+    """Statistically tied ranks of ``entries`` (ranked best first): an entry whose main-score
+    interval overlaps the interval of the entry ranked just above it is tied with it, and ties
+    chain (1 overlaps 2, 2 overlaps 3: all three tied). Each entry's mark is the rank its tie
+    starts at (shown as "=2"), or None where it is tied with neither neighbour; an entry with no
+    interval (no bootstrap) is never tied. Overlap of two intervals is a conservative reading: it
+    says the ranking between the two is not established, not that the models are equal."""
+    marks: list[int | None] = [None] * len(entries)
+    start = 0
+    for i in range(1, len(entries)):
+        above, here = entries[i - 1].get("main_interval"), entries[i].get("main_interval")
+        if above is not None and here is not None and here[0] <= above[1] and above[0] <= here[1]:
+            marks[start] = marks[i] = start + 1
+        else:
+            start = i
+    return marks
 
 
 def _scope_order(scope_: dict[str, Any]) -> tuple[Any, ...]:
@@ -196,7 +214,8 @@ def _options(options: dict[str, Any]) -> str:
 
 
 def render(board: dict[str, Any], task: str | None = None, max_width: int | None = None) -> str:
-    """The leaderboard as text tables, one per scope (see :func:`ranked`), best first."""
+    """The leaderboard as text tables, one per scope (see :func:`ranked`), best first; tied ranks
+    marked as on the page (``=2``, :func:`tie_marks`); ``max_width`` as :func:`format_table`'s."""
     groups = ranked(board, task)
     if not groups:
         return "(no entries)" if task is None else f"(no entries for task '{task}')"
@@ -204,7 +223,7 @@ def render(board: dict[str, Any], task: str | None = None, max_width: int | None
     for group in groups:
         scope_ = group["scope"]
         title = f"{scope_['task']} ({scope_['split']}) - main score: {group['main_metric']}\nscope: {group['description']}"
-        rows = [[str(e["rank"]), e["model"], format_score(e["main_score"], e["main_interval"]),
+        rows = [[f"={e['tied_with']}" if e["tied_with"] else str(e["rank"]), e["model"], format_score(e["main_score"], e["main_interval"]),
                  "-" if e["count"] is None else str(e["count"]), e["finished_at"][:10]] for e in group["entries"]]
         blocks.append(title + "\n" + format_table(["#", "model", group["main_metric"], "count", "date"], rows,
                                                    max_width))

@@ -140,3 +140,28 @@ def test_the_served_page_is_the_written_one_read_afresh(served: str, hostile_boa
 def test_a_port_that_cannot_be_bound_is_one_line(harness_cli: Cli, hostile_board: Path) -> None:
     code, _, err = harness_cli("leaderboard", "page", "--leaderboard", hostile_board, "--serve", "--port", "70000")
     assert code == 2 and err.startswith("error: cannot serve on 127.0.0.1:70000: ") and err.count("\n") == 1
+
+
+def _with_interval(low: float, high: float) -> dict[str, object]:
+    return {"main_interval": [low, high]}
+
+
+def test_tie_marks_chain_overlapping_neighbours_only() -> None:
+    # ranked best first: 2 overlaps 3, 3 overlaps 4 (so 2-4 are one tie, though 2 and 4 do not
+    # overlap), 5 touches 4's interval only at a shared end point, 6 has no interval, 7 none above
+    entries = [_with_interval(9, 10), _with_interval(6, 8), _with_interval(5, 6.5), _with_interval(4, 5.5),
+               _with_interval(3, 4), {}, _with_interval(3, 4)]
+    assert leaderboard.tie_marks(entries) == [None, 2, 2, 2, 2, None, None]
+    assert leaderboard.tie_marks([]) == []
+    assert leaderboard.tie_marks([_with_interval(1, 2)]) == [None]
+
+
+def test_the_page_ranks_with_the_tie_marks(hostile_board: Path) -> None:
+    board = leaderboard.load(hostile_board)
+    intervals = {0.0: [-1.0, 0.5], 1.0: [0.5, 1.5], 2.0: [1.0, 2.5]}  # 2 overlaps 1, 1 overlaps 0: all tied
+    for entry in board["entries"]:
+        entry["main_interval"] = intervals[entry["main_score"]]
+    (group,) = _embedded(leaderboard.page(board))["groups"]
+    assert [(e["rank"], e["main_score"], e["tied_with"]) for e in group["entries"]] == [(1, 2.0, 1), (2, 1.0, 1),
+                                                                                        (3, 0.0, 1)]
+    assert [line.split()[0] for line in leaderboard.render(board).splitlines()[4:]] == ["=1", "=1", "=1"]  # show too

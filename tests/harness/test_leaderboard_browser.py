@@ -1,0 +1,174 @@
+"""The leaderboard page in a real browser: the distribution's headless Chromium, driven through its
+chromedriver by selenium, on a leaderboard made from real runs (LAReQA BM25, MLQA G-XLT oracle and
+two replayed prediction folders, one of them under a hostile model label, and the vendored XTREME
+mock submission). It checks what only a browser shows: heatmap colours, tie marks, escaping, a
+layout that does not run off the page; and saves a screenshot in ``$HARNESS_ARTIFACTS`` (else the
+test's temporary folder)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from harness.io import read_json
+from tests.conftest import VENDORED
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None or CHROMEDRIVER is None,
+    reason="needs Chromium and chromedriver (Debian packages chromium and chromium-driver; .ci/run installs them)")
+webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (the test extra)")
+from selenium.common.exceptions import NoAlertPresentException  # noqa: E402 (after the skip)
+from selenium.webdriver.common.by import By  # noqa: E402
+
+Cli = Callable[..., tuple[int, str, str]]
+HOSTILE = "<img src=x onerror=alert(1)>"
+#: The flags of a quiet, reproducible headless run: no network services, no first-run UI.
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def _spoiled(oracle: Path, out: Path, blank: Callable[[int, int], int]) -> Path:
+    """The oracle's G-XLT prediction files with the first ``blank(i, j)`` answers of pair (i, j) emptied."""
+    out.mkdir()
+    for n, file in enumerate(sorted(oracle.iterdir())):
+        answers = read_json(file)
+        spoiled = {qid: "" if k < blank(n // 7, n % 7) else text for k, (qid, text) in enumerate(answers.items())}
+        (out / file.name).write_text(json.dumps(spoiled, ensure_ascii=False), encoding="utf-8")
+    return out
+
+
+@pytest.fixture
+def board(harness_cli: Cli, tmp_path: Path) -> Path:
+    """A leaderboard made by the harness's own commands."""
+    for args in (["run", "lareqa", "bm25"], ["run", "mlqa:mode=gxlt", "oracle", "--output-dir", "oracle"]):
+        code, _, err = harness_cli(*args, "--quiet")
+        assert code == 0, err
+    (oracle,) = Path("oracle").rglob("predictions")
+    first = _spoiled(oracle, tmp_path / "first", lambda i, j: (i + 2 * j) % 13)
+    second = _spoiled(oracle, tmp_path / "second", lambda i, j: (i + 2 * j) % 13 + (i == j))
+    for folder, label in ((first, "spoiled"), (second, HOSTILE)):
+        code, _, err = harness_cli("run", "mlqa:mode=gxlt", "predictions", "--model-args",
+                                   json.dumps({"file": str(folder), "label": label}), "--quiet")
+        assert code == 0, err
+    mock = VENDORED / "xtreme" / "mock_test_data"
+    code, _, err = harness_cli("score", "xtreme", "--data-dir", mock / "labels", "--predictions", mock / "predictions",
+                               "--quiet")
+    assert code == 0, err
+    return Path("results/leaderboard.json")
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[object]:
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in FLAGS + [f"--user-data-dir={tmp_path / 'chromium-profile'}", "--window-size=1100,900"]:
+        options.add_argument(flag)
+    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def _rgb(css: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in css[css.index("(") + 1 : css.index(")")].split(",")[:3])
+
+
+def _luminance(css: str) -> float:
+    """Relative luminance (WCAG) of a CSS ``rgb(...)`` colour: lower is darker."""
+    def linear(c: int) -> float:
+        c /= 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (linear(c) for c in _rgb(css))
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def _shown(value: float) -> str:
+    """A number as the page writes it: four decimals, trailing zeros dropped."""
+    return f"{value:.4f}".rstrip("0").rstrip(".")
+
+
+def test_the_page_in_chromium(harness_cli: Cli, board: Path, browser: object, tmp_path: Path) -> None:
+    code, _, err = harness_cli("leaderboard", "page", "--leaderboard", board, "--output", "page.html")
+    assert code == 0, err
+    browser.get(Path("page.html").resolve().as_uri())
+    entries = {e["model"]["label"]: e for e in read_json(board)["entries"] if e["task"] == "mlqa"}
+
+    # escaping: the hostile label is text, no element was made of it, no script of it ran
+    assert browser.find_elements(By.TAG_NAME, "img") == []
+    with pytest.raises(NoAlertPresentException):
+        browser.switch_to.alert.text  # noqa: B018 (the access is the check)
+    mlqa = browser.find_element(By.CSS_SELECTOR, 'section[data-task="mlqa"]')
+    rows = mlqa.find_elements(By.CSS_SELECTOR, "table.ranked tr.entry")
+    labels = [row.find_element(By.CSS_SELECTOR, "td.model").text for row in rows]
+    assert labels == ["oracle", "spoiled", HOSTILE]  # by main score: 100, then the two spoiled runs
+
+    # tie marks, against the rule applied here to the intervals the runs recorded
+    intervals = [entries[label]["main_interval"] for label in labels]
+    assert intervals[0] == [100.0, 100.0] and intervals[1][1] < 100.0  # the oracle is ahead of both
+    assert intervals[2][0] <= intervals[1][1] and intervals[1][0] <= intervals[2][1]  # these two overlap
+    assert [row.find_element(By.CSS_SELECTOR, "td.rank").text for row in rows] == ["1", "=2", "=2"]
+    assert "overlaps the interval of the entry ranked just above it" in browser.find_element(By.ID, "rules").text
+
+    # heatmaps: one per G-XLT entry, visible at once; cells where the result puts them (rows =
+    # context, columns = question), darker for higher numbers on the table's one scale
+    maps = mlqa.find_elements(By.CSS_SELECTOR, ".heatmap table")
+    assert [m.find_element(By.TAG_NAME, "caption").text for m in maps] == [f"{label}: f1" for label in labels]
+    assert all(m.is_displayed() for m in maps)
+    cells = []
+    for table, label in zip(maps, labels):
+        rows_by_pair = {tuple(r["languages"]): r["metrics"]["f1"] for r in entries[label]["rows"]
+                        if len(r.get("languages", [])) == 2}
+        questions = [th.text for th in table.find_elements(By.CSS_SELECTOR, "tr:first-of-type th")[1:]]
+        for tr in table.find_elements(By.CSS_SELECTOR, "tr")[1:]:
+            context = tr.find_element(By.TAG_NAME, "th").text
+            for question, td in zip(questions, tr.find_elements(By.TAG_NAME, "td")):
+                assert float(td.get_attribute("data-value")) == rows_by_pair[(context, question)]
+                assert td.text == f"{rows_by_pair[(context, question)]:.3g}"  # three significant digits
+                cells.append((rows_by_pair[(context, question)], _luminance(td.value_of_css_property("background-color"))))
+        assert len(rows_by_pair) == 49 and len(questions) == 7
+    cells.sort()
+    assert len({value for value, _ in cells}) > 10  # the spoiled runs give a spread of numbers
+    for (low, low_lum), (high, high_lum) in zip(cells, cells[1:]):
+        assert high_lum <= low_lum if high > low else high_lum == low_lum
+    assert cells[-1][1] < cells[0][1] / 4  # the extremes clearly apart
+    assert "context" in maps[0].text and "question" in maps[0].text
+    assert mlqa.find_element(By.CSS_SELECTOR, ".legend").is_displayed()
+
+    # XTREME: every task and group score of the submission, under its own column
+    xtreme = browser.find_element(By.CSS_SELECTOR, 'section[data-task="xtreme"]')
+    heads = [th.text for th in xtreme.find_elements(By.CSS_SELECTOR, "table.ranked tr:first-of-type th")]
+    (entry,) = [e for e in read_json(board)["entries"] if e["task"] == "xtreme"]
+    (row,) = xtreme.find_elements(By.CSS_SELECTOR, "table.ranked tr.entry")
+    cells_by_head = dict(zip(heads, [td.text for td in row.find_elements(By.TAG_NAME, "td")]))
+    expected = {"classification": 41.04761904761905, "tagging": 63.95299730746348, "qa": 80.37568011593986,
+                "retrieval": 54.30555555555556, "pawsx": 51.42857142857143, "xnli": 30.666666666666668,
+                "panx": 57.50793650793652, "udpos": 70.39805810699043, "bucc2018": 55.0,
+                "tatoeba": 53.611111111111114, "xquad": 78.61570247933884, "mlqa": 69.45578231292518,
+                "tydiqa": 93.05555555555556}  # the official evaluate.py's numbers (tests/fixtures/xtreme/README.md)
+    assert {head: cells_by_head[head] for head in expected} == {head: _shown(v) for head, v in expected.items()}
+    assert cells_by_head["all_task [interval]"] == _shown(62.1932649076773) == _shown(entry["main_score"])
+
+    # the model column stays put and wide tables scroll inside their box, not the page
+    assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+    scroller = xtreme.find_element(By.CSS_SELECTOR, ".scroll")
+    assert browser.execute_script("return arguments[0].scrollWidth > arguments[0].clientWidth", scroller)
+    model_cell = row.find_element(By.CSS_SELECTOR, "td.model")
+    assert model_cell.value_of_css_property("position") == "sticky"
+    x = model_cell.location["x"]
+    browser.execute_script("arguments[0].scrollLeft = 400", scroller)
+    assert model_cell.location["x"] == x
+
+    artifacts = Path(os.environ.get("HARNESS_ARTIFACTS") or tmp_path)
+    artifacts.mkdir(parents=True, exist_ok=True)
+    browser.execute_script("arguments[0].scrollLeft = 0", scroller)
+    height = browser.execute_script("return document.documentElement.scrollHeight")
+    browser.set_window_size(1100, height + 150)
+    assert browser.save_screenshot(str(artifacts / "leaderboard-page.png"))
