@@ -154,7 +154,24 @@ def test_the_page_in_chromium(harness_cli: Cli, board: Path, browser: object, tm
                 "tatoeba": 53.611111111111114, "xquad": 78.61570247933884, "mlqa": 69.45578231292518,
                 "tydiqa": 93.05555555555556}  # the official evaluate.py's numbers (tests/fixtures/xtreme/README.md)
     assert {head: cells_by_head[head] for head in expected} == {head: _shown(v) for head, v in expected.items()}
-    assert cells_by_head["all_task [interval]"] == _shown(62.1932649076773) == _shown(entry["main_score"])
+    low, high = entry["main_interval"]  # the all_task row's bootstrap interval
+    assert cells_by_head["all_task [interval]"] == f"{_shown(62.1932649076773)} [{_shown(low)}, {_shown(high)}]"
+
+    # LAReQA: the language matrices its result carries (Figure 4's one_target_mrr), cell by cell
+    (lareqa_entry,) = [e for e in read_json(board)["entries"] if e["task"] == "lareqa"]
+    mrr = lareqa_entry["matrices"]["one_target_mrr"]
+    lareqa = browser.find_element(By.CSS_SELECTOR, 'section[data-task="lareqa"]')
+    (figure,) = [t for t in lareqa.find_elements(By.CSS_SELECTOR, ".heatmap table")
+                 if t.find_element(By.TAG_NAME, "caption").text == "BM25: one_target_mrr"]
+    shown = {}
+    for tr in figure.find_elements(By.CSS_SELECTOR, "tr")[1:]:
+        question = tr.find_element(By.TAG_NAME, "th").text
+        for answer, td in zip(mrr[question], tr.find_elements(By.TAG_NAME, "td")):
+            shown[(question, answer)] = (float(td.get_attribute("data-value")),
+                                         _luminance(td.value_of_css_property("background-color")))
+    assert {k: v for k, (v, _) in shown.items()} == {(q, a): v for q, row in mrr.items() for a, v in row.items()}
+    by_value = sorted(shown.values())  # a higher number is never a lighter cell
+    assert all(l1 >= l2 - 1e-9 for (_, l1), (_, l2) in zip(by_value, by_value[1:]))
 
     # the model column stays put and wide tables scroll inside their box, not the page
     assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
