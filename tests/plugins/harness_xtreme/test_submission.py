@@ -75,7 +75,9 @@ def test_mock_submission_equals_evaluate_py(official_data: Path, harness_cli: Cl
     # Mewsli-X is an XTREME-R task: XTREME ignores its folder, as evaluate.py does.
     assert not any(subset.startswith("mewslix") for subset in rows)
     outcome = result(tmp_path)
+    interval = outcome["main_score"].pop("interval")  # the all_task row's bootstrap interval
     assert outcome["main_score"] == {"metric": "all_task", "value": 62.1932649076773}
+    assert interval == rows["all_task"]["intervals"]["avg_metric"] and interval[0] < 62.1932649076773 < interval[1]
     assert outcome["task"]["options"] == {"xtreme_version": "xtreme"}
     assert "main score: all_task = 62.1933" in out
 
