@@ -17,14 +17,16 @@ from harness_hf.encoder import HFEncoder
 TEXTS = ["short", "a somewhat longer sentence about the Danube river", "中文句子", "x " * 40, "mid length text"]
 
 
-def reference_vectors(folder: Path, texts: list[str], pooling: str, prefix: str = "") -> np.ndarray:
-    """One text at a time, no padding: what length-sorted batching must reproduce."""
+def reference_vectors(folder: Path, texts: list, pooling: str, prefix: str = "") -> np.ndarray:
+    """One text (or (sentence, paragraph) pair, prefixed on its first part) at a time, no padding:
+    what length-sorted batching and the packed forward must reproduce."""
     tokenizer = AutoTokenizer.from_pretrained(str(folder))
     model = AutoModel.from_pretrained(str(folder)).eval()
     out = []
     with torch.inference_mode():
         for text in texts:
-            batch = tokenizer(prefix + text, return_tensors="pt", truncation=True, max_length=512)
+            parts = (prefix + text,) if isinstance(text, str) else (prefix + text[0], text[1])
+            batch = tokenizer(*parts, return_tensors="pt", truncation=True, max_length=512)
             states = model(**batch).last_hidden_state[0]
             vector = states[0] if pooling == "cls" else states.mean(dim=0)
             out.append(torch.nn.functional.normalize(vector, dim=-1).numpy())

@@ -12,25 +12,10 @@ from harness.model import Runtime
 
 from harness_hf.encoder import HFEncoder
 from harness_hf.packed import PackedBert
+from tests.plugins.harness_hf.test_encoder import reference_vectors
 
 TEXTS = ["the Danube flows into the Black Sea", "short", ("a sentence", "and its paragraph, which is longer"),
          "中文句子也可以", "x " * 40]
-
-
-def reference_vectors(folder: Path, texts: list, pooling: str) -> np.ndarray:
-    """A plain transformers forward, one text at a time (no padding at all), pooled by hand."""
-    from transformers import AutoModel, AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(str(folder))
-    model = AutoModel.from_pretrained(str(folder)).eval()
-    rows = []
-    with torch.inference_mode():
-        for text in texts:
-            inputs = tokenizer(*((text,) if isinstance(text, str) else text), return_tensors="pt", truncation=True)
-            states = model(**inputs).last_hidden_state[0]
-            vector = states[0] if pooling == "cls" else states.mean(dim=0)
-            rows.append(torch.nn.functional.normalize(vector, dim=-1).numpy())
-    return np.stack(rows)
 
 
 @pytest.mark.parametrize("pooling", ["mean", "cls"])
