@@ -30,9 +30,8 @@ from harness.options import bind_options
 from harness.provenance import describe_files
 from harness.registry import Registry, load_target
 from harness.results import Interval, RunResult, read_result
-from harness.runner import DataOptions, Outcome, OutputOptions, load_data, score
-from harness.stats.bootstrap import BootstrapSettings, row_intervals
-from harness.stats.records import InstanceTable
+from harness.runner import DataOptions, Outcome, OutputOptions, evaluation_intervals, load_data, score
+from harness.stats.bootstrap import BootstrapSettings
 from harness.task import Evaluation, Task, main_cell
 from harness.validation import validate
 
@@ -102,8 +101,7 @@ def _intervals(task: Task, result: RunResult, evaluation: Evaluation) -> dict[st
     if result.bootstrap is None or not evaluation.instances:
         return {}
     settings = BootstrapSettings(result.bootstrap.resamples, result.bootstrap.seed, result.bootstrap.confidence)
-    table = InstanceTable.from_instances(evaluation.instances)
-    return row_intervals(table, task.statistics(table), settings)
+    return evaluation_intervals(task, evaluation, settings)
 
 
 def _differs(claimed: float | None, recomputed: float | None) -> bool:

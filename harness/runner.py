@@ -496,8 +496,7 @@ def _record(
         instances = InstancesRecord(str(instances_path), sha256_path(instances_path), len(evaluation.instances))
         settings = output.bootstrap
         start = time.perf_counter()
-        table = InstanceTable.from_instances(evaluation.instances)
-        intervals = row_intervals(table, task.statistics(table), settings)
+        intervals = evaluation_intervals(task, evaluation, settings)
         if intervals:
             phases = {**phases, "bootstrap": time.perf_counter() - start}
             bootstrap = BootstrapRecord(settings.resamples, settings.seed, settings.confidence)
@@ -508,6 +507,14 @@ def _record(
         command=output.command, execution=execution, intervals=intervals, instances=instances, bootstrap=bootstrap,
     )
     return Outcome(result, evaluation, resumed, write_result(result, run_dir, output))
+
+
+def evaluation_intervals(task: Task, evaluation: Evaluation, settings: BootstrapSettings
+                         ) -> dict[str, dict[str, Interval]]:
+    """The rows' bootstrap intervals, from the evaluation's per-instance records and the task's
+    statistics (a run's, and a rescore's of a submitted result)."""
+    table = InstanceTable.from_instances(evaluation.instances)
+    return row_intervals(table, task.statistics(table), settings)
 
 
 def _part_digest(run_id: str, unit: str, predictions: Any) -> str:

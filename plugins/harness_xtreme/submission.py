@@ -42,6 +42,7 @@ from typing import Any
 from harness.errors import HarnessError, InputError
 from harness.io import write_folder_atomic
 from harness.protocols import PredictionSource
+from harness.results import read_result
 from harness.stats.records import Instance, InstanceTable
 from harness.stats.statistics import Macro, RowStatistics, Statistic
 from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskData
@@ -101,14 +102,14 @@ def run_predictions(folder: Path, definition: TaskDef) -> Path | None:
     ``folder`` is a submission's task folder (it has the first language's file)."""
     if (folder / definition.file_name(definition.languages[0])).is_file():
         return None
-    runs = sorted(folder.glob("*/*/result.json"), key=lambda run: run.parent.name)  # run id, then time
-    configurations = {run.parent.name.split("-", 1)[0] for run in runs}
-    if len(configurations) > 1:
-        named = ", ".join(str(run.parent.relative_to(folder)) for run in runs)
-        raise InputError(f"{len(runs)} runs of {definition.name} ({named}): a results folder is read as a submission "
-                         "when it holds one run configuration per task (re-runs of it: the newest counts)",
+    results = [read_result(path) for path in folder.glob("*/*/result.json")]
+    results.sort(key=lambda run: run[0].provenance.finished_at)
+    if len({result.run_id for result, _ in results}) > 1:
+        named = ", ".join(str(run.relative_to(folder)) for _, run in results)
+        raise InputError(f"{len(results)} runs of {definition.name} ({named}): a results folder is read as a "
+                         "submission when it holds one run configuration per task (re-runs of it: the newest counts)",
                          file=folder)
-    return runs[-1].parent / "predictions" if runs else None
+    return results[-1][1] / "predictions" if results else None
 
 
 def run_file(predictions: Path, definition: TaskDef, lang: str) -> Path:
