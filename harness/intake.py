@@ -26,13 +26,13 @@ from typing import Any
 from harness import leaderboard
 from harness.errors import HarnessError
 from harness.io import read_json, sha256_path
-from harness.options import bind_options
 from harness.provenance import describe_files
-from harness.registry import Registry, load_target
+from harness.registry import Registry
 from harness.results import Interval, RunResult, read_result
-from harness.runner import DataOptions, Outcome, OutputOptions, evaluation_intervals, load_data, score
+from harness.runner import (DataOptions, Outcome, OutputOptions, evaluation_intervals, load_data, score,
+                            task_with_options)
 from harness.stats.bootstrap import BootstrapSettings
-from harness.task import Evaluation, Task, main_cell
+from harness.task import Evaluation, InputRules, Task, main_cell
 from harness.validation import validate
 
 MANIFEST = "submission.json"
@@ -60,14 +60,12 @@ def _predictions_path(result: RunResult, result_path: Path) -> Path:
     raise HarnessError(f"{result_path}: predictions: {recorded} not found (nor beside the result)")
 
 
-def _task(result: RunResult, registry: Registry) -> tuple[Task, dict[str, Any]]:
+def _task(result: RunResult, registry: Registry) -> tuple[Task, InputRules]:
     """The task with the result's options; ``input_rules`` is how predictions were read, not an
     option of the task."""
     options = dict(result.task.options)
     rules = options.pop("input_rules", "strict")
-    spec, plugin = registry.task(result.task.name)
-    task_cls = load_target(spec, plugin, "task")
-    return task_cls(**bind_options(task_cls, options, owner=f"task {result.task.name}")), {"input_rules": rules}
+    return task_with_options(registry, result.task.name, options)[0], rules
 
 
 def rescore_result(result_path: Path, data_dir: Path | None = None, registry: Registry | None = None) -> Rescored:
@@ -79,14 +77,14 @@ def rescore_result(result_path: Path, data_dir: Path | None = None, registry: Re
     if sha256_path(predictions_path) != result.predictions.sha256:
         raise HarnessError(f"{result_path}: predictions: {predictions_path} changed after it was scored "
                            "(its SHA-256 is not the one the result records)")
-    task, reading = _task(result, registry)
+    task, rules = _task(result, registry)
     data_record = result.data
     source = None if data_record.demo else (data_dir or Path(data_record.source))
     data = load_data(task, DataOptions(data_dir=source, split=data_record.split, limit=data_record.limit))
     if tuple(data.languages) != tuple(data_record.languages):  # the result was a --langs selection
         data = load_data(task, DataOptions(data_dir=source, split=data_record.split,
                                            languages=data_record.languages, limit=data_record.limit))
-    data.input_rules = reading["input_rules"]
+    data.input_rules = rules
     claimed_files = sorted(f.sha256 for f in data_record.files)
     if sorted(f["sha256"] for f in describe_files(data.files)) != claimed_files:
         raise HarnessError(f"{result_path}: data.files: the data under {source or 'the demo'} are not the files "

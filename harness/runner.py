@@ -15,7 +15,7 @@ import shutil
 import sys
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -86,10 +86,14 @@ class Outcome:
 def load_task(registry: Registry, text: str) -> tuple[Task, PluginInfo]:
     """Instantiate the task named in ``text`` (``name:key=value,...``)."""
     named = parse_named(text)
-    spec, plugin = registry.task(named.name)
+    return task_with_options(registry, named.name, named.options)
+
+
+def task_with_options(registry: Registry, name: str, options: Mapping[str, Any]) -> tuple[Task, PluginInfo]:
+    """Instantiate task ``name`` with ``options`` (strings as typed, or the values a result records)."""
+    spec, plugin = registry.task(name)
     task_cls = load_target(spec, plugin, "task")
-    task = task_cls(**bind_options(task_cls, named.options, owner=f"task {named.name}"))
-    return task, plugin
+    return task_cls(**bind_options(task_cls, options, owner=f"task {name}")), plugin
 
 
 def split_task_list(text: str) -> list[str]:
