@@ -31,7 +31,8 @@ def _languages(text: str) -> tuple[str, ...]:
     return languages
 
 
-def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
+def _add_data_arguments(parser: argparse.ArgumentParser) -> Any:
+    """The data options of run and score; returns their group, for options of one command."""
     group = parser.add_argument_group("data")
     group.add_argument("--data-dir", type=Path, help="folder with the benchmark files in their official layout "
                        "(default: the task's built-in demo data)")
@@ -43,6 +44,7 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--question-lang", help="see --context-lang")
     group.add_argument("--limit", type=int, help="only the first N questions per language (quick checks; "
                        "recorded in the result and the leaderboard)")
+    return group
 
 
 def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
@@ -114,9 +116,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="run a model on tasks and score it")
     run.add_argument("task", help="task(s): name[:key=value,...], comma-separated; suite names; or @suite.json")
-    run.add_argument("model", help="model name, optionally with options: name:key=value,...")
+    run.add_argument("model", help="model name, optionally with options: name:key=value,...; or @family.json, "
+                     "a model per task (a suite such as xtreme fine-tunes one per task: see schemas/"
+                     "model-family.schema.json)")
     run.add_argument("--model-args", help="model options as a JSON object (merged over name:key=value)")
-    _add_data_arguments(run)
+    _add_data_arguments(run).add_argument(
+        "--labels", type=Path, help="with a model family: gold labels kept apart from the inputs (XTREME's test "
+        "labels, evaluate.py's label folder), given to every task that takes a labels option and used to score "
+        "the suite's runs as one submission")
     execution = run.add_argument_group("execution")
     execution.add_argument("--device", default="auto", help="auto (a GPU when torch sees one), cpu or cuda")
     execution.add_argument("--batch-size", type=int, help="batch size for models that batch (default: the model's)")
@@ -222,7 +229,8 @@ def _cmd_list(args: argparse.Namespace) -> None:
             "tasks": {n: {"summary": s.summary, "languages": list(s.languages), "plugin": p.name}
                       for n, (s, p) in sorted(registry.tasks.entries.items())},
             "models": {n: {"summary": s.summary, "plugin": p.name} for n, (s, p) in sorted(registry.models.entries.items())},
-            "suites": {n: {"tasks": list(s.tasks), "plugin": p.name} for n, (s, p) in sorted(registry.suites.entries.items())},
+            "suites": {n: {"tasks": list(s.tasks), "scored_by": s.scored_by, "plugin": p.name}
+                       for n, (s, p) in sorted(registry.suites.entries.items())},
             "broken": [{"plugin": b.plugin.name, "reason": b.reason} for b in registry.broken],
             "conflicts": registry.conflicts(),
         }, indent=1, ensure_ascii=False))
@@ -237,9 +245,11 @@ def _cmd_list(args: argparse.Namespace) -> None:
                        [[n, p.name, s.summary] for n, (s, p) in sorted(registry.models.entries.items())], width))
     if registry.suites.entries:
         print("\nSuites:")
-        print(format_table(["name", "tasks", "plugin"],
-                           [[n, ",".join(s.tasks), p.name] for n, (s, p) in sorted(registry.suites.entries.items())],
-                           width))
+        print(format_table(["name", "tasks", "scored as one by", "plugin"],
+                           [[n, ",".join(s.tasks), s.scored_by or "-", p.name]
+                            for n, (s, p) in sorted(registry.suites.entries.items())], width))
+        if any(s.scored_by for s, _ in registry.suites.entries.values()):
+            print("A suite scored as one runs with a model family: harness run SUITE @family.json --labels DIR")
     for line in registry.conflicts():
         print(f"warning: {line}", file=sys.stderr)
 
@@ -324,12 +334,34 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> None:
     options = dict(data=_data_options(args), output=output, model_args=args.model_args, device=args.device,
                    batch_size=args.batch_size, seed=args.seed, threads=args.threads, cache=not args.no_cache,
                    cache_dir=args.cache_dir, registry=registry)
+    if args.model.startswith("@"):
+        _run_family(args, runner.expand_suite(args.task, registry), Path(args.model[1:]), output.leaderboard, options)
+        return
+    if args.labels is not None:
+        raise HarnessError("--labels goes with a model family (@family.json); give a single task its labels as "
+                           "TASK:labels=DIR")
     tasks = runner.expand_tasks(args.task, registry)
     if args.dry_run:
         _print_plan(runner.plan_suite(tasks, args.model, **options))
         return
     outcomes = runner.run_suite(tasks, args.model, resume=args.resume, **options)
     _report_all([o for o in outcomes if o.result_path is not None], output.leaderboard, args)  # rank 0 reports
+
+
+def _run_family(args: argparse.Namespace, suite: Any, family: Path, leaderboard_path: Path | None,
+                options: dict[str, Any]) -> None:
+    """A suite run with a model family: each task's result, then the runs scored as one submission."""
+    from harness import runner
+
+    if args.dry_run:
+        for number, plan in enumerate(runner.plan_family(suite, family, labels=args.labels, **options)):
+            if number:
+                print()
+            _print_plan(plan)
+        return
+    outcome = runner.run_family(suite, family, labels=args.labels, resume=args.resume, **options)
+    reported = [o for o in [*outcome.runs, outcome.scored] if o is not None and o.result_path is not None]
+    _report_all(reported, leaderboard_path, args)
 
 
 def _report_all(outcomes: Sequence[Outcome], leaderboard_path: Path | None, args: argparse.Namespace) -> None:

@@ -123,3 +123,11 @@ def bind_options(factory: Callable[..., Any], options: Mapping[str, Any], owner:
     if missing:
         raise HarnessError(f"{owner}: required option(s) missing: {', '.join(missing)} (write {owner}:{missing[0]}=...)")
     return bound
+
+
+def path_options(factory: Callable[..., Any]) -> frozenset[str]:
+    """The names of ``factory``'s options declared as paths (``Path`` or ``Path | None``): a file
+    that names models relative to itself (a model family) resolves exactly these."""
+    hints = typing.get_type_hints(factory.__init__ if inspect.isclass(factory) else factory)
+    return frozenset(name for name, hint in hints.items()
+                     if hint is Path or Path in typing.get_args(hint))

@@ -81,6 +81,9 @@ class SuiteSpec:
     name: str
     tasks: tuple[str, ...]
     summary: str = ""
+    #: A task (``name:key=value,...``) that scores the folder of the suite's runs as one
+    #: submission when the suite is run with a model family (XTREME's ``evaluate.py``).
+    scored_by: str | None = None
 
 
 @dataclass(frozen=True)

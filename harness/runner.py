@@ -7,16 +7,18 @@ official format and scores it, so predictions made anywhere are scored by the sa
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import random
 import re
 import shutil
 import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,9 +28,10 @@ from harness import leaderboard
 from harness.cache import default_root
 from harness.distributed import World, current_world
 from harness.capabilities import declared, provide
-from harness.compose import encoding_service, resolve_model
+from harness.compose import ModelChoice, encoding_service, resolve_model
 from harness.encoding import EncodingPlan, EncodingRequest, EncodingService
 from harness.errors import HarnessError, InputError
+from harness.family import ModelFamily
 from harness.io import check_folder, dump_json, json_bytes, read_json, remove_temporaries, sha256_path, sha256_text
 from harness.locations import DEFAULT_LEADERBOARD, DEFAULT_OUTPUT_DIR
 from harness.model import Model, ModelIdentity, Runtime, apply_threads, default_threads
@@ -113,10 +116,7 @@ def split_task_list(text: str) -> list[str]:
 def expand_tasks(text: str, registry: Registry) -> list[str]:
     """Tasks named on the command line: task names, suite names, or ``@suite.json`` files."""
     if text.startswith("@"):
-        path = Path(text[1:])
-        suite = read_json(path)
-        validate(suite, "suite", file=path)
-        items = [item for entry in suite["tasks"] for item in split_task_list(entry)]
+        items = [item for entry in _suite_file(Path(text[1:]))["tasks"] for item in split_task_list(entry)]
     else:
         items = split_task_list(text)
     out: list[str] = []
@@ -129,6 +129,33 @@ def expand_tasks(text: str, registry: Registry) -> list[str]:
     if not out:
         raise HarnessError(f"no task named in '{text}'")
     return out
+
+
+def _suite_file(path: Path) -> dict[str, Any]:
+    suite = read_json(path)
+    validate(suite, "suite", file=path)
+    return suite
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    """The tasks a model family runs, and the task that then scores the folder of their runs as
+    one submission (a suite's ``scored_by``), if any."""
+
+    tasks: list[str]
+    scored_by: str | None = None
+
+
+def expand_suite(text: str, registry: Registry) -> SuiteRun:
+    """What a model family runs: as :func:`expand_tasks`, except that a name which is both a task
+    and a suite is the suite (``xtreme`` is the task that scores a submission folder, and the
+    suite that runs a family over XTREME's tasks and scores their runs with that task)."""
+    if text.startswith("@"):
+        return SuiteRun(expand_tasks(text, registry), _suite_file(Path(text[1:])).get("scored_by"))
+    if text in registry.suites.entries:
+        spec = registry.suite(text)[0]
+        return SuiteRun(expand_tasks(",".join(spec.tasks), registry), spec.scored_by)
+    return SuiteRun(expand_tasks(text, registry))
 
 
 def load_data(task: Task, options: DataOptions) -> TaskData:
@@ -328,9 +355,11 @@ def _prepare(
     cache: bool = True,
     cache_dir: Path | None = None,
     registry: Registry | None = None,
+    loaded: Sequence[LoadedTask] | None = None,
 ) -> _Prepared:
     """Resolve the tasks and the model, check the model can run every task before any work,
-    load the data, then the model (once), and collect the texts every task will encode."""
+    load the data (unless ``loaded``, tasks whose data a family run loaded and checked up
+    front), then the model (once), and collect the texts every task will encode."""
     data_options = data or DataOptions()
     output = output or OutputOptions()
     check_output(output)
@@ -342,15 +371,15 @@ def _prepare(
     registry = registry or Registry.discover()
     started, t0, shared = now_iso(), time.perf_counter(), _Timer("shared")
 
-    tasks = [load_task(registry, text) for text in task_texts]
+    instances = [load_task(registry, text) for text in task_texts] if loaded is None else []
     choice = resolve_model(model_text, registry, model_args)
+    if loaded is None:
+        _check_model(choice, [task for task, _ in instances])
+        loaded = [with_data(task, plugin, data_options) for task, plugin in instances]
     replay = PredictionSource in declared(choice.cls)
-    for task, _ in tasks:
-        if not replay:
-            choice.check(task.metadata.needs, task.metadata.name)
-    timers = [_Timer(task.metadata.name) for task, _ in tasks]
-    datas = [timer.time("load_data", lambda task=task: load_data(task, data_options))
-             for timer, (task, _) in zip(timers, tasks)]
+    tasks = [(item.task, item.plugin) for item in loaded]
+    datas = [item.data for item in loaded]
+    timers = [item.timer for item in loaded]
 
     model = shared.time("load_model", lambda: choice.instantiate(runtime))
     apply_threads(runtime)  # once torch is imported, if the model needed it
@@ -361,10 +390,38 @@ def _prepare(
                      data_options, output, current_world(), shared, started, t0)
 
 
+@dataclass
+class LoadedTask:
+    """A task with its data, and the timer of its phases (loading the data is the first)."""
+
+    task: Task
+    plugin: PluginInfo
+    data: TaskData
+    timer: _Timer
+
+
+def with_data(task: Task, plugin: PluginInfo, options: DataOptions) -> LoadedTask:
+    """The task with its data loaded (the first phase its timer records)."""
+    timer = _Timer(task.metadata.name)
+    return LoadedTask(task, plugin, timer.time("load_data", lambda: load_data(task, options)), timer)
+
+
+def _check_model(choice: ModelChoice, tasks: Sequence[Task]) -> None:
+    """Stop before any work if the model cannot run one of the tasks (a model that replays
+    predictions files runs any task)."""
+    if PredictionSource in declared(choice.cls):
+        return
+    for task in tasks:
+        choice.check(task.metadata.needs, task.metadata.name)
+
+
 def plan_suite(task_texts: Sequence[str], model_text: str, **options: Any) -> Plan:
     """What :func:`run_suite` would do with the same arguments (``--dry-run``): the model is
     loaded and the data read, but nothing is encoded, predicted or written."""
-    p = _prepare(task_texts, model_text, **options)
+    return _plan(_prepare(task_texts, model_text, **options))
+
+
+def _plan(p: _Prepared) -> Plan:
     # "auto" for a model that never imported torch runs on the CPU: importing torch to say so
     # would cost seconds; a device asked for by name is checked as the run would check it
     resolve = p.runtime.device_request != "auto" or "torch" in sys.modules
@@ -408,6 +465,126 @@ def run_suite(task_texts: Sequence[str], model_text: str, *, resume: bool = Fals
                                "encoding": service.stats.as_dict() if service else None},
         ))
     return outcomes
+
+
+#: The task option naming a folder of gold labels kept apart from the inputs (XTREME's test
+#: labels, evaluate.py's ``--label_folder``): a family run's ``labels`` goes to every task that
+#: declares it, and is what the suite's ``scored_by`` task scores the runs against.
+LABELS_OPTION = "labels"
+
+
+@dataclass
+class FamilyOutcome:
+    """A model family's runs of a suite's tasks, and those runs scored as one submission."""
+
+    runs: list[Outcome]
+    scored: Outcome | None
+
+
+@dataclass
+class _FamilyPlan:
+    """A family run checked and its data loaded: the tasks of each model, in order."""
+
+    family: ModelFamily
+    groups: list[tuple[str, list[str], list[LoadedTask]]]
+    data: DataOptions
+
+
+def _family_plan(suite: SuiteRun, family_path: Path, labels: Path | None, data: DataOptions,
+                 registry: Registry) -> _FamilyPlan:
+    """Everything a family run can get wrong, found before any model is loaded: the family file,
+    a task it has no model for, a model that cannot run its task, every task's data. A suite
+    scored as one reads every task's split that its scoring task scores (XTREME's test)."""
+    family = ModelFamily.read(family_path, registry)
+    if suite.scored_by is not None:
+        if data.split is None:
+            data = replace(data, split=load_task(registry, suite.scored_by)[0].metadata.splits[0])
+        if labels is None:
+            raise HarnessError(f"this suite is scored as one submission by {suite.scored_by}, against gold labels kept "
+                               "apart from the inputs: pass --labels DIR (see the task's documentation for its layout)")
+        if data.languages or data.limit:
+            raise HarnessError(f"--langs/--limit: this suite is scored as one submission by {suite.scored_by}, which "
+                               "needs every language of every task, whole; run the tasks on their own to cut them")
+    texts = [_with_labels(text, labels, registry) for text in suite.tasks]
+    groups = []
+    for model_text, members in family.groups(texts):
+        tasks = [load_task(registry, text) for text in members]
+        _check_model(resolve_model(model_text, registry), [task for task, _ in tasks])
+        groups.append((model_text, members, tasks))
+    return _FamilyPlan(family, [(model_text, members, [with_data(task, plugin, data) for task, plugin in tasks])
+                                for model_text, members, tasks in groups], data)
+
+
+def _with_labels(text: str, labels: Path | None, registry: Registry) -> str:
+    """``text`` with ``labels=LABELS`` added when the task declares that option and the text does
+    not set it."""
+    named = parse_named(text)
+    if labels is None or LABELS_OPTION in named.options:
+        return text
+    spec, plugin = registry.task(named.name)
+    if LABELS_OPTION not in inspect.signature(load_target(spec, plugin, "task")).parameters:
+        return text
+    return f"{text}{',' if named.options else ':'}{LABELS_OPTION}={labels}"
+
+
+def plan_family(suite: SuiteRun, family_path: Path, *, labels: Path | None = None, **options: Any) -> list[Plan]:
+    """What :func:`run_family` would do (``--dry-run``): one plan per model of the family."""
+    registry = options.setdefault("registry", Registry.discover())
+    plan = _family_plan(suite, family_path, labels, options.get("data") or DataOptions(), registry)
+    options["data"] = plan.data
+    return [_plan(_prepare(members, model_text, loaded=loaded, **options))
+            for model_text, members, loaded in plan.groups]
+
+
+def run_family(suite: SuiteRun, family_path: Path, *, labels: Path | None = None, resume: bool = False,
+               **options: Any) -> FamilyOutcome:
+    """Run a suite with a model family (:mod:`harness.family`): each task with its own model, the
+    tasks that share a model as one suite (loaded once, one encoding queue); then, when the suite
+    has a ``scored_by`` task, the folder of exactly these runs is scored as one submission by it
+    (XTREME's group scores and ``all_task``), against ``labels``.
+
+    Each run is an ordinary run (its result, predictions and leaderboard entry, ``--resume``
+    as usual); the scoring's model is the family, identified by its members' identities.
+    """
+    registry = options.setdefault("registry", Registry.discover())
+    if options.get("model_args"):
+        raise HarnessError("--model-args: a family names each task's model with its options; write them there")
+    plan = _family_plan(suite, family_path, labels, options.get("data") or DataOptions(), registry)
+    options["data"] = plan.data
+    runs: list[Outcome] = []
+    for model_text, members, loaded in plan.groups:
+        runs.extend(run_suite(members, model_text, resume=resume, loaded=loaded, **options))
+    if suite.scored_by is None or not current_world().is_main:
+        return FamilyOutcome(runs, None)
+    assert labels is not None
+    return FamilyOutcome(runs, _score_runs(suite.scored_by, runs, plan.family, labels, options))
+
+
+def _score_runs(task_text: str, runs: Sequence[Outcome], family: ModelFamily, labels: Path,
+                options: Mapping[str, Any]) -> Outcome:
+    """Score the folder of exactly ``runs`` (their results and predictions, in the results
+    layout) with ``task_text``: earlier runs in the output folder take no part."""
+    output: OutputOptions = options.get("output") or OutputOptions()
+    data: DataOptions = options.get("data") or DataOptions()
+    members = {run.result.task.name: run.result for run in runs if run.result is not None}
+    identity = ModelIdentity(
+        name="model-family", label=family.name,
+        options={"members": {task: {key: value for key, value in result.model.identity.as_dict().items()
+                                    if key != "details"} for task, result in members.items()}},
+        details={"family": str(family.file), "models": family.models,
+                 "runs": {run.result.task.name: str(run.result_path) for run in runs if run.result is not None}},
+    )
+    with tempfile.TemporaryDirectory(prefix="harness-family-") as folder:
+        for run in runs:
+            assert run.result_path is not None
+            run_dir = run.result_path.parent
+            copy = Path(folder) / run_dir.relative_to(output.output_dir)
+            copy.mkdir(parents=True)
+            shutil.copy2(run.result_path, copy / run.result_path.name)
+            predictions = Path(run.result.predictions.path)
+            (shutil.copytree if predictions.is_dir() else shutil.copy2)(predictions, copy / predictions.name)
+        return score(task_text, Path(folder), data=DataOptions(data_dir=labels, split=data.split), output=output,
+                     registry=options.get("registry"), identity=identity)
 
 
 def _run_task(
@@ -570,10 +747,12 @@ def score(
     registry: Registry | None = None,
     input_rules: InputRules = "strict",
     details: dict[str, Any] | None = None,
+    identity: ModelIdentity | None = None,
 ) -> Outcome:
     """Score a predictions file written elsewhere, in the task's official format, read under
     ``input_rules`` (see :attr:`TaskData.input_rules`); ``details`` join the result's model
-    details (a submission's model card)."""
+    details (a submission's model card). The model is the file (its name and digest) unless
+    ``identity`` says what made the predictions (a model family's runs)."""
     data_options = data or DataOptions()
     output = output or OutputOptions()
     check_output(output)
@@ -589,11 +768,12 @@ def score(
     if input_rules == "official":
         evaluation.notes.append("read under --input-rules official: input refused by default (unknown ids, "
                                 "repeated ids, ...) was scored as the official script scores it")
-    digest = sha256_path(predictions_file)
-    identity = ModelIdentity(
-        name="predictions-file", label=label or predictions_file.stem, weights=f"sha256:{digest}",
-        options={}, details={"predictions": str(predictions_file), **(details or {})},
-    )
+    if identity is None:
+        identity = ModelIdentity(
+            name="predictions-file", label=label or predictions_file.stem,
+            weights=f"sha256:{sha256_path(predictions_file)}", options={},
+            details={"predictions": str(predictions_file), **(details or {})},
+        )
     files = timer.time("hash_data", lambda: describe_files(task_data.files))
     run_id = _run_id(task, identity, task_data, data_options.limit, files, "score")
     return _record(
