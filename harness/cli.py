@@ -340,12 +340,28 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> None:
     if args.labels is not None:
         raise HarnessError("--labels goes with a model family (@family.json); give a single task its labels as "
                            "TASK:labels=DIR")
+    if args.task in registry.suites.entries and args.task in registry.tasks.entries:
+        _check_task_not_suite(args, registry)
     tasks = runner.expand_tasks(args.task, registry)
     if args.dry_run:
         _print_plan(runner.plan_suite(tasks, args.model, **options))
         return
     outcomes = runner.run_suite(tasks, args.model, resume=args.resume, **options)
     _report_all([o for o in outcomes if o.result_path is not None], output.leaderboard, args)  # rank 0 reports
+
+
+def _check_task_not_suite(args: argparse.Namespace, registry: Any) -> None:
+    """A name that is a task and a suite is the task with one model; a model that cannot run the
+    task was meant for the suite, which runs with a model family: say so."""
+    from harness import runner
+    from harness.compose import resolve_model
+
+    try:
+        runner.check_model(resolve_model(args.model, registry, args.model_args),
+                           [runner.load_task(registry, args.task)[0]])
+    except HarnessError as exc:
+        raise HarnessError(f"{exc} (with one model, {args.task} is the task; the suite {args.task} runs a model "
+                           f"family: harness run {args.task} @family.json --labels DIR)") from None
 
 
 def _run_family(args: argparse.Namespace, suite: Any, family: Path, leaderboard_path: Path | None,

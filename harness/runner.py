@@ -374,7 +374,7 @@ def _prepare(
     instances = [load_task(registry, text) for text in task_texts] if loaded is None else []
     choice = resolve_model(model_text, registry, model_args)
     if loaded is None:
-        _check_model(choice, [task for task, _ in instances])
+        check_model(choice, [task for task, _ in instances])
         loaded = [with_data(task, plugin, data_options) for task, plugin in instances]
     replay = PredictionSource in declared(choice.cls)
     tasks = [(item.task, item.plugin) for item in loaded]
@@ -406,7 +406,7 @@ def with_data(task: Task, plugin: PluginInfo, options: DataOptions) -> LoadedTas
     return LoadedTask(task, plugin, timer.time("load_data", lambda: load_data(task, options)), timer)
 
 
-def _check_model(choice: ModelChoice, tasks: Sequence[Task]) -> None:
+def check_model(choice: ModelChoice, tasks: Sequence[Task]) -> None:
     """Stop before any work if the model cannot run one of the tasks (a model that replays
     predictions files runs any task)."""
     if PredictionSource in declared(choice.cls):
@@ -509,7 +509,7 @@ def _family_plan(suite: SuiteRun, family_path: Path, labels: Path | None, data: 
     groups = []
     for model_text, members in family.groups(texts):
         tasks = [load_task(registry, text) for text in members]
-        _check_model(resolve_model(model_text, registry), [task for task, _ in tasks])
+        check_model(resolve_model(model_text, registry), [task for task, _ in tasks])
         groups.append((model_text, members, tasks))
     return _FamilyPlan(family, [(model_text, members, [with_data(task, plugin, data) for task, plugin in tasks])
                                 for model_text, members, tasks in groups], data)

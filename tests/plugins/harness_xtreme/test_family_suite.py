@@ -225,6 +225,9 @@ def test_family_mistakes_stop_before_any_work(xtreme_inputs: tuple[Path, Path], 
     assert run({**every, "panx,udpos": "hf-tagger:paht=t"}, "--labels", labels).startswith(
         f"error: {family}: field 'models.panx,udpos': model hf-tagger: unknown option 'paht'; did you mean 'path'?")
     assert "cannot" in run({**every, "panx,udpos": "bm25"}, "--labels", labels)  # bm25 tags nothing
+    code, _, err = harness_cli("run", "xtreme", "bm25", "--data-dir", labels)
+    assert code == 2 and error_line(err).endswith("(with one model, xtreme is the task; the suite xtreme runs a model "
+                                                  "family: harness run xtreme @family.json --labels DIR)")
     code, _, err = harness_cli("run", "xnli", "bm25", "--labels", labels)
     assert code == 2 and "--labels goes with a model family" in error_line(err)
     assert not (tmp_path / "results").exists()
