@@ -367,15 +367,15 @@ def _check_task_not_suite(args: argparse.Namespace, registry: Any) -> None:
 def _run_family(args: argparse.Namespace, suite: Any, family: Path, leaderboard_path: Path | None,
                 options: dict[str, Any]) -> None:
     """A suite run with a model family: each task's result, then the runs scored as one submission."""
-    from harness import runner
+    from harness import family as families
 
     if args.dry_run:
-        for number, plan in enumerate(runner.plan_family(suite, family, labels=args.labels, **options)):
+        for number, plan in enumerate(families.plan_family(suite, family, labels=args.labels, **options)):
             if number:
                 print()
             _print_plan(plan)
         return
-    outcome = runner.run_family(suite, family, labels=args.labels, resume=args.resume, **options)
+    outcome = families.run_family(suite, family, labels=args.labels, resume=args.resume, **options)
     reported = [o for o in [*outcome.runs, outcome.scored] if o is not None and o.result_path is not None]
     _report_all(reported, leaderboard_path, args)
 

@@ -15,19 +15,32 @@ object cannot be all of these, so a suite is run with a *family*, a JSON file
 
 Tasks that share a model run together (loaded once, one encoding queue). Relative paths in the
 options a model declares as paths are taken relative to the family file, so a family folder can be
-moved or shared whole.
+moved or shared whole. Each task's run is an ordinary run; a suite with a ``scored_by`` task (XTREME's
+``evaluate.py``) then has the folder of exactly those runs scored as one submission, whose model
+is the family.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import inspect
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
+from harness.compose import resolve_model
+from harness.distributed import current_world
 from harness.errors import HarnessError, InputError
 from harness.io import read_json
+from harness.model import ModelIdentity
 from harness.options import bind_options, parse_named, path_options
 from harness.registry import Registry, load_target
+from harness.runner import (
+    DataOptions, LoadedTask, Outcome, OutputOptions, Plan, SuiteRun, check_model, load_task, plan_suite, run_suite,
+    score, with_data,
+)
 from harness.validation import validate
 
 #: The schema of a family file.
@@ -88,3 +101,121 @@ def _relative_to(text: str, folder: Path, registry: Registry) -> str:
                for key, value in named.options.items()}
     bind_options(model_cls, options, owner=f"model {named.name}")  # a wrong option stops the suite before it starts
     return named.name + "".join(f"{':' if i == 0 else ','}{k}={v}" for i, (k, v) in enumerate(options.items()))
+
+
+#: The task option naming a folder of gold labels kept apart from the inputs (XTREME's test
+#: labels, evaluate.py's ``--label_folder``): a family run's ``labels`` goes to every task that
+#: declares it, and is what the suite's ``scored_by`` task scores the runs against.
+LABELS_OPTION = "labels"
+
+
+@dataclass
+class FamilyOutcome:
+    """A model family's runs of a suite's tasks, and those runs scored as one submission."""
+
+    runs: list[Outcome]
+    scored: Outcome | None
+
+
+@dataclass
+class _FamilyPlan:
+    """A family run checked and its data loaded: the tasks of each model, in order."""
+
+    family: ModelFamily
+    groups: list[tuple[str, list[str], list[LoadedTask]]]
+    data: DataOptions
+
+
+def _family_plan(suite: SuiteRun, family_path: Path, labels: Path | None, data: DataOptions,
+                 registry: Registry) -> _FamilyPlan:
+    """Everything a family run can get wrong, found before any model is loaded: the family file,
+    a task it has no model for, a model that cannot run its task, every task's data. A suite
+    scored as one reads every task's split that its scoring task scores (XTREME's test)."""
+    family = ModelFamily.read(family_path, registry)
+    if suite.scored_by is not None:
+        if data.split is None:
+            data = replace(data, split=load_task(registry, suite.scored_by)[0].metadata.splits[0])
+        if labels is None:
+            raise HarnessError(f"this suite is scored as one submission by {suite.scored_by}, against gold labels kept "
+                               "apart from the inputs: pass --labels DIR (see the task's documentation for its layout)")
+        if data.languages or data.limit:
+            raise HarnessError(f"--langs/--limit: this suite is scored as one submission by {suite.scored_by}, which "
+                               "needs every language of every task, whole; run the tasks on their own to cut them")
+    texts = [_with_labels(text, labels, registry) for text in suite.tasks]
+    groups = []
+    for model_text, members in family.groups(texts):
+        tasks = [load_task(registry, text) for text in members]
+        check_model(resolve_model(model_text, registry), [task for task, _ in tasks])
+        groups.append((model_text, members, tasks))
+    return _FamilyPlan(family, [(model_text, members, [with_data(task, plugin, data) for task, plugin in tasks])
+                                for model_text, members, tasks in groups], data)
+
+
+def _with_labels(text: str, labels: Path | None, registry: Registry) -> str:
+    """``text`` with ``labels=LABELS`` added when the task declares that option and the text does
+    not set it."""
+    named = parse_named(text)
+    if labels is None or LABELS_OPTION in named.options:
+        return text
+    spec, plugin = registry.task(named.name)
+    if LABELS_OPTION not in inspect.signature(load_target(spec, plugin, "task")).parameters:
+        return text
+    return f"{text}{',' if named.options else ':'}{LABELS_OPTION}={labels}"
+
+
+def plan_family(suite: SuiteRun, family_path: Path, *, labels: Path | None = None, **options: Any) -> list[Plan]:
+    """What :func:`run_family` would do (``--dry-run``): one plan per model of the family."""
+    registry = options.setdefault("registry", Registry.discover())
+    plan = _family_plan(suite, family_path, labels, options.get("data") or DataOptions(), registry)
+    options["data"] = plan.data
+    return [plan_suite(members, model_text, loaded=loaded, **options) for model_text, members, loaded in plan.groups]
+
+
+def run_family(suite: SuiteRun, family_path: Path, *, labels: Path | None = None, resume: bool = False,
+               **options: Any) -> FamilyOutcome:
+    """Run a suite with a model family (:mod:`harness.family`): each task with its own model, the
+    tasks that share a model as one suite (loaded once, one encoding queue); then, when the suite
+    has a ``scored_by`` task, the folder of exactly these runs is scored as one submission by it
+    (XTREME's group scores and ``all_task``), against ``labels``.
+
+    Each run is an ordinary run (its result, predictions and leaderboard entry, ``--resume``
+    as usual); the scoring's model is the family, identified by its members' identities.
+    """
+    registry = options.setdefault("registry", Registry.discover())
+    if options.get("model_args"):
+        raise HarnessError("--model-args: a family names each task's model with its options; write them there")
+    plan = _family_plan(suite, family_path, labels, options.get("data") or DataOptions(), registry)
+    options["data"] = plan.data
+    runs: list[Outcome] = []
+    for model_text, members, loaded in plan.groups:
+        runs.extend(run_suite(members, model_text, resume=resume, loaded=loaded, **options))
+    if suite.scored_by is None or not current_world().is_main:
+        return FamilyOutcome(runs, None)
+    assert labels is not None  # _family_plan refused a scored suite without labels
+    return FamilyOutcome(runs, _score_runs(suite.scored_by, runs, plan.family, labels, options))
+
+
+def _score_runs(task_text: str, runs: Sequence[Outcome], family: ModelFamily, labels: Path,
+                options: Mapping[str, Any]) -> Outcome:
+    """Score the folder of exactly ``runs`` (their results and predictions, in the results
+    layout) with ``task_text``: earlier runs in the output folder take no part."""
+    output: OutputOptions = options.get("output") or OutputOptions()
+    data: DataOptions = options.get("data") or DataOptions()
+    results = [(run.result, run.result_path) for run in runs if run.result is not None and run.result_path is not None]
+    identity = ModelIdentity(
+        name="model-family", label=family.name,
+        options={"members": {result.task.name: {key: value for key, value in result.model.identity.as_dict().items()
+                                                if key != "details"} for result, _ in results}},
+        details={"family": str(family.file), "models": family.models,
+                 "runs": {result.task.name: str(path) for result, path in results}},
+    )
+    with tempfile.TemporaryDirectory(prefix="harness-family-") as folder:
+        for result, path in results:
+            run_dir = path.parent
+            copy = Path(folder) / run_dir.relative_to(output.output_dir)
+            copy.mkdir(parents=True)
+            shutil.copy2(path, copy / path.name)
+            predictions = Path(result.predictions.path)
+            (shutil.copytree if predictions.is_dir() else shutil.copy2)(predictions, copy / predictions.name)
+        return score(task_text, Path(folder), data=DataOptions(data_dir=labels, split=data.split), output=output,
+                     registry=options.get("registry"), identity=identity)

@@ -10,7 +10,7 @@ import pytest
 
 from harness import runner
 from harness.errors import InputError
-from harness.family import ModelFamily
+from harness.family import ModelFamily, run_family
 from harness.options import path_options
 from harness.registry import Registry
 from tests.harness.fakes import fake_registry
@@ -52,7 +52,7 @@ def test_relative_paths_are_relative_to_the_family_file(tmp_path: Path) -> None:
 def test_a_family_runs_a_suite_without_a_scoring_task(tmp_path: Path) -> None:
     registry = fake_registry()
     family = write_family(tmp_path / "family.json", {"fake-lookup": "word-overlap:weight=2"})
-    outcome = runner.run_family(
+    outcome = run_family(
         runner.expand_suite("fake-both", registry), family, registry=registry,
         output=runner.OutputOptions(output_dir=tmp_path / "results", leaderboard=tmp_path / "board.json",
                                     show_progress=False))
