@@ -203,9 +203,9 @@ class XtremeFilesTask(Task[LabelledData]):
                                    for lang in data.inputs})
 
     def reference_predictions(self, data: LabelledData, kind: str) -> dict[str, Any]:
-        """``gold``: the labels themselves."""
+        """``gold``: the labels themselves, as predictions of the task's kind."""
         if kind == "gold":
-            return {lang: list(labels) for lang, labels in data.labels.items()}
+            return {lang: KINDS[self.definition.kind].gold(labels) for lang, labels in data.labels.items()}
         return super().reference_predictions(data, kind)
 
 

@@ -5,7 +5,7 @@ metadata."""
 from harness.protocols import Encoder, PairClassifier, PredictionSource, Reader, TokenTagger
 from harness.task import TaskMetadata
 
-from harness_xtreme.benchmark import BUCC, PAWSX, TASKS, TATOEBA, TATOEBA_R_EXTRA, TYDIQA, XNLI, task_defs
+from harness_xtreme.benchmark import BUCC, MEWSLIX, PAWSX, TASKS, TATOEBA, TATOEBA_R_EXTRA, TYDIQA, XNLI, task_defs
 
 #: The overall figure of a submission (``evaluate.py``'s name for it).
 ALL_TASK = "all_task"
@@ -97,3 +97,10 @@ BUCC_TASK = _submission_task(
     "(k=4 both ways), threshold chosen on the dev split for best F1, F1 on the gold pairs, as XTREME.",
     "Zweigenbaum et al., BUCC 2018 shared task; Artetxe and Schwenk, margin-based mining, ACL 2019", BUCC, "f1",
     Encoder, "margin:ratio-k4|threshold:dev-best-f1|pair-set-f1|avg:mean")
+MEWSLIX_TASK = _submission_task(
+    "mewslix", "Mewsli-X entity linking as retrieval (XTREME-R, 11 languages): each WikiNews mention, in its sentence "
+    "with { } around it, retrieves Wikidata entities by their descriptions (cosine, top 20) with any Encoder; "
+    "map@20 (= MRR@20) per language and the mean, as evaluate.py.",
+    "Botha et al., Entity Linking in 100 Languages, EMNLP 2020; Ruder et al., XTREME-R, EMNLP 2021; "
+    "google-research/xtreme third_party/utils_mewslix.py, evaluate_retrieval.py", MEWSLIX, "map@20", Encoder,
+    "mention:sentence+braces|entity:description|cosine|top20|mrr@20|avg:mean")

@@ -16,7 +16,7 @@ from harness.registry import SuiteSpec, TaskSpec
 
 from harness_xtreme.benchmark import TASKS, Version
 from harness_xtreme.metadata import (
-    BUCC_TASK, PANX_TASK, PAWSX_TASK, TATOEBA_TASK, TYDIQA_GOLDP, UDPOS_TASK, XNLI_TASK, XTREME_SUBMISSION,
+    BUCC_TASK, MEWSLIX_TASK, PANX_TASK, PAWSX_TASK, TATOEBA_TASK, TYDIQA_GOLDP, UDPOS_TASK, XNLI_TASK, XTREME_SUBMISSION,
 )
 
 
@@ -31,11 +31,12 @@ def harness_tasks() -> list[TaskSpec]:
         PANX_TASK.spec("harness_xtreme.labelled:PANX"),
         UDPOS_TASK.spec("harness_xtreme.labelled:UDPOS"),
         BUCC_TASK.spec("harness_xtreme.bucc:Bucc2018"),
+        MEWSLIX_TASK.spec("harness_xtreme.mewslix:MewsliX"),
     ]
 
 
-#: XTREME-R tasks no model runs here: XCOPA has no task, Mewsli-X is scored from submissions only.
-NOT_RUN = frozenset({"xcopa", "mewslix"})
+#: XTREME-R's task that no model runs here: XCOPA has no task (its submissions are scored).
+NOT_RUN = frozenset({"xcopa"})
 #: This plugin's tasks whose languages depend on the version (``xtreme_version=``).
 VERSIONED = frozenset({"panx", "udpos", "tatoeba"})
 
@@ -48,8 +49,8 @@ def version_suite(version: Version) -> SuiteSpec:
                   if task.name not in NOT_RUN)
     summary = ("XTREME: a model family (one fine-tuned model per task, @family.json) over its 9 tasks, scored as "
                "evaluate.py: group scores and all_task (--labels: the label folder)") if version == "xtreme" else (
-               "XTREME-R: a model family over the tasks that run here (not XCOPA, Mewsli-X), scored as evaluate.py "
-               "--xtreme_version xtreme-r: tagging and QA groups (its all_task cannot be produced; --labels)")
+               "XTREME-R: a model family over the tasks that run here (not XCOPA), scored as evaluate.py "
+               "--xtreme_version xtreme-r: tagging, QA and retrieval groups (its all_task cannot be produced; --labels)")
     return SuiteSpec(version, tasks, summary, scored_by=f"xtreme{option}")
 
 

@@ -17,6 +17,7 @@ import harness.demo
 from harness_xtreme.benchmark import Version, task_defs
 from harness_xtreme.tatoeba import LASER_CODES
 from tests.plugins.harness_hf.tiny_heads import build_tiny_head
+from tests.plugins.harness_xtreme.test_mewslix import write_labels, write_mewslix
 from tests.plugins.harness_xtreme.test_labelled import error_line, label_lines, tag_sentences, write_pairs, write_words
 from tests.plugins.harness_xtreme.test_runs_as_submission import RUN
 
@@ -45,7 +46,7 @@ def write_inputs(official_data: Path, root: Path, version: Version) -> tuple[Pat
     for the tasks of ``version`` that run here: the mock labels where the mock has the language
     (else a few labels written here), with inputs of the same sizes; the QA label files are
     SQuAD-format data themselves (XQuAD's Romanian, absent from the mock, is a copy of English);
-    Tatoeba, BUCC and LAReQA (the built-in demo set) written here with their gold."""
+    Tatoeba, BUCC, Mewsli-X and LAReQA (the built-in demo set) written here with their gold."""
     mock = official_data / "xtreme" / "mock_test_data" / "labels"
     data, labels = root / "data", root / "labels"
     definitions = task_defs(version)
@@ -79,6 +80,8 @@ def write_inputs(official_data: Path, root: Path, version: Version) -> tuple[Pat
         write(labels / "bucc2018" / f"test-{lang}.tsv", "".join(f"{a}\t{b}\n" for a, b in gold))
     if "lareqa" in definitions:
         shutil.copytree(Path(harness.demo.__file__).parent / "parallel-qa", data / "lareqa" / "xquad-r")
+    if "mewslix" in definitions:
+        write_labels(labels, write_mewslix(data / "mewslix", "test", definitions["mewslix"].languages, blank=True))
     return data, labels
 
 
@@ -96,7 +99,7 @@ def family_file(folder: Path, encoder: Path, reader: Path, version: Version = "x
             build_tiny_head(folder / task, head, names, seed=len(task))
             models[task] = f"{model}:path={task}"
     models[",".join(QA)] = f"hf-reader:path={reader},max_length=128,stride=32"
-    models["bucc2018,tatoeba" if version == "xtreme" else "tatoeba,lareqa"] = f"hf-encoder:path={encoder}"
+    models["bucc2018,tatoeba" if version == "xtreme" else "tatoeba,lareqa,mewslix"] = f"hf-encoder:path={encoder}"
     write(folder / "family.json", json.dumps({"name": f"tiny-{version}", "models": models}))
     return folder / "family.json"
 
@@ -107,14 +110,14 @@ def result_of(path: Path) -> dict:
 
 def figure(result: dict, version: Version = "xtreme") -> float:
     """A run's XTREME figure from its per-language rows: the mean over the languages of accuracy
-    (classification, Tatoeba), F1 (tagging, BUCC), or (mean EM + mean F1) / 2 (QA)."""
+    (classification, Tatoeba), F1 (tagging, BUCC), map@20 (Mewsli-X), or (mean EM + mean F1) / 2 (QA)."""
     task = result["task"]["name"]
     languages = task_defs(version)[task].languages
     rows = {row["subset"]: row["metrics"] for row in result["rows"]}
     if task in QA:
         return (sum(rows[lang]["exact_match"] for lang in languages) / len(languages)
                 + sum(rows[lang]["f1"] for lang in languages) / len(languages)) / 2
-    metric = "accuracy" if task in ("xnli", "pawsx", "tatoeba") else "f1"
+    metric = {"xnli": "accuracy", "pawsx": "accuracy", "tatoeba": "accuracy", "mewslix": "map@20"}.get(task, "f1")
     return sum(rows[lang][metric] for lang in languages) / len(languages)
 
 
@@ -184,7 +187,7 @@ def test_a_family_runs_the_xtreme_r_suite(official_data: Path, tiny_encoder_dir:
     assert code == 0, err
     reported = [r["result"] for r in json.loads(out)["results"]]
     assert [r["task"]["name"] for r in reported] == [
-        "xnli", "panx", "udpos", "tatoeba", "lareqa", "xquad", "mlqa", "tydiqa", "xtreme"]
+        "xnli", "panx", "udpos", "tatoeba", "lareqa", "mewslix", "xquad", "mlqa", "tydiqa", "xtreme"]
     runs = {r["task"]["name"]: r for r in reported[:-1]}
     assert runs["panx"]["data"]["languages"] == list(task_defs("xtreme-r")["panx"].languages)
     figures = {task: figure(result, "xtreme-r") for task, result in runs.items() if task != "lareqa"}
@@ -193,9 +196,10 @@ def test_a_family_runs_the_xtreme_r_suite(official_data: Path, tiny_encoder_dir:
     rows = {row["subset"]: row["metrics"] for row in scored["rows"]}
     for task, value in figures.items():
         assert rows[task]["avg_metric"] == pytest.approx(value, abs=1e-9), task
-    # XCOPA and Mewsli-X do not run here, and evaluate.py gives LAReQA no metric: the groups of
-    # tasks that all ran, and the mean over the tasks scored, named for what it is
-    assert {"classification", "retrieval", "multi_choice", "all_task", "lareqa"}.isdisjoint(rows)
+    # XCOPA does not run here, and evaluate.py gives LAReQA no metric: the groups of tasks that
+    # all ran, and the mean over the tasks scored, named for what it is
+    assert {"classification", "multi_choice", "all_task", "lareqa"}.isdisjoint(rows)
+    assert rows["retrieval"]["avg_metric"] == pytest.approx((figures["tatoeba"] + figures["mewslix"]) / 2)
     assert rows["tagging"]["avg_metric"] == pytest.approx((figures["udpos"] + figures["panx"]) / 2)
     assert rows["qa"]["avg_metric"] == pytest.approx(sum(figures[t] for t in QA) / 3)
     assert scored["main_score"]["metric"] == "incomplete_task_mean"
