@@ -21,6 +21,10 @@ Wikipedia description in one of 50 languages), the 20 nearest by cosine; the sco
   XTREME's baseline also cuts each side to 64 subword tokens (``run_eval_mewslix.sh``); here a
   model reads up to its own maximum length.
 
+Both strings equal ``utils_mewslix.preprocess_mention`` / ``preprocess_entity_description`` on
+20,000 random contexts (braces, newlines, double spaces; 6,234 mentions across sentences refused
+by both), run beside the official module outside this repository.
+
 Files, as ``scripts/download_data.sh`` leaves them in ``mewslix/``: ``candidate_set_entities.jsonl``
 (``entity_id``, ``description``, ``description_language``, ``sentence_spans``, ...),
 ``wikinews_mentions/{split}-{lang}.jsonl`` (one article a line: ``context`` with ``language``,
