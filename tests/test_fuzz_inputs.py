@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 
 from harness.cli import main
 from tests.conftest import VENDORED
+from tests.plugins.harness_xtreme.test_mewslix import write_mewslix
 
 EXAMPLES = 100
 SLOW_EXAMPLES = 1000
@@ -325,6 +326,26 @@ def _xnli_data_command(work: Path, broken: Path, out: Path) -> list[Any]:
             predictions.parent, "--output-dir", out, "--no-leaderboard", "--quiet"]
 
 
+def _mewslix_valid(work: Path, name: str) -> list[dict[str, Any]]:
+    """The records of one file of a small valid Mewsli-X dev set (German mentions)."""
+    folder = work / "mewslix-valid" / "mewslix"
+    if not folder.exists():
+        write_mewslix(folder, "dev", ("de",), blank=False)
+    return [json.loads(line) for line in (folder / name).read_text(encoding="utf-8").splitlines()]
+
+
+def _mewslix_command(name: str) -> Callable[[Path, Path, Path], list[Any]]:
+    """``harness run mewslix oracle`` on the valid set with the broken file in place of ``name``."""
+    def command(work: Path, broken: Path, out: Path) -> list[Any]:
+        folder = broken.parent / "data" / "mewslix"
+        shutil.copytree(work / "mewslix-valid" / "mewslix", folder)
+        shutil.copy(broken, folder / name)
+        return ["run", "mewslix", "oracle", "--split", "dev", "--langs", "de", "--data-dir", folder.parent,
+                "--output-dir", out, "--no-leaderboard", "--quiet"]
+    return command
+
+
+MEWSLIX_ENTITIES, MEWSLIX_MENTIONS = "candidate_set_entities.jsonl", "wikinews_mentions/dev-de.jsonl"
 XNLI_LABELS = ("contradiction", "entailment", "neutral")
 PANX_TAGS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC")
 
@@ -379,6 +400,14 @@ READERS = [
                                       for n in range(len(_lines(MOCK_LABELS / "xnli" / "test-de.tsv")))],
            lambda valid, data: break_lines(valid, data, st.text(max_size=12).filter(lambda t: t.count("\t") != 1)),
            _xnli_data_command, "test-de.tsv"),
+    Reader("mewslix entities", lambda work: _mewslix_valid(work, MEWSLIX_ENTITIES),
+           lambda valid, data: break_json_lines(valid, data, id_field="entity_id", text_field="description",
+                                                ids_are_known=False),
+           _mewslix_command(MEWSLIX_ENTITIES), MEWSLIX_ENTITIES),
+    Reader("mewslix mentions", lambda work: _mewslix_valid(work, MEWSLIX_MENTIONS),
+           lambda valid, data: break_json_lines(valid, data, id_field="document_id", text_field="context",
+                                                ids_are_known=False),
+           _mewslix_command(MEWSLIX_MENTIONS), "dev-de.jsonl"),
 ]
 
 

@@ -37,7 +37,6 @@ download script blanks the test ids, so a test run takes them from a label folde
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -48,6 +47,7 @@ import numpy as np
 
 from harness.encoding import EncodingRequest
 from harness.errors import InputError
+from harness.io import iter_jsonl
 from harness.protocols import Encoder, Role
 from harness.search import exact_search
 from harness.task import DataRequest, RunContext
@@ -110,23 +110,15 @@ def entity_text(description: str, sentences: Sequence[tuple[int, int]]) -> str:
 
 
 def _jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """(line number, object) of a JSON-lines file, each line an object."""
+    """(line number, object) of a JSON-lines file whose every line is an object."""
     if not path.is_file():
-        raise InputError(f"missing: XTREME-R's download layout has mewslix/{path.parent.name}/{path.name}"
-                         if path.name != ENTITIES_FILE else f"missing: XTREME-R's download layout has mewslix/{path.name}",
-                         file=path)
+        where = path.name if path.name == ENTITIES_FILE else f"{path.parent.name}/{path.name}"
+        raise InputError(f"missing: XTREME-R's download layout has mewslix/{where}", file=path)
     out = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise InputError(f"not JSON: {error.msg}", file=path, record=f"line {number}") from None
-            if not isinstance(record, dict):
-                raise InputError("expected a JSON object", file=path, record=f"line {number}")
-            out.append((number, record))
+    for number, record in iter_jsonl(path):
+        if not isinstance(record, dict):
+            raise InputError("expected a JSON object", file=path, record=f"line {number}")
+        out.append((number, record))
     return out
 
 
