@@ -114,9 +114,19 @@ class CheckpointModel(Model):
         """The checkpoint's weights through transformers' :attr:`auto_class`, on the device, in
         the precision, in inference mode."""
         import transformers
+        from transformers.utils import logging as transformers_logging
 
         loader = getattr(transformers, self.auto_class)
-        return loader.from_pretrained(str(self.path), local_files_only=True, dtype=self.dtype).to(self.device).eval()
+        # transformers draws a "Loading weights" bar on stderr even under --quiet; loading is a
+        # phase the runner already times and logs (-v), so the bar is only noise here
+        shown = transformers_logging.is_progress_bar_enabled()
+        transformers_logging.disable_progress_bar()
+        try:
+            model = loader.from_pretrained(str(self.path), local_files_only=True, dtype=self.dtype)
+        finally:
+            if shown:
+                transformers_logging.enable_progress_bar()
+        return model.to(self.device).eval()
 
     def to_device(self, batch: dict[str, Any]) -> dict[str, Any]:
         """Tensors to the model's device: pinned memory and non-blocking copies on a GPU."""

@@ -159,6 +159,7 @@ def test_xquad_demo_run_with_the_reader(tiny_reader_dir: Path, harness_cli: Cli,
     code, out, err = harness_cli("run", "xquad", f"hf-reader:path={tiny_reader_dir},max_length=128,stride=32",
                                  "--langs", "en,zh", "--quiet")
     assert code == 0, err
+    assert "it/s" not in err  # --quiet: no bar, transformers' "Loading weights" included
     (path,) = list(tmp_path.glob("results/**/result.json"))
     result = json.loads(path.read_text(encoding="utf-8"))
     assert result["model"]["options"]["max_length"] == 128 and result["model"]["weights"].startswith("sha256:")
