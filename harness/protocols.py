@@ -215,9 +215,18 @@ class TokenTagger(Protocol):
         ...
 
 
+@runtime_checkable
+class MultipleChoice(Protocol):
+    """Chooses one of several candidate continuations of a text (XCOPA's cause or effect)."""
+
+    def choose(self, questions: Sequence[tuple[str, Sequence[str]]]) -> list[int]:
+        """For each ``(text, candidates)``, the index of the candidate chosen, in order."""
+        ...
+
+
 #: What a model can declare it provides (``Model.provides``); a task's ``needs`` is one of these.
 CAPABILITIES: tuple[type, ...] = (Encoder, Retriever, Reader, OpenDomainQA, PredictionSource, Translator, PairClassifier,
-                                  TokenTagger)
+                                  TokenTagger, MultipleChoice)
 
 
 def protocol_methods(protocol: type) -> list[str]:

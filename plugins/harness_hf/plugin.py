@@ -38,6 +38,12 @@ def harness_models() -> list[ModelSpec]:
             "PAN-X / UD-POS: first-subword tags, long sentences in 128-token pieces joined back, as XTREME",
         ),
         ModelSpec(
+            "hf-multiple-choice",
+            "harness_hf.multiple_choice:HFMultipleChoice",
+            "a multiple-choice checkpoint (path=FOLDER, or org/name from the local Hugging Face cache) for XCOPA: "
+            "each (text, candidate) pair scored, the highest chosen, max_length=128",
+        ),
+        ModelSpec(
             "hf-translator",
             "harness_hf.translator:HFTranslator",
             "a local seq2seq checkpoint (Marian, ...) as a translator (path=...), for translate-test",

@@ -2,10 +2,12 @@
 builds the registry's entries from it for ``harness list``, and the task classes use it as their
 metadata."""
 
-from harness.protocols import Encoder, PairClassifier, PredictionSource, Reader, TokenTagger
+from harness.protocols import Encoder, MultipleChoice, PairClassifier, PredictionSource, Reader, TokenTagger
 from harness.task import TaskMetadata
 
-from harness_xtreme.benchmark import BUCC, MEWSLIX, PAWSX, TASKS, TATOEBA, TATOEBA_R_EXTRA, TYDIQA, XNLI, task_defs
+from harness_xtreme.benchmark import (
+    BUCC, MEWSLIX, PAWSX, TASKS, TATOEBA, TATOEBA_R_EXTRA, TYDIQA, XCOPA, XNLI, task_defs,
+)
 
 #: The overall figure of a submission (``evaluate.py``'s name for it).
 ALL_TASK = "all_task"
@@ -104,3 +106,8 @@ MEWSLIX_TASK = _submission_task(
     "Botha et al., Entity Linking in 100 Languages, EMNLP 2020; Ruder et al., XTREME-R, EMNLP 2021; "
     "google-research/xtreme third_party/utils_mewslix.py, evaluate_retrieval.py", MEWSLIX, "map@20", Encoder,
     "mention:sentence+braces|entity:description|cosine|top20|mrr@20|avg:mean")
+XCOPA_TASK = _submission_task(
+    "xcopa", "XCOPA causal commonsense reasoning (XTREME-R, 11 languages): the premise's cause or effect chosen "
+    "between two by any MultipleChoice model (hf-multiple-choice); accuracy per language and the mean, as evaluate.py.",
+    "Ponti et al., XCOPA, EMNLP 2020; Ruder et al., XTREME-R, EMNLP 2021; google-research/xtreme "
+    "third_party/run_xcopa.py", XCOPA, "accuracy", MultipleChoice, "premise+what-was-the-question|acc|avg:mean")

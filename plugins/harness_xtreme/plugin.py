@@ -16,7 +16,7 @@ from harness.registry import SuiteSpec, TaskSpec
 
 from harness_xtreme.benchmark import TASKS, Version
 from harness_xtreme.metadata import (
-    BUCC_TASK, MEWSLIX_TASK, PANX_TASK, PAWSX_TASK, TATOEBA_TASK, TYDIQA_GOLDP, UDPOS_TASK, XNLI_TASK, XTREME_SUBMISSION,
+    BUCC_TASK, MEWSLIX_TASK, PANX_TASK, PAWSX_TASK, TATOEBA_TASK, TYDIQA_GOLDP, UDPOS_TASK, XCOPA_TASK, XNLI_TASK, XTREME_SUBMISSION,
 )
 
 
@@ -32,11 +32,10 @@ def harness_tasks() -> list[TaskSpec]:
         UDPOS_TASK.spec("harness_xtreme.labelled:UDPOS"),
         BUCC_TASK.spec("harness_xtreme.bucc:Bucc2018"),
         MEWSLIX_TASK.spec("harness_xtreme.mewslix:MewsliX"),
+        XCOPA_TASK.spec("harness_xtreme.xcopa:XCOPA"),
     ]
 
 
-#: XTREME-R's task that no model runs here: XCOPA has no task (its submissions are scored).
-NOT_RUN = frozenset({"xcopa"})
 #: This plugin's tasks whose languages depend on the version (``xtreme_version=``).
 VERSIONED = frozenset({"panx", "udpos", "tatoeba"})
 
@@ -45,12 +44,11 @@ def version_suite(version: Version) -> SuiteSpec:
     """The suite that runs a model family over a version's tasks, in evaluate.py's order, and
     scores the runs as one submission with the ``xtreme`` task (group scores, ``all_task``)."""
     option = f":xtreme_version={version}" if version != "xtreme" else ""
-    tasks = tuple(task.name + (option if task.name in VERSIONED else "") for task in TASKS[version]
-                  if task.name not in NOT_RUN)
+    tasks = tuple(task.name + (option if task.name in VERSIONED else "") for task in TASKS[version])
     summary = ("XTREME: a model family (one fine-tuned model per task, @family.json) over its 9 tasks, scored as "
                "evaluate.py: group scores and all_task (--labels: the label folder)") if version == "xtreme" else (
-               "XTREME-R: a model family over the tasks that run here (not XCOPA), scored as evaluate.py "
-               "--xtreme_version xtreme-r: tagging, QA and retrieval groups (its all_task cannot be produced; --labels)")
+               "XTREME-R: a model family over its 10 tasks, scored as evaluate.py --xtreme_version xtreme-r: every "
+               "group (its all_task cannot be produced: LAReQA has no metric there; --labels)")
     return SuiteSpec(version, tasks, summary, scored_by=f"xtreme{option}")
 
 
