@@ -143,3 +143,21 @@ class CheckpointModel(Model):
             details={"path": str(self.path), "config": config_summary(self.path), "device": self.device,
                      "transformers": package_version("transformers"), "batch_size": self.batch_size},
         )
+
+
+class FineTunedHead(CheckpointModel):
+    """A checkpoint with a fine-tuned task head (classification, tagging, multiple choice) whose
+    inputs are cut to ``max_length`` tokens, 128 as XTREME trains and tests them."""
+
+    #: The registered model name: the identity's default name and the name in messages.
+    model_name = "hf-head"
+
+    def __init__(self, *, runtime: Runtime, path: Path, max_length: int = 128, precision: Precision = "auto",
+                 label: str | None = None) -> None:
+        if max_length < 4:  # room for the special tokens and a subword of each text
+            raise HarnessError(f"model {self.model_name}: max_length must be at least 4, not {max_length}")
+        super().__init__(runtime=runtime, path=path, precision=precision, label=label)
+        self.max_length = max_length
+
+    def identity(self) -> ModelIdentity:
+        return self.checkpoint_identity(self.model_name, {"max_length": self.max_length})

@@ -12,32 +12,21 @@ runs out of GPU memory halved; GPU when there is one, bf16/fp16 there).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.model import ModelIdentity, Runtime
 from harness.protocols import PairClassifier
 
-from harness_hf.checkpoint import CheckpointModel, Precision
+from harness_hf.checkpoint import FineTunedHead
 from harness_hf.heads import output_labels
 
 
-class HFClassifier(CheckpointModel):
+class HFClassifier(FineTunedHead):
     """Labels sentence pairs with a fine-tuned classification head."""
 
     provides = frozenset({PairClassifier})
+    model_name = "hf-classifier"
     auto_class = "AutoModelForSequenceClassification"
-
-    def __init__(self, *, runtime: Runtime, path: Path, max_length: int = 128, precision: Precision = "auto",
-                 label: str | None = None) -> None:
-        if max_length < 4:
-            raise HarnessError(f"model hf-classifier: max_length must be at least 4, not {max_length}")
-        super().__init__(runtime=runtime, path=path, precision=precision, label=label)
-        self.max_length = max_length
-
-    def identity(self) -> ModelIdentity:
-        return self.checkpoint_identity("hf-classifier", {"max_length": self.max_length})
 
     def _argmax(self, batch_ids: Sequence[int], features: list[dict[str, Any]]) -> list[int]:
         batch = self.to_device(self.tokenizer.pad([features[i] for i in batch_ids], return_tensors="pt"))

@@ -11,31 +11,20 @@ HF model (:class:`harness_hf.checkpoint.CheckpointModel`), those with as many ca
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.model import ModelIdentity, Runtime
 from harness.protocols import MultipleChoice
 
-from harness_hf.checkpoint import CheckpointModel, Precision
+from harness_hf.checkpoint import FineTunedHead
 
 
-class HFMultipleChoice(CheckpointModel):
+class HFMultipleChoice(FineTunedHead):
     """Chooses among candidates with a fine-tuned multiple-choice head."""
 
     provides = frozenset({MultipleChoice})
+    model_name = "hf-multiple-choice"
     auto_class = "AutoModelForMultipleChoice"
-
-    def __init__(self, *, runtime: Runtime, path: Path, max_length: int = 128, precision: Precision = "auto",
-                 label: str | None = None) -> None:
-        if max_length < 4:
-            raise HarnessError(f"model hf-multiple-choice: max_length must be at least 4, not {max_length}")
-        super().__init__(runtime=runtime, path=path, precision=precision, label=label)
-        self.max_length = max_length
-
-    def identity(self) -> ModelIdentity:
-        return self.checkpoint_identity("hf-multiple-choice", {"max_length": self.max_length})
 
     def _argmax(self, batch_ids: Sequence[int], features: list[list[dict[str, Any]]]) -> list[int]:
         """The best candidate of each question in the batch: the flattened pairs padded together,

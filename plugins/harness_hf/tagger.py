@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.model import ModelIdentity, Runtime
+from harness.model import Runtime
 from harness.protocols import TokenTagger
 
-from harness_hf.checkpoint import CheckpointModel, Precision
+from harness_hf.checkpoint import FineTunedHead, Precision
 from harness_hf.heads import output_labels
 
 #: Model types XTREME gives a second separator (``sep_token_extra`` in ``run_tag.py``).
@@ -42,16 +42,16 @@ class _Piece:
     first_subwords: list[int]
 
 
-class HFTagger(CheckpointModel):
+class HFTagger(FineTunedHead):
     """Tags words with a fine-tuned token classification head, first subword per word."""
 
     provides = frozenset({TokenTagger})
+    model_name = "hf-tagger"
     auto_class = "AutoModelForTokenClassification"
 
     def __init__(self, *, runtime: Runtime, path: Path, max_length: int = 128, precision: Precision = "auto",
                  label: str | None = None) -> None:
-        super().__init__(runtime=runtime, path=path, precision=precision, label=label)
-        self.max_length = max_length
+        super().__init__(runtime=runtime, path=path, max_length=max_length, precision=precision, label=label)
         tokenizer = self.tokenizer
         if tokenizer.cls_token_id is None or tokenizer.sep_token_id is None or tokenizer.unk_token_id is None:
             raise HarnessError(f"{self.owner}: {self.path}'s tokenizer has no CLS, SEP or UNK token")
@@ -60,9 +60,6 @@ class HFTagger(CheckpointModel):
         self.room = max_length - (3 if self.extra_separator else 2)
         if self.room < 1:
             raise HarnessError(f"{self.owner}: max_length {max_length} leaves no room for words")
-
-    def identity(self) -> ModelIdentity:
-        return self.checkpoint_identity("hf-tagger", {"max_length": self.max_length})
 
     def _subwords(self, words: list[str]) -> list[list[int]]:
         """Each word's subword ids, tokenised alone; the unknown token where there are none or too many."""
