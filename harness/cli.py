@@ -196,6 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "predictions it names, on the data of --data-dir (default: the folder it names), and refuse "
                           "any number they do not give")
     validate.add_argument("--data-dir", type=Path, help="with --rescore: the maintainer's copy of the benchmark files")
+    validate.add_argument("--labels", type=Path, help="with --rescore: gold labels kept apart from the inputs "
+                          "(XTREME's test labels: LABELS/{task}/test-{lang}.*), for the tasks that take them")
 
     submit = commands.add_parser("submit", help="leaderboard intake: score submission folders from their "
                                  "predictions and add the accepted ones")
@@ -203,6 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a submission folder (with submission.json) or a folder of them")
     submit.add_argument("--data-dir", type=Path, help="the benchmark files every submission is scored against "
                         "(default: the tasks' demo data)")
+    submit.add_argument("--labels", type=Path, help="gold labels kept apart from the inputs (XTREME's test labels: "
+                        "LABELS/{task}/test-{lang}.*), for the tasks that take them")
     _add_output_arguments(submit)
     _add_statistics_arguments(submit)
     _describe_commands(parser)
@@ -528,7 +532,7 @@ def _cmd_validate(args: argparse.Namespace) -> None:
 
         if schema != "run-result":
             raise HarnessError(f"{args.file}: --rescore checks a run result, not a {schema} file")
-        rescored = rescore_result(args.file, args.data_dir)
+        rescored = rescore_result(args.file, args.data_dir, labels=args.labels)
         print(f"{args.file}: valid run-result; its {len(rescored.result.rows)} rows are what its predictions score")
         return
     print(f"{args.file}: valid {schema}" + ("" if records[0][0] is None else f" ({len(records)} lines)"))
@@ -538,7 +542,7 @@ def _cmd_submit(args: argparse.Namespace, argv: Sequence[str]) -> None:
     from harness.intake import take_submissions
 
     output = _output_options(args, argv)
-    verdicts = take_submissions(args.submissions, data_dir=args.data_dir, output=output)
+    verdicts = take_submissions(args.submissions, data_dir=args.data_dir, output=output, labels=args.labels)
     if args.json:
         print(json.dumps({"verdicts": [
             {"submission": str(v.submission), "accepted": v.accepted, "reason": v.reason or None,

@@ -22,7 +22,6 @@ is the family.
 
 from __future__ import annotations
 
-import inspect
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -35,11 +34,11 @@ from harness.distributed import current_world
 from harness.errors import HarnessError, InputError
 from harness.io import read_json
 from harness.model import ModelIdentity
-from harness.options import bind_options, parse_named, path_options
+from harness.options import bind_options, format_named, parse_named, path_options
 from harness.registry import Registry, load_target
 from harness.runner import (
     DataOptions, LoadedTask, Outcome, OutputOptions, Plan, SuiteRun, check_model, load_task, plan_suite, run_suite,
-    score, with_data,
+    score, with_data, with_labels,
 )
 from harness.validation import validate
 
@@ -100,13 +99,7 @@ def _relative_to(text: str, folder: Path, registry: Registry) -> str:
     options = {key: str(folder / value) if key in paths and not Path(value).expanduser().is_absolute() else value
                for key, value in named.options.items()}
     bind_options(model_cls, options, owner=f"model {named.name}")  # a wrong option stops the suite before it starts
-    return named.name + "".join(f"{':' if i == 0 else ','}{k}={v}" for i, (k, v) in enumerate(options.items()))
-
-
-#: The task option naming a folder of gold labels kept apart from the inputs (XTREME's test
-#: labels, evaluate.py's ``--label_folder``): a family run's ``labels`` goes to every task that
-#: declares it, and is what the suite's ``scored_by`` task scores the runs against.
-LABELS_OPTION = "labels"
+    return format_named(named.name, options)
 
 
 @dataclass
@@ -152,15 +145,8 @@ def _family_plan(suite: SuiteRun, family_path: Path, labels: Path | None, data: 
 
 
 def _with_labels(text: str, labels: Path | None, registry: Registry) -> str:
-    """``text`` with ``labels=LABELS`` added when the task declares that option and the text does
-    not set it."""
     named = parse_named(text)
-    if labels is None or LABELS_OPTION in named.options:
-        return text
-    spec, plugin = registry.task(named.name)
-    if LABELS_OPTION not in inspect.signature(load_target(spec, plugin, "task")).parameters:
-        return text
-    return f"{text}{',' if named.options else ':'}{LABELS_OPTION}={labels}"
+    return format_named(named.name, with_labels(registry, named.name, named.options, labels))
 
 
 def plan_family(suite: SuiteRun, family_path: Path, *, labels: Path | None = None, **options: Any) -> list[Plan]:

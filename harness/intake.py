@@ -26,11 +26,13 @@ from typing import Any
 from harness import leaderboard
 from harness.errors import HarnessError
 from harness.io import read_json, sha256_path
+from harness.options import format_named, parse_named
 from harness.provenance import describe_files
 from harness.registry import Registry
 from harness.results import Interval, RunResult, read_result
-from harness.runner import (DataOptions, Outcome, OutputOptions, evaluation_intervals, load_data, score,
-                            task_with_options)
+from harness.runner import (
+    DataOptions, Outcome, OutputOptions, evaluation_intervals, load_data, score, task_with_options, with_labels,
+)
 from harness.stats.bootstrap import BootstrapSettings
 from harness.task import Evaluation, InputRules, Task, main_cell
 from harness.validation import validate
@@ -60,24 +62,26 @@ def _predictions_path(result: RunResult, result_path: Path) -> Path:
     raise HarnessError(f"{result_path}: predictions: {recorded} not found (nor beside the result)")
 
 
-def _task(result: RunResult, registry: Registry) -> tuple[Task, InputRules]:
-    """The task with the result's options; ``input_rules`` is how predictions were read, not an
-    option of the task."""
+def _task(result: RunResult, registry: Registry, labels: Path | None) -> tuple[Task, InputRules]:
+    """The task with the result's options (and the maintainer's ``labels``, where the task takes
+    them); ``input_rules`` is how predictions were read, not an option of the task."""
     options = dict(result.task.options)
     rules = options.pop("input_rules", "strict")
-    return task_with_options(registry, result.task.name, options)[0], rules
+    return task_with_options(registry, result.task.name, with_labels(registry, result.task.name, options, labels))[0], rules
 
 
-def rescore_result(result_path: Path, data_dir: Path | None = None, registry: Registry | None = None) -> Rescored:
+def rescore_result(result_path: Path, data_dir: Path | None = None, registry: Registry | None = None,
+                   labels: Path | None = None) -> Rescored:
     """Recompute ``result_path``'s scores from its predictions on the maintainer's data
-    (``data_dir``, else the folder the result names); raise one line at the first difference."""
+    (``data_dir``, else the folder the result names; ``labels``, gold kept apart from the inputs
+    such as XTREME's test labels); raise one line at the first difference."""
     result, _ = read_result(result_path)
     registry = registry or Registry.discover()
     predictions_path = _predictions_path(result, result_path)
     if sha256_path(predictions_path) != result.predictions.sha256:
         raise HarnessError(f"{result_path}: predictions: {predictions_path} changed after it was scored "
                            "(its SHA-256 is not the one the result records)")
-    task, rules = _task(result, registry)
+    task, rules = _task(result, registry, labels)
     data_record = result.data
     source = None if data_record.demo else (data_dir or Path(data_record.source))
     data = load_data(task, DataOptions(data_dir=source, split=data_record.split, limit=data_record.limit))
@@ -177,7 +181,8 @@ def submission_folders(paths: Sequence[Path]) -> list[Path]:
     return out
 
 
-def _score_submission(folder: Path, data_dir: Path | None, output: OutputOptions, registry: Registry) -> list[Outcome]:
+def _score_submission(folder: Path, data_dir: Path | None, output: OutputOptions, registry: Registry,
+                      labels: Path | None) -> list[Outcome]:
     manifest_path = folder / MANIFEST
     manifest = read_json(manifest_path)
     validate(manifest, "submission", file=manifest_path)
@@ -188,8 +193,9 @@ def _score_submission(folder: Path, data_dir: Path | None, output: OutputOptions
         if not predictions.is_relative_to(folder.resolve()):
             raise HarnessError(f"{manifest_path}: entries[{index}].predictions: {entry['predictions']} is outside "
                                "the submission folder")
+        task = parse_named(entry["task"])
         outcomes.append(score(
-            entry["task"], predictions, data=DataOptions(data_dir=data_dir, split=entry.get("split")),
+            format_named(task.name, with_labels(registry, task.name, task.options, labels)), predictions, data=DataOptions(data_dir=data_dir, split=entry.get("split")),
             output=output,
             label=card["name"], registry=registry, details={"card": card},
         ))
@@ -197,10 +203,11 @@ def _score_submission(folder: Path, data_dir: Path | None, output: OutputOptions
 
 
 def take_submissions(paths: Sequence[Path], *, data_dir: Path | None, output: OutputOptions,
-                     registry: Registry | None = None) -> list[Verdict]:
-    """Score every submission from its predictions (results under ``output.output_dir``); put the
-    accepted ones on the leaderboard ``output.leaderboard`` (each submission whole, after all its
-    entries scored); a verdict per submission."""
+                     registry: Registry | None = None, labels: Path | None = None) -> list[Verdict]:
+    """Score every submission from its predictions (results under ``output.output_dir``; gold
+    kept apart from the inputs in ``labels``, for the tasks that take it); put the accepted ones on
+    the leaderboard ``output.leaderboard`` (each submission whole, after all its entries scored); a
+    verdict per submission."""
     if output.leaderboard is None:
         raise HarnessError("submissions are taken onto a leaderboard: name one (drop --no-leaderboard)")
     board = output.leaderboard
@@ -209,7 +216,7 @@ def take_submissions(paths: Sequence[Path], *, data_dir: Path | None, output: Ou
     verdicts = []
     for folder in submission_folders(paths):
         try:
-            outcomes = _score_submission(folder, data_dir, scoring, registry)
+            outcomes = _score_submission(folder, data_dir, scoring, registry, labels)
         except HarnessError as error:
             verdicts.append(Verdict(folder, False, str(error)))
             continue

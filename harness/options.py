@@ -59,6 +59,11 @@ def parse_named(text: str, extra_json: str | None = None) -> NamedSpec:
     return NamedSpec(name, options)
 
 
+def format_named(name: str, options: Mapping[str, Any]) -> str:
+    """``name:key=value,...``: what :func:`parse_named` reads back as ``name`` and ``options``."""
+    return name + "".join(f"{':' if i == 0 else ','}{key}={value}" for i, (key, value) in enumerate(options.items()))
+
+
 def _coerce(value: Any, annotation: Any, owner: str, key: str) -> Any:
     """Turn a command-line string (or JSON value) into the declared type."""
     origin = typing.get_origin(annotation)

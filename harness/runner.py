@@ -7,6 +7,7 @@ official format and scores it, so predictions made anywhere are scored by the sa
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import random
@@ -94,6 +95,23 @@ def task_with_options(registry: Registry, name: str, options: Mapping[str, Any])
     spec, plugin = registry.task(name)
     task_cls = load_target(spec, plugin, "task")
     return task_cls(**bind_options(task_cls, options, owner=f"task {name}")), plugin
+
+
+#: The task option naming a folder of gold labels kept apart from the inputs (XTREME's test
+#: labels, evaluate.py's ``--label_folder``): ``--labels`` (of a family run, ``validate --rescore``
+#: and ``submit``) gives it to every task that declares it.
+LABELS_OPTION = "labels"
+
+
+def with_labels(registry: Registry, name: str, options: Mapping[str, Any], labels: Path | None) -> dict[str, Any]:
+    """``options`` of task ``name`` with ``labels=LABELS`` added when the task declares that
+    option and ``options`` do not set it."""
+    if labels is None or LABELS_OPTION in options:
+        return dict(options)
+    spec, plugin = registry.task(name)
+    if LABELS_OPTION not in inspect.signature(load_target(spec, plugin, "task")).parameters:
+        return dict(options)
+    return {**options, LABELS_OPTION: str(labels)}
 
 
 def split_task_list(text: str) -> list[str]:

@@ -5,6 +5,7 @@ the dev split's labels from its val files, and bad input in one line."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -68,6 +69,24 @@ def test_run_scores_as_a_submission(tmp_path: Path, harness_cli: Cli) -> None:
     scored = {row["subset"]: row["metrics"] for row in json.loads(out)["results"][0]["result"]["rows"]}
     assert scored["xcopa"]["avg_metric"] == rows["mean"]["accuracy"]
     assert scored["multi_choice"]["avg_metric"] == rows["mean"]["accuracy"]
+
+    # the maintainer's side: the run rescored, and its predictions taken as a submission, both
+    # with the label folder kept apart from the inputs (--labels); without it, one line
+    result = tmp_path / run["predictions"]["path"].removesuffix("predictions") / "result.json"
+    code, out, err = harness_cli("validate", "--rescore", result, "--labels", labels)
+    assert code == 0 and "rows are what its predictions score" in out, err
+    code, _, err = harness_cli("validate", "--rescore", result)
+    assert code == 2 and "give the task a label folder, xcopa:labels=DIR" in error_line(err)
+    submission = tmp_path / "submission"
+    shutil.copytree(predictions.parent, submission / "predictions")
+    (submission / "submission.json").write_text(json.dumps({
+        "model": {"name": "tiny", "zero_shot": True, "translated_training_data": False},
+        "entries": [{"task": "xcopa", "predictions": "predictions"}]}), encoding="utf-8")
+    code, out, err = harness_cli("submit", submission, "--data-dir", tmp_path / "data", "--labels", labels, "--json",
+                                 "--bootstrap", "0", "--leaderboard", tmp_path / "board.json")
+    assert code == 0, err
+    (verdict,) = json.loads(out)["verdicts"]
+    assert verdict["accepted"], verdict
 
 
 def test_dev_labels_and_bad_input(tmp_path: Path, harness_cli: Cli) -> None:
