@@ -22,7 +22,8 @@ from harness.registry import DISABLE_PLUGINS_ENV, PLUGINS_ENV
 from harness.tables import format_score, format_table, terminal_width
 
 if TYPE_CHECKING:
-    from harness.runner import Outcome
+    from harness.registry import Registry
+    from harness.runner import Outcome, SuiteRun
 
 def _languages(text: str) -> tuple[str, ...]:
     languages = tuple(lang.strip() for lang in text.split(",") if lang.strip())
@@ -354,7 +355,7 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> None:
     _report_all([o for o in outcomes if o.result_path is not None], output.leaderboard, args)  # rank 0 reports
 
 
-def _check_task_not_suite(args: argparse.Namespace, registry: Any) -> None:
+def _check_task_not_suite(args: argparse.Namespace, registry: Registry) -> None:
     """A name that is a task and a suite is the task with one model; a model that cannot run the
     task was meant for the suite, which runs with a model family: say so."""
     from harness import runner
@@ -368,7 +369,7 @@ def _check_task_not_suite(args: argparse.Namespace, registry: Any) -> None:
                            f"family: harness run {args.task} @family.json --labels DIR)") from None
 
 
-def _run_family(args: argparse.Namespace, suite: Any, family: Path, leaderboard_path: Path | None,
+def _run_family(args: argparse.Namespace, suite: SuiteRun, family: Path, leaderboard_path: Path | None,
                 options: dict[str, Any]) -> None:
     """A suite run with a model family: each task's result, then the runs scored as one submission."""
     from harness import family as families
