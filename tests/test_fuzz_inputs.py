@@ -130,13 +130,15 @@ def break_answer_map(valid: dict[str, Any], data: st.DataObject) -> bytes:
 
 
 def break_json_lines(lines: list[dict[str, Any]], data: st.DataObject, *, id_field: str, text_field: str,
-                     ids_are_known: bool = True) -> bytes:
+                     ids_are_known: bool = True, repeats_are_valid: bool = False) -> bytes:
     """A broken JSON-lines file of records with an id and a string field. ``ids_are_known``: the
-    ids must be those of other data (predictions), so a new id is garbage; a data file may have any."""
+    ids must be those of other data (predictions), so a new id is garbage; a data file may have any.
+    ``repeats_are_valid``: a repeated line is no mistake in this format (XCOPA), so it is not drawn."""
     number = data.draw(st.integers(0, len(lines) - 1), label="line")
     out = [json_text(line) for line in lines]
-    ways = ["truncate", "deep", "bytes", "type", "duplicate", "unknown", "missing", "top"]
-    way = data.draw(st.sampled_from(ways if ids_are_known else [w for w in ways if w != "unknown"]))
+    ways = ["truncate", "deep", "bytes", "type", "missing", "top"]
+    ways += [] if repeats_are_valid else ["duplicate"]
+    way = data.draw(st.sampled_from(ways + (["unknown"] if ids_are_known else [])))
     if way == "truncate":
         out[number] = truncated(out[number], data)
     elif way == "deep":
@@ -345,6 +347,16 @@ def _mewslix_command(name: str) -> Callable[[Path, Path, Path], list[Any]]:
     return command
 
 
+def _xcopa_data_command(work: Path, broken: Path, out: Path) -> list[Any]:
+    folder = broken.parent / "data" / "xcopa"
+    folder.mkdir(parents=True)
+    shutil.copy(broken, folder / "val-et.jsonl")
+    return ["run", "xcopa", "oracle", "--split", "dev", "--langs", "et", "--data-dir", folder.parent, "--output-dir",
+            out, "--no-leaderboard", "--quiet"]
+
+
+XCOPA_EXAMPLES = [{"premise": f"premise {n}", "choice1": f"one {n}", "choice2": f"two {n}",
+                   "question": ["cause", "effect"][n % 2], "label": n % 2, "idx": n} for n in range(4)]
 MEWSLIX_ENTITIES, MEWSLIX_MENTIONS = "candidate_set_entities.jsonl", "wikinews_mentions/dev-de.jsonl"
 XNLI_LABELS = ("contradiction", "entailment", "neutral")
 PANX_TAGS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC")
@@ -400,6 +412,10 @@ READERS = [
                                       for n in range(len(_lines(MOCK_LABELS / "xnli" / "test-de.tsv")))],
            lambda valid, data: break_lines(valid, data, st.text(max_size=12).filter(lambda t: t.count("\t") != 1)),
            _xnli_data_command, "test-de.tsv"),
+    Reader("xcopa data", lambda work: XCOPA_EXAMPLES,
+           lambda valid, data: break_json_lines(valid, data, id_field="idx", text_field="premise",
+                                                ids_are_known=False, repeats_are_valid=True),
+           _xcopa_data_command, "val-et.jsonl"),
     Reader("mewslix entities", lambda work: _mewslix_valid(work, MEWSLIX_ENTITIES),
            lambda valid, data: break_json_lines(valid, data, id_field="entity_id", text_field="description",
                                                 ids_are_known=False),
