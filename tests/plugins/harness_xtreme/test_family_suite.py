@@ -1,7 +1,8 @@
-"""The ``xtreme`` suite run with a model family: each of XTREME's nine tasks with its own tiny model
-(classifiers, taggers, one reader for the three QA tasks, one encoder for the two retrieval tasks),
-then the runs scored as one submission. Each task's ``avg_metric``, the groups and ``all_task`` are
-checked against the figures the runs computed themselves, averaged here as evaluate.py does."""
+"""The ``xtreme`` and ``xtreme-r`` suites run with a model family: each task with its own tiny model
+(classifiers, taggers, a multiple-choice head, one reader for the three QA tasks, one encoder for
+the retrieval tasks), then the runs scored as one submission. Each task's ``avg_metric``, the groups
+and ``all_task`` are checked against the figures the runs computed themselves, averaged here as
+evaluate.py does; mistakes in the family or the options stop the run before any work."""
 
 from __future__ import annotations
 
@@ -17,11 +18,11 @@ import harness.demo
 from harness_xtreme.benchmark import Version, task_defs
 from harness_xtreme.tatoeba import LASER_CODES
 from tests.plugins.harness_hf.tiny_heads import build_tiny_head
+from tests.plugins.harness_xtreme.test_labelled import error_line, label_lines, tag_sentences, write_pairs, write_words
 from tests.plugins.harness_xtreme.test_mewslix import write_labels, write_mewslix
+from tests.plugins.harness_xtreme.test_runs_as_submission import RUN
 from tests.plugins.harness_xtreme.test_xcopa import write_labels as write_xcopa_labels
 from tests.plugins.harness_xtreme.test_xcopa import write_xcopa
-from tests.plugins.harness_xtreme.test_labelled import error_line, label_lines, tag_sentences, write_pairs, write_words
-from tests.plugins.harness_xtreme.test_runs_as_submission import RUN
 
 Cli = Callable[..., tuple[int, str, str]]
 #: Each classification, tagging or multiple-choice task's tiny head (those of the test that runs

@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.runner import DataOptions, load_data, load_task
-from harness.registry import Registry
-from harness.task import RunContext
 from harness.model import Runtime
+from harness.registry import Registry
+from harness.runner import DataOptions, load_data, load_task
+from harness.task import RunContext
 from harness_xtreme.benchmark import MEWSLIX
 from harness_xtreme.mewslix import entity_text, mention_text
 from tests.plugins.harness_xtreme.test_labelled import error_line
