@@ -166,7 +166,8 @@ def expand_suite(text: str, registry: Registry) -> SuiteRun:
     and a suite is the suite (``xtreme`` is the task that scores a submission folder, and the
     suite that runs a family over XTREME's tasks and scores their runs with that task)."""
     if text.startswith("@"):
-        return SuiteRun(expand_tasks(text, registry), _suite_file(Path(text[1:])).get("scored_by"))
+        suite = _suite_file(Path(text[1:]))
+        return SuiteRun(expand_tasks(",".join(suite["tasks"]), registry), suite.get("scored_by"))
     if text in registry.suites.entries:
         spec = registry.suite(text)[0]
         return SuiteRun(expand_tasks(",".join(spec.tasks), registry), spec.scored_by)
