@@ -512,6 +512,7 @@ def _cmd_cache(args: argparse.Namespace) -> None:
 
 def _cmd_validate(args: argparse.Namespace) -> None:
     from harness.io import iter_jsonl, read_json
+    from harness.results import RESULT_SCHEMA
     from harness.validation import validate
 
     if args.file.is_dir():
@@ -525,13 +526,13 @@ def _cmd_validate(args: argparse.Namespace) -> None:
         if args.schema is None:
             raise HarnessError(f"{args.file} holds JSON lines: name the schema of a line with --schema") from None
     schema = args.schema or ("leaderboard" if isinstance(records[0][1], dict) and "entries" in records[0][1]
-                             else "run-result")
+                             else RESULT_SCHEMA)
     for line, instance in records:
         validate(instance, schema, file=args.file, record=None if line is None else f"line {line}")
     if args.rescore:
         from harness.intake import rescore_result
 
-        if schema != "run-result":
+        if schema != RESULT_SCHEMA:
             raise HarnessError(f"{args.file}: --rescore checks a run result, not a {schema} file")
         rescored = rescore_result(args.file, args.data_dir, labels=args.labels)
         print(f"{args.file}: valid run-result; its {len(rescored.result.rows)} rows are what its predictions score")

@@ -77,5 +77,4 @@ def load_model(text: str, runtime: Runtime, *, needs: type | None, owner: str,
 def identity_part(model: Model) -> dict[str, Any]:
     """An inner model as its composite's identity records it: name, label, weights and options,
     so two composites over different inner models (or weights) never share a result."""
-    identity = model.identity()
-    return {"name": identity.name, "label": identity.label, "weights": identity.weights, "options": identity.options}
+    return model.identity().key()

@@ -38,7 +38,7 @@ _SCRIPT_SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
 def entry_from_result(result: RunResult, result_path: Path) -> dict[str, Any]:
     """The leaderboard entry for one run result."""
     identity = result.model.identity
-    model = {"name": identity.name, "label": identity.label, "weights": identity.weights, "options": identity.options}
+    model = identity.key()
     data = result.data
     fingerprint = data.fingerprint
     key = sha256_text(

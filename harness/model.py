@@ -80,13 +80,13 @@ class ModelIdentity:
     details: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "label": self.label,
-            "weights": self.weights,
-            "options": self.options,
-            "details": self.details,
-        }
+        return {**self.key(), "details": self.details}
+
+    def key(self) -> dict[str, Any]:
+        """What decides a model's scores (name, label, weights, options; not ``details``): the
+        model part of a leaderboard entry's key, and an inner model's part of its composite's
+        identity, so two runs over different weights or options never share a result."""
+        return {"name": self.name, "label": self.label, "weights": self.weights, "options": self.options}
 
 
 class Model(ABC):

@@ -358,6 +358,8 @@ class RunResult:
 
 #: The name of a run's result file in its folder.
 RESULT_FILE = "result.json"
+#: The JSON Schema every run result is checked against (``schemas/run-result.schema.json``).
+RESULT_SCHEMA = "run-result"
 
 
 def read_result(path: Path) -> tuple[RunResult, Path]:
@@ -371,5 +373,5 @@ def read_result(path: Path) -> tuple[RunResult, Path]:
     raw = read_json(file)
     if isinstance(raw, dict):
         raw = migrate(raw)
-    validate(raw, "run-result", file=file)
+    validate(raw, RESULT_SCHEMA, file=file)
     return RunResult.from_dict(raw), file.parent

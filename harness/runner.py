@@ -39,7 +39,7 @@ from harness.provenance import describe_files, environment, now_iso
 from harness.registry import PluginInfo, Registry, load_target
 from harness.results import (
     BootstrapRecord, DataRecord, FileRecord, InstancesRecord, Interval, MainScore, ModelRecord, PredictionsRecord,
-    Provenance, ResultRow, RunResult, TaskRecord,
+    RESULT_SCHEMA, Provenance, ResultRow, RunResult, TaskRecord,
 )
 from harness.stats.bootstrap import BootstrapSettings, row_intervals
 from harness.stats.records import INSTANCES_FILE, InstanceTable, write_instances
@@ -48,7 +48,6 @@ from harness.validation import validate
 
 log = logging.getLogger("harness.runner")
 
-RESULT_SCHEMA = "run-result"
 DEMO_SOURCE = "built-in demo data"
 
 
