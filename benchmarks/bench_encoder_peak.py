@@ -26,7 +26,8 @@ from harness.compose import resolve_model
 from harness.encoding import EncodingService, FlopCounter
 from harness.model import Runtime, apply_threads, default_threads
 from harness.registry import Registry
-from harness.runner import DataOptions, load_data, load_task
+from harness.planning import load_data, load_task
+from harness.settings import DataOptions
 
 DEFAULT_DATA = Path("../shared/data/lareqa/xquad-r")
 

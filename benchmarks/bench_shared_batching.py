@@ -38,7 +38,8 @@ import numpy as np
 from harness.encoding import EncodingRequest, EncodingService
 from harness.model import Runtime
 from harness.registry import Registry
-from harness.runner import DataOptions, expand_tasks, load_data, load_task
+from harness.planning import expand_tasks, load_data, load_task
+from harness.settings import DataOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import Side, alternate, report  # noqa: E402

@@ -22,8 +22,8 @@ from harness.registry import DISABLE_PLUGINS_ENV, PLUGINS_ENV
 from harness.tables import format_score, format_table, terminal_width
 
 if TYPE_CHECKING:
+    from harness.recording import Outcome
     from harness.registry import Registry
-    from harness.runner import Outcome, SuiteRun
 
 def _languages(text: str) -> tuple[str, ...]:
     languages = tuple(lang.strip() for lang in text.split(",") if lang.strip())
@@ -280,27 +280,24 @@ def _report(outcome: Outcome, leaderboard_path: Path | None, width: int | None) 
         print(f"leaderboard: {leaderboard_path}")
 
 
-def _output_options(args: argparse.Namespace, argv: Sequence[str]) -> Any:
-    from harness.runner import OutputOptions
-
-    return OutputOptions(
-        output_dir=args.output_dir,
-        leaderboard=None if args.no_leaderboard else args.leaderboard,
-        show_progress=not args.quiet,
-        command=("harness", *argv),
-        bootstrap=_bootstrap_settings(args),
-    )
-
-
-def _data_options(args: argparse.Namespace) -> Any:
-    from harness.runner import DataOptions
-
-    languages = args.langs
+def _languages_option(args: argparse.Namespace) -> tuple[str, ...] | None:
+    """``--langs``, or the one pair ``--context-lang``/``--question-lang`` name."""
     if args.context_lang or args.question_lang:
         if not (args.context_lang and args.question_lang) or args.langs:
             raise HarnessError("--context-lang and --question-lang go together, and replace --langs")
-        languages = (f"{args.context_lang}-{args.question_lang}",)
-    return DataOptions(data_dir=args.data_dir, split=args.split, languages=languages, limit=args.limit)
+        return (f"{args.context_lang}-{args.question_lang}",)
+    return args.langs
+
+
+def _output_arguments(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
+    """The API's output keyword arguments, from the output and statistics options."""
+    return {"output_dir": args.output_dir, "leaderboard": None if args.no_leaderboard else args.leaderboard,
+            "bootstrap": args.bootstrap, "bootstrap_seed": args.bootstrap_seed, "command": ("harness", *argv)}
+
+
+def _data_arguments(args: argparse.Namespace) -> dict[str, Any]:
+    """The API's data keyword arguments, from the data options."""
+    return {"data_dir": args.data_dir, "split": args.split, "langs": _languages_option(args), "limit": args.limit}
 
 
 def _print_plan(plan: Any) -> None:
@@ -328,61 +325,46 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.1f} s"
 
 
-def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> None:
-    from harness import runner
-    from harness.registry import Registry
+def _cmd_run(args: argparse.Namespace, argv: Sequence[str], registry: Registry) -> None:
+    """``harness run``: :func:`harness.api.evaluate` (or :func:`harness.api.plan`) with the options."""
+    from harness import api
 
     if args.data_dir is None:
         print("Using the built-in demo data (pass --data-dir to score the real benchmark files).", file=sys.stderr)
-    registry = Registry.discover()
-    output = _output_options(args, argv)
-    options = dict(data=_data_options(args), output=output, model_args=args.model_args, device=args.device,
-                   batch_size=args.batch_size, seed=args.seed, threads=args.threads, cache=not args.no_cache,
-                   cache_dir=args.cache_dir, registry=registry)
-    if args.model.startswith("@"):
-        _run_family(args, runner.expand_suite(args.task, registry), Path(args.model[1:]), output.leaderboard, options)
-        return
-    if args.labels is not None:
-        raise HarnessError("--labels goes with a model family (@family.json); give a single task its labels as "
-                           "TASK:labels=DIR")
-    if args.task in registry.suites.entries and args.task in registry.tasks.entries:
+    if args.task in registry.suites.entries and args.task in registry.tasks.entries and not args.model.startswith("@"):
         _check_task_not_suite(args, registry)
-    tasks = runner.expand_tasks(args.task, registry)
+    common = dict(model_args=args.model_args, labels=args.labels, device=args.device, batch_size=args.batch_size,
+                  seed=args.seed, threads=args.threads, cache_dir=_cache_dir(args),
+                  registry=registry, **_data_arguments(args))
     if args.dry_run:
-        _print_plan(runner.plan_suite(tasks, args.model, **options))
+        for number, plan in enumerate(api.plan(args.task, args.model, **common)):
+            if number:
+                print()
+            _print_plan(plan)
         return
-    outcomes = runner.run_suite(tasks, args.model, resume=args.resume, **options)
-    _report_all([o for o in outcomes if o.result_path is not None], output.leaderboard, args)  # rank 0 reports
+    output = _output_arguments(args, argv)
+    outcomes = api.evaluate(args.task, args.model, resume=args.resume, progress=not args.quiet, **common, **output)
+    _report_all([o for o in outcomes if o.result_path is not None], output["leaderboard"], args)  # rank 0 reports
+
+
+def _cache_dir(args: argparse.Namespace) -> Path | None:
+    """The embedding cache of a run: ``--cache-dir``, the default folder, or none (``--no-cache``)."""
+    from harness.cache import default_root
+
+    return None if args.no_cache else (args.cache_dir or default_root())
 
 
 def _check_task_not_suite(args: argparse.Namespace, registry: Registry) -> None:
     """A name that is a task and a suite is the task with one model; a model that cannot run the
     task was meant for the suite, which runs with a model family: say so."""
-    from harness import runner
     from harness.compose import resolve_model
+    from harness.planning import check_model, load_task
 
     try:
-        runner.check_model(resolve_model(args.model, registry, args.model_args),
-                           [runner.load_task(registry, args.task)[0]])
+        check_model(resolve_model(args.model, registry, args.model_args), [load_task(registry, args.task)[0]])
     except HarnessError as exc:
         raise HarnessError(f"{exc} (with one model, {args.task} is the task; the suite {args.task} runs a model "
                            f"family: harness run {args.task} @family.json --labels DIR)") from None
-
-
-def _run_family(args: argparse.Namespace, suite: SuiteRun, family: Path, leaderboard_path: Path | None,
-                options: dict[str, Any]) -> None:
-    """A suite run with a model family: each task's result, then the runs scored as one submission."""
-    from harness import family as families
-
-    if args.dry_run:
-        for number, plan in enumerate(families.plan_family(suite, family, labels=args.labels, **options)):
-            if number:
-                print()
-            _print_plan(plan)
-        return
-    outcome = families.run_family(suite, family, labels=args.labels, resume=args.resume, **options)
-    reported = [o for o in [*outcome.runs, outcome.scored] if o is not None and o.result_path is not None]
-    _report_all(reported, leaderboard_path, args)
 
 
 def _report_all(outcomes: Sequence[Outcome], leaderboard_path: Path | None, args: argparse.Namespace) -> None:
@@ -407,13 +389,14 @@ def _report_all(outcomes: Sequence[Outcome], leaderboard_path: Path | None, args
                             for r in (o.result for o in outcomes) if r is not None], width))
 
 
-def _cmd_score(args: argparse.Namespace, argv: Sequence[str]) -> None:
-    from harness import runner
+def _cmd_score(args: argparse.Namespace, argv: Sequence[str], registry: Registry) -> None:
+    """``harness score``: :func:`harness.api.score` with the options."""
+    from harness import api
 
-    output = _output_options(args, argv)
-    outcome = runner.score(args.task, args.predictions, data=_data_options(args), output=output, label=args.name,
-                           input_rules=args.input_rules)
-    _report_all([outcome], output.leaderboard, args)
+    output = _output_arguments(args, argv)
+    outcome = api.score(args.task, args.predictions, label=args.name, input_rules=args.input_rules, registry=registry,
+                        **_data_arguments(args), **output)
+    _report_all([outcome], output["leaderboard"], args)
 
 
 def _cmd_leaderboard(args: argparse.Namespace) -> None:
@@ -540,11 +523,13 @@ def _cmd_validate(args: argparse.Namespace) -> None:
     print(f"{args.file}: valid {schema}" + ("" if records[0][0] is None else f" ({len(records)} lines)"))
 
 
-def _cmd_submit(args: argparse.Namespace, argv: Sequence[str]) -> None:
+def _cmd_submit(args: argparse.Namespace, argv: Sequence[str], registry: Registry) -> None:
     from harness.intake import take_submissions
+    from harness.settings import output_options
 
-    output = _output_options(args, argv)
-    verdicts = take_submissions(args.submissions, data_dir=args.data_dir, output=output, labels=args.labels)
+    output = output_options(progress=not args.quiet, **_output_arguments(args, argv))
+    verdicts = take_submissions(args.submissions, data_dir=args.data_dir, output=output, registry=registry,
+                                labels=args.labels)
     if args.json:
         print(json.dumps({"verdicts": [
             {"submission": str(v.submission), "accepted": v.accepted, "reason": v.reason or None,
@@ -588,6 +573,14 @@ def _one_line_warnings(message: Any, category: Any, filename: str, lineno: int, 
     print(f"warning: {message}", file=sys.stderr)
 
 
+def _registry(args: argparse.Namespace) -> Registry:
+    """The plugins of this command: the installed ones and those named by ``--plugin``; the run's
+    composite models resolve their inner models in it too."""
+    from harness.registry import Registry
+
+    return Registry.discover(modules=args.plugin)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``harness`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -600,15 +593,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.showwarning = _one_line_warnings
     _configure_logging(args)
     saved_plugins = os.environ.get(PLUGINS_ENV)
-    if args.plugin:  # through the environment, so every registry of this run (composites' too) loads them
+    if args.plugin:  # also for the look-ups that discover plugins themselves (plugin schemas, task languages)
         os.environ[PLUGINS_ENV] = ",".join(filter(None, [saved_plugins, *args.plugin]))
     try:
         if args.command == "list":
             _cmd_list(args)
         elif args.command == "run":
-            _cmd_run(args, argv)
+            _cmd_run(args, argv, _registry(args))
         elif args.command == "score":
-            _cmd_score(args, argv)
+            _cmd_score(args, argv, _registry(args))
         elif args.command == "compare":
             _cmd_compare(args)
         elif args.command == "leaderboard":
@@ -618,7 +611,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.command == "validate":
             _cmd_validate(args)
         elif args.command == "submit":
-            _cmd_submit(args, argv)
+            _cmd_submit(args, argv, _registry(args))
     except HarnessError as exc:
         print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code

@@ -1,22 +1,42 @@
-"""Loading a model from its spec string, for the runner and for models built from other models.
+"""Loading a model from its spec string or a Python object, for the runner and for models built
+from other models.
 
 Composite models (a dense index over any encoder, translate-test in front of any retriever) take
-the inner model as a spec string, ``name:key=value,...``, exactly as on the command line, and
-load it through the same :func:`resolve_model` the runner uses. More than one inner option needs
-``--model-args`` JSON, since commas separate the outer options.
+the inner model as a spec string, ``name:key=value,...``, exactly as on the command line, or from
+Python as a model object, and load it through the same :func:`resolve_model` the runner uses, in
+the registry the run was given (``runtime.registry``), never a fresh discovery. More than one
+inner option needs ``--model-args`` JSON, since commas separate the outer options.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
 
 from harness.capabilities import is_plain_encoder, provide
 from harness.encoding import EncodingService
+from harness.errors import HarnessError
 from harness.model import Model, ModelIdentity, Runtime
 from harness.options import bind_options, parse_named
 from harness.protocols import Encoder, Retriever
 from harness.registry import PluginInfo, Registry, load_target
+
+
+class ModelSource(Protocol):
+    """A model to run, known before it is loaded: its name, class and plugin, so a run can check
+    that the model can run its tasks before any weights are read."""
+
+    name: str
+    plugin: PluginInfo
+
+    @property
+    def cls(self) -> type[Model]: ...
+
+    def check(self, needs: type, task_name: str) -> None:
+        """Stop before loading anything if the model cannot provide what ``task_name`` needs."""
+        ...
+
+    def instantiate(self, runtime: Runtime) -> Model: ...
 
 
 @dataclass(frozen=True)
@@ -30,7 +50,6 @@ class ModelChoice:
     options: dict[str, Any]
 
     def check(self, needs: type, task_name: str) -> None:
-        """Stop before loading anything if the model cannot provide what ``task_name`` needs."""
         provide(self.cls, needs, model_name=self.name, task_name=task_name)
 
     def instantiate(self, runtime: Runtime) -> Model:
@@ -39,29 +58,79 @@ class ModelChoice:
         return model
 
 
-def resolve_model(text: str, registry: Registry, model_args: str | None = None) -> ModelChoice:
-    """The model named in ``text`` (``name:key=value,...``, options merged with ``model_args`` JSON)."""
-    named = parse_named(text, model_args)
-    spec, plugin = registry.model(named.name)
-    model_cls = load_target(spec, plugin, "model")
-    return ModelChoice(named.name, model_cls, plugin, bind_options(model_cls, named.options, owner=f"model {named.name}"))
+@dataclass(frozen=True)
+class GivenModel:
+    """A model the caller built: a harness model instance, or a Python object wrapped as one
+    (:mod:`harness.objects`). Instantiating it returns it as it is."""
+
+    model: Model
+    plugin: PluginInfo
+
+    @property
+    def name(self) -> str:
+        """The model's label: what its owner called it (a model object has no registered name)."""
+        return self.model.identity().label
+
+    @property
+    def cls(self) -> type[Model]:
+        return type(self.model)
+
+    def check(self, needs: type, task_name: str) -> None:
+        provide(self.model, needs, model_name=self.name, task_name=task_name)
+
+    def instantiate(self, runtime: Runtime) -> Model:
+        return self.model
+
+
+def resolve_model(spec: object, registry: Registry, model_args: str | None = None,
+                  label: str | None = None) -> ModelSource:
+    """The model ``spec`` names: a registered name (``name:key=value,...``, options merged with
+    ``model_args`` JSON), a harness model instance, or a Python object providing a capability;
+    ``label`` names a Python object on the leaderboard."""
+    if not isinstance(spec, str):
+        from harness.objects import PYTHON_OBJECT, as_model
+
+        if model_args:
+            raise HarnessError("model_args: options go with a model name; a model object is used as it is")
+        model = as_model(spec, label)
+        return GivenModel(model, PYTHON_OBJECT if model.name == "python-object" else _plugin_of(model, registry))
+    if label is not None:
+        raise HarnessError("label names a model object; a registered model gives its own label")
+    named = parse_named(spec, model_args)
+    spec_entry, plugin = registry.model(named.name)
+    model_cls = load_target(spec_entry, plugin, "model")
+    return ModelChoice(named.name, model_cls, plugin,
+                       bind_options(model_cls, named.options, owner=f"model {named.name}"))
+
+
+def _plugin_of(model: Model, registry: Registry) -> PluginInfo:
+    """The plugin that registers ``model``'s class, or the Python-object plugin if none does."""
+    from harness.objects import PYTHON_OBJECT
+
+    for spec, plugin in registry.models.entries.values():
+        if spec.target == f"{type(model).__module__}:{type(model).__qualname__}":
+            return plugin
+    return PYTHON_OBJECT
 
 
 def encoding_service(model: Model, runtime: Runtime, identity: ModelIdentity, *,
                      show_progress: bool) -> EncodingService | None:
     """The shared encoding queue (dedup, the embedding cache, length batches) for a plain
-    encoder; None for any other model."""
+    encoder; None for any other model. A model that its identity cannot tell apart from others
+    (an in-memory object with nothing to fingerprint) encodes without the on-disk cache."""
     if not is_plain_encoder(model):
         return None
+    if not model.reproducible:
+        runtime = replace(runtime, cache_dir=None)
     return EncodingService.for_model(model, runtime, identity.as_dict(), show_progress=show_progress)
 
 
-def load_model(text: str, runtime: Runtime, *, needs: type | None, owner: str,
-               registry: Registry | None = None) -> tuple[Model, Any]:
-    """Instantiate the model named in ``text``; return it (for its identity) and it as a ``needs``
-    (adapted where the harness knows how; itself when ``needs`` is None), or raise a one-line
-    error naming ``owner``, the composite that asked for it."""
-    choice = resolve_model(text, registry or Registry.discover())
+def load_model(spec: object, runtime: Runtime, *, needs: type | None, owner: str) -> tuple[Model, Any]:
+    """Instantiate the model ``spec`` names (a name with options, or a model object), in the
+    run's registry; return it (for its identity) and it as a ``needs`` (adapted where the harness
+    knows how; itself when ``needs`` is None), or raise a one-line error naming ``owner``, the
+    composite that asked for it."""
+    choice = resolve_model(spec, runtime.registry or Registry.discover())
     if needs is not None:
         choice.check(needs, owner)
     model = choice.instantiate(runtime)

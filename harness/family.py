@@ -24,10 +24,9 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from harness.compose import resolve_model
 from harness.distributed import current_world
@@ -36,10 +35,11 @@ from harness.io import read_json
 from harness.model import ModelIdentity
 from harness.options import bind_options, format_named, parse_named, path_options
 from harness.registry import Registry, load_target
-from harness.runner import (
-    DataOptions, LoadedTask, Outcome, OutputOptions, Plan, SuiteRun, check_model, load_task, plan_suite, run_suite,
-    score, with_data, with_labels,
-)
+from harness.execution import Plan
+from harness.planning import LoadedTask, SuiteRun, check_model, load_task, with_data, with_labels
+from harness.recording import Outcome
+from harness.runner import plan_suite, run_suite, score
+from harness.settings import DataOptions, ExecutionOptions, OutputOptions
 from harness.validation import validate
 
 #: The schema of a family file.
@@ -149,16 +149,18 @@ def _with_labels(text: str, labels: Path | None, registry: Registry) -> str:
     return format_named(named.name, with_labels(registry, named.name, named.options, labels))
 
 
-def plan_family(suite: SuiteRun, family_path: Path, *, labels: Path | None = None, **options: Any) -> list[Plan]:
+def plan_family(suite: SuiteRun, family_path: Path, *, labels: Path | None = None, data: DataOptions | None = None,
+                execution: ExecutionOptions | None = None, registry: Registry | None = None) -> list[Plan]:
     """What :func:`run_family` would do (``--dry-run``): one plan per model of the family."""
-    registry = options.setdefault("registry", Registry.discover())
-    plan = _family_plan(suite, family_path, labels, options.get("data") or DataOptions(), registry)
-    options["data"] = plan.data
-    return [plan_suite(members, model_text, loaded=loaded, **options) for model_text, members, loaded in plan.groups]
+    registry = registry or Registry.discover()
+    plan = _family_plan(suite, family_path, labels, data or DataOptions(), registry)
+    return [plan_suite(members, model_text, data=plan.data, execution=execution, registry=registry, loaded=loaded)
+            for model_text, members, loaded in plan.groups]
 
 
-def run_family(suite: SuiteRun, family_path: Path, *, labels: Path | None = None, resume: bool = False,
-               **options: Any) -> FamilyOutcome:
+def run_family(suite: SuiteRun, family_path: Path, *, labels: Path | None = None, data: DataOptions | None = None,
+               execution: ExecutionOptions | None = None, output: OutputOptions | None = None,
+               registry: Registry | None = None) -> FamilyOutcome:
     """Run a suite with a model family (:mod:`harness.family`): each task with its own model, the
     tasks that share a model as one suite (loaded once, one encoding queue); then, when the suite
     has a ``scored_by`` task, the folder of exactly these runs is scored as one submission by it
@@ -167,41 +169,40 @@ def run_family(suite: SuiteRun, family_path: Path, *, labels: Path | None = None
     Each run is an ordinary run (its result, predictions and leaderboard entry, ``--resume``
     as usual); the scoring's model is the family, identified by its members' identities.
     """
-    registry = options.setdefault("registry", Registry.discover())
-    if options.get("model_args"):
-        raise HarnessError("--model-args: a family names each task's model with its options; write them there")
-    plan = _family_plan(suite, family_path, labels, options.get("data") or DataOptions(), registry)
-    options["data"] = plan.data
+    registry = registry or Registry.discover()
+    output = output or OutputOptions()
+    plan = _family_plan(suite, family_path, labels, data or DataOptions(), registry)
     runs: list[Outcome] = []
     for model_text, members, loaded in plan.groups:
-        runs.extend(run_suite(members, model_text, resume=resume, loaded=loaded, **options))
+        runs.extend(run_suite(members, model_text, data=plan.data, execution=execution, output=output,
+                              registry=registry, loaded=loaded))
     if suite.scored_by is None or not current_world().is_main:
         return FamilyOutcome(runs, None)
     assert labels is not None  # _family_plan refused a scored suite without labels
-    return FamilyOutcome(runs, _score_runs(suite.scored_by, runs, plan.family, labels, options))
+    return FamilyOutcome(runs, _score_runs(suite.scored_by, runs, plan, labels, output, registry))
 
 
-def _score_runs(task_text: str, runs: Sequence[Outcome], family: ModelFamily, labels: Path,
-                options: Mapping[str, Any]) -> Outcome:
+def _score_runs(task_text: str, runs: Sequence[Outcome], plan: _FamilyPlan, labels: Path, output: OutputOptions,
+                registry: Registry) -> Outcome:
     """Score the folder of exactly ``runs`` (their results and predictions, in the results
     layout) with ``task_text``: earlier runs in the output folder take no part."""
-    output: OutputOptions = options.get("output") or OutputOptions()
-    data: DataOptions = options.get("data") or DataOptions()
+    family = plan.family
     results = [(run.result, run.result_path) for run in runs if run.result is not None and run.result_path is not None]
     identity = ModelIdentity(
         name="model-family", label=family.name,
-        options={"members": {result.task.name: {key: value for key, value in result.model.identity.as_dict().items()
-                                                if key != "details"} for result, _ in results}},
+        options={"members": {result.task.name: result.model.identity.key() for result, _ in results}},
         details={"family": str(family.file), "models": family.models,
                  "runs": {result.task.name: str(path) for result, path in results}},
     )
+    assert output.output_dir is not None  # a family's runs are scored from their folders
     with tempfile.TemporaryDirectory(prefix="harness-family-") as folder:
         for result, path in results:
             run_dir = path.parent
             copy = Path(folder) / run_dir.relative_to(output.output_dir)
             copy.mkdir(parents=True)
             shutil.copy2(path, copy / path.name)
+            assert result.predictions.path is not None  # written beside the result
             predictions = Path(result.predictions.path)
             (shutil.copytree if predictions.is_dir() else shutil.copy2)(predictions, copy / predictions.name)
-        return score(task_text, Path(folder), data=DataOptions(data_dir=labels, split=data.split), output=output,
-                     registry=options.get("registry"), identity=identity)
+        return score(task_text, Path(folder), data=DataOptions(data_dir=labels, split=plan.data.split), output=output,
+                     registry=registry, identity=identity)

@@ -30,9 +30,10 @@ from harness.options import format_named, parse_named
 from harness.provenance import describe_files
 from harness.registry import Registry
 from harness.results import Interval, RunResult, read_result
-from harness.runner import (
-    DataOptions, Outcome, OutputOptions, evaluation_intervals, load_data, score, task_with_options, with_labels,
-)
+from harness.planning import load_data, task_with_options, with_labels
+from harness.recording import Outcome, evaluation_intervals
+from harness.runner import file_identity, score
+from harness.settings import DataOptions, OutputOptions
 from harness.stats.bootstrap import BootstrapSettings
 from harness.task import Evaluation, InputRules, Task, main_cell
 from harness.validation import validate
@@ -55,6 +56,8 @@ class Rescored:
 def _predictions_path(result: RunResult, result_path: Path) -> Path:
     """The predictions a result names: its recorded path, else the same name beside the result
     (a result folder copied elsewhere)."""
+    if result.predictions.path is None:
+        raise HarnessError(f"{result_path}: predictions: the run kept them in memory only (no file to rescore)")
     recorded = Path(result.predictions.path)
     for candidate in (recorded, result_path.parent / recorded.name):
         if candidate.exists():
@@ -195,9 +198,9 @@ def _score_submission(folder: Path, data_dir: Path | None, output: OutputOptions
                                "the submission folder")
         task = parse_named(entry["task"])
         outcomes.append(score(
-            format_named(task.name, with_labels(registry, task.name, task.options, labels)), predictions, data=DataOptions(data_dir=data_dir, split=entry.get("split")),
-            output=output,
-            label=card["name"], registry=registry, details={"card": card},
+            format_named(task.name, with_labels(registry, task.name, task.options, labels)), predictions,
+            data=DataOptions(data_dir=data_dir, split=entry.get("split")), output=output, registry=registry,
+            identity=file_identity(predictions, label=card["name"], details={"card": card}),
         ))
     return outcomes
 

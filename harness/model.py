@@ -14,10 +14,13 @@ import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from harness.errors import HarnessError
 from harness.protocols import CAPABILITIES, protocol_methods
+
+if TYPE_CHECKING:
+    from harness.registry import Registry
 
 DeviceChoice = Literal["auto", "cpu", "cuda"]
 
@@ -39,6 +42,10 @@ class Runtime:
     #: it before loading the model (so a model may pass it to its own engine) and applies it to
     #: torch after (:func:`apply_threads`).
     threads: int | None = None
+    #: The plugins this run was given: a composite model (``dense:encoder=...``) resolves its inner
+    #: model here, so a model registered at run time (``--plugin``, a test's registry) is found
+    #: there too. None: the installed plugins, discovered when first asked for.
+    registry: Registry | None = field(default=None, repr=False, compare=False)
     _device: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -100,6 +107,10 @@ class Model(ABC):
     name: str = ""
     #: Numeric precision of the forward pass, for the result's execution record.
     precision: str = "n/a"
+    #: Whether :meth:`identity` alone tells this model apart from every other. Registered models
+    #: are built from their name and options; an in-memory object with no weights to fingerprint
+    #: is not (:mod:`harness.objects`): its result says so and no on-disk cache is shared with it.
+    reproducible: bool = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Check the declaration when the class is defined, so a model that declares a capability

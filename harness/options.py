@@ -14,13 +14,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from harness.errors import HarnessError
 from harness.io import DuplicateKeyError, parse_json
 
 #: Keyword arguments the harness itself passes to every model; never user options.
 RESERVED = frozenset({"runtime"})
+
+#: The type of a composite model's option that names an inner model: text as on the command line
+#: (``hf-encoder:path=...``), or, from Python, a model object (see :func:`harness.compose.load_model`).
+ModelOption = Annotated[Any, "model"]
 
 
 @dataclass(frozen=True)
@@ -31,8 +35,9 @@ class NamedSpec:
     options: dict[str, Any] = field(default_factory=dict)
 
 
-def parse_named(text: str, extra_json: str | None = None) -> NamedSpec:
-    """Parse ``name:key=value,...``; ``extra_json`` (a JSON object) adds or overrides options."""
+def parse_named(text: str, extra_json: str | Mapping[str, Any] | None = None) -> NamedSpec:
+    """Parse ``name:key=value,...``; ``extra_json`` (a JSON object, or from Python a mapping)
+    adds or overrides options."""
     name, _, rest = text.partition(":")
     name = name.strip()
     if not name:
@@ -46,7 +51,9 @@ def parse_named(text: str, extra_json: str | None = None) -> NamedSpec:
             if key.strip() in options:  # which value was meant cannot be guessed
                 raise HarnessError(f"'{text}': option '{key.strip()}' is given twice")
             options[key.strip()] = value.strip()
-    if extra_json:
+    if isinstance(extra_json, Mapping):
+        options.update(extra_json)
+    elif extra_json:
         try:
             extra = parse_json(extra_json, unique_keys=True, allow_nan=False)
         except DuplicateKeyError as exc:
@@ -66,6 +73,8 @@ def format_named(name: str, options: Mapping[str, Any]) -> str:
 
 def _coerce(value: Any, annotation: Any, owner: str, key: str) -> Any:
     """Turn a command-line string (or JSON value) into the declared type."""
+    if annotation == ModelOption:
+        return value  # a model's text is parsed, and an object wrapped, where the model is loaded
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
     if origin is typing.Union or (origin is not None and type(None) in args):
@@ -108,7 +117,7 @@ def _coerce(value: Any, annotation: Any, owner: str, key: str) -> Any:
 def bind_options(factory: Callable[..., Any], options: Mapping[str, Any], owner: str) -> dict[str, Any]:
     """Check ``options`` against ``factory``'s keyword parameters and convert their values."""
     signature = inspect.signature(factory)
-    hints = typing.get_type_hints(factory.__init__ if inspect.isclass(factory) else factory)
+    hints = typing.get_type_hints(factory.__init__ if inspect.isclass(factory) else factory, include_extras=True)
     accepted = {
         name: param
         for name, param in signature.parameters.items()

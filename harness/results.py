@@ -208,9 +208,10 @@ class ResultRow:
 
 @dataclass(frozen=True)
 class PredictionsRecord:
-    """Where the predictions a result scores are, in which format, and their hash."""
+    """Where the predictions a result scores are (None: kept in memory only, by the library API),
+    in which format, and their hash."""
 
-    path: str
+    path: str | None
     format: str
     sha256: str
 

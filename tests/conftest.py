@@ -85,17 +85,18 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
 def _results_read_back(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every result any test writes is read back from disk through the typed model and must come
     out unchanged, so :class:`harness.results.RunResult` round-trips every result the suite makes."""
-    from harness import runner
+    from harness import recording
     from harness.io import read_json
+    from harness.layout import RunFolder
     from harness.results import RunResult
 
-    write = runner.write_result
+    write = recording.write_result
 
-    def write_and_read_back(result: RunResult, run_dir: Path, output: runner.OutputOptions) -> Path:
-        path = write(result, run_dir, output)
+    def write_and_read_back(result: RunResult, folder: RunFolder, leaderboard: Path | None) -> Path:
+        path = write(result, folder, leaderboard)
         raw = read_json(path)
         assert RunResult.from_dict(raw).to_dict() == raw, f"{path} does not read back unchanged"
         assert RunResult.from_dict(raw) == result
         return path
 
-    monkeypatch.setattr(runner, "write_result", write_and_read_back)
+    monkeypatch.setattr(recording, "write_result", write_and_read_back)

@@ -251,7 +251,7 @@ def _lines(path: Path) -> list[str]:
 
 def _mkqa_data(work: Path) -> list[dict[str, Any]]:
     from harness.registry import Registry
-    from harness.runner import load_task
+    from harness.planning import load_task
 
     task, _ = load_task(Registry.discover(), "mkqa")
     return [json.loads(line) for line in _lines(task.demo_data_dir() / "mkqa.jsonl") if line.strip()]

@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from harness.registry import Registry
-from harness.runner import DataOptions, load_data, load_task
+from harness.planning import load_data, load_task
+from harness.settings import DataOptions
 from harness.stats.records import InstanceTable, read_instances, write_instances
 from harness.task import Evaluation, Task
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from harness.compose import identity_part, load_model
 from harness.model import Model, ModelIdentity, Runtime
+from harness.options import ModelOption
 from harness.protocols import Corpus, Encoder, Retriever
 from harness.provenance import package_version
 
@@ -24,7 +25,7 @@ class DenseRetriever(Model):
     """Encoder + on-disk vector shards + exact or faiss search."""
     provides = frozenset({Retriever})
 
-    def __init__(self, *, runtime: Runtime, encoder: str = "e5-small", index: IndexKind = "exact",
+    def __init__(self, *, runtime: Runtime, encoder: ModelOption = "e5-small", index: IndexKind = "exact",
                  index_dir: Path | None = None, shard_size: int = 65536, hnsw_m: int = 32, ef_construction: int = 200,
                  ef_search: int = 128, nlist: int = 1024, nprobe: int = 16) -> None:
         """``encoder``: the encoder model, as on the command line (``hf-encoder:path=...``);

@@ -21,6 +21,7 @@ from harness.capabilities import provide
 from harness.compose import identity_part, load_model
 from harness.errors import HarnessError
 from harness.model import Model, ModelIdentity, Runtime
+from harness.options import ModelOption
 from harness.protocols import Corpus, Ranking, Reader, ReadingExample, Retriever, SearchIndex, SpanAnswer, Translator
 from harness.qa.translate import KeyedTranslator, translate_each
 
@@ -32,7 +33,7 @@ class TranslateTest(Model):
     """Translate the question, then retrieve or read in ``target_lang``."""
     provides = frozenset({Retriever, Reader})
 
-    def __init__(self, *, runtime: Runtime, translator: str, model: str, target_lang: str = "en",
+    def __init__(self, *, runtime: Runtime, translator: ModelOption, model: ModelOption, target_lang: str = "en",
                  candidates: bool = False, contexts: bool = False) -> None:
         """``translator``: a translator model (``translations:file=...`` or ``hf-translator:path=...``);
         ``model``: the retriever, encoder or reader that works in ``target_lang``; ``candidates``:
@@ -43,7 +44,8 @@ class TranslateTest(Model):
         self.target_lang = target_lang
         self.candidates = candidates
         self.contexts = contexts
-        if runtime.cache_dir is not None and not isinstance(self.translator, KeyedTranslator):
+        if (runtime.cache_dir is not None and self.translator_model.reproducible
+                and not isinstance(self.translator, KeyedTranslator)):
             self.translator = CachedTranslator(self.translator, TranslationCache(
                 runtime.cache_dir, identity_part(self.translator_model)))
 

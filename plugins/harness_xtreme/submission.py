@@ -41,6 +41,7 @@ from typing import Any
 
 from harness.errors import HarnessError, InputError
 from harness.io import write_folder_atomic
+from harness.layout import task_results
 from harness.protocols import PredictionSource
 from harness.results import read_result
 from harness.stats.records import Instance, InstanceTable
@@ -96,20 +97,24 @@ RUN_FILES: dict[str, tuple[str, ...]] = {
 
 
 def run_predictions(folder: Path, definition: TaskDef) -> Path | None:
-    """The ``predictions`` folder of the one run of a task in a results folder
-    (``{task}/{model}/{run_id}-{time}/``, what ``harness run --output-dir`` writes; of re-runs of
-    one configuration, the newest), or None when
-    ``folder`` is a submission's task folder (it has the first language's file)."""
+    """The predictions of the one run of a task in a results folder (the core's layout,
+    :func:`harness.layout.task_results`; of re-runs of one configuration, the newest), or None
+    when ``folder`` is a submission's task folder (it has the first language's file)."""
     if (folder / definition.file_name(definition.languages[0])).is_file():
         return None
-    results = [read_result(path) for path in folder.glob("*/*/result.json")]
+    results = [read_result(path) for path in task_results(folder)]
     results.sort(key=lambda run: run[0].provenance.finished_at)
     if len({result.run_id for result, _ in results}) > 1:
         named = ", ".join(str(run.relative_to(folder)) for _, run in results)
         raise InputError(f"{len(results)} runs of {definition.name} ({named}): a results folder is read as a "
                          "submission when it holds one run configuration per task (re-runs of it: the newest counts)",
                          file=folder)
-    return results[-1][1] / "predictions" if results else None
+    if not results:
+        return None
+    result, run = results[-1]
+    if result.predictions.path is None:
+        raise InputError("the run kept its predictions in memory only", file=run)
+    return run / Path(result.predictions.path).name  # beside its result, wherever the folder was copied
 
 
 def run_file(predictions: Path, definition: TaskDef, lang: str) -> Path:

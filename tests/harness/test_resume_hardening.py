@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness import runner
+from harness import settings
 from harness.registry import Registry
 from tests.harness.fakes import SEARCHES, fake_registry
 from tests.harness.test_runner import EXPECTED_ROWS, outputs
@@ -45,7 +46,7 @@ def test_a_damaged_unit_is_dropped_and_predicted_again(tmp_path: Path, registry:
     de = parts / "de.json"
     de.write_text(damage(de.read_text(encoding="utf-8")), encoding="utf-8")
     with pytest.warns(RuntimeWarning, match=f"de.json: .*{problem}.*; that unit is predicted again"):
-        outcome = runner.run("fake-lookup", "word-overlap", output=outputs(tmp_path), registry=registry, resume=True)
+        outcome = runner.run("fake-lookup", "word-overlap", output=outputs(tmp_path), registry=registry, execution=settings.ExecutionOptions(resume=True))
     assert outcome.resumed_units == ["en"]
     assert SEARCHES["count"] == 3 + 2  # de and fr searched again
     assert [(r.subset, r.metrics["p@1"], r.count) for r in outcome.result.rows] == EXPECTED_ROWS
@@ -60,7 +61,7 @@ def test_stale_temporaries_of_the_run_are_removed_on_resume(tmp_path: Path, regi
     stale[1].write_text("{", encoding="utf-8")
     stale[2].mkdir()
     (stale[2] / "inner").write_text("x", encoding="utf-8")
-    outcome = runner.run("fake-lookup", "word-overlap", output=outputs(tmp_path), registry=registry, resume=True)
+    outcome = runner.run("fake-lookup", "word-overlap", output=outputs(tmp_path), registry=registry, execution=settings.ExecutionOptions(resume=True))
     assert outcome.resumed_units == ["de", "en"]
     assert not any(path.exists() for path in stale)
     assert not list(run_dir.rglob(".*"))

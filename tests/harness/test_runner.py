@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
+from harness import execution
 from harness import runner
+from harness import settings
 from harness.errors import CapabilityError
 from harness.io import read_json
 from harness.registry import Registry
@@ -27,8 +29,8 @@ def registry() -> Registry:
     return fake_registry()
 
 
-def outputs(tmp_path: Path) -> runner.OutputOptions:
-    return runner.OutputOptions(output_dir=tmp_path / "results", leaderboard=tmp_path / "board.json",
+def outputs(tmp_path: Path) -> settings.OutputOptions:
+    return settings.OutputOptions(output_dir=tmp_path / "results", leaderboard=tmp_path / "board.json",
                                 show_progress=False, command=("test",))
 
 
@@ -62,7 +64,7 @@ def test_an_interrupted_run_resumes_without_recomputing_saved_units(tmp_path: Pa
     assert sorted(p.name for p in (tmp_path / "results").rglob("parts/*.json")) == ["de.json", "en.json"]
     assert not list((tmp_path / "results").rglob("result.json")) and not (tmp_path / "board.json").exists()
 
-    outcome = runner.run("fake-lookup", "word-overlap", output=outputs(tmp_path), registry=registry, resume=True)
+    outcome = runner.run("fake-lookup", "word-overlap", output=outputs(tmp_path), registry=registry, execution=settings.ExecutionOptions(resume=True))
     assert outcome.resumed_units == ["de", "en"]
     assert SEARCHES["count"] == 3 + 1  # only fr was searched again
     assert [(r.subset, r.metrics["p@1"], r.count) for r in outcome.result.rows] == EXPECTED_ROWS
@@ -70,8 +72,9 @@ def test_an_interrupted_run_resumes_without_recomputing_saved_units(tmp_path: Pa
 
 def test_scoring_the_predictions_file_gives_the_same_scores(tmp_path: Path, registry: Registry) -> None:
     first = runner.run("fake-lookup", "word-overlap", output=outputs(tmp_path), registry=registry)
-    scored = runner.score("fake-lookup", Path(first.result.predictions.path), output=outputs(tmp_path),
-                          registry=registry, label="replayed")
+    path = Path(first.result.predictions.path)
+    scored = runner.score("fake-lookup", path, output=outputs(tmp_path), registry=registry,
+                          identity=runner.file_identity(path, label="replayed"))
     assert scored.result.kind == "score" and scored.result.rows == first.result.rows
     assert scored.result.model.label == "replayed" and scored.result.model.identity.weights.startswith("sha256:")
 
@@ -90,7 +93,7 @@ def test_a_model_without_the_needed_capability_stops_before_loading(tmp_path: Pa
 
 
 def test_limit_and_languages_are_recorded(tmp_path: Path, registry: Registry) -> None:
-    outcome = runner.run("fake-lookup", "word-overlap", data=runner.DataOptions(languages=("en", "fr"), limit=1),
+    outcome = runner.run("fake-lookup", "word-overlap", data=settings.DataOptions(languages=("en", "fr"), limit=1),
                          output=outputs(tmp_path), registry=registry)
     data = outcome.result.data
     assert data.languages == ("en", "fr") and data.limit == 1 and data.statistics["questions"] == 2
@@ -103,7 +106,7 @@ def test_limit_and_languages_are_recorded(tmp_path: Path, registry: Registry) ->
 
 def test_a_plan_describes_the_run_without_running_it(tmp_path: Path, registry: Registry) -> None:
     plan = runner.plan_suite(["fake-lookup"], "word-overlap", output=outputs(tmp_path), registry=registry)
-    assert isinstance(plan, runner.Plan)
+    assert isinstance(plan, execution.Plan)
     assert plan.model == "word-overlap" and plan.encoding is None  # not an encoder
     assert [(t["task"], t["units"], t["statistics"]["questions"]) for t in plan.tasks] == [
         ("fake-lookup", ["de", "en", "fr"], 6)]
@@ -169,7 +172,7 @@ def test_a_corrupt_leaderboard_is_reported_and_left_untouched(tmp_path: Path, re
 
 def test_a_folder_of_benchmarks_serves_every_task(tmp_path: Path, registry: Registry) -> None:
     shutil.copytree(FAKE_DATA, tmp_path / "benchmarks" / "fake" / "lookup")  # the task's data_subdir
-    outcome = runner.run("fake-lookup", "reference", data=runner.DataOptions(data_dir=tmp_path / "benchmarks"),
+    outcome = runner.run("fake-lookup", "reference", data=settings.DataOptions(data_dir=tmp_path / "benchmarks"),
                          output=outputs(tmp_path), registry=registry)
     assert outcome.result.data.source == str(tmp_path / "benchmarks" / "fake" / "lookup")
     assert outcome.result.data.demo is False and outcome.evaluation.main_score == 1.0

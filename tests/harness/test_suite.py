@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
+from harness import planning
 from harness import runner
+from harness import settings
 from harness.errors import HarnessError
 from harness.io import read_json
 from harness.registry import Registry
@@ -26,36 +28,36 @@ def registry() -> Registry:
     return fake_registry()
 
 
-def outputs(tmp_path: Path) -> runner.OutputOptions:
-    return runner.OutputOptions(output_dir=tmp_path / "results", leaderboard=tmp_path / "board.json",
+def outputs(tmp_path: Path) -> settings.OutputOptions:
+    return settings.OutputOptions(output_dir=tmp_path / "results", leaderboard=tmp_path / "board.json",
                                 show_progress=False)
 
 
 def test_task_lists_split_on_commas_between_tasks() -> None:
-    assert runner.split_task_list("fake-lookup:short=true,weight=2,other, third") == [
+    assert planning.split_task_list("fake-lookup:short=true,weight=2,other, third") == [
         "fake-lookup:short=true,weight=2", "other", "third"]
 
 
 def test_suite_files_suite_names_and_unknown_entries(tmp_path: Path, registry: Registry) -> None:
     path = tmp_path / "suite.json"
     path.write_text(json.dumps({"name": "mine", "tasks": ["fake-lookup", "fake-lookup:short=true"]}))
-    assert runner.expand_tasks(f"@{path}", registry) == SUITE
-    assert runner.expand_tasks("fake-both,fake-lookup", registry) == [*SUITE, "fake-lookup"]
+    assert planning.expand_tasks(f"@{path}", registry) == SUITE
+    assert planning.expand_tasks("fake-both,fake-lookup", registry) == [*SUITE, "fake-lookup"]
     path.write_text(json.dumps({"name": "mine", "tasks": []}))
     with pytest.raises(HarnessError, match="suite.json: field 'tasks': does not match schema suite"):
-        runner.expand_tasks(f"@{path}", registry)
+        planning.expand_tasks(f"@{path}", registry)
 
 
 def test_a_suite_encodes_each_text_once_and_a_warm_rerun_encodes_nothing(tmp_path: Path, registry: Registry) -> None:
     cache_dir = tmp_path / "cache"
-    cold = runner.run_suite(SUITE, "letter-counts", output=outputs(tmp_path), cache_dir=cache_dir, registry=registry)
+    cold = runner.run_suite(SUITE, "letter-counts", output=outputs(tmp_path), execution=settings.ExecutionOptions(cache_dir=cache_dir), registry=registry)
     assert [o.result.task.options for o in cold] == [{"short": False}, {"short": True}]
     encoding = cold[-1].result.provenance.execution["encoding"]
     assert encoding["encoded"] == encoding["unique"] == UNIQUE
     assert cold[0].result.provenance.execution["suite"] == ["fake-lookup", "fake-lookup"]
     assert len(read_json(tmp_path / "board.json")["entries"]) == 2
 
-    warm = runner.run_suite(SUITE, "letter-counts", output=outputs(tmp_path), cache_dir=cache_dir, registry=registry)
+    warm = runner.run_suite(SUITE, "letter-counts", output=outputs(tmp_path), execution=settings.ExecutionOptions(cache_dir=cache_dir), registry=registry)
     warm_encoding = warm[-1].result.provenance.execution["encoding"]
     assert warm_encoding["encoded"] == 0 and warm_encoding["cache_hits"] == UNIQUE
     assert [o.result.rows for o in warm] == [o.result.rows for o in cold]

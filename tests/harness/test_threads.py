@@ -17,9 +17,11 @@ RUN = """
 import json, pathlib, sys
 {imports}
 from harness import runner
+from harness.settings import ExecutionOptions, OutputOptions
 from tests.harness.fakes import fake_registry
-outcome = runner.run("fake-lookup", {model!r}, threads={threads!r}, cache=False, registry=fake_registry(),
-                     output=runner.OutputOptions(output_dir=pathlib.Path(sys.argv[1]), leaderboard=None, show_progress=False))
+outcome = runner.run("fake-lookup", {model!r}, execution=ExecutionOptions(threads={threads!r}),
+                     registry=fake_registry(),
+                     output=OutputOptions(output_dir=pathlib.Path(sys.argv[1]), show_progress=False))
 torch = sys.modules.get("torch")
 print(json.dumps({{"recorded": outcome.result.provenance.execution["threads"],
                    "torch": [torch.get_num_threads(), torch.get_num_interop_threads()] if torch else None}}))

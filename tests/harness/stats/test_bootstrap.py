@@ -83,7 +83,8 @@ def mlqa_gxlt_instances(real_data: Path):
     import random
 
     from harness.registry import Registry
-    from harness.runner import DataOptions, load_data, load_task
+    from harness.planning import load_data, load_task
+    from harness.settings import DataOptions
 
     task, _ = load_task(Registry.discover(), "mlqa:mode=gxlt")
     data = load_data(task, DataOptions(data_dir=real_data, split="dev"))

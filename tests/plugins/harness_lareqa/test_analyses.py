@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from harness import runner
+from harness import settings
 from harness.demo import parallel_qa_dir
 from harness.hookspecs import hookimpl
 from harness.model import Model, ModelIdentity, Runtime
@@ -150,8 +151,8 @@ def case(request: pytest.FixtureRequest, registry: Registry, tmp_path: Path) -> 
     task, model, where, limit = request.param
     if request.param not in _built:
         data_dir = _data_dir(request, task, where, tmp_path)
-        outcome = runner.run(task, model, registry=registry, data=runner.DataOptions(data_dir=data_dir, limit=limit),
-                             output=runner.OutputOptions(output_dir=tmp_path / "results", leaderboard=None,
+        outcome = runner.run(task, model, registry=registry, data=settings.DataOptions(data_dir=data_dir, limit=limit),
+                             output=settings.OutputOptions(output_dir=tmp_path / "results", leaderboard=None,
                                                          show_progress=False))
         validate(outcome.result.to_dict(), "run-result", file=tmp_path / "result.json")  # the runner did too
         assert outcome.result.diagnostics["remove_one_target"]["full"] == outcome.result.rows[0].metrics["map"]
@@ -268,7 +269,7 @@ def test_mean_ranks_average_ties_and_first_correct_keeps_pool_order(case: tuple[
 
 def test_pool_mono_scores_each_language_against_its_own_candidates(registry: Registry, tmp_path: Path) -> None:
     reference = Reference(LAReQA(), parallel_qa_dir(), None, tie_scores)
-    output = runner.OutputOptions(output_dir=tmp_path / "results", leaderboard=None, show_progress=False)
+    output = settings.OutputOptions(output_dir=tmp_path / "results", leaderboard=None, show_progress=False)
     mono = runner.run("lareqa:pool=mono", "tied-scores", registry=registry, output=output)
     assert mono.result.task.options == {"candidates": "concat", "pool": "mono"}
     expected = [reference.monolingual_ap(q) for q in reference.questions]

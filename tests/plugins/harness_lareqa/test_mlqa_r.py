@@ -14,7 +14,9 @@ from typing import Any
 
 import pytest
 
+from harness import planning
 from harness import runner
+from harness import settings
 from harness.errors import HarnessError, InputError
 from harness.task import DataRequest
 
@@ -96,7 +98,7 @@ def test_missing_files_and_bad_records_are_one_clear_error(tmp_path: Path) -> No
 
 def test_without_a_data_dir_the_run_asks_for_one() -> None:
     with pytest.raises(HarnessError, match="no built-in demo data; pass --data-dir"):
-        runner.load_data(MLQAR(), runner.DataOptions())
+        planning.load_data(MLQAR(), settings.DataOptions())
 
 
 #: The LAReQA paper's Table 1, MLQA-R column (questions, candidates per language).
@@ -107,7 +109,7 @@ CANDIDATES = {"ar": 2461, "de": 2446, "en": 6730, "es": 2078, "hi": 2337, "vi": 
 
 
 def test_real_mlqa_dev_gives_the_papers_questions_and_every_parallel_answer(real_data: Path) -> None:
-    data = runner.load_data(MLQAR(), runner.DataOptions(data_dir=real_data))
+    data = planning.load_data(MLQAR(), settings.DataOptions(data_dir=real_data))
     stats = data.statistics
     assert stats["questions_per_language"] == {lang: q for lang, (q, _) in TABLE_1.items()}
     assert stats["candidates_per_language"] == CANDIDATES

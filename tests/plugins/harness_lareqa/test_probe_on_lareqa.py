@@ -11,6 +11,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 
 from harness import runner
+from harness import settings
 from harness.errors import HarnessError
 from harness.model import Runtime
 from harness.registry import Registry
@@ -32,9 +33,9 @@ def straightforward_probe(texts: list[str], langs: list[str], role: str, pair: t
 
 def run(registry: Registry, tmp_path: Path, task: str, model: str, data_dir: Path | None = None,
         limit: int | None = None) -> dict:
-    outcome = runner.run(task, model, registry=registry, data=runner.DataOptions(data_dir=data_dir, limit=limit),
-                         output=runner.OutputOptions(output_dir=tmp_path / "results", leaderboard=None,
-                                                     show_progress=False), cache=False)
+    outcome = runner.run(task, model, registry=registry, data=settings.DataOptions(data_dir=data_dir, limit=limit),
+                         output=settings.OutputOptions(output_dir=tmp_path / "results", leaderboard=None,
+                                                     show_progress=False))
     return outcome.result.to_dict()  # validated against the run-result schema by the runner
 
 

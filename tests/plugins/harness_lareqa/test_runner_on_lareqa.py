@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from harness import runner
+from harness import settings
 from harness.errors import CapabilityError
 from harness.hookspecs import hookimpl
 from harness.io import read_json
@@ -55,8 +56,8 @@ def registry() -> Registry:
     return registry
 
 
-def outputs(tmp_path: Path) -> runner.OutputOptions:
-    return runner.OutputOptions(output_dir=tmp_path / "results", leaderboard=tmp_path / "board.json",
+def outputs(tmp_path: Path) -> settings.OutputOptions:
+    return settings.OutputOptions(output_dir=tmp_path / "results", leaderboard=tmp_path / "board.json",
                                 show_progress=False, command=("test",))
 
 
@@ -93,7 +94,7 @@ def test_an_interrupted_run_resumes_without_recomputing_saved_units(tmp_path: Pa
     assert not list((tmp_path / "results").rglob("result.json"))
     assert not (tmp_path / "board.json").exists()
 
-    outcome = runner.run("lareqa", "interrupted-bm25", output=outputs(tmp_path), registry=registry, resume=True)
+    outcome = runner.run("lareqa", "interrupted-bm25", output=outputs(tmp_path), registry=registry, execution=settings.ExecutionOptions(resume=True))
     assert outcome.resumed_units == ["ar", "de"]
     assert CALLS["search"] == 3 + 7  # only the 7 unfinished languages were searched again
     plain = runner.run("lareqa", "bm25", output=outputs(tmp_path))
@@ -124,7 +125,7 @@ def test_a_model_without_the_needed_capability_stops_before_loading(tmp_path: Pa
 
 
 def test_limit_and_languages_are_recorded(tmp_path: Path) -> None:
-    outcome = runner.run("lareqa", "bm25", data=runner.DataOptions(languages=("en", "zh"), limit=5),
+    outcome = runner.run("lareqa", "bm25", data=settings.DataOptions(languages=("en", "zh"), limit=5),
                          output=outputs(tmp_path))
     data = outcome.result.data
     assert data.languages == ("en", "zh") and data.limit == 5
@@ -136,8 +137,8 @@ def test_limit_and_languages_are_recorded(tmp_path: Path) -> None:
 def test_limit_samples_questions_against_the_full_pool(tmp_path: Path) -> None:
     # The demo data: 24 questions in each of 9 languages, 324 candidates.
     full = runner.run("lareqa", "bm25", output=outputs(tmp_path / "full"))
-    limited = runner.run("lareqa", "bm25", data=runner.DataOptions(limit=3), output=outputs(tmp_path / "limited"))
-    again = runner.run("lareqa", "bm25", data=runner.DataOptions(limit=3), output=outputs(tmp_path / "again"))
+    limited = runner.run("lareqa", "bm25", data=settings.DataOptions(limit=3), output=outputs(tmp_path / "limited"))
+    again = runner.run("lareqa", "bm25", data=settings.DataOptions(limit=3), output=outputs(tmp_path / "again"))
     stats = limited.result.data.statistics
     assert stats["candidates"] == full.result.data.statistics["candidates"] == 324
     assert stats["questions_per_language"] == {lang: 3 for lang in stats["questions_per_language"]}
@@ -162,7 +163,7 @@ def test_cli_run_prints_a_table_and_paths(harness_cli: Any) -> None:
     code, out, err = harness_cli("run", "lareqa", "bm25", "--langs", "en,de", "--limit", "4", "--quiet")
     assert code == 0, err
     assert "Using the built-in demo data" in err
-    assert "main score: map = " in out and "result: results/lareqa/BM25/" in out
+    assert "main score: map = " in out and "result: results/lareqa/bm25/" in out
     code, out, _ = harness_cli("leaderboard", "show")
     assert code == 0 and "lareqa (test) - main score: map" in out and "limit 4" in out
     result_path = next(Path("results").rglob("result.json"))
@@ -213,7 +214,7 @@ def test_a_folder_of_benchmarks_serves_every_task(tmp_path: Path) -> None:
     from harness.demo import parallel_qa_dir
 
     shutil.copytree(parallel_qa_dir(), tmp_path / "benchmarks" / "lareqa" / "xquad-r")
-    outcome = runner.run("lareqa", "oracle", data=runner.DataOptions(data_dir=tmp_path / "benchmarks"),
+    outcome = runner.run("lareqa", "oracle", data=settings.DataOptions(data_dir=tmp_path / "benchmarks"),
                          output=outputs(tmp_path))
     assert outcome.result.data.source == str(tmp_path / "benchmarks" / "lareqa" / "xquad-r")
     assert outcome.result.data.demo is False and outcome.evaluation.main_score == 1.0

@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
+from harness import planning
 from harness import runner
+from harness import settings
 from harness.errors import HarnessError
 from harness.io import read_json
 from harness.registry import Registry
@@ -21,30 +23,30 @@ from harness.registry import Registry
 SUITE = ["lareqa", "lareqa:candidates=sentence"]
 
 
-def outputs(tmp_path: Path) -> runner.OutputOptions:
-    return runner.OutputOptions(output_dir=tmp_path / "results", leaderboard=tmp_path / "board.json",
+def outputs(tmp_path: Path) -> settings.OutputOptions:
+    return settings.OutputOptions(output_dir=tmp_path / "results", leaderboard=tmp_path / "board.json",
                                 show_progress=False)
 
 
 def test_task_lists_split_on_commas_between_tasks() -> None:
-    assert runner.split_task_list("lareqa:candidates=pair,save_top_k=5,mlqa, xquad") == [
+    assert planning.split_task_list("lareqa:candidates=pair,save_top_k=5,mlqa, xquad") == [
         "lareqa:candidates=pair,save_top_k=5", "mlqa", "xquad"]
 
 
 def test_suite_files_and_unknown_entries(tmp_path: Path) -> None:
     path = tmp_path / "suite.json"
     path.write_text(json.dumps({"name": "mine", "tasks": ["lareqa", "lareqa:candidates=pair,save_top_k=5"]}))
-    assert runner.expand_tasks(f"@{path}", Registry.discover()) == ["lareqa", "lareqa:candidates=pair,save_top_k=5"]
+    assert planning.expand_tasks(f"@{path}", Registry.discover()) == ["lareqa", "lareqa:candidates=pair,save_top_k=5"]
     path.write_text(json.dumps({"name": "mine", "tasks": []}))
     with pytest.raises(HarnessError, match="suite.json: field 'tasks': does not match schema suite"):
-        runner.expand_tasks(f"@{path}", Registry.discover())
+        planning.expand_tasks(f"@{path}", Registry.discover())
 
 
 def test_a_suite_encodes_each_text_once_and_a_warm_rerun_encodes_nothing(
         tmp_path: Path, tiny_encoder_dir: Path) -> None:
     model = f"hf-encoder:path={tiny_encoder_dir}"
     cache_dir = tmp_path / "cache"
-    cold = runner.run_suite(SUITE, model, output=outputs(tmp_path), cache_dir=cache_dir)
+    cold = runner.run_suite(SUITE, model, output=outputs(tmp_path), execution=settings.ExecutionOptions(cache_dir=cache_dir))
     assert [o.result.task.options for o in cold] == [{"candidates": "concat"}, {"candidates": "sentence"}]
     encoding = cold[-1].result.provenance.execution["encoding"]
     # 324 concatenated candidates + 324 sentences + 216 questions, every one encoded exactly once
@@ -54,7 +56,7 @@ def test_a_suite_encodes_each_text_once_and_a_warm_rerun_encodes_nothing(
     board = read_json(tmp_path / "board.json")
     assert len(board["entries"]) == 2
 
-    warm = runner.run_suite(SUITE, model, output=outputs(tmp_path), cache_dir=cache_dir)
+    warm = runner.run_suite(SUITE, model, output=outputs(tmp_path), execution=settings.ExecutionOptions(cache_dir=cache_dir))
     warm_encoding = warm[-1].result.provenance.execution["encoding"]
     assert warm_encoding["encoded"] == 0 and warm_encoding["cache_hits"] == 864
     assert [o.result.rows for o in warm] == [o.result.rows for o in cold]
@@ -107,5 +109,5 @@ def test_two_gloo_ranks_give_the_single_process_scores(tmp_path: Path, tiny_enco
 
 def test_built_in_suites_expand_to_their_tasks() -> None:
     registry = Registry.discover()
-    assert runner.expand_tasks("mlqa-all,lareqa", registry) == ["mlqa", "mlqa:mode=gxlt", "lareqa"]
-    assert runner.expand_tasks("xtreme-qa", registry) == ["xquad", "mlqa", "tydiqa"]
+    assert planning.expand_tasks("mlqa-all,lareqa", registry) == ["mlqa", "mlqa:mode=gxlt", "lareqa"]
+    assert planning.expand_tasks("xtreme-qa", registry) == ["xquad", "mlqa", "tydiqa"]

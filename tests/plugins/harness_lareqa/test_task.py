@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from harness import runner
+from harness import settings
 from harness.hookspecs import hookimpl
 from harness.io import read_json
 from harness.model import Model, ModelIdentity, Runtime
@@ -93,8 +94,8 @@ def registry() -> Registry:
     return registry
 
 
-def outputs(tmp_path: Path) -> runner.OutputOptions:
-    return runner.OutputOptions(output_dir=tmp_path / "results", leaderboard=None, show_progress=False)
+def outputs(tmp_path: Path) -> settings.OutputOptions:
+    return settings.OutputOptions(output_dir=tmp_path / "results", leaderboard=None, show_progress=False)
 
 
 def test_hash_encoder_scores_equal_the_official_scorer_on_the_demo_data(tmp_path: Path, registry: Registry) -> None:
@@ -113,7 +114,7 @@ def test_hash_encoder_scores_equal_the_official_scorer_on_real_xquad_r(real_data
     # candidates) printed mAP@20 0.00024804390317953673 and full mAP 0.001503052043210483. The
     # official code scores in float64, the harness in float32 (as model outputs are): among 13,014
     # random candidates a few near-ties order differently, which moves the full mAP by 9e-11.
-    outcome = runner.run("lareqa", "hash-encoder", data=runner.DataOptions(data_dir=real_data / "lareqa" / "xquad-r"),
+    outcome = runner.run("lareqa", "hash-encoder", data=settings.DataOptions(data_dir=real_data / "lareqa" / "xquad-r"),
                          output=outputs(tmp_path), registry=registry)
     overall = outcome.result.rows[0].metrics
     assert overall["map@20"] == pytest.approx(0.00024804390317953673, abs=1e-12)
@@ -134,7 +135,7 @@ def test_real_pool_matches_table_1_and_perfect_encodings_give_map_1(real_data: P
                     s, e = next((s, e) for s, e in paragraph["sentence_breaks"] if s <= start < e)
                     text = (context[s:e] + context).replace("\n", "")
                     XlingOneHot.answers.setdefault(text, []).append(qa["id"])
-    outcome = runner.run("lareqa", "xling-one-hot", data=runner.DataOptions(data_dir=folder),
+    outcome = runner.run("lareqa", "xling-one-hot", data=settings.DataOptions(data_dir=folder),
                          output=outputs(tmp_path), registry=registry)
     stats = outcome.result.data.statistics
     assert stats["questions"] == 13090 and stats["candidates"] == 13014

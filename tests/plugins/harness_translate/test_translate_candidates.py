@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from harness import runner
+from harness import settings
 from harness.demo import parallel_qa_dir
 from harness.errors import HarnessError
 from harness.model import Runtime
@@ -80,8 +81,9 @@ def _parallel_english_file(path: Path) -> Path:
 def _run(tmp_path: Path, translator: str, candidates: bool, cache: Path | None = None) -> runner.Outcome:
     args = {"translator": translator, "model": "bm25", **({"candidates": True} if candidates else {})}
     return runner.run("lareqa", "translate-test", model_args=json.dumps(args),
-                      data=runner.DataOptions(languages=LANGS), cache=cache is not None, cache_dir=cache,
-                      output=runner.OutputOptions(output_dir=tmp_path / "results", leaderboard=None,
+                      data=settings.DataOptions(languages=LANGS),
+                      execution=settings.ExecutionOptions(cache_dir=cache),
+                      output=settings.OutputOptions(output_dir=tmp_path / "results", leaderboard=None,
                                                   show_progress=False))
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness import runner
+from harness import settings
 from harness.hookspecs import hookimpl
 from harness.model import Model, ModelIdentity, Runtime
 from harness.protocols import Reader, ReadingExample, SpanAnswer
@@ -88,8 +89,8 @@ def test_mlqa_reads_the_english_context_and_answers_in_the_original(tmp_path: Pa
     def run(contexts: bool) -> dict[str, float]:
         args = {"translator": f"translations:file={translations}", "model": "for-reader", "contexts": contexts}
         outcome = runner.run("mlqa", "translate-test", model_args=json.dumps(args),
-                             data=runner.DataOptions(data_dir=data_dir, split="dev", languages=("de",)),
-                             output=runner.OutputOptions(output_dir=tmp_path / "results", leaderboard=None,
+                             data=settings.DataOptions(data_dir=data_dir, split="dev", languages=("de",)),
+                             output=settings.OutputOptions(output_dir=tmp_path / "results", leaderboard=None,
                                                          show_progress=False))
         return outcome.result.rows[0].metrics
 

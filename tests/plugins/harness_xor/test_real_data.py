@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.runner import DataOptions, OutputOptions, run, score
+from harness.runner import run, score
+from harness.settings import DataOptions, OutputOptions
 from harness.task import Evaluation
 
 

@@ -14,7 +14,8 @@ import pytest
 
 from harness.model import Runtime
 from harness.registry import Registry
-from harness.runner import DataOptions, load_data, load_task
+from harness.planning import load_data, load_task
+from harness.settings import DataOptions
 from harness.task import RunContext
 from harness_xtreme.benchmark import MEWSLIX
 from harness_xtreme.mewslix import entity_text, mention_text

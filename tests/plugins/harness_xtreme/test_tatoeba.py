@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness.registry import Registry
-from harness.runner import expand_tasks
+from harness.planning import expand_tasks
 from harness.task import DataRequest
 
 from harness_xtreme.benchmark import TATOEBA

@@ -1,0 +1,167 @@
+"""The library API: the harness from Python, on any model object.
+
+    import harness
+    outcomes = harness.evaluate("lareqa", my_sentence_transformer, label="my-e5")
+    outcomes[0].main_score            # MainScore(metric='map', value=..., interval=(..., ...))
+
+:func:`evaluate` takes what ``harness run`` takes, as keyword arguments named like its options
+(``--data-dir`` is ``data_dir``, ``--no-cache`` is ``cache_dir=None``, ``--quiet`` is
+``progress=False``), and the CLI calls it: one path for both. ``model`` is a registered name
+with options (``"bm25:k1=1.2"``), a harness model instance, or any object with a capability's
+methods (:mod:`harness.objects`: an ``encode(texts)``, a reader callable, a retriever).
+
+Nothing is written unless asked: results, predictions and per-instance records come back in
+memory; ``output_dir`` writes them in the results layout, ``leaderboard`` adds them to a
+leaderboard file, and ``cache_dir`` keeps the vectors an encoder computed for the next run. The
+CLI passes ``results/``, ``results/leaderboard.json`` and the default cache folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import HarnessError
+from harness.execution import Plan
+from harness.recording import Outcome
+from harness.registry import Registry, load_target
+from harness.settings import DataOptions, ExecutionOptions, as_path, output_options
+from harness.stats.bootstrap import DEFAULT_RESAMPLES
+from harness.task import InputRules
+
+__all__ = ["Outcome", "Plan", "TaskInfo", "evaluate", "plan", "score", "tasks"]
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    """A task of the installed plugins, as :func:`tasks` lists it."""
+
+    name: str
+    summary: str
+    languages: tuple[str, ...]
+    #: The capability a model needs to run it (``Encoder``, ``Reader``, ``Retriever``, ...).
+    needs: str
+    main_metric: str
+    plugin: str
+
+
+def tasks(*, languages: str | Iterable[str] | None = None, needs: str | type | None = None,
+          registry: Registry | None = None) -> list[TaskInfo]:
+    """The installed tasks (like ``mteb.get_tasks``): those covering every language of
+    ``languages`` (``"de,ja"`` or a list), and those a model with capability ``needs`` can run
+    (``"Encoder"`` or the protocol class; an encoder also runs the tasks that need a Retriever)."""
+    from harness.capabilities import ADAPTERS
+
+    registry = registry or Registry.discover()
+    wanted = set(_codes(languages))
+    out = []
+    for name, (spec, plugin) in sorted(registry.tasks.entries.items()):
+        if not wanted <= set(spec.languages):
+            continue
+        meta = load_target(spec, plugin, "task").metadata
+        if needs is not None:
+            served = {meta.needs.__name__} | {source.__name__ for source, _ in ADAPTERS.get(meta.needs, [])}
+            if (needs if isinstance(needs, str) else needs.__name__) not in served:
+                continue
+        out.append(TaskInfo(name, spec.summary, meta.languages, meta.needs.__name__, meta.main_metric, plugin.name))
+    return out
+
+
+def evaluate(
+    tasks: str | Sequence[str], model: object, *, model_args: str | dict[str, object] | None = None,
+    label: str | None = None, data_dir: str | Path | None = None, split: str | None = None,
+    langs: str | Iterable[str] | None = None, limit: int | None = None, labels: str | Path | None = None,
+    device: str = "auto", batch_size: int | None = None, seed: int = 0, threads: int | None = None,
+    cache_dir: str | Path | None = None, resume: bool = False,
+    output_dir: str | Path | None = None, leaderboard: str | Path | None = None, progress: bool = True,
+    bootstrap: int = DEFAULT_RESAMPLES, bootstrap_seed: int = 0, command: Sequence[str] | None = None,
+    registry: Registry | None = None,
+) -> list[Outcome]:
+    """Run ``model`` on ``tasks`` (a task, ``"xquad,mlqa"``, a suite name, ``@suite.json``, or a
+    list of them) and score it as the official scripts do: one :class:`Outcome` per task, each
+    with its typed result (main score with its interval, rows, provenance), per-instance records
+    and predictions. ``model="@family.json"`` runs a suite with a model per task (XTREME), its
+    runs then scored as one submission against ``labels`` (the last outcome).
+
+    ``command`` is what the results record as the command that ran (default: this process's).
+    """
+    from harness import family, planning, runner
+
+    registry = registry or Registry.discover()
+    data = _data(data_dir, split, langs, limit)
+    execution = ExecutionOptions(device=device, batch_size=batch_size, seed=seed, threads=threads,
+                                 cache_dir=as_path(cache_dir), resume=resume)
+    output = output_options(output_dir, leaderboard, progress=progress, bootstrap=bootstrap,
+                            bootstrap_seed=bootstrap_seed, command=command)
+    if isinstance(model, str) and model.startswith("@"):
+        if model_args:
+            raise HarnessError("model_args: a family names each task's model with its options; write them there")
+        suite = planning.expand_suite(_task_text(tasks), registry)
+        ran = family.run_family(suite, Path(model[1:]), labels=as_path(labels), data=data, execution=execution,
+                                output=output, registry=registry)
+        return [*ran.runs, *([ran.scored] if ran.scored is not None else [])]
+    if labels is not None:
+        raise HarnessError("labels (--labels) go with a model family (@family.json); give a single task its labels as "
+                     "TASK:labels=DIR")
+    task_texts = planning.expand_tasks(_task_text(tasks), registry)
+    return runner.run_suite(task_texts, model, data=data, execution=execution, output=output, model_args=model_args,
+                            label=label, registry=registry)
+
+
+def plan(
+    tasks: str | Sequence[str], model: object, *, model_args: str | dict[str, object] | None = None,
+    data_dir: str | Path | None = None, split: str | None = None, langs: str | Iterable[str] | None = None,
+    limit: int | None = None, labels: str | Path | None = None, device: str = "auto", batch_size: int | None = None,
+    seed: int = 0, threads: int | None = None, cache_dir: str | Path | None = None,
+    registry: Registry | None = None,
+) -> list[Plan]:
+    """What :func:`evaluate` would do with the same arguments (``harness run --dry-run``): the
+    model loaded and the data read, nothing encoded, predicted or written; one plan per model."""
+    from harness import family, planning, runner
+
+    registry = registry or Registry.discover()
+    data = _data(data_dir, split, langs, limit)
+    execution = ExecutionOptions(device=device, batch_size=batch_size, seed=seed, threads=threads,
+                                 cache_dir=as_path(cache_dir))
+    if isinstance(model, str) and model.startswith("@"):
+        suite = planning.expand_suite(_task_text(tasks), registry)
+        return family.plan_family(suite, Path(model[1:]), labels=as_path(labels), data=data, execution=execution,
+                                  registry=registry)
+    task_texts = planning.expand_tasks(_task_text(tasks), registry)
+    return [runner.plan_suite(task_texts, model, data=data, execution=execution, model_args=model_args,
+                              registry=registry)]
+
+
+def score(
+    task: str, predictions: str | Path, *, label: str | None = None, data_dir: str | Path | None = None,
+    split: str | None = None, langs: str | Iterable[str] | None = None, limit: int | None = None,
+    input_rules: InputRules = "strict", output_dir: str | Path | None = None, leaderboard: str | Path | None = None,
+    bootstrap: int = DEFAULT_RESAMPLES, bootstrap_seed: int = 0, command: Sequence[str] | None = None,
+    registry: Registry | None = None,
+) -> Outcome:
+    """Score a predictions file (or folder) made elsewhere, in the task's official format, as
+    ``harness score`` does; ``label`` names it (default: the file name)."""
+    from harness import runner
+
+    path = Path(predictions)
+    return runner.score(task, path, data=_data(data_dir, split, langs, limit),
+                        output=output_options(output_dir, leaderboard, progress=False, bootstrap=bootstrap,
+                                              bootstrap_seed=bootstrap_seed, command=command),
+                        registry=registry, input_rules=input_rules, identity=runner.file_identity(path, label))
+
+
+def _task_text(tasks: str | Sequence[str]) -> str:
+    return tasks if isinstance(tasks, str) else ",".join(tasks)
+
+
+def _codes(languages: str | Iterable[str] | None) -> tuple[str, ...]:
+    if languages is None:
+        return ()
+    items = languages.split(",") if isinstance(languages, str) else languages
+    return tuple(code.strip() for code in items if code.strip())
+
+
+def _data(data_dir: str | Path | None, split: str | None, langs: str | Iterable[str] | None,
+          limit: int | None) -> DataOptions:
+    return DataOptions(data_dir=as_path(data_dir), split=split, languages=_codes(langs) or None, limit=limit)
