@@ -22,6 +22,7 @@ from harness.registry import DISABLE_PLUGINS_ENV, PLUGINS_ENV
 from harness.tables import format_score, format_table, terminal_width
 
 if TYPE_CHECKING:
+    from harness.leaderboard import Leaderboard
     from harness.recording import Outcome
     from harness.registry import Registry
 
@@ -412,7 +413,7 @@ def _cmd_leaderboard(args: argparse.Namespace) -> None:
             raise HarnessError("--matrix needs --task")
         print(leaderboard.render_matrix(board, args.task, args.matrix or None))
     elif args.json:
-        print(json.dumps(leaderboard.ranked(board, args.task), indent=1, ensure_ascii=False))
+        print(leaderboard.render_json(board, args.task))
     else:
         print(leaderboard.render(board, args.task, _width(args)))
 
@@ -448,7 +449,7 @@ def _cmd_compare(args: argparse.Namespace) -> None:
           f"{comparison.settings.seed}); permutation test: sign flips, {', '.join(methods)}")
 
 
-def _page(args: argparse.Namespace, board: dict[str, Any]) -> None:
+def _page(args: argparse.Namespace, board: Leaderboard) -> None:
     from harness import leaderboard
     from harness.io import check_folder, write_atomic
 
@@ -459,7 +460,7 @@ def _page(args: argparse.Namespace, board: dict[str, Any]) -> None:
         check_folder(output.parent, "--output's folder")
         html = leaderboard.page(board).encode("utf-8")
         write_atomic(output, lambda handle: handle.write(html))
-        print(f"{output}: the page of {args.file} ({len(board['entries'])} entries)")
+        print(f"{output}: the page of {args.file} ({len(board.entries)} entries)")
         return
     server = leaderboard.page_server(args.file, args.port)
     print(f"serving the page of {args.file} at http://{server.server_address[0]}:{server.server_address[1]}/ "

@@ -200,7 +200,7 @@ def _score_submission(folder: Path, data_dir: Path | None, output: OutputOptions
         outcomes.append(score(
             format_named(task.name, with_labels(registry, task.name, task.options, labels)), predictions,
             data=DataOptions(data_dir=data_dir, split=entry.get("split")), output=output, registry=registry,
-            identity=file_identity(predictions, label=card["name"], details={"card": card}),
+            identity=file_identity(predictions, label=card["name"], details={leaderboard.CARD_DETAIL: card}),
         ))
     return outcomes
 

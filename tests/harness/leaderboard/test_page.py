@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import threading
@@ -16,7 +17,9 @@ import pytest
 import harness
 from harness import leaderboard
 from harness.io import read_json
+from harness.leaderboard.page import PAGE_TEMPLATE
 from tests.harness.fakes import fake_result
+from tests.harness.leaderboard.boards import CARD, variant
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -82,7 +85,7 @@ def test_the_page_embeds_any_leaderboard_file_as_inert_text(harness_cli: Cli, ho
     assert code == 0, err
     assert out == f"site/page.html: the page of {hostile_board} (3 entries)\n"
     html = Path("site/page.html").read_text(encoding="utf-8")
-    template = leaderboard.PAGE_TEMPLATE.read_text(encoding="utf-8")
+    template = PAGE_TEMPLATE.read_text(encoding="utf-8")
     assert html.count("</script>") == template.count("</script>") == 2  # no label closes a script element
     assert "<img" not in html and "<!--" not in html and "a & b" not in html
     assert "\\u003cimg src=x onerror=alert(1)\\u003e" in html
@@ -90,7 +93,7 @@ def test_the_page_embeds_any_leaderboard_file_as_inert_text(harness_cli: Cli, ho
     assert embedded["board"] == read_json(hostile_board)  # the labels come back exactly, as data
     assert sorted(entry["model"]["label"] for entry in embedded["board"]["entries"]) == sorted(HOSTILE)
     # ranked as `harness leaderboard show` ranks: one scope here, best first
-    assert embedded["groups"] == leaderboard.ranked(leaderboard.load(hostile_board))
+    assert embedded["groups"] == [group.to_dict() for group in leaderboard.ranked(leaderboard.load(hostile_board))]
     assert [entry["model"] for entry in embedded["groups"][0]["entries"]] == HOSTILE[::-1]
     assert "innerHTML" not in template and "insertAdjacentHTML" not in template  # inserted as text only
 
@@ -100,8 +103,8 @@ def test_the_page_goes_beside_its_leaderboard_by_default(harness_cli: Cli, hosti
     assert code == 0, err
     page = hostile_board.with_name("index.html")
     assert _embedded(page.read_text(encoding="utf-8"))["board"] == read_json(hostile_board)
-    assert sorted(p.name for p in hostile_board.parent.iterdir() if not p.name.endswith(".lock")) == [
-        "hostile.json", "index.html"]  # written atomically: no temporary left
+    assert sorted(p.name for p in hostile_board.parent.iterdir()) == [
+        "hostile.json", "index.html"]  # written atomically: no temporary left, nor a lock
 
 
 def test_a_folder_as_the_page_file_is_refused(harness_cli: Cli, hostile_board: Path) -> None:
@@ -142,26 +145,35 @@ def test_a_port_that_cannot_be_bound_is_one_line(harness_cli: Cli, hostile_board
     assert code == 2 and err.startswith("error: cannot serve on 127.0.0.1:70000: ") and err.count("\n") == 1
 
 
-def _with_interval(low: float, high: float) -> dict[str, object]:
-    return {"main_interval": [low, high]}
-
-
-def test_tie_marks_chain_overlapping_neighbours_only() -> None:
-    # ranked best first: 2 overlaps 3, 3 overlaps 4 (so 2-4 are one tie, though 2 and 4 do not
-    # overlap), 5 touches 4's interval only at a shared end point, 6 has no interval, 7 none above
-    entries = [_with_interval(9, 10), _with_interval(6, 8), _with_interval(5, 6.5), _with_interval(4, 5.5),
-               _with_interval(3, 4), {}, _with_interval(3, 4)]
-    assert leaderboard.tie_marks(entries) == [None, 2, 2, 2, 2, None, None]
-    assert leaderboard.tie_marks([]) == []
-    assert leaderboard.tie_marks([_with_interval(1, 2)]) == [None]
-
-
 def test_the_page_ranks_with_the_tie_marks(hostile_board: Path) -> None:
     board = leaderboard.load(hostile_board)
-    intervals = {0.0: [-1.0, 0.5], 1.0: [0.5, 1.5], 2.0: [1.0, 2.5]}  # 2 overlaps 1, 1 overlaps 0: all tied
-    for entry in board["entries"]:
-        entry["main_interval"] = intervals[entry["main_score"]]
+    intervals = {0.0: (-1.0, 0.5), 1.0: (0.5, 1.5), 2.0: (1.0, 2.5)}  # 2 overlaps 1, 1 overlaps 0: all tied
+    board = dataclasses.replace(board, entries=tuple(dataclasses.replace(e, main_interval=intervals[e.main_score])
+                                                     for e in board.entries))
     (group,) = _embedded(leaderboard.page(board))["groups"]
     assert [(e["rank"], e["main_score"], e["tied_with"]) for e in group["entries"]] == [(1, 2.0, 1), (2, 1.0, 1),
                                                                                         (3, 0.0, 1)]
-    assert [line.split()[0] for line in leaderboard.render(board).splitlines()[4:]] == ["=1", "=1", "=1"]  # show too
+
+
+def test_the_page_ranks_the_zero_shot_entries_among_themselves(tmp_path: Path) -> None:
+    """The page's zero-shot filter shows a ranking of the zero-shot entries alone (ranks 1, 2 and
+    their own ties), not the full ranking with gaps; the cards come in the words of `show`."""
+    path = tmp_path / "board.json"
+    translated = {**CARD, "name": "tt", "zero_shot": False, "translated_training_data": True}
+    for label, score, interval, card in (("tt", 3.0, (2.9, 3.1), translated), ("zs-a", 2.0, (1.5, 2.5), CARD),
+                                         ("run", 1.8, (1.7, 1.9), None), ("zs-b", 1.0, (0.0, 1.6), CARD)):
+        leaderboard.add_result(path, variant(label, score, interval=interval, card=card), Path(f"{label}.json"))
+    data = _embedded(leaderboard.page(leaderboard.load(path)))
+    (everything,) = data["groups"]
+    assert [(e["rank"], e["model"], e["tied_with"]) for e in everything["entries"]] == [
+        (1, "tt", None), (2, "zs-a", 2), (3, "run", 2), (4, "zs-b", None)]  # zs-b clear of the run above it
+    (zero_shot,) = data["zero_shot_groups"]
+    assert [(e["rank"], e["model"], e["tied_with"]) for e in zero_shot["entries"]] == [
+        (1, "zs-a", 1), (2, "zs-b", 1)]  # not of zs-a: their intervals overlap
+    labels = {e["key"]: e["model"]["label"] for e in data["board"]["entries"]}
+    assert {labels[key]: text for key, text in data["cards"].items()} == {
+        "tt": "translate-train; 118M parameters; licence apache-2.0",
+        "zs-a": "zero-shot; 118M parameters; licence apache-2.0", "zs-b": "zero-shot; 118M parameters; licence apache-2.0"}
+    assert data["pair_axes"] == ["context", "question"]
+    template = PAGE_TEMPLATE.read_text(encoding="utf-8")
+    assert 'id="zero-shot-only"' in template and "data.zero_shot_groups" in template

@@ -29,6 +29,10 @@ from selenium.webdriver.common.by import By  # noqa: E402
 
 Cli = Callable[..., tuple[int, str, str]]
 HOSTILE = "<img src=x onerror=alert(1)>"
+ZERO_SHOT = {"name": "zs", "zero_shot": True, "translated_training_data": False, "parameters": 550_000_000,
+             "link": "javascript:alert(3)", "description": "a card's description"}
+TRANSLATE_TRAIN = {"name": "tt", "zero_shot": False, "translated_training_data": True, "license": "MIT",
+                   "link": "https://example.org/tt"}
 #: The flags of a quiet, reproducible headless run: no network services, no first-run UI.
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -60,6 +64,16 @@ def board(harness_cli: Cli, tmp_path: Path) -> Path:
     mock = VENDORED / "xtreme" / "mock_test_data"
     code, _, err = harness_cli("score", "xtreme", "--data-dir", mock / "labels", "--predictions", mock / "predictions",
                                "--quiet")
+    assert code == 0, err
+    # two submissions of BM25's LAReQA rankings with model cards, one zero-shot (whose link is a script)
+    (rankings,) = Path("results/lareqa").rglob("predictions.jsonl")
+    for name, card in (("zero-shot", ZERO_SHOT), ("translate-train", TRANSLATE_TRAIN)):
+        folder = tmp_path / "inbox" / name
+        folder.mkdir(parents=True)
+        shutil.copy(rankings, folder / "rankings.jsonl")
+        (folder / "submission.json").write_text(json.dumps(
+            {"model": card, "entries": [{"task": "lareqa", "predictions": "rankings.jsonl"}]}), encoding="utf-8")
+    code, _, err = harness_cli("submit", tmp_path / "inbox", "--quiet")
     assert code == 0, err
     return Path("results/leaderboard.json")
 
@@ -158,7 +172,7 @@ def test_the_page_in_chromium(harness_cli: Cli, board: Path, browser: object, tm
     assert cells_by_head["all_task [interval]"] == f"{_shown(62.1932649076773)} [{_shown(low)}, {_shown(high)}]"
 
     # LAReQA: the language matrices its result carries (Figure 4's one_target_mrr), cell by cell
-    (lareqa_entry,) = [e for e in read_json(board)["entries"] if e["task"] == "lareqa"]
+    (lareqa_entry,) = [e for e in read_json(board)["entries"] if e["task"] == "lareqa" and e["kind"] == "run"]
     mrr = lareqa_entry["matrices"]["one_target_mrr"]
     lareqa = browser.find_element(By.CSS_SELECTOR, 'section[data-task="lareqa"]')
     (figure,) = [t for t in lareqa.find_elements(By.CSS_SELECTOR, ".heatmap table")
@@ -172,6 +186,34 @@ def test_the_page_in_chromium(harness_cli: Cli, board: Path, browser: object, tm
     assert {k: v for k, (v, _) in shown.items()} == {(q, a): v for q, row in mrr.items() for a, v in row.items()}
     by_value = sorted(shown.values())  # a higher number is never a lighter cell
     assert all(l1 >= l2 - 1e-9 for (_, l1), (_, l2) in zip(by_value, by_value[1:]))
+
+    # model cards: in the words of `leaderboard show`, a web link as a link, any other as text
+    ranked_rows = lareqa.find_elements(By.CSS_SELECTOR, "table.ranked tr.entry")
+    heads = [th.text for th in lareqa.find_elements(By.CSS_SELECTOR, "table.ranked tr:first-of-type th")]
+    label_of = {e["key"]: e["model"]["label"] for e in read_json(board)["entries"]}
+    card_cells = {label_of[row.get_attribute("data-key")]: row.find_element(By.CSS_SELECTOR, "td.card")
+                  for row in ranked_rows}
+    assert "model card" in heads and sorted(card_cells) == ["BM25", "tt", "zs"]
+    assert card_cells["zs"].text == "zero-shot; 550M parameters; javascript:alert(3)"
+    assert card_cells["zs"].find_elements(By.TAG_NAME, "a") == []
+    assert card_cells["zs"].get_attribute("title") == "a card's description"
+    assert card_cells["tt"].text == "translate-train; licence MIT; https://example.org/tt"
+    (link,) = card_cells["tt"].find_elements(By.TAG_NAME, "a")
+    assert link.get_attribute("href") == "https://example.org/tt"
+    assert card_cells["BM25"].text == "\u2013"
+
+    # the zero-shot filter: only entries whose card says so, ranked among themselves
+    browser.find_element(By.ID, "zero-shot-only").click()
+    sections = browser.find_elements(By.CSS_SELECTOR, "section.group")
+    assert [section.get_attribute("data-task") for section in sections] == ["lareqa"]
+    (row,) = sections[0].find_elements(By.CSS_SELECTOR, "table.ranked tr.entry")
+    assert row.find_element(By.CSS_SELECTOR, "td.rank").text == "1"
+    assert label_of[row.get_attribute("data-key")] == "zs"
+    browser.find_element(By.ID, "zero-shot-only").click()
+    assert [section.get_attribute("data-task") for section in browser.find_elements(By.CSS_SELECTOR, "section.group")
+            ] == ["lareqa", "mlqa", "xtreme"]  # all back
+    xtreme = browser.find_element(By.CSS_SELECTOR, 'section[data-task="xtreme"]')
+    row = xtreme.find_element(By.CSS_SELECTOR, "table.ranked tr.entry")
 
     # the model column stays put and wide tables scroll inside their box, not the page
     assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")

@@ -1,0 +1,94 @@
+"""Only entries of one scope rank together, best first, with statistical ties marked; a scope
+says which languages it covers, and which of the task's it lacks, once."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from harness import leaderboard
+from harness.leaderboard import LeaderboardEntry, Scope
+from harness.leaderboard.ranking import coverage
+from tests.harness.leaderboard.boards import FINGERPRINT, variant
+
+
+def test_only_entries_of_one_scope_are_ranked_together(tmp_path: Path) -> None:
+    path = tmp_path / "board.json"
+    for number, (label, score, scope) in enumerate([
+        ("full-a", 20.0, {}), ("full-b", 30.0, {"languages": ("en", "de")}),  # one language set, either order
+        ("demo", 90.0, {"demo": True}), ("limited", 80.0, {"limit": 3}), ("gxlt", 70.0, {"options": {"mode": "gxlt"}}),
+        ("english", 60.0, {"languages": ("en",)}),
+    ]):
+        leaderboard.add_result(path, variant(label, score, **scope), Path(f"{number}.json"))
+    groups = leaderboard.ranked(leaderboard.load(path))
+    assert [[(e.rank, e.entry.model.label, e.entry.main_score) for e in g.entries] for g in groups] == [
+        [(1, "full-b", 30.0), (2, "full-a", 20.0)],  # full data first: no options, languages de,en
+        [(1, "english", 60.0)],
+        [(1, "gxlt", 70.0)],
+        [(1, "limited", 80.0)],
+        [(1, "demo", 90.0)],
+    ]
+    assert groups[0].scope.to_dict() == {"task": "pairs", "task_options": {}, "split": "dev",
+                                         "languages": ["de", "en"], "limit": None, "demo": False,
+                                         "data_fingerprint": FINGERPRINT}
+    assert [g.description for g in groups] == [
+        f"no options; languages de,en; data {FINGERPRINT[:12]}",
+        f"no options; languages en; data {FINGERPRINT[:12]}",
+        f"mode=gxlt; languages de,en; data {FINGERPRINT[:12]}",
+        f"no options; languages de,en; data {FINGERPRINT[:12]}; limit 3 per language",
+        "no options; languages de,en; demo data"]
+
+
+def test_a_scorer_signature_is_part_of_the_scope_where_an_entry_has_one() -> None:
+    entry = LeaderboardEntry.from_result(variant("m", 1.0, languages=("en", "de")), Path("r.json"))
+    scope = Scope.of(entry)
+    assert "scorer_signature" not in scope.to_dict() and scope.languages == ("de", "en")
+    signed = Scope.of(dataclasses.replace(entry, scorer_signature="s1"))
+    assert signed.to_dict() == {**scope.to_dict(), "scorer_signature": "s1"}
+    assert signed != Scope.of(dataclasses.replace(entry, scorer_signature="s2"))
+    assert signed.describe().endswith("; scorer s1")
+
+
+def test_a_group_in_json_names_each_entry_with_its_card(tmp_path: Path) -> None:
+    path = tmp_path / "board.json"
+    card = {"name": "c", "zero_shot": False, "translated_training_data": True}
+    leaderboard.add_result(path, variant("a", 1.0, interval=(0.5, 1.5), card=card), Path("a.json"))
+    leaderboard.add_result(path, variant("b", 2.0, interval=(1.0, 3.0)), Path("b.json"))
+    (group,) = leaderboard.ranked(leaderboard.load(path))
+    keys = [e.entry.key for e in group.entries]
+    assert group.to_dict()["entries"] == [
+        {"rank": 1, "model": "b", "main_score": 2.0, "main_interval": [1.0, 3.0], "count": 5,
+         "finished_at": "2026-11-21T00:00:00+00:00", "key": keys[0], "tied_with": 1, "card": None},
+        {"rank": 2, "model": "a", "main_score": 1.0, "main_interval": [0.5, 1.5], "count": 5,
+         "finished_at": "2026-11-21T00:00:00+00:00", "key": keys[1], "tied_with": 1, "card": card}]
+
+
+def test_tie_marks_chain_overlapping_neighbours_only() -> None:
+    # ranked best first: 2 overlaps 3, 3 overlaps 4 (so 2-4 are one tie, though 2 and 4 do not
+    # overlap), 5 touches 4's interval only at a shared end point, 6 has no interval, 7 none above
+    intervals = [(9, 10), (6, 8), (5, 6.5), (4, 5.5), (3, 4), None, (3, 4)]
+    assert leaderboard.tie_marks(intervals) == [None, 2, 2, 2, 2, None, None]
+    assert leaderboard.tie_marks([]) == []
+    assert leaderboard.tie_marks([(1, 2)]) == [None]
+
+
+TWELVE = frozenset("ar de el en es hi ro ru th tr vi zh".split())
+
+
+@pytest.mark.parametrize(("languages", "expected"), [
+    (["en"], "incomplete: 1 of 12 languages (only en)"),
+    (sorted(TWELVE - {"hi", "zh"}), "incomplete: 10 of 12 languages (missing hi,zh)"),
+    (["de", "en", "es", "ru", "zh"], "incomplete: 5 of 12 languages (missing ar,el,hi,ro,th,tr,vi)"),
+    (["ar", "de", "el"], "incomplete: 3 of 12 languages (only ar,de,el)"),
+    (sorted(TWELVE), "12 languages"),
+    (["de", "en"], "languages de,en"),  # a task no installed plugin knows
+])
+def test_coverage_names_what_a_run_lacks_once(languages: list[str], expected: str) -> None:
+    assert coverage(languages, None if languages == ["de", "en"] else TWELVE) == expected
+
+
+def test_coverage_of_many_of_many_languages_is_counted() -> None:
+    declared = frozenset(f"l{i:02}" for i in range(40))
+    assert coverage(sorted(declared)[:20], declared) == "incomplete: 20 of 40 languages"
