@@ -14,7 +14,9 @@ resamples clusters, a cluster's questions swap together, in every unit. With at 
 otherwise ``R`` random swap patterns are drawn (``R`` = the number of bootstrap resamples,
 seeded, see :func:`random_masks`) and ``p = (1 + count) / (1 + R)``, never 0.
 McNemar's exact test (a two-sided binomial test on the discordant pairs) is given where the row
-is the mean of one 0/1 per-question metric over its questions (exact match, hits, correct).
+is the mean of one 0/1 per-question metric over its questions (exact match, hits, correct), and
+its questions are independent pairs: not where a row holds a question with its translations,
+whose discordances go together.
 """
 
 from __future__ import annotations
@@ -137,11 +139,16 @@ def _swap_columns(statistic: Statistic, table: InstanceTable, strata: Strata | N
     units = statistic.units()
     if strata is None:
         bounds = np.cumsum([0, *(len(table.unit(u)) for u in units)])
-        return int(bounds[-1]), {u: np.arange(bounds[i], bounds[i + 1]) for i, u in enumerate(units)}
+        return _size(statistic, table), {u: np.arange(bounds[i], bounds[i + 1]) for i, u in enumerate(units)}
     numbers = [strata.cluster_index(u) for u in units]
     present, local = np.unique(np.concatenate(numbers), return_inverse=True)
     bounds = np.cumsum([0, *map(len, numbers)])
     return len(present), {u: local[bounds[i]:bounds[i + 1]] for i, u in enumerate(units)}
+
+
+def _size(statistic: Statistic, table: InstanceTable) -> int:
+    """How many questions the row holds, in all its units."""
+    return sum(len(table.unit(u)) for u in statistic.units())
 
 
 def random_masks(table: InstanceTable, settings: BootstrapSettings, strata: Strata | None = None) -> MaskSource:
@@ -201,7 +208,7 @@ def compare_tables(a: InstanceTable, b: InstanceTable, rows: RowStatistics, sett
         p, how = permutation_p(statistic, a, b, observed, masks, strata)
         binary = statistic.binary_metric()
         test = None
-        if binary is not None:
+        if binary is not None and (strata is None or _swap_columns(statistic, a, strata)[0] == _size(statistic, a)):
             test = mcnemar(np.concatenate([a.unit(u).values[binary] for u in statistic.units()]),
                            np.concatenate([b.unit(u).values[binary] for u in statistic.units()]))
         out.append(RowComparison(subset, metric, point_a, point_b, point_a - point_b,

@@ -157,15 +157,18 @@ def test_exact_permutation_swaps_a_question_in_every_language_by_hand() -> None:
 
 
 def test_monte_carlo_swaps_of_independent_data_are_the_within_unit_ones() -> None:
+    """Where every cluster is one question: the same swaps, and McNemar still applies."""
     rng = np.random.default_rng(6)
     units_a = {u: [(f"{u}{i}", float(rng.random() < 0.6)) for i in range(40)] for u in ("a", "b")}
     units_b = {u: [(qid, float(rng.random() < 0.5)) for qid, _ in items] for u, items in units_a.items()}
     settings = BootstrapSettings(300, seed=8)
-    (clustered,) = compare_tables(_table(units_a), _table(units_b), {"mean": {"v": _rows("ab", QUESTION)["mean"]["v"]}},
-                                  settings)
-    (within,) = compare_tables(_table(units_a), _table(units_b), {"mean": {"v": _rows("ab", None)["mean"]["v"]}}, settings)
+    parts = (Mean("a", "v", binary=True), Mean("b", "v", binary=True))
+    (clustered,) = compare_tables(_table(units_a), _table(units_b),
+                                  {"mean": {"v": Macro(parts, plain_mean, clusters=QUESTION)}}, settings)
+    (within,) = compare_tables(_table(units_a), _table(units_b), {"mean": {"v": Macro(parts, plain_mean)}}, settings)
     assert clustered.permutation == "monte carlo (300 swaps)"
     assert (clustered.p_permutation, clustered.interval) == (within.p_permutation, within.interval)
+    assert clustered.mcnemar is not None and clustered.mcnemar == within.mcnemar
 
 
 def test_monte_carlo_swaps_move_a_cluster_together() -> None:
@@ -307,6 +310,9 @@ def test_compare_resamples_and_swaps_clusters(harness_cli: Cli, tmp_path: Path) 
     assert (mean["difference"], mean["resampled"]) == (30.0, "question id")
     assert (mean["p_permutation"], mean["permutation"]) == (0.25, "exact (1024 swaps)")
     assert rows[("en", "exact_match")]["resampled"] == INSTANCE
+    # McNemar counts discordant pairs as independent: given for a language, not for the mean
+    assert rows[("en", "exact_match")]["mcnemar"] == {"a_only": 3, "b_only": 0, "p_value": 0.25}
+    assert mean["mcnemar"] is None
     code, out, err = harness_cli("compare", a, b)
     assert code == 0 and "mean by question id (whole across units, in the swaps too)" in out
 
