@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from harness.leaderboard import Leaderboard
     from harness.recording import Outcome
     from harness.registry import Registry
+    from harness.stats.paired import RowComparison
 
 def _languages(text: str) -> tuple[str, ...]:
     languages = tuple(lang.strip() for lang in text.split(",") if lang.strip())
@@ -445,8 +446,20 @@ def _cmd_compare(args: argparse.Namespace) -> None:
         rows.append(cells + ([_p_value(r.p_holm)] if args.holm else []))
     print(format_table(header, rows))
     methods = sorted({r.permutation for r in comparison.rows})
-    print(f"paired bootstrap: {comparison.settings.resamples} resamples within each unit (seed "
-          f"{comparison.settings.seed}); permutation test: sign flips, {', '.join(methods)}")
+    print(f"paired bootstrap: {comparison.settings.resamples} resamples (seed {comparison.settings.seed}) of each "
+          f"unit's questions{_cluster_rows(comparison.rows)}; permutation test: sign flips, {', '.join(methods)}")
+
+
+def _cluster_rows(rows: list[RowComparison]) -> str:
+    """Which rows resampled and swapped clusters of parallel questions whole, and which clusters."""
+    from harness.results import INSTANCE
+
+    by_clusters: dict[str, list[str]] = {}
+    for row in rows:
+        if row.resampled != INSTANCE and row.subset not in by_clusters.setdefault(row.resampled, []):
+            by_clusters[row.resampled].append(row.subset)
+    return "".join(f", {', '.join(subsets)} by {name} (whole across units, in the swaps too)"
+                   for name, subsets in by_clusters.items())
 
 
 def _page(args: argparse.Namespace, board: Leaderboard) -> None:

@@ -1,8 +1,9 @@
 """``harness compare RESULT_A RESULT_B``: two runs of one task on the same questions, row by row.
 
 Two numbers are compared only when they measure the same thing: the same task, scorer signature
-and task options, the same data files (fingerprint), split, languages and limit; otherwise the
-comparison stops with one line naming what differs. The rows' statistics come from the task
+and task options, split, languages and limit, and the same data files (fingerprint); otherwise
+the comparison stops with one line naming what differs -- the languages each run has alone
+rather than the fingerprint their different files give. The rows' statistics come from the task
 (:meth:`harness.task.Task.statistics`), the tests from :mod:`harness.stats.paired`.
 """
 
@@ -41,19 +42,30 @@ class Comparison:
                 "rows": [row.to_dict() for row in self.rows]}
 
 
+def _languages_differ(a: tuple[str, ...], b: tuple[str, ...]) -> str:
+    """The languages one run has and the other lacks, or their order where both have the same."""
+    only_a, only_b = [lang for lang in a if lang not in b], [lang for lang in b if lang not in a]
+    if not only_a and not only_b:
+        return f"languages (in another order: {', '.join(a)} vs {', '.join(b)})"
+    sides = [f"only A has {', '.join(only_a)}" if only_a else "", f"only B has {', '.join(only_b)}" if only_b else ""]
+    return f"languages ({'; '.join(side for side in sides if side)})"
+
+
 def _what_differs(a: RunResult, b: RunResult) -> str | None:
+    """What makes two results' numbers measure different things, the most telling first: the
+    data fingerprint comes last, since other languages, splits or limits read other files."""
     checks = [
         ("task", a.task.name, b.task.name),
         ("scorer signature", a.task.scorer_signature, b.task.scorer_signature),
         ("task options", a.task.options, b.task.options),
-        ("data fingerprint", a.data.fingerprint[:12], b.data.fingerprint[:12]),
         ("split", a.data.split, b.data.split),
-        ("languages", ",".join(a.data.languages), ",".join(b.data.languages)),
+        ("languages", a.data.languages, b.data.languages),
         ("limit", a.data.limit, b.data.limit),
+        ("data fingerprint", a.data.fingerprint[:12], b.data.fingerprint[:12]),
     ]
     for what, left, right in checks:
         if left != right:
-            return f"{what} ({left} vs {right})"
+            return _languages_differ(left, right) if what == "languages" else f"{what} ({left} vs {right})"
     return None
 
 

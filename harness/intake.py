@@ -105,7 +105,8 @@ def _intervals(task: Task, result: RunResult, evaluation: Evaluation) -> dict[st
     """The rows' bootstrap intervals again, with the resamples and seed the result records."""
     if result.bootstrap is None or not evaluation.instances:
         return {}
-    settings = BootstrapSettings(result.bootstrap.resamples, result.bootstrap.seed, result.bootstrap.confidence)
+    settings = BootstrapSettings(result.bootstrap.resamples, result.bootstrap.seed, result.bootstrap.confidence,
+                                 resample_clusters=result.bootstrap.resample_clusters)
     return evaluation_intervals(task, evaluation, settings)
 
 

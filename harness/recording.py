@@ -25,8 +25,8 @@ from harness.planning import LoadedTask
 from harness.provenance import environment, now_iso
 from harness.registry import PluginInfo
 from harness.results import (
-    RESULT_SCHEMA, BootstrapRecord, DataRecord, FileRecord, InstancesRecord, Interval, MainScore, ModelRecord,
-    PredictionsRecord, Provenance, ResultRow, RunResult, TaskRecord,
+    RESULT_SCHEMA, BootstrapRecord, DataRecord, FileRecord, InstancesRecord, MainScore, ModelRecord,
+    PredictionsRecord, Provenance, ResultRow, RowIntervals, RunResult, TaskRecord,
 )
 from harness.settings import OutputOptions
 from harness.stats.bootstrap import BootstrapSettings, row_intervals
@@ -108,7 +108,7 @@ def run_id(kind: Literal["run", "score"], loaded: LoadedTask, identity: ModelIde
 
 
 def evaluation_intervals(task: Task, evaluation: Evaluation, settings: BootstrapSettings
-                         ) -> dict[str, dict[str, Interval]]:
+                         ) -> dict[str, RowIntervals]:
     """The rows' bootstrap intervals, from the evaluation's per-instance records and the task's
     statistics (a run's, and a rescore's of a submitted result)."""
     table = InstanceTable.from_instances(evaluation.instances)
@@ -129,7 +129,7 @@ def record(scored: Scored, run: str, files: list[dict[str, Any]], folder: RunFol
     None: nowhere), compute the intervals, then the validated result and its leaderboard entry."""
     evaluation = scored.evaluation
     written = _write_files(scored, folder)
-    intervals: dict[str, dict[str, Interval]] = {}
+    intervals: dict[str, RowIntervals] = {}
     bootstrap = None
     if evaluation.instances:
         start = time.perf_counter()
@@ -185,7 +185,7 @@ def _provenance(scored: Scored, clock: Clock, phases: dict[str, float], command:
 
 
 def _build_result(scored: Scored, run: str, files: list[dict[str, Any]], written: _Files,
-                  intervals: dict[str, dict[str, Interval]], bootstrap: BootstrapRecord | None,
+                  intervals: dict[str, RowIntervals], bootstrap: BootstrapRecord | None,
                   provenance: Provenance) -> RunResult:
     task, data, evaluation = scored.loaded.task, scored.loaded.data, scored.evaluation
     meta = task.metadata

@@ -10,7 +10,7 @@ so old result folders stay readable when the format moves on.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -22,6 +22,28 @@ from harness.task import ScoreRow
 
 #: A percentile interval ``(low, high)`` of a metric (see :mod:`harness.stats.bootstrap`).
 Interval = tuple[float, float]
+#: What an interval's resamples drew where they drew each unit's instances within the unit (every
+#: per-language row, and every row of data that is not parallel); otherwise they drew clusters
+#: whole across units, and the row records the clusters' name (:class:`harness.task.Clusters`).
+INSTANCE = "instance"
+
+
+@dataclass(frozen=True)
+class RowIntervals(Mapping[str, Interval]):
+    """One row's intervals by metric, and what their resamples drew (:data:`INSTANCE` or the
+    name of the clusters), so that a result can say which resampling unit each interval used."""
+
+    intervals: dict[str, Interval]
+    resampled: str
+
+    def __getitem__(self, metric: str) -> Interval:
+        return self.intervals[metric]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.intervals)
+
+    def __len__(self) -> int:
+        return len(self.intervals)
 
 #: The version :meth:`RunResult.to_dict` writes (the schema's ``schema_version`` constant).
 SCHEMA_VERSION = "1.0"
@@ -186,10 +208,14 @@ class ResultRow:
     languages: tuple[str, ...] = ()
     #: Bootstrap intervals of the metrics that have one (see :class:`BootstrapRecord`).
     intervals: dict[str, Interval] = field(default_factory=dict)
+    #: What the intervals' resamples drew (:data:`INSTANCE` or the clusters' name); None without intervals.
+    resampled: str | None = None
 
     @classmethod
-    def from_score(cls, row: ScoreRow, split: str, intervals: dict[str, Interval] | None = None) -> ResultRow:
-        return cls(split, row.subset, row.metrics, row.count, row.languages, intervals or {})
+    def from_score(cls, row: ScoreRow, split: str, intervals: RowIntervals | None = None) -> ResultRow:
+        if not intervals:
+            return cls(split, row.subset, row.metrics, row.count, row.languages)
+        return cls(split, row.subset, row.metrics, row.count, row.languages, dict(intervals), intervals.resampled)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"split": self.split, "subset": self.subset, "metrics": self.metrics, "count": self.count}
@@ -197,13 +223,15 @@ class ResultRow:
             out["languages"] = list(self.languages)
         if self.intervals:
             out["intervals"] = {name: list(interval) for name, interval in self.intervals.items()}
+            out["resampled"] = self.resampled
         return out
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> ResultRow:
+        """A row; intervals written before rows recorded ``resampled`` drew instances within units."""
         intervals = {name: (low, high) for name, (low, high) in raw.get("intervals", {}).items()}
         return cls(raw["split"], raw["subset"], raw["metrics"], raw["count"], tuple(raw.get("languages", ())),
-                   intervals)
+                   intervals, raw.get("resampled", INSTANCE) if intervals else None)
 
 
 @dataclass(frozen=True)
@@ -237,22 +265,27 @@ class InstancesRecord:
 
 @dataclass(frozen=True)
 class BootstrapRecord:
-    """How the rows' intervals were computed: percentile bootstrap over questions, resampled
-    within each unit, ``resamples`` draws from a generator seeded with ``seed``."""
+    """How the rows' intervals were computed: percentile bootstrap, ``resamples`` draws from a
+    generator seeded with ``seed``, each unit's resample keeping its size (``strata``); rows over
+    parallel data draw the task's clusters whole where ``resample_clusters`` (each row's
+    ``resampled`` says what it drew), else every row draws instances within units."""
 
     resamples: int
     seed: int
     confidence: float
     method: str = "percentile"
     strata: str = "unit"
+    #: False in results written before clusters were resampled (the field was not there).
+    resample_clusters: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {"resamples": self.resamples, "seed": self.seed, "confidence": self.confidence,
-                "method": self.method, "strata": self.strata}
+                "method": self.method, "strata": self.strata, "resample_clusters": self.resample_clusters}
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> BootstrapRecord:
-        return cls(raw["resamples"], raw["seed"], raw["confidence"], raw["method"], raw["strata"])
+        return cls(raw["resamples"], raw["seed"], raw["confidence"], raw["method"], raw["strata"],
+                   raw.get("resample_clusters", False))
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,29 @@ if TYPE_CHECKING:  # annotations only: plugins' metadata modules import this one
     from harness.stats.statistics import RowStatistics
 
 
+def shared_id(unit: str, instance_id: str) -> str:
+    """The cluster of an instance whose translations carry its id in every unit (XQuAD, MLQA, MKQA)."""
+    return instance_id
+
+
+@dataclass(frozen=True)
+class Clusters:
+    """How a task's instances group across units where its data is parallel.
+
+    XQuAD asks each of its 1,190 questions in 12 languages: a model's errors on a question and
+    on its translations go together, so the questions of an aggregate row are not 14,280
+    independent draws but 1,190 clusters of 12. The bootstrap of a row over several units, and
+    the paired tests, resample such a cluster whole (:mod:`harness.stats.bootstrap`).
+    """
+
+    #: What one cluster is, as a result records it (``"question id"``): the resampling unit of
+    #: the intervals that draw clusters.
+    name: str
+    #: The cluster of an instance from its unit and id; instances of several units with the same
+    #: key are translations of one another.
+    key: Callable[[str, str], str] = shared_id
+
+
 @dataclass(frozen=True)
 class TaskMetadata:
     """What a task is, for ``harness list``, results and the leaderboard."""
@@ -49,6 +72,9 @@ class TaskMetadata:
     #: e.g. ``mlqa|norm:mlqa-context|f1``. Two numbers are compared only under the same signature;
     #: a task whose options change the scorer extends it in :meth:`Task.scorer_signature`.
     scorer: str = ""
+    #: How instances group across units where the data is parallel; None where each instance is
+    #: independent of the other units' (TyDi QA's questions were written in each language).
+    clusters: Clusters | None = None
 
     def spec(self, target: str) -> TaskSpec:
         """The registry's entry for this task, ``target`` naming its class (``module:Class``).

@@ -152,11 +152,13 @@ class SpanQATask(Task[SpanQAData]):
 
     def statistics(self, table: InstanceTable) -> RowStatistics:
         """Each unit's row is 100 times the mean of its questions' values (summed in file order,
-        as the official scorer), each summary row the plain mean of its units' rows."""
+        as the official scorer), each summary row the plain mean of its units' rows (resampling
+        the task's clusters where its data is parallel)."""
         per_unit = {name: {metric: Mean(name, metric, binary=binary) for metric, binary in SPAN_METRICS.items()}
                     for name in table.units}
         groups = self.summary_groups({name: unit.languages for name, unit in table.units.items()})
-        summaries = {subset: {metric: Macro(tuple(per_unit[n][metric] for n in names), plain_mean)
+        summaries = {subset: {metric: Macro(tuple(per_unit[n][metric] for n in names), plain_mean,
+                                            clusters=self.metadata.clusters)
                               for metric in SPAN_METRICS} for subset, names in groups.items()}
         return {**summaries, **per_unit}
 

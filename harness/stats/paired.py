@@ -2,33 +2,42 @@
 sign-flip permutation test, McNemar for 0/1 metrics, optional Holm correction.
 
 Paired means question by question: run A's and run B's values of the same question are kept
-together. The paired bootstrap resamples questions (within each unit, the same index matrices
-for both runs, see :mod:`harness.stats.bootstrap`) and takes the percentile interval of
+together. The paired bootstrap resamples questions (within each unit, or whole clusters of
+parallel questions for a row that declares them; the same index matrices for both runs, see
+:mod:`harness.stats.bootstrap`) and takes the percentile interval of
 ``statistic(A*) - statistic(B*)``. The permutation test swaps A's and B's values of each question
 with probability 1/2 (for a mean, a sign flip of the per-question difference) and recomputes the
 row's statistic as the official aggregation does; the two-sided p-value is the share of swaps
-whose difference is at least as large in absolute value as the observed one. With at most
-:data:`EXACT_LIMIT` questions in a row all ``2**n`` swaps are enumerated (exact); otherwise
-``R`` random swap patterns are drawn (``R`` = the number of bootstrap resamples, seeded, see
-:func:`random_masks`) and ``p = (1 + count) / (1 + R)``, never 0.
+whose difference is at least as large in absolute value as the observed one. In a row that
+resamples clusters, a cluster's questions swap together, in every unit. With at most
+:data:`EXACT_LIMIT` questions (clusters) in a row all ``2**n`` swaps are enumerated (exact);
+otherwise ``R`` random swap patterns are drawn (``R`` = the number of bootstrap resamples,
+seeded, see :func:`random_masks`) and ``p = (1 + count) / (1 + R)``, never 0.
 McNemar's exact test (a two-sided binomial test on the discordant pairs) is given where the row
-is the mean of one 0/1 per-question metric over its questions (exact match, hits, correct).
+is the mean of one 0/1 per-question metric over its questions (exact match, hits, correct), and
+its questions are independent pairs: not where a row holds a question with its translations,
+whose discordances go together.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.stats import binomtest
 
 from harness.errors import HarnessError
-from harness.stats.bootstrap import BootstrapSettings, percentile_interval, resample
+from harness.results import INSTANCE
+from harness.stats.bootstrap import BootstrapSettings, percentile_interval, resample, resampled_by
+from harness.stats.clusters import Strata, stratify
 from harness.stats.records import InstanceTable
 from harness.stats.statistics import Columns, Gathered, RowStatistics, Statistic, UnitStatistic, row_slices, unit_sizes
+
+if TYPE_CHECKING:
+    from harness.task import Clusters
 
 #: Rows with at most this many questions get the exact permutation test (2**n swaps).
 EXACT_LIMIT = 16
@@ -61,11 +70,13 @@ class RowComparison:
     p_permutation: float
     permutation: str  # "exact (2**n swaps)" or "monte carlo (N swaps)"
     mcnemar: McNemar | None
+    #: What the resamples drew and the swaps swapped: ``instance`` or the clusters' name.
+    resampled: str = INSTANCE
     p_holm: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"subset": self.subset, "metric": self.metric, "a": self.a, "b": self.b, "difference": self.difference,
-                "interval": None if self.interval is None else list(self.interval),
+                "interval": None if self.interval is None else list(self.interval), "resampled": self.resampled,
                 "p_permutation": self.p_permutation, "permutation": self.permutation,
                 "mcnemar": None if self.mcnemar is None else self.mcnemar.to_dict(), "p_holm": self.p_holm}
 
@@ -122,18 +133,34 @@ def _swapped(statistic: Statistic, a: InstanceTable, b: InstanceTable, masks: Ma
     return statistic.combine(values[0], sizes) - statistic.combine(values[1], sizes)
 
 
-def _exact_masks(statistic: Statistic, table: InstanceTable) -> MaskSource:
-    """Every assignment of swaps to the row's questions (2**n rows), split by unit."""
-    sizes = [len(table.unit(u)) for u in statistic.units()]
-    every = np.asarray(list(itertools.product((False, True), repeat=sum(sizes))), dtype=bool)
-    bounds = np.cumsum([0, *sizes])
-    by_unit = {u: every[:, bounds[i]:bounds[i + 1]] for i, u in enumerate(statistic.units())}
-    return by_unit.__getitem__
+def _swap_columns(statistic: Statistic, table: InstanceTable, strata: Strata | None) -> tuple[int, dict[str, np.ndarray]]:
+    """How many things of the row swap independently (its questions, or its clusters given the
+    ``strata`` of the row's clusters), and for each unit which of them each question is."""
+    units = statistic.units()
+    if strata is None:
+        bounds = np.cumsum([0, *(len(table.unit(u)) for u in units)])
+        return _size(statistic, table), {u: np.arange(bounds[i], bounds[i + 1]) for i, u in enumerate(units)}
+    numbers = [strata.cluster_index(u) for u in units]
+    present, local = np.unique(np.concatenate(numbers), return_inverse=True)
+    bounds = np.cumsum([0, *map(len, numbers)])
+    return len(present), {u: local[bounds[i]:bounds[i + 1]] for i, u in enumerate(units)}
 
 
-def random_masks(table: InstanceTable, settings: BootstrapSettings) -> MaskSource:
+def _size(statistic: Statistic, table: InstanceTable) -> int:
+    """How many questions the row holds, in all its units."""
+    return sum(len(table.unit(u)) for u in statistic.units())
+
+
+def random_masks(table: InstanceTable, settings: BootstrapSettings, strata: Strata | None = None) -> MaskSource:
     """Seeded random swaps, ``settings.resamples`` rows per unit; each unit's from its own
-    generator (seed, unit position), so they are the same whichever rows ask for them."""
+    generator (seed, unit position), so they are the same whichever rows ask for them. With the
+    ``strata`` of a row's clusters, one coin per cluster, each stratum's from its own generator
+    (seed, stratum position), spread to the cluster's questions in every unit: where every
+    cluster is one question, the same swaps."""
+    if strata is not None:
+        coins = np.concatenate([np.random.default_rng([settings.seed, i]).integers(
+            0, 2, (settings.resamples, stratum.size), dtype=np.bool_) for i, stratum in enumerate(strata.strata)], axis=1)
+        return lambda unit: coins[:, strata.cluster_index(unit)]
     position = {name: i for i, name in enumerate(table.units)}
 
     def masks(unit: str) -> np.ndarray:
@@ -144,11 +171,13 @@ def random_masks(table: InstanceTable, settings: BootstrapSettings) -> MaskSourc
 
 
 def permutation_p(statistic: Statistic, a: InstanceTable, b: InstanceTable, observed: float,
-                  masks: MaskSource) -> tuple[float, str]:
-    """Two-sided sign-flip p-value of the row, exact for small rows, else Monte Carlo."""
-    n = sum(len(a.unit(u)) for u in statistic.units())
-    if n <= EXACT_LIMIT:
-        flipped = _swapped(statistic, a, b, _exact_masks(statistic, a))
+                  masks: MaskSource, strata: Strata | None = None) -> tuple[float, str]:
+    """Two-sided sign-flip p-value of the row, exact for small rows, else Monte Carlo (``masks``);
+    ``strata``: of the clusters the row swaps whole, if any."""
+    n, columns = _swap_columns(statistic, a, strata)
+    if n <= EXACT_LIMIT:  # every assignment of swaps (2**n rows)
+        every = np.asarray(list(itertools.product((False, True), repeat=n)), dtype=bool)
+        flipped = _swapped(statistic, a, b, lambda unit: every[:, columns[unit]])
         count = int(np.count_nonzero(np.abs(flipped) >= abs(observed) - TIE_TOLERANCE))
         return count / len(flipped), f"exact ({len(flipped)} swaps)"
     flipped = _swapped(statistic, a, b, masks)
@@ -166,19 +195,25 @@ def compare_tables(a: InstanceTable, b: InstanceTable, rows: RowStatistics, sett
     keys = [(subset, metric) for subset, metrics in rows.items() for metric in metrics]
     statistics = [rows[s][m] for s, m in keys]
     resampled_a, resampled_b = resample([a, b], statistics, settings)
-    masks = random_masks(a, settings)
+    swaps: dict[Clusters | None, tuple[Strata | None, MaskSource]] = {}
     out = []
     for (subset, metric), statistic, sample_a, sample_b in zip(keys, statistics, resampled_a, resampled_b):
+        clusters = settings.clusters_of(statistic)
+        if clusters not in swaps:
+            strata = None if clusters is None else stratify(a, clusters)
+            swaps[clusters] = strata, random_masks(a, settings, strata)
+        strata, masks = swaps[clusters]
         point_a, point_b = statistic.point(a), statistic.point(b)
         observed = float(_swapped(statistic, a, b, lambda u: np.zeros((1, len(a.unit(u))), dtype=bool))[0])
-        p, how = permutation_p(statistic, a, b, observed, masks)
+        p, how = permutation_p(statistic, a, b, observed, masks, strata)
         binary = statistic.binary_metric()
         test = None
-        if binary is not None:
+        if binary is not None and (strata is None or _swap_columns(statistic, a, strata)[0] == _size(statistic, a)):
             test = mcnemar(np.concatenate([a.unit(u).values[binary] for u in statistic.units()]),
                            np.concatenate([b.unit(u).values[binary] for u in statistic.units()]))
         out.append(RowComparison(subset, metric, point_a, point_b, point_a - point_b,
-                                 percentile_interval(sample_a - sample_b, settings.confidence), p, how, test))
+                                 percentile_interval(sample_a - sample_b, settings.confidence), p, how, test,
+                                 resampled_by(statistic, settings)))
     if use_holm:
         out = _with_holm(out, [isinstance(statistic, UnitStatistic) for statistic in statistics])
     return out
@@ -194,6 +229,5 @@ def _with_holm(rows: list[RowComparison], one_unit: list[bool]) -> list[RowCompa
     for indices in by_metric.values():
         for i, p in zip(indices, holm([rows[i].p_permutation for i in indices])):
             r = rows[i]
-            out[i] = RowComparison(r.subset, r.metric, r.a, r.b, r.difference, r.interval, r.p_permutation,
-                                   r.permutation, r.mcnemar, p)
+            out[i] = replace(r, p_holm=p)
     return out

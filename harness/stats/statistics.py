@@ -11,8 +11,12 @@ A :class:`Statistic` does two things with the same definition:
   composites (:class:`Pooled`, :class:`Macro`) combine the leaves' vectors as the official
   aggregation combines per-language numbers.
 
-Resampling happens within each unit (a language, a language pair), so a macro average over
-languages is resampled as the official script averages it: mean of per-language means.
+A unit's row is resampled within the unit (a language, a language pair). A composite over
+several units is resampled within each unit too, unless it declares the task's ``clusters``
+(parallel data: :class:`harness.task.Clusters`); then a drawn cluster brings its instance in
+every unit (:mod:`harness.stats.clusters`). Either way each unit's resample has the unit's size,
+and a macro average over languages is recomputed as the official script averages it: mean of
+per-language means.
 """
 
 from __future__ import annotations
@@ -20,10 +24,14 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from harness.stats.records import InstanceTable, UnitValues
+
+if TYPE_CHECKING:
+    from harness.task import Clusters
 
 class Columns(Mapping[str, np.ndarray]):
     """A unit's value matrices under some resampling or swapping, ``metric -> (rows, questions)``,
@@ -76,6 +84,10 @@ def numpy_mean(values: Sequence[float]) -> float:
 
 class Statistic(ABC):
     """A row metric as a function of the instances of some units."""
+
+    #: The clusters a row with this statistic resamples whole (see :mod:`harness.stats.clusters`);
+    #: None: each unit's instances within the unit. The row's own statistic decides for all its parts.
+    clusters: Clusters | None = None
 
     @abstractmethod
     def leaves(self) -> tuple[UnitStatistic, ...]:
@@ -140,10 +152,11 @@ class Mean(UnitStatistic):
 
 @dataclass(frozen=True, eq=False)
 class Pooled(Statistic):
-    """One mean over the questions of several units (LAReQA's ``all``: a global mean); resampled
-    within each unit, it is the size-weighted mean of the units' means."""
+    """One mean over the questions of several units (LAReQA's ``all``: a global mean); each unit's
+    resample keeping its size, it is the size-weighted mean of the units' means."""
 
     parts: tuple[Mean, ...]
+    clusters: Clusters | None = None
 
     def leaves(self) -> tuple[UnitStatistic, ...]:
         return self.parts
@@ -167,6 +180,7 @@ class Macro(Statistic):
     parts: tuple[Statistic, ...]
     official: Callable[[Sequence[float]], float]
     divisor: float | None = None
+    clusters: Clusters | None = None
 
     def leaves(self) -> tuple[UnitStatistic, ...]:
         return tuple(leaf for part in self.parts for leaf in part.leaves())

@@ -5,10 +5,16 @@ metadata."""
 from dataclasses import replace
 
 from harness.protocols import Retriever
-from harness.task import TaskMetadata
+from harness.task import Clusters, TaskMetadata
 
 #: The languages of XQuAD-R (the files ``{lang}.json`` of the official release).
 XQUAD_R_LANGUAGES: tuple[str, ...] = ("ar", "de", "el", "en", "es", "hi", "ru", "th", "tr", "vi", "zh")
+
+def xling_id(unit: str, uid: str) -> str:
+    """A question's group: its translations share the ``xling_id`` its uid begins with
+    (``f"{xling_id}_{lang}"``, the unit being the question's language)."""
+    return uid.removesuffix(f"_{unit}")
+
 
 LAREQA = TaskMetadata(
     name="lareqa",
@@ -23,6 +29,7 @@ LAREQA = TaskMetadata(
     data_subdir="lareqa/xquad-r",
     scorer="lareqa|map,map@20|ties:pool-order|avg:global",
     unit="question language",
+    clusters=Clusters("question group (xling_id)", xling_id),
 )
 
 #: The languages of MLQA-R (MLQA's 7), in the order of the LAReQA paper's tables.

@@ -346,10 +346,12 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
         return out
 
     def statistics(self, table: InstanceTable) -> RowStatistics:
-        """Per question language, the numpy mean of AP (AP@20); ``all``, one mean over every question."""
+        """Per question language, the numpy mean of AP (AP@20); ``all``, one mean over every question
+        (resampling each question with its translations)."""
         per_language = {lang: {row: Mean(lang, value, scale=1.0, official=numpy_mean)
                                for row, value in ROW_METRICS.items()} for lang in table.units}
-        overall = {row: Pooled(tuple(per_language[lang][row] for lang in table.units)) for row in ROW_METRICS}
+        overall = {row: Pooled(tuple(per_language[lang][row] for lang in table.units), self.metadata.clusters)
+                   for row in ROW_METRICS}
         return {"all": overall, **per_language}
 
     @staticmethod

@@ -2,7 +2,7 @@
 registry's entry from it for ``harness list``, and the task class uses it as its metadata."""
 
 from harness.protocols import OpenDomainQA
-from harness.task import TaskMetadata
+from harness.task import Clusters, TaskMetadata
 
 from harness_mkqa.languages import MKQA_LANGUAGES
 
@@ -18,4 +18,5 @@ MKQA = TaskMetadata(
     prediction_file="predictions",  # a folder of <lang>.jsonl files, the official layout
     data_subdir="mkqa",
     scorer="mkqa|norm:mkqa|sweep:best-threshold,file-order-ties|round:2|avg:macro",
+    clusters=Clusters("example id"),  # each of the 10,000 examples in all 26 languages
 )

@@ -43,6 +43,7 @@ import numpy as np
 from harness.metrics.answers import token_f1
 from harness.stats.records import InstanceTable
 from harness.stats.statistics import Gathered, Macro, Mean, RowStatistics, UnitStatistic
+from harness.task import Clusters
 
 from harness_mkqa.data import ANSWER_TYPES, Annotation
 from harness_mkqa.normalize import answer_tokens
@@ -322,14 +323,15 @@ SWEEP_METRICS = ("best_f1", "best_em")
 PLAIN_METRICS = {"f1": False, "exact_match": True}
 
 
-def language_statistics(table: InstanceTable, summary: str) -> RowStatistics:
+def language_statistics(table: InstanceTable, summary: str, clusters: Clusters | None = None) -> RowStatistics:
     """Per language: ``best_f1``/``best_em`` (the sweep, re-run per resample) and ``f1``/
-    ``exact_match`` (rounded means); the ``summary`` row: their official macro average."""
+    ``exact_match`` (rounded means); the ``summary`` row: their official macro average,
+    resampling ``clusters`` (an example in every language) whole."""
     per_language: RowStatistics = {}
     for lang in table.units:
         per_language[lang] = {m: SweepMetric(lang, m) for m in SWEEP_METRICS}
         per_language[lang].update({m: Mean(lang, m, official=_rounded_percent, binary=binary)
                                    for m, binary in PLAIN_METRICS.items()})
     metrics = (*SWEEP_METRICS, *PLAIN_METRICS)
-    overall = {m: Macro(tuple(per_language[lang][m] for lang in table.units), _macro) for m in metrics}
+    overall = {m: Macro(tuple(per_language[lang][m] for lang in table.units), _macro, clusters=clusters) for m in metrics}
     return {summary: overall, **per_language}

@@ -138,7 +138,7 @@ class MKQA(Task[MKQAData]):
 
     def statistics(self, table: InstanceTable) -> RowStatistics:
         """The sweep re-run on each resample of a language's examples (see :class:`SweepMetric`)."""
-        return language_statistics(table, summary_label(len(table.units)))
+        return language_statistics(table, summary_label(len(table.units)), self.metadata.clusters)
 
     # -- prediction files ---------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 registry's entry from it for ``harness list``, and the task class uses it as its metadata."""
 
 from harness.protocols import Reader
-from harness.task import TaskMetadata
+from harness.task import Clusters, TaskMetadata
 
 #: MLQA's languages in the paper's order (the order of G-XLT matrices).
 MLQA_LANGUAGES: tuple[str, ...] = ("en", "es", "de", "ar", "hi", "vi", "zh")
@@ -22,4 +22,5 @@ MLQA = TaskMetadata(
     data_subdir="mlqa",
     scorer="mlqa|norm:mlqa-context|em+f1|avg:mean",
     unit="language (XLT) or context-question pair (G-XLT)",
+    clusters=Clusters("question id"),  # a question's translations share its id (in 2 to 7 languages)
 )

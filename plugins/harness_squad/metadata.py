@@ -2,7 +2,7 @@
 registry's entry from it for ``harness list``, and the task class uses it as its metadata."""
 
 from harness.protocols import Reader
-from harness.task import TaskMetadata
+from harness.task import Clusters, TaskMetadata
 
 XQUAD_LANGUAGES: tuple[str, ...] = ("ar", "de", "el", "en", "es", "hi", "ro", "ru", "th", "tr", "vi", "zh")
 
@@ -19,4 +19,5 @@ XQUAD = TaskMetadata(
     prediction_file="predictions",
     data_subdir="xquad",
     scorer="squad-v1.1|norm:ascii-english|em+f1|avg:mean",
+    clusters=Clusters("question id"),  # every question in all 12 languages, under the same id
 )

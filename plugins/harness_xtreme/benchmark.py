@@ -103,6 +103,20 @@ TASKS: dict[Version, tuple[TaskDef, ...]] = {
     ),
 }
 
+#: The tasks whose test data is parallel: each item is translated into every language and keeps
+#: its id there (XNLI's and PAWS-X's pairs and XCOPA's items on the same line of every language's
+#: file; XQuAD's and MLQA's question ids). TyDiQA's questions were written in each language, and
+#: Tatoeba's, BUCC's, Mewsli-X's, PAN-X's and UD's sentences differ from language to language.
+PARALLEL = frozenset({"xnli", "pawsx", "xcopa", "xquad", "mlqa"})
+
+
+def item_cluster(unit: str, item_id: str) -> str:
+    """A submission item's cluster (units are ``task/lang``): a parallel task's item together with
+    its translations (``xnli/7`` in every language), any other item alone."""
+    task = unit.partition("/")[0]
+    return f"{task}/{item_id}" if task in PARALLEL else f"{unit}/{item_id}"
+
+
 #: The summary groups, each the mean of its tasks' figures (XTREME-R lists XCOPA twice).
 GROUPS: dict[Version, dict[str, tuple[str, ...]]] = {
     "xtreme": {

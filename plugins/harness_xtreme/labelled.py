@@ -177,7 +177,8 @@ class XtremeFilesTask(Task[LabelledData]):
         per_language = KINDS[self.definition.kind].statistics
         rows: RowStatistics = {lang: dict(per_language(lang)) for lang in table.units}
         metrics = next(iter(rows.values()))
-        return {"mean": {metric: Macro(tuple(row[metric] for row in rows.values()), mean) for metric in metrics},
+        return {"mean": {metric: Macro(tuple(row[metric] for row in rows.values()), mean, clusters=self.metadata.clusters)
+                         for metric in metrics},
                 **rows}
 
     # -- prediction files ---------------------------------------------------------------------

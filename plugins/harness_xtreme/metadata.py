@@ -3,10 +3,10 @@ builds the registry's entries from it for ``harness list``, and the task classes
 metadata."""
 
 from harness.protocols import Encoder, MultipleChoice, PairClassifier, PredictionSource, Reader, TokenTagger
-from harness.task import TaskMetadata
+from harness.task import Clusters, TaskMetadata
 
 from harness_xtreme.benchmark import (
-    BUCC, MEWSLIX, PAWSX, TASKS, TATOEBA, TATOEBA_R_EXTRA, TYDIQA, XCOPA, XNLI, task_defs,
+    BUCC, MEWSLIX, PARALLEL, PAWSX, TASKS, TATOEBA, TATOEBA_R_EXTRA, TYDIQA, XCOPA, XNLI, item_cluster, task_defs,
 )
 
 #: The overall figure of a submission (``evaluate.py``'s name for it).
@@ -61,6 +61,7 @@ XTREME_SUBMISSION = TaskMetadata(
     prediction_file="predictions",
     unit="task",
     scorer="xtreme|evaluate.py|avg:mean|all_task:fsum",
+    clusters=Clusters("item (with its translations)", item_cluster),
 )
 
 #: Where XTREME's tasks come from, and how their files are laid out (the plugin's README).
@@ -72,10 +73,12 @@ _SPLITS = ("test", "dev")
 def _submission_task(name: str, description: str, reference: str, languages: tuple[str, ...], main_metric: str,
                      needs: type, scorer: str) -> TaskMetadata:
     """An XTREME task whose predictions are written as a submission folder (``{task}/test-{lang}.tsv``);
-    ``scorer``: what follows the task's name in its scorer signature."""
+    ``scorer``: what follows the task's name in its scorer signature. A parallel task's items are
+    clustered by line, the same item in every language's file."""
     return TaskMetadata(name=name, description=description, reference=f"{reference}; {_XTREME}", languages=languages,
                         splits=_SPLITS, main_metric=main_metric, needs=needs, prediction_format="xtreme-submission",
-                        prediction_file="predictions", data_subdir=name, scorer=f"{name}|{scorer}")
+                        prediction_file="predictions", data_subdir=name, scorer=f"{name}|{scorer}",
+                        clusters=Clusters("line") if name in PARALLEL else None)
 
 
 XNLI_TASK = _submission_task(

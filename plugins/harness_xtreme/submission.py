@@ -34,7 +34,7 @@ sums exactly (:func:`math.fsum`), which is what most orders give (XTREME's mock 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,9 +46,9 @@ from harness.protocols import PredictionSource
 from harness.results import read_result
 from harness.stats.records import Instance, InstanceTable
 from harness.stats.statistics import Macro, RowStatistics, Statistic
-from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskData
+from harness.task import Clusters, DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskData
 
-from harness_xtreme.benchmark import GROUPS, TASKS, TaskDef, Version, task_defs
+from harness_xtreme.benchmark import GROUPS, PARALLEL, TASKS, TaskDef, Version, task_defs
 from harness_xtreme.kinds import KINDS, check_classes, example_count
 from harness_xtreme.metadata import ALL_TASK, XTREME_SUBMISSION
 from harness_xtreme.metrics import mean
@@ -286,7 +286,8 @@ class XtremeSubmission(Task[SubmissionData]):
         """The rows as :meth:`evaluate` computes them, from the items of each ``task/lang`` unit:
         each language's metrics (its kind's, :mod:`harness_xtreme.records`), each task's means over
         its languages and ``avg_metric``, the groups' means and ``all_task`` (an exact sum). A task
-        with a language that has no items (a BUCC file with no pairs) has no statistics."""
+        with a language that has no items (a BUCC file with no pairs) has no statistics. A row that
+        holds a parallel task resamples its items with their translations; the others, within languages."""
         definitions = task_defs(self.xtreme_version)
         tasks = dict.fromkeys(unit.partition("/")[0] for unit in table.units)
         rows: RowStatistics = {}
@@ -298,20 +299,28 @@ class XtremeSubmission(Task[SubmissionData]):
                 continue
             per_language = [KINDS[definition.kind].statistics(unit) for unit in units]
             rows.update(zip(units, per_language))
-            averages: dict[str, Statistic] = {metric: Macro(tuple(row[metric] for row in per_language), mean)
-                                              for metric in per_language[0]}
+            clusters = self.clusters_of([name])
+            averages: dict[str, Statistic] = {
+                metric: Macro(tuple(row[metric] for row in per_language), mean, clusters=clusters)
+                for metric in per_language[0]}
             if definition.score_metric == "em_f1":
-                figures[name] = Macro((averages["exact_match"], averages["f1"]), mean)
+                figures[name] = Macro((averages["exact_match"], averages["f1"]), mean, clusters=clusters)
             else:
                 figures[name] = averages[str(definition.score_metric)]
             rows[name] = {**averages, FIGURE: figures[name]}
         summary: RowStatistics = {}
         if set(figures) == {task.name for task in TASKS[self.xtreme_version]}:
-            summary[ALL_TASK] = {FIGURE: Macro(tuple(figures.values()), exact_mean)}
+            summary[ALL_TASK] = {FIGURE: Macro(tuple(figures.values()), exact_mean, clusters=self.clusters_of(figures))}
         for group, members in GROUPS[self.xtreme_version].items():
             if all(member in figures for member in members):
-                summary[group] = {FIGURE: Macro(tuple(figures[m] for m in members), mean)}
+                summary[group] = {FIGURE: Macro(tuple(figures[m] for m in members), mean,
+                                                clusters=self.clusters_of(members))}
         return {**summary, **rows}
+
+    def clusters_of(self, tasks: Iterable[str]) -> Clusters | None:
+        """The clusters a row over ``tasks`` resamples: items with their translations where one of
+        the tasks is parallel; None (within languages, as before) where none is."""
+        return self.metadata.clusters if any(task in PARALLEL for task in tasks) else None
 
     # -- prediction files ---------------------------------------------------------------------
 

@@ -142,6 +142,19 @@ def test_compare_refuses_runs_that_score_different_things(harness_cli: Cli, tmp_
     assert err == f"error: cannot compare: the runs differ in {differs}\n"
 
 
+def test_compare_names_the_languages_that_differ(harness_cli: Cli, tmp_path: Path) -> None:
+    """Other languages read other files: the refusal names the languages, not the fingerprint."""
+    a = _score(harness_cli, _predictions(tmp_path, "a.json", 0, 10), "--limit", "10")
+    folder = tmp_path / "b"
+    folder.mkdir()
+    for lang in ("en", "de", "es"):  # one file per language (the demo's ids are the same in each)
+        _predictions(folder, f"{lang}.json", 0, 10)
+    b = _score(harness_cli, folder, "--limit", "10", "--langs", "en,de,es")
+    code, out, err = harness_cli("compare", a, b)
+    assert code == 2 and out == ""
+    assert err == "error: cannot compare: the runs differ in languages (only B has de, es)\n"
+
+
 def test_compare_refuses_edited_instances(harness_cli: Cli, tmp_path: Path) -> None:
     a = _score(harness_cli, _predictions(tmp_path, "a.json", 0, 10), "--limit", "10")
     b = _score(harness_cli, _predictions(tmp_path, "b.json", 3, 10), "--limit", "10")
