@@ -338,3 +338,28 @@ def test_context_and_question_language_flags_name_one_pair(real_data: Path, harn
     assert rows(tmp_path)["es-en"]["metrics"]["f1"] == OFFICIAL_PERTURBED["es-en"]["f1"]
     code, _, err = harness_cli("score", "mlqa:mode=gxlt", "--context-lang", "es", "--predictions", predictions)
     assert code == 2 and "--context-lang and --question-lang go together" in err
+
+
+def test_real_answers_for_another_context_language_are_refused_naming_it(real_data: Path, tmp_path: Path) -> None:
+    # MLQA's ids are shared across its files (the 512 de-de ids are among the 1,148 en-en ones), so
+    # German answers scored as English pass the id check; they are text of the German contexts.
+    # Every language's gold answers pass as predictions for it.
+    from harness.errors import InputError
+    from harness.task import DataRequest
+
+    from harness_mlqa.task import MLQA
+
+    task = MLQA()
+    full = task.load(DataRequest(real_data / "mlqa", "dev"))
+    gold = task.reference_predictions(full, "gold")
+    for lang in MLQA_LANGUAGES:
+        file = tmp_path / f"{lang}.json"
+        file.write_text(json.dumps(gold[lang], ensure_ascii=False), encoding="utf-8")
+        assert task.read_predictions(file, task.load(DataRequest(real_data / "mlqa", "dev", (lang,)))) == {
+            lang: gold[lang]}
+    english = task.load(DataRequest(real_data / "mlqa", "dev", ("en",)))
+    for lang in MLQA_LANGUAGES[1:]:
+        count = len(gold[lang])
+        with pytest.raises(InputError, match=f"json: the answers look made for {lang}, not en: {count} of {count} "
+                                             f"answers are text of the {lang} contexts"):
+            task.read_predictions(tmp_path / f"{lang}.json", english)
