@@ -168,8 +168,10 @@ def _data_file(path: Path, examples: list[dict[str, Any]]) -> Path:
 
 def test_bad_data(harness_cli: Cli, tmp_path: Path) -> None:
     code, _, err = harness_cli("run", "mkqa", "oracle", "--data-dir", tmp_path)
-    assert code == 2 and err.strip() == (f"error: no mkqa.jsonl.gz or mkqa.jsonl in {tmp_path} (pass the file "
-                                         "itself as --data-dir to read a file with another name)")
+    assert code == 2 and err.strip() == (
+        f"error: no MKQA file in {tmp_path} (looked for mkqa.jsonl.gz, dataset/mkqa.jsonl.gz, mkqa.jsonl, "
+        "test_mkqa.jsonl.gz, tests/testdata/test_mkqa.jsonl.gz; pass the file itself as --data-dir to read a file "
+        "with another name)")
     good = {"example_id": 1, "query": "q", "queries": {"en": "q", "fr": "q"},
             "answers": {"en": [{"type": "entity", "text": "a"}], "fr": [{"type": "entity", "text": "a"}]}}
     uneven = _data_file(tmp_path / "mkqa.jsonl.gz", [good, {**good, "example_id": 2, "answers": {"en": good["answers"]["en"]}}])
