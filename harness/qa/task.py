@@ -35,9 +35,10 @@ from harness.io import check_known_ids, json_bytes, read_json, write_folder_atom
 from harness.protocols import Reader, ReadingExample
 from harness.qa.answer_language import foreign_span_answers, refuse_or_warn
 from harness.qa.normalize import Normalizer
-from harness.qa.scoring import SpanScores, memoize, score_questions
+from harness.qa.scoring import SpanScores, gold_emptied, memoize, score_questions
 from harness.qa.span_file import SpanQuestion, read_span_file
 from harness.stats.records import Instance, InstanceTable
+from harness.tables import format_score
 from harness.stats.statistics import Macro, Mean, RowStatistics, plain_mean
 from harness.task import DataRequest, Evaluation, InputRules, RunContext, ScoreRow, Task, TaskData
 from harness.validation import validate
@@ -198,19 +199,26 @@ class SpanQATask(Task[SpanQAData]):
 
     # -- scoring ------------------------------------------------------------------------------
 
-    def score_units(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, str]]) -> dict[str, SpanScores]:
-        """Official EM/F1 of every unit; one memo per normaliser, shared by the units it scores."""
+    def normalizers(self, data: SpanQAData) -> dict[str, Normalizer]:
+        """Each unit's normaliser with a memo, one memo per normaliser, shared by the units it scores."""
         memos: dict[Normalizer, Normalizer] = {}
-        scores = {}
+        out = {}
         for name, unit in data.units.items():
             normalize = self.normalizer(unit)
             if normalize not in memos:
                 memos[normalize] = memoize(normalize)
-            scores[name] = score_questions(unit.questions, predictions.get(name, {}), memos[normalize])
-        return scores
+            out[name] = memos[normalize]
+        return out
+
+    def score_units(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, str]],
+                    normalizers: Mapping[str, Normalizer]) -> dict[str, SpanScores]:
+        """Official EM/F1 of every unit (``normalizers``: those of :meth:`normalizers`)."""
+        return {name: score_questions(unit.questions, predictions.get(name, {}), normalizers[name])
+                for name, unit in data.units.items()}
 
     def evaluate(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, str]]) -> Evaluation:
-        scores = self.score_units(data, predictions)
+        normalizers = self.normalizers(data)
+        scores = self.score_units(data, predictions, normalizers)
         main, summary = self.aggregate(data, scores)
         rows = summary + [
             ScoreRow(name, {"f1": s.f1, "exact_match": s.exact_match}, s.count, data.units[name].languages)
@@ -226,6 +234,9 @@ class SpanQATask(Task[SpanQAData]):
             evaluation.diagnostics["unanswered"] = unanswered
             evaluation.notes.append(f"{sum(unanswered.values())} question(s) had no prediction and scored 0, "
                                     "as the official scorer counts them")
+        ceiling = ceiling_note(data.units, normalizers)
+        if ceiling:
+            evaluation.notes.append(ceiling)
         return evaluation
 
     # -- prediction files ---------------------------------------------------------------------
@@ -294,6 +305,21 @@ def read_answer_file(path: Path, unit: SpanUnit, *, official: bool = False) -> d
         return {qid: answer for qid, answer in predictions.items() if qid in unit.known_ids}
     check_known_ids(predictions, unit.known_ids, file=path, what=unit.file_name)
     return predictions
+
+
+def ceiling_note(units: Mapping[str, SpanUnit], normalizers: Mapping[str, Normalizer]) -> str | None:
+    """A note naming the units where the official normaliser empties every gold answer of some
+    questions (see :func:`~harness.qa.scoring.gold_emptied`), with the highest F1 possible there,
+    so that a gold-answer run scoring 99.8 (MLQA Spanish: "una") is explained, not doubted."""
+    emptied = {name: gold_emptied(unit.questions, normalizers[name]) for name, unit in units.items()}
+    emptied = {name: questions for name, questions in emptied.items() if questions}
+    if not emptied:
+        return None
+    example = next(iter(emptied.values()))[0].answers[0]
+    ceilings = ", ".join(f"{name} {format_score(100 * (1 - len(questions) / len(units[name].questions)))}"
+                         for name, questions in emptied.items())
+    return (f"{sum(map(len, emptied.values()))} question(s) have only gold answers that the official normaliser "
+            f"empties (e.g. {example!r}), so no answer scores F1 on them; the highest F1 possible: {ceilings}")
 
 
 def refuse_foreign_answers(units: Mapping[str, SpanUnit], predictions: Mapping[str, Mapping[str, str]],

@@ -363,3 +363,16 @@ def test_real_answers_for_another_context_language_are_refused_naming_it(real_da
         with pytest.raises(InputError, match=f"json: the answers look made for {lang}, not en: {count} of {count} "
                                              f"answers are text of the {lang} contexts"):
             task.read_predictions(tmp_path / f"{lang}.json", english)
+
+
+def test_real_spanish_gold_una_is_explained_in_one_note(real_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
+    # MLQA's Spanish normaliser deletes "una"; one es dev question's only gold answer is "una", so
+    # the gold answers score F1 499/500 = 99.8 there, and 160/161 and 188/189 in es-ar and es-vi.
+    code, out, err = harness_cli("run", "mlqa:mode=gxlt", "oracle", "--data-dir", real_data / "mlqa", "--quiet",
+                                 "--bootstrap", "0", "--langs", "es,ar,vi")
+    assert code == 0, err
+    assert rows(tmp_path)["es-ar"]["metrics"]["f1"] == pytest.approx(100 * 160 / 161)
+    notes = [line for line in out.splitlines() if "empties" in line]
+    assert notes == ["note: 3 question(s) have only gold answers that the official normaliser empties (e.g. 'una'), "
+                     "so no answer scores F1 on them; the highest F1 possible: es-es 99.8, es-ar 99.3789, "
+                     "es-vi 99.4709"]

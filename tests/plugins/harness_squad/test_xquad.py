@@ -155,3 +155,24 @@ def test_real_xquad_german_file_scored_as_english_is_refused(real_data: Path, ha
     assert code == 2
     assert err.startswith(f"error: {german}: the answers look made for de, not en: 1190 of 1190 answers are text "
                           "of the de contexts, ")
+
+
+def test_gold_answers_the_normaliser_empties_are_explained_in_a_note(harness_cli: Cli, tmp_path: Path) -> None:
+    # SQuAD's normaliser deletes articles: the gold "The" becomes nothing, and F1 against nothing is
+    # 0 for any answer; so the gold answers score F1 (0 + 1 + 1) / 3 = 66.67, and the note says why.
+    data = tmp_path / "data"
+    data.mkdir()
+    qas = [{"id": qid, "question": "q?", "answers": [{"text": text, "answer_start": 0}]}
+           for qid, text in [("1", "The"), ("2", "tower"), ("3", "Paris")]]
+    doc = {"version": "1.1", "data": [{"title": "t", "paragraphs": [{"context": "The tower in Paris", "qas": qas}]}]}
+    (data / "xquad.en.json").write_text(json.dumps(doc), encoding="utf-8")
+    code, out, err = harness_cli("run", "xquad", "oracle", "--data-dir", data, "--quiet", "--bootstrap", "0")
+    assert code == 0, err
+    assert rows_of_result(out)["en"]["metrics"]["f1"] == pytest.approx(200 / 3)
+    assert ("note: 1 question(s) have only gold answers that the official normaliser empties (e.g. 'The'), so no "
+            "answer scores F1 on them; the highest F1 possible: en 66.6667\n") in out
+
+
+def rows_of_result(out: str) -> dict[str, dict]:
+    path = Path(out.split("result: ")[1].splitlines()[0])
+    return {row["subset"]: row for row in json.loads(path.read_text(encoding="utf-8"))["rows"]}
