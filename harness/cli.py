@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import __version__
-from harness.errors import HarnessError, InputError, one_line
+from harness.errors import HarnessError, InputError, did_you_mean, one_line
 from harness.locations import DEFAULT_LEADERBOARD, DEFAULT_OUTPUT_DIR
 from harness.registry import DISABLE_PLUGINS_ENV, PLUGINS_ENV
 from harness.tables import format_score, format_table, terminal_width
@@ -24,6 +24,22 @@ from harness.tables import format_score, format_table, terminal_width
 if TYPE_CHECKING:
     from harness.registry import Registry
     from harness.runner import Outcome, SuiteRun
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose refusals are the one line (exit code 2) of every user mistake, and whose
+    unknown command gets a did-you-mean, like an unknown task or model (argparse prints its usage
+    over several lines and lists the choices)."""
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        if isinstance(action, argparse._SubParsersAction) and value not in action.choices:
+            what = (action.metavar or "command").lower()
+            self.exit(2, f"error: unknown {what} '{one_line(value)}'{did_you_mean(value, action.choices)} "
+                         f"(known: {', '.join(action.choices)})\n")
+        super()._check_value(action, value)
+
+    def error(self, message: str) -> Any:
+        self.exit(2, f"error: {self.prog}: {one_line(message)} (see {self.prog} --help)\n")
+
 
 def _languages(text: str) -> tuple[str, ...]:
     languages = tuple(lang.strip() for lang in text.split(",") if lang.strip())
@@ -98,7 +114,7 @@ def _add_cache_arguments(parser: Any, with_switch: bool = True) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="harness", description="Score models on cross-lingual QA benchmarks exactly as the official scripts do."
     )
     parser.add_argument("--version", action="version", version=f"xlqa-harness {__version__}")

@@ -6,6 +6,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from harness.tables import format_score, format_table
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -142,3 +144,22 @@ def test_leaderboard_shows_a_matrix_a_result_carries(harness_cli: Cli, tmp_path:
     assert lines[4].split() == ["en", *(format_score(mrr["en"][b]) for b in ("de", "en"))]
     code, _, err = harness_cli("leaderboard", "show", "--task", "lareqa", "--matrix", "nosuch")
     assert code == 2 and "one_target_mrr" in err and "top_language_mix" in err
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    (["frobnicate"], "error: unknown command 'frobnicate' (known: list, run, score, compare, leaderboard, cache, "
+                     "validate, submit)"),
+    (["valdate", "x.json"], "error: unknown command 'valdate'; did you mean 'validate'? (known: list, run, score, "
+                            "compare, leaderboard, cache, validate, submit)"),
+    (["leaderboard", "shw"], "error: unknown action 'shw'; did you mean 'show'? (known: show, page)"),
+    (["run", "xquad"], "error: harness run: the following arguments are required: model (see harness run --help)"),
+])
+def test_a_command_line_argparse_refuses_is_one_line(capsys: pytest.CaptureFixture[str], args: list[str],
+                                                     line: str) -> None:
+    # Like an unknown task or model: one line, exit code 2 (argparse printed its usage over four lines).
+    from harness.cli import main
+
+    with pytest.raises(SystemExit) as caught:
+        main(args)
+    assert caught.value.code == 2
+    assert capsys.readouterr() == ("", line + "\n")
