@@ -207,8 +207,8 @@ def build_parser() -> argparse.ArgumentParser:
     validate = commands.add_parser("validate", help="check a result, leaderboard or predictions file (JSON or JSON "
                                    "lines) against its JSON Schema")
     validate.add_argument("file", type=Path, help="the file to check")
-    validate.add_argument("--schema", help="schema name, a harness or plugin one (default: run-result or "
-                          "leaderboard, guessed from the file)")
+    validate.add_argument("--schema", help="schema name, a harness or plugin one (default: the schema the file "
+                          "fits, the harness's own first; for JSON lines, the one its first line fits)")
     validate.add_argument("--rescore", action="store_true", help="a result: also recompute its scores from the "
                           "predictions it names, on the data of --data-dir (default: the folder it names), and refuse "
                           "any number they do not give")
@@ -529,7 +529,7 @@ def _cmd_cache(args: argparse.Namespace) -> None:
 def _cmd_validate(args: argparse.Namespace) -> None:
     from harness.io import iter_jsonl, read_json
     from harness.results import RESULT_SCHEMA
-    from harness.validation import validate
+    from harness.validation import InferredSchema, infer_schema, validate
 
     if args.file.is_dir():
         raise HarnessError(f"{args.file} is a folder: validate its files one by one")
@@ -539,10 +539,12 @@ def _cmd_validate(args: argparse.Namespace) -> None:
         if "Extra data" not in exc.reason:
             raise
         records = list(iter_jsonl(args.file))  # JSON lines: each line is one record
-        if args.schema is None:
-            raise HarnessError(f"{args.file} holds JSON lines: name the schema of a line with --schema") from None
-    schema = args.schema or ("leaderboard" if isinstance(records[0][1], dict) and "entries" in records[0][1]
-                             else RESULT_SCHEMA)
+    inferred = InferredSchema(args.schema) if args.schema else infer_schema(records[0][1])
+    if not inferred.fits and inferred.alike:
+        closest = ", ".join((inferred.name, *inferred.alike))
+        raise HarnessError(f"{args.file}: fits no schema; the closest, equally: {closest} (name one with --schema "
+                           "to see what breaks it)")
+    schema = inferred.name
     for line, instance in records:
         validate(instance, schema, file=args.file, record=None if line is None else f"line {line}")
     if args.rescore:
@@ -553,7 +555,8 @@ def _cmd_validate(args: argparse.Namespace) -> None:
         rescored = rescore_result(args.file, args.data_dir, labels=args.labels)
         print(f"{args.file}: valid run-result; its {len(rescored.result.rows)} rows are what its predictions score")
         return
-    print(f"{args.file}: valid {schema}" + ("" if records[0][0] is None else f" ({len(records)} lines)"))
+    alike = f" (the same shape as {', '.join(inferred.alike)})" if inferred.alike else ""
+    print(f"{args.file}: valid {schema}" + ("" if records[0][0] is None else f" ({len(records)} lines)") + alike)
 
 
 def _cmd_submit(args: argparse.Namespace, argv: Sequence[str]) -> None:

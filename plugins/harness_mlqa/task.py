@@ -131,8 +131,9 @@ class MLQA(ParallelQADemo, SpanQATask):
             source = locate(folder, data.split, parallel=folder == self.demo_data_dir())
         except HarnessError:
             return {}
-        return {lang: source.folder / (f"{lang}.json" if source.layout == "parallel" else source.file_name((lang, lang)))
-                for lang in MLQA_LANGUAGES if source.has_language(lang)}
+        names = {lang: f"{lang}.json" if source.layout == "parallel" else source.file_name((lang, lang))
+                 for lang in MLQA_LANGUAGES if source.has_language(lang)}
+        return {lang: source.folder / name for lang, name in names.items()}
 
     # -- scoring ------------------------------------------------------------------------------
 
