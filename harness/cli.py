@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import __version__
-from harness.errors import HarnessError, InputError, one_line
+from harness.errors import HarnessError, InputError, did_you_mean, one_line
 from harness.locations import DEFAULT_LEADERBOARD, DEFAULT_OUTPUT_DIR
 from harness.registry import DISABLE_PLUGINS_ENV, PLUGINS_ENV
 from harness.tables import format_score, format_table, terminal_width
@@ -26,6 +26,22 @@ if TYPE_CHECKING:
     from harness.recording import Outcome
     from harness.registry import Registry
     from harness.stats.paired import RowComparison
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose refusals are the one line (exit code 2) of every user mistake, and whose
+    unknown command gets a did-you-mean, like an unknown task or model (argparse prints its usage
+    over several lines and lists the choices)."""
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        if isinstance(action, argparse._SubParsersAction) and value not in action.choices:
+            what = (action.metavar or "command").lower()
+            self.exit(2, f"error: unknown {what} '{one_line(value)}'{did_you_mean(value, action.choices)} "
+                         f"(known: {', '.join(action.choices)})\n")
+        super()._check_value(action, value)
+
+    def error(self, message: str) -> Any:
+        self.exit(2, f"error: {self.prog}: {one_line(message)} (see {self.prog} --help)\n")
+
 
 def _languages(text: str) -> tuple[str, ...]:
     languages = tuple(lang.strip() for lang in text.split(",") if lang.strip())
@@ -100,7 +116,7 @@ def _add_cache_arguments(parser: Any, with_switch: bool = True) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="harness", description="Score models on cross-lingual QA benchmarks exactly as the official scripts do."
     )
     parser.add_argument("--version", action="version", version=f"xlqa-harness {__version__}")
@@ -193,8 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
     validate = commands.add_parser("validate", help="check a result, leaderboard or predictions file (JSON or JSON "
                                    "lines) against its JSON Schema")
     validate.add_argument("file", type=Path, help="the file to check")
-    validate.add_argument("--schema", help="schema name, a harness or plugin one (default: run-result or "
-                          "leaderboard, guessed from the file)")
+    validate.add_argument("--schema", help="schema name, a harness or plugin one (default: the schema the file "
+                          "fits, the harness's own first; for JSON lines, the one its first line fits)")
     validate.add_argument("--rescore", action="store_true", help="a result: also recompute its scores from the "
                           "predictions it names, on the data of --data-dir (default: the folder it names), and refuse "
                           "any number they do not give")
@@ -510,7 +526,7 @@ def _cmd_cache(args: argparse.Namespace) -> None:
 def _cmd_validate(args: argparse.Namespace) -> None:
     from harness.io import iter_jsonl, read_json
     from harness.results import RESULT_SCHEMA
-    from harness.validation import validate
+    from harness.validation import InferredSchema, infer_schema, validate
 
     if args.file.is_dir():
         raise HarnessError(f"{args.file} is a folder: validate its files one by one")
@@ -520,10 +536,12 @@ def _cmd_validate(args: argparse.Namespace) -> None:
         if "Extra data" not in exc.reason:
             raise
         records = list(iter_jsonl(args.file))  # JSON lines: each line is one record
-        if args.schema is None:
-            raise HarnessError(f"{args.file} holds JSON lines: name the schema of a line with --schema") from None
-    schema = args.schema or ("leaderboard" if isinstance(records[0][1], dict) and "entries" in records[0][1]
-                             else RESULT_SCHEMA)
+    inferred = InferredSchema(args.schema) if args.schema else infer_schema(records[0][1])
+    if not inferred.fits and inferred.alike:
+        closest = ", ".join((inferred.name, *inferred.alike))
+        raise HarnessError(f"{args.file}: fits no schema; the closest, equally: {closest} (name one with --schema "
+                           "to see what breaks it)")
+    schema = inferred.name
     for line, instance in records:
         validate(instance, schema, file=args.file, record=None if line is None else f"line {line}")
     if args.rescore:
@@ -534,7 +552,8 @@ def _cmd_validate(args: argparse.Namespace) -> None:
         rescored = rescore_result(args.file, args.data_dir, labels=args.labels)
         print(f"{args.file}: valid run-result; its {len(rescored.result.rows)} rows are what its predictions score")
         return
-    print(f"{args.file}: valid {schema}" + ("" if records[0][0] is None else f" ({len(records)} lines)"))
+    alike = f" (the same shape as {', '.join(inferred.alike)})" if inferred.alike else ""
+    print(f"{args.file}: valid {schema}" + ("" if records[0][0] is None else f" ({len(records)} lines)") + alike)
 
 
 def _cmd_submit(args: argparse.Namespace, argv: Sequence[str], registry: Registry) -> None:

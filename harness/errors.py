@@ -6,6 +6,8 @@ task) raises a :class:`HarnessError`; a traceback is reserved for bugs in the ha
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from difflib import get_close_matches
 from os import PathLike
 
 
@@ -14,6 +16,13 @@ def one_line(text: str) -> str:
     separators, other control characters) written as its escape: an error quotes ids and lines
     from the user's files, and must stay the one line the command line promises."""
     return "".join(char if char.isprintable() or char == " " else repr(char)[1:-1] for char in text)
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``; did you mean 'NAME'?`` naming the known name closest to a mistyped one, or "" when
+    none is close: what every unknown name the user typed gets."""
+    close = get_close_matches(name, list(known), n=1, cutoff=0.5)
+    return f"; did you mean '{close[0]}'?" if close else ""
 
 
 class HarnessError(Exception):

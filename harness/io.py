@@ -194,14 +194,26 @@ def parse_json(text: str, *, unique_keys: bool = False, allow_nan: bool = True) 
         raise ValueError("nested too deeply") from None
 
 
+def _decode_reason(exc: json.JSONDecodeError, *, in_line: bool) -> str:
+    """The parser's reason with its place: ``json`` words some reasons to end in the place
+    ("Unterminated string starting at", "Invalid control character at"), so the place follows
+    the reason (a column for a line of JSON lines, whose record names the line); a text that
+    ends there, or in an unterminated string, is said to be cut short, the usual cause."""
+    where = f"column {exc.colno}" if in_line else f"line {exc.lineno} column {exc.colno}"
+    reason = f"{exc.msg} {where}" if exc.msg.endswith(" at") else f"{exc.msg} at {where}"
+    if exc.msg.startswith("Unterminated") or not exc.doc[exc.pos:].strip():
+        reason += " (the text ends there: cut short?)"
+    return reason
+
+
 def _json_error(exc: ValueError, *, file: Path, record: str | None = None) -> InputError:
     """The one-line error for a failure of :func:`parse_json`."""
     if isinstance(exc, DuplicateKeyError):
         return InputError("given twice in one JSON object (only one value may be meant)", file=file,
                           record=record, field=exc.key)
     if isinstance(exc, json.JSONDecodeError):
-        where = f" at line {exc.lineno} column {exc.colno}" if record is None else ""
-        return InputError(f"malformed JSON{where}: {exc.msg}", file=file, record=record)
+        return InputError(f"malformed JSON: {_decode_reason(exc, in_line=record is not None)}", file=file,
+                          record=record)
     return InputError(f"malformed JSON: {exc}", file=file, record=record)
 
 

@@ -45,18 +45,48 @@ def format_table(header: list[str], rows: Iterable[list[str]], max_width: int | 
 
     With ``max_width`` the widest columns are cut (their cells end in "…") until the table fits,
     none below its header or :data:`MIN_COLUMN`; commands pass the terminal's width unless the
-    user asks for ``--wide``."""
+    user asks for ``--wide``. A table that cannot fit so (many columns: MKQA's 14 metrics) is
+    printed whole in blocks of columns, one under the other, each led by the first column (the
+    row's name)."""
     rows = list(rows)
     widths = [max(len(cell) for cell in column) for column in zip(header, *rows)]
+    if max_width is None:
+        return _render(header, rows, widths, range(len(widths)))
     floors = [max(len(name), MIN_COLUMN) for name in header]
-    if max_width is not None:
-        excess = sum(widths) + len(GAP) * (len(widths) - 1) - max_width
-        while excess > 0:  # one character at a time off the column with the most to spare
-            column = max(range(len(widths)), key=lambda i: widths[i] - floors[i])
-            if widths[column] <= floors[column]:
-                break
-            widths[column] -= 1
-            excess -= 1
-        rows = [[_shorten(cell, w) for cell, w in zip(row, widths)] for row in rows]
+    blocks = [list(range(len(widths)))]
+    if sum(map(min, widths, floors)) + len(GAP) * (len(widths) - 1) > max_width:
+        blocks = _column_blocks(widths, max_width)  # cutting cannot make it fit
+    return "\n\n".join(_render(header, rows, _cut(widths, floors, block, max_width), block) for block in blocks)
+
+
+def _cut(widths: list[int], floors: list[int], columns: Sequence[int], max_width: int) -> list[int]:
+    """``widths`` with those of ``columns`` cut, one character at a time off the column with the
+    most to spare above its floor, until the columns fit ``max_width`` or reach their floors."""
+    widths = list(widths)
+    excess = sum(widths[i] for i in columns) + len(GAP) * (len(columns) - 1) - max_width
+    while excess > 0:
+        column = max(columns, key=lambda i: widths[i] - floors[i])
+        if widths[column] <= floors[column]:
+            break
+        widths[column] -= 1
+        excess -= 1
+    return widths
+
+
+def _column_blocks(widths: list[int], max_width: int) -> list[list[int]]:
+    """The columns in blocks that each fit ``max_width`` after the first column, which leads every
+    block (a block holds one more column at least, however wide)."""
+    blocks: list[list[int]] = []
+    for column in range(1, len(widths)):
+        width = sum(widths[i] for i in blocks[-1]) + len(GAP) * len(blocks[-1]) if blocks else 0
+        if not blocks or len(blocks[-1]) > 1 and width + widths[column] > max_width:
+            blocks.append([0])
+        blocks[-1].append(column)
+    return blocks or [[0]]
+
+
+def _render(header: list[str], rows: list[list[str]], widths: list[int], columns: Iterable[int]) -> str:
+    columns = list(columns)
     lines = [header, ["-" * w for w in widths], *rows]
-    return "\n".join(GAP.join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in lines)
+    return "\n".join(GAP.join(_shorten(line[i], widths[i]).ljust(widths[i]) for i in columns).rstrip()
+                     for line in lines)

@@ -51,6 +51,13 @@ def memoize(normalize: Normalizer) -> Normalizer:
     return cached
 
 
+def gold_emptied(questions: Sequence[SpanQuestion], normalize: Normalizer) -> list[SpanQuestion]:
+    """The questions whose every gold answer ``normalize`` empties (MLQA's Spanish rules delete
+    the article "una", SQuAD's "the"): F1 against an empty gold is 0 whatever the answer (no
+    token is shared), so no prediction, the gold one included, scores F1 on them."""
+    return [question for question in questions if not any(normalize(gold) for gold in question.answers)]
+
+
 def score_questions(questions: Sequence[SpanQuestion], predictions: Mapping[str, str],
                     normalize: Normalizer) -> SpanScores:
     """Exact match and F1 (0-100) of ``predictions`` (question id -> answer) on ``questions``.

@@ -11,7 +11,9 @@ through :func:`find_language_files` and :func:`span_data`), which normaliser sco
 * predictions are the official format, ``{question_id: answer_text}`` per file (schema
   ``span-qa-predictions``); a run writes a folder with one such file per unit, named like the
   data file it answers, and ``harness score`` reads such a folder, or one file when one unit is
-  selected (``--langs``);
+  selected (``--langs``); answers made for another language are refused (the ids are shared
+  across XQuAD's and MLQA's languages, so only the answers tell: see
+  :mod:`harness.qa.answer_language`);
 * EM and F1 per unit are the official scorer's floats (0-100, see :mod:`harness.qa.scoring`);
 * the reference predictions are the first gold answer (``gold``) and ``""`` (``empty``);
 * every question is one instance (:mod:`harness.stats.records`) with its EM (0/1) and F1, so each
@@ -22,7 +24,7 @@ through :func:`find_language_files` and :func:`span_data`), which normaliser sco
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -31,12 +33,14 @@ from harness.demo import FILE_NAME as DEMO_FILE_NAME
 from harness.errors import HarnessError, InputError
 from harness.io import check_known_ids, json_bytes, read_json, write_folder_atomic
 from harness.protocols import Reader, ReadingExample
+from harness.qa.answer_language import foreign_span_answers, refuse_or_warn
 from harness.qa.normalize import Normalizer
-from harness.qa.scoring import SpanScores, memoize, score_questions
+from harness.qa.scoring import SpanScores, gold_emptied, memoize, score_questions
 from harness.qa.span_file import SpanQuestion, read_span_file
 from harness.stats.records import Instance, InstanceTable
+from harness.tables import format_score
 from harness.stats.statistics import Macro, Mean, RowStatistics, plain_mean
-from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskData
+from harness.task import DataRequest, Evaluation, InputRules, RunContext, ScoreRow, Task, TaskData
 from harness.validation import validate
 
 PREDICTIONS_SCHEMA = "span-qa-predictions"
@@ -66,6 +70,8 @@ class SpanUnit:
 @dataclass
 class SpanQAData(TaskData):
     units: dict[str, SpanUnit] = field(default_factory=dict)
+    #: The folder the files were read from (the demo's too; ``source`` names the demo in words).
+    data_dir: Path | None = None
 
 
 def find_language_files(data_dir: Path, languages: Sequence[str], patterns: Sequence[str], *, split: str,
@@ -116,7 +122,7 @@ def span_data(request: DataRequest, units: Sequence[SpanUnit], files: Sequence[P
     return SpanQAData(
         split=request.split, languages=tuple(languages), files=list(files), source=str(request.data_dir),
         statistics={"questions": sum(per_unit.values()), "questions_per_unit": per_unit},
-        units={unit.name: unit for unit in units},
+        units={unit.name: unit for unit in units}, data_dir=request.data_dir,
     )
 
 
@@ -195,19 +201,26 @@ class SpanQATask(Task[SpanQAData]):
 
     # -- scoring ------------------------------------------------------------------------------
 
-    def score_units(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, str]]) -> dict[str, SpanScores]:
-        """Official EM/F1 of every unit; one memo per normaliser, shared by the units it scores."""
+    def normalizers(self, data: SpanQAData) -> dict[str, Normalizer]:
+        """Each unit's normaliser with a memo, one memo per normaliser, shared by the units it scores."""
         memos: dict[Normalizer, Normalizer] = {}
-        scores = {}
+        out = {}
         for name, unit in data.units.items():
             normalize = self.normalizer(unit)
             if normalize not in memos:
                 memos[normalize] = memoize(normalize)
-            scores[name] = score_questions(unit.questions, predictions.get(name, {}), memos[normalize])
-        return scores
+            out[name] = memos[normalize]
+        return out
+
+    def score_units(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, str]],
+                    normalizers: Mapping[str, Normalizer]) -> dict[str, SpanScores]:
+        """Official EM/F1 of every unit (``normalizers``: those of :meth:`normalizers`)."""
+        return {name: score_questions(unit.questions, predictions.get(name, {}), normalizers[name])
+                for name, unit in data.units.items()}
 
     def evaluate(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, str]]) -> Evaluation:
-        scores = self.score_units(data, predictions)
+        normalizers = self.normalizers(data)
+        scores = self.score_units(data, predictions, normalizers)
         main, summary = self.aggregate(data, scores)
         rows = summary + [
             ScoreRow(name, {"f1": s.f1, "exact_match": s.exact_match}, s.count, data.units[name].languages)
@@ -223,6 +236,9 @@ class SpanQATask(Task[SpanQAData]):
             evaluation.diagnostics["unanswered"] = unanswered
             evaluation.notes.append(f"{sum(unanswered.values())} question(s) had no prediction and scored 0, "
                                     "as the official scorer counts them")
+        ceiling = ceiling_note(data.units, normalizers)
+        if ceiling:
+            evaluation.notes.append(ceiling)
         return evaluation
 
     # -- prediction files ---------------------------------------------------------------------
@@ -233,23 +249,38 @@ class SpanQATask(Task[SpanQAData]):
 
     def read_predictions(self, path: Path, data: SpanQAData) -> dict[str, dict[str, str]]:
         """A folder with one predictions file per unit, named like the unit's data file (other
-        files in it are ignored), or a single file when exactly one unit is selected."""
+        files in it are ignored), or a single file when exactly one unit is selected. Answers
+        made for another language are refused (see :meth:`check_answer_language`)."""
         units = list(data.units.values())
         if path.is_dir():
-            out = {}
-            for unit in units:
-                file = path / unit.file_name
+            files = {unit.name: path / unit.file_name for unit in units}
+            for file in files.values():
                 if not file.is_file():
                     raise InputError("missing: a predictions folder holds one file per data file, named like it",
                                      file=file)
-                out[unit.name] = self.read_unit_predictions(file, unit, official=data.input_rules == "official")
-            return out
-        if len(units) != 1:
+        elif len(units) != 1:
             names = ", ".join(data.units)
             raise InputError(f"one predictions file answers one data file, but {len(units)} are selected ({names}): "
                              f"choose one with --langs, or pass a folder with one file per data file "
                              f"(e.g. {units[0].file_name})", file=path)
-        return {units[0].name: self.read_unit_predictions(path, units[0], official=data.input_rules == "official")}
+        else:
+            files = {units[0].name: path}
+        out = {unit.name: self.read_unit_predictions(files[unit.name], unit, official=data.input_rules == "official")
+               for unit in units}
+        self.check_answer_language(data, out, files)
+        return out
+
+    def other_language_files(self, data: SpanQAData) -> dict[str, Path]:
+        """The benchmark's files in the data folder whose contexts are in each language (language
+        -> a SQuAD-format file), read only to tell which language a suspect predictions file was
+        made for (see :meth:`check_answer_language`). None by default."""
+        return {}
+
+    def check_answer_language(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, str]],
+                              files: Mapping[str, Path]) -> None:
+        """See :func:`refuse_foreign_answers`; the other languages' files are this task's."""
+        refuse_foreign_answers(data.units, predictions, files, input_rules=data.input_rules,
+                               languages=self.metadata.languages, more=lambda: self.other_language_files(data))
 
     def write_predictions(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, str]], path: Path) -> None:
         """A folder with one official ``{question_id: answer}`` file per unit, named like its data
@@ -278,6 +309,56 @@ def read_answer_file(path: Path, unit: SpanUnit, *, official: bool = False) -> d
     return predictions
 
 
+def ceiling_note(units: Mapping[str, SpanUnit], normalizers: Mapping[str, Normalizer]) -> str | None:
+    """A note naming the units where the official normaliser empties every gold answer of some
+    questions (see :func:`~harness.qa.scoring.gold_emptied`), with the highest F1 possible there,
+    so that a gold-answer run scoring 99.8 (MLQA Spanish: "una") is explained, not doubted."""
+    emptied = {name: gold_emptied(unit.questions, normalizers[name]) for name, unit in units.items()}
+    emptied = {name: questions for name, questions in emptied.items() if questions}
+    if not emptied:
+        return None
+    example = next(iter(emptied.values()))[0].answers[0]
+    ceilings = ", ".join(f"{name} {format_score(100 * (1 - len(questions) / len(units[name].questions)))}"
+                         for name, questions in emptied.items())
+    return (f"{sum(map(len, emptied.values()))} question(s) have only gold answers that the official normaliser "
+            f"empties (e.g. {example!r}), so no answer scores F1 on them; the highest F1 possible: {ceilings}")
+
+
+def refuse_foreign_answers(units: Mapping[str, SpanUnit], predictions: Mapping[str, Mapping[str, str]],
+                           files: Mapping[str, Path], *, input_rules: InputRules, languages: Sequence[str],
+                           more: Callable[[], Mapping[str, Path]] = dict) -> None:
+    """Refuse the answers of a unit (``files``: its predictions file) that were made for another
+    language, naming it (see :mod:`harness.qa.answer_language`); under ``--input-rules official``
+    score them with a warning. Question ids shared by every language (XQuAD, MLQA) let such a file
+    through every other check. The evidence is the contexts of ``units`` and, for a suspect file
+    only, of the files ``more()`` names (language -> a SQuAD-format file)."""
+    at_hand: dict[str, dict[str, str]] = {}
+
+    def others() -> dict[str, dict[str, str]]:
+        """The contexts of every language, read once, and only for a suspect file."""
+        if not at_hand:
+            for unit in units.values():
+                at_hand.setdefault(unit.context_lang, unit_contexts(unit))
+            for lang, file in more().items():
+                if lang not in at_hand:
+                    try:
+                        at_hand[lang] = {q.id: q.context for q in read_span_file(file)}
+                    except InputError:  # evidence only: a broken file of a language not scored is no error here
+                        continue
+        return at_hand
+
+    for name, answers in predictions.items():
+        unit = units[name]
+        foreign = foreign_span_answers(unit.context_lang, answers, unit_contexts(unit), others, languages)
+        if foreign is not None:
+            refuse_or_warn(foreign, unit.context_lang, file=files[name], input_rules=input_rules)
+
+
+def unit_contexts(unit: SpanUnit) -> dict[str, str]:
+    """Question id -> the context it is asked on, for the unit's questions."""
+    return {q.id: q.context for q in unit.questions}
+
+
 def read_language_units(request: DataRequest, files: Mapping[str, Path]) -> list[SpanUnit]:
     """One unit per language file (context and question in the same language)."""
     return [read_unit(path, lang, lang, lang, (lang,), request.limit) for lang, path in files.items()]
@@ -300,11 +381,24 @@ class LanguageFilesTask(SpanQATask):
     language_names: ClassVar[Mapping[str, str]] = {}
     benchmark: ClassVar[str]
 
+    def _layouts(self, data_dir: Path) -> tuple[str, ...]:
+        return (DEMO_FILE_NAME,) if data_dir == self.demo_data_dir() else self.layouts
+
     def load(self, request: DataRequest) -> SpanQAData:
         assert request.data_dir is not None
-        layouts = (DEMO_FILE_NAME,) if request.data_dir == self.demo_data_dir() else self.layouts
         languages = request.languages or self.metadata.languages
-        files = find_language_files(request.data_dir, languages, layouts, split=request.split,
-                                    explicit=languages != self.metadata.languages, what=self.benchmark,
-                                    names=self.language_names)
+        files = find_language_files(request.data_dir, languages, self._layouts(request.data_dir),
+                                    split=request.split, explicit=languages != self.metadata.languages,
+                                    what=self.benchmark, names=self.language_names)
         return task_data_from_files(request, files)
+
+    def other_language_files(self, data: SpanQAData) -> dict[str, Path]:
+        """Every language's file in the folder the data came from."""
+        folder = data.data_dir
+        if folder is None:
+            return {}
+        try:
+            return find_language_files(folder, self.metadata.languages, self._layouts(folder), split=data.split,
+                                       explicit=False, what=self.benchmark, names=self.language_names)
+        except HarnessError:
+            return {}

@@ -37,8 +37,11 @@ ANSWER_TYPES: tuple[str, ...] = (
 #: carries its answer as text, so a null or absent ``text`` there is a broken gold answer.
 TEXTLESS_TYPES = frozenset({"long_answer", "unanswerable"})
 
-#: File names looked for in a ``--data-dir`` folder, in order.
-DATA_FILES: tuple[str, ...] = ("mkqa.jsonl.gz", "mkqa.jsonl")
+#: File names looked for in a ``--data-dir`` folder, in order: the release (``dataset/mkqa.jsonl.gz``
+#: in apple/ml-mkqa, or beside it), uncompressed, then the official test file of six examples
+#: (``tests/testdata/test_mkqa.jsonl.gz``), so that a data root holding any of them serves MKQA.
+DATA_FILES: tuple[str, ...] = ("mkqa.jsonl.gz", "dataset/mkqa.jsonl.gz", "mkqa.jsonl", "test_mkqa.jsonl.gz",
+                               "tests/testdata/test_mkqa.jsonl.gz")
 
 
 @dataclass(frozen=True)
@@ -73,14 +76,14 @@ class MKQAData(TaskData):
 
 
 def find_data_file(data_dir: Path) -> Path:
-    """The MKQA file: ``--data-dir`` itself if it is a file, else ``mkqa.jsonl.gz`` or ``mkqa.jsonl`` in it."""
+    """The MKQA file: ``--data-dir`` itself if it is a file, else the first of :data:`DATA_FILES` in it."""
     if data_dir.is_file():
         return data_dir
     for name in DATA_FILES:
         if (data_dir / name).is_file():
             return data_dir / name
-    raise HarnessError(f"no {' or '.join(DATA_FILES)} in {data_dir} (pass the file itself as --data-dir "
-                       "to read a file with another name)")
+    raise HarnessError(f"no MKQA file in {data_dir} (looked for {', '.join(DATA_FILES)}; pass the file itself "
+                       "as --data-dir to read a file with another name)")
 
 
 def _text(value: Any, *, file: Path, record: str, field_name: str, nullable: bool = False) -> Any:

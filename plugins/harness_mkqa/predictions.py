@@ -24,6 +24,7 @@ from typing import Any
 
 from harness.errors import HarnessError, InputError
 from harness.io import iter_jsonl, write_folder_atomic
+from harness.qa.answer_language import foreign_script, refuse_or_warn
 from harness.validation import validate
 
 from harness_mkqa.data import MKQAData
@@ -118,7 +119,8 @@ def read_predictions(path: Path, data: MKQAData) -> dict[str, list[dict[str, Any
     does (the result then says the macro average is incomplete), unless the languages were
     named with ``--langs``; a ``.jsonl`` file not named after an MKQA language is an error."""
     if not path.is_dir():
-        return {_language_of_file(path, data): read_language_file(path, data)}
+        lang = _language_of_file(path, data)
+        return _checked_language({lang: read_language_file(path, data)}, {lang: path}, data)
     files = {p.name.removesuffix(".jsonl"): p for p in sorted(path.glob("*.jsonl"))}
     for lang, file in files.items():
         if lang not in MKQA_LANGUAGES:
@@ -133,7 +135,23 @@ def read_predictions(path: Path, data: MKQAData) -> dict[str, list[dict[str, Any
     if not scored:
         raise InputError(f"no prediction files for the languages scored (expected <lang>.jsonl for "
                          f"{' '.join(data.languages)})", file=path)
-    return {lang: read_language_file(files[lang], data) for lang in scored}
+    return _checked_language({lang: read_language_file(files[lang], data) for lang in scored}, files, data)
+
+
+def _checked_language(read: dict[str, list[dict[str, Any]]], files: Mapping[str, Path],
+                      data: MKQAData) -> dict[str, list[dict[str, Any]]]:
+    """``read``, once no language's answers are written in a script its gold answers hardly use
+    (see :func:`~harness.qa.answer_language.foreign_script`): MKQA's example ids are the same in
+    every language, so a file made for another language passes every other check. Binary answers
+    are left out (yes/no is English in every language's file)."""
+    for lang, records in read.items():
+        answers = [record["prediction"] or "" for record in records if not record["binary_answer"]]
+        golds = [gold for annotation in data.annotations[lang] for gold in annotation.golds]
+        others = [other for other in data.file_languages if other != lang]
+        foreign = foreign_script(answers, golds, others, what=f"the {lang} gold answers")
+        if foreign is not None:
+            refuse_or_warn(foreign, lang, file=files[lang], input_rules=data.input_rules)
+    return read
 
 
 def predicted_text(record: Mapping[str, Any]) -> str:

@@ -121,6 +121,20 @@ class MLQA(ParallelQADemo, SpanQATask):
         recorded = [unit.name for unit in units] if by_pair else list(dict.fromkeys(p[0] for p in pairs))
         return span_data(request, units, paths, recorded)
 
+    def other_language_files(self, data: SpanQAData) -> dict[str, Path]:
+        """The same-language file of every language in the folder the data came from (its contexts
+        are those of every pair with that context language)."""
+        folder = data.data_dir
+        if folder is None:
+            return {}
+        try:
+            source = locate(folder, data.split, parallel=folder == self.demo_data_dir())
+        except HarnessError:
+            return {}
+        names = {lang: f"{lang}.json" if source.layout == "parallel" else source.file_name((lang, lang))
+                 for lang in MLQA_LANGUAGES if source.has_language(lang)}
+        return {lang: source.folder / name for lang, name in names.items()}
+
     # -- scoring ------------------------------------------------------------------------------
 
     def summary_groups(self, units: Mapping[str, tuple[str, ...]]) -> dict[str, list[str]]:

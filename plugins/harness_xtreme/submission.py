@@ -43,6 +43,7 @@ from harness.errors import HarnessError, InputError
 from harness.io import write_folder_atomic
 from harness.layout import task_results
 from harness.protocols import PredictionSource
+from harness.qa.task import refuse_foreign_answers
 from harness.results import read_result
 from harness.stats.records import Instance, InstanceTable
 from harness.stats.statistics import Macro, RowStatistics, Statistic
@@ -346,6 +347,7 @@ class XtremeSubmission(Task[SubmissionData]):
             task = data.tasks[name]
             kind = KINDS[task.definition.kind]
             out[name] = {}
+            files: dict[str, Path] = {}
             run = run_predictions(path / name, task.definition)
             for lang, labels in task.labels.items():
                 file = path / name / task.definition.file_name(lang) if run is None else run_file(run, task.definition, lang)
@@ -355,8 +357,12 @@ class XtremeSubmission(Task[SubmissionData]):
                 official = data.input_rules == "official" and kind.read_official is not None
                 read = kind.read_official if official else kind.read_predictions
                 out[name][lang] = read(file, labels)
+                files[lang] = file
                 if task.definition.classes:
                     check_classes(file, out[name][lang], task.definition.classes)
+            if task.definition.kind == "qa":  # the languages' files share their question ids
+                refuse_foreign_answers(task.labels, out[name], files, input_rules=data.input_rules,
+                                       languages=tuple(task.labels))
         return out
 
     def write_predictions(self, data: SubmissionData, predictions: Mapping[str, Mapping[str, Any]], path: Path) -> None:

@@ -6,6 +6,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from harness.tables import format_score, format_table
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -23,9 +25,42 @@ def test_a_table_wider_than_asked_cuts_its_widest_cells() -> None:
     ]
     # whole when it fits, or when asked for (no width)
     assert "Open-domain QA in 26 languages" in format_table(["name", "languages", "summary"], rows)
-    # never below a header or 10 characters: a table that cannot fit stays readable
-    narrow = format_table(["name", "languages", "summary"], rows, max_width=5).splitlines()
-    assert narrow[2] == "mkqa  ar,da,de,…  Open-doma…"
+    # never below a header or 10 characters: a table that cannot fit so stays readable, in blocks
+    narrow = format_table(["name", "languages", "summary"], rows, max_width=5).split("\n\n")
+    assert [block.splitlines()[2] for block in narrow] == ["mkqa  ar,da,de,…", "mkqa  Open-doma…"]
+
+
+def test_a_table_with_too_many_columns_to_fit_is_printed_whole_in_blocks() -> None:
+    # Headers of 9 characters and the row names of 8 cannot fit 30 columns in one table (8 + 4 * 11 = 52);
+    # in blocks led by the row names: 8 + 2 + 9 + 2 + 9 = 30 fits, one more column would not.
+    header = ["subset", "metric_a1", "metric_b2", "metric_c3", "metric_d4"]
+    rows = [["language", "1", "2", "3", "4"]]
+    assert format_table(header, rows, max_width=30) == "\n".join([
+        "subset    metric_a1  metric_b2",
+        "--------  ---------  ---------",
+        "language  1          2",
+        "",
+        "subset    metric_c3  metric_d4",
+        "--------  ---------  ---------",
+        "language  3          4",
+    ])
+
+
+def test_mkqa_result_table_fits_eighty_columns(harness_cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    # 14 metrics: its rows were 234 characters with COLUMNS=80, though --help promises tables that fit.
+    from tests.conftest import VENDORED
+
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, err = harness_cli("run", "mkqa", "oracle", "--data-dir", VENDORED, "--quiet", "--no-leaderboard",
+                                 "--bootstrap", "0")
+    assert code == 0, err
+    table = out.split("main score:")[0].splitlines()[1:]
+    assert max(map(len, table)) <= 80
+    assert sum(line.startswith("en ") for line in table) == 4  # the en row in each of the 4 blocks
+    assert {name for line in table if line.startswith("subset") for name in line.split()[1:]} == {
+        "best_em", "best_f1", "best_answerable_em", "best_answerable_f1", "best_unanswerable_em", "best_f1_threshold",
+        "exact_match", "f1", "answerable_exact_match", "answerable_f1", "unanswerable_exact_match",
+        "best_f1_tie_robust", "best_em_tie_robust", "count"}
 
 
 def test_listing_fits_a_hundred_columns_unless_wide(harness_cli: Cli) -> None:
@@ -142,3 +177,22 @@ def test_leaderboard_shows_a_matrix_a_result_carries(harness_cli: Cli, tmp_path:
     assert lines[4].split() == ["en", *(format_score(mrr["en"][b]) for b in ("de", "en"))]
     code, _, err = harness_cli("leaderboard", "show", "--task", "lareqa", "--matrix", "nosuch")
     assert code == 2 and "one_target_mrr" in err and "top_language_mix" in err
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    (["frobnicate"], "error: unknown command 'frobnicate' (known: list, run, score, compare, leaderboard, cache, "
+                     "validate, submit)"),
+    (["valdate", "x.json"], "error: unknown command 'valdate'; did you mean 'validate'? (known: list, run, score, "
+                            "compare, leaderboard, cache, validate, submit)"),
+    (["leaderboard", "shw"], "error: unknown action 'shw'; did you mean 'show'? (known: show, page)"),
+    (["run", "xquad"], "error: harness run: the following arguments are required: model (see harness run --help)"),
+])
+def test_a_command_line_argparse_refuses_is_one_line(capsys: pytest.CaptureFixture[str], args: list[str],
+                                                     line: str) -> None:
+    # Like an unknown task or model: one line, exit code 2 (argparse printed its usage over four lines).
+    from harness.cli import main
+
+    with pytest.raises(SystemExit) as caught:
+        main(args)
+    assert caught.value.code == 2
+    assert capsys.readouterr() == ("", line + "\n")

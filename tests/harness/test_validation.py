@@ -25,7 +25,8 @@ def test_an_unknown_schema_is_one_line_naming_the_known_ones(harness_cli: Any, t
     code, out, err = harness_cli("validate", "x.json", "--schema", "run-reslt")
     assert code == 2 and out == ""
     core = sorted(p.name.removesuffix(".schema.json") for p in SCHEMAS.glob("*.schema.json"))
-    assert err == f"error: unknown schema 'run-reslt' (known: {', '.join(sorted([*core, 'fake-predictions']))})\n"
+    assert err == (f"error: unknown schema 'run-reslt'; did you mean 'run-result'? "
+                   f"(known: {', '.join(sorted([*core, 'fake-predictions']))})\n")
 
 
 def test_a_plugin_schema_is_found_by_name(harness_cli: Any, tmp_path: Path, only_fakes: None) -> None:
@@ -47,8 +48,8 @@ def test_json_lines_are_checked_line_by_line(harness_cli: Any, tmp_path: Path) -
     assert code == 2
     assert err == ("error: bad.jsonl: record line 2: field 'ranking': does not match schema lareqa-predictions: "
                    "'en_1_0' is not of type 'array'\n")
-    code, out, err = harness_cli("validate", "p.jsonl")
-    assert (code, err) == (2, "error: p.jsonl holds JSON lines: name the schema of a line with --schema\n")
+    # without --schema, the schema its first line fits
+    assert harness_cli("validate", "p.jsonl") == (0, "p.jsonl: valid lareqa-predictions (2 lines)\n", "")
 
 
 def test_a_plugin_ships_schemas_through_the_hook(tmp_path: Path) -> None:
@@ -68,3 +69,29 @@ def test_a_schema_file_not_named_by_the_convention_breaks_its_plugin(tmp_path: P
         registry.add_plugin(types.SimpleNamespace(harness_schemas=hookimpl(lambda: [odd])), PluginInfo("toy"))
     assert [b.plugin.name for b in registry.broken] == ["toy"] and "NAME.schema.json" in registry.broken[0].reason
     assert not registry.schemas.entries
+
+
+def test_the_schema_is_inferred_from_the_file(harness_cli: Any, tmp_path: Path) -> None:
+    # A predictions file was checked as a run result ("'schema_version' is a required property").
+    (tmp_path / "xquad.de.json").write_text('{"q1": "Paris", "q2": "1889"}', encoding="utf-8")
+    assert harness_cli("validate", "xquad.de.json") == (
+        0, "xquad.de.json: valid span-qa-predictions (the same shape as xor-engspan-predictions, "
+           "xor-full-predictions)\n", "")
+    line = {"example_id": 1, "prediction": "Paris", "binary_answer": None}
+    write_lines(tmp_path / "en.jsonl", [line, {**line, "example_id": 2}])
+    assert harness_cli("validate", "en.jsonl") == (0, "en.jsonl: valid mkqa-predictions (2 lines)\n", "")
+    code, out, err = harness_cli("run", "xquad", "oracle", "--langs", "en", "--quiet", "--no-leaderboard")
+    assert code == 0, err
+    (result,) = list(tmp_path.glob("results/**/result.json"))
+    assert harness_cli("validate", result) == (0, f"{result}: valid run-result\n", "")
+    # A broken result is still told what breaks it as a result: the closest schema, by the keys it requires.
+    broken = json.loads(result.read_text(encoding="utf-8"))
+    del broken["rows"][0]["count"]
+    (tmp_path / "broken.json").write_text(json.dumps(broken), encoding="utf-8")
+    assert harness_cli("validate", "broken.json") == (
+        2, "", "error: broken.json: field 'rows.0': does not match schema run-result: 'count' is a required property\n")
+    # A file that fits none, and is as close to several, is not told it breaks one of them.
+    (tmp_path / "bad.json").write_text('{"q1": 5}', encoding="utf-8")
+    assert harness_cli("validate", "bad.json") == (
+        2, "", "error: bad.json: fits no schema; the closest, equally: mewslix-predictions, span-qa-predictions, "
+               "xor-engspan-predictions, xor-full-predictions (name one with --schema to see what breaks it)\n")

@@ -203,7 +203,7 @@ def _question_not_a_string(doc: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("edit, expected", [
-    (lambda doc: '{"version": "1.1", "data": [', "de.json: malformed JSON at line 1 column 29"),
+    (lambda doc: '{"version": "1.1", "data": [', "de.json: malformed JSON: Expecting value at line 1 column 29 (the text ends there: cut short?)"),
     (_drop_breaks, "de.json: record data[2].paragraphs[0]: field 'sentence_breaks': missing"),
     (_break_outside, "de.json: record data[1].paragraphs[0]: field 'sentence_breaks[3]': [377, 456) is outside its paragraph (context length 451)"),
     (_question_not_a_string, "de.json: record data[0].paragraphs[0].qas[1]: field 'question': expected str, got int"),

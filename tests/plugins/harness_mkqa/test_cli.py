@@ -168,8 +168,10 @@ def _data_file(path: Path, examples: list[dict[str, Any]]) -> Path:
 
 def test_bad_data(harness_cli: Cli, tmp_path: Path) -> None:
     code, _, err = harness_cli("run", "mkqa", "oracle", "--data-dir", tmp_path)
-    assert code == 2 and err.strip() == (f"error: no mkqa.jsonl.gz or mkqa.jsonl in {tmp_path} (pass the file "
-                                         "itself as --data-dir to read a file with another name)")
+    assert code == 2 and err.strip() == (
+        f"error: no MKQA file in {tmp_path} (looked for mkqa.jsonl.gz, dataset/mkqa.jsonl.gz, mkqa.jsonl, "
+        "test_mkqa.jsonl.gz, tests/testdata/test_mkqa.jsonl.gz; pass the file itself as --data-dir to read a file "
+        "with another name)")
     good = {"example_id": 1, "query": "q", "queries": {"en": "q", "fr": "q"},
             "answers": {"en": [{"type": "entity", "text": "a"}], "fr": [{"type": "entity", "text": "a"}]}}
     uneven = _data_file(tmp_path / "mkqa.jsonl.gz", [good, {**good, "example_id": 2, "answers": {"en": good["answers"]["en"]}}])
@@ -220,3 +222,28 @@ def test_a_typed_gold_answer_needs_its_text(harness_cli: Cli, tmp_path: Path, an
     _data_file(path, [good, textless])
     code, _, err = harness_cli("run", "mkqa", "oracle", "--data-dir", path, "--no-leaderboard", "--quiet")
     assert code == 0, err
+
+
+@pytest.mark.parametrize(("lang", "script"), [("ru", "Cyrillic"), ("ar", "Arabic"), ("th", "Thai"),
+                                              ("zh_cn", "Han")])
+def test_answers_in_another_languages_script_are_refused_naming_it(harness_cli: Cli, tmp_path: Path, lang: str,
+                                                                    script: str) -> None:
+    # MKQA's example ids are the same in every language: only the answers tell a file made for
+    # another language. Their letters are in a script the English gold answers do not use.
+    preds = write_lines(tmp_path / "mine.jsonl", demo_lines(lang))
+    code, out, err = harness_cli("score", "mkqa", "--predictions", preds, "--langs", "en", "--no-leaderboard")
+    assert (code, out) == (2, "")
+    assert err.startswith(f"error: {preds}: the answers look made for {lang}, not en: ")
+    assert f"of the answers' letters are {script}, 0.0% of those of the en gold answers" in err
+    code, out, err = harness_cli("score", "mkqa", "--predictions", preds, "--langs", "en", "--no-leaderboard",
+                                 "--input-rules", "official")
+    assert code == 0, err
+    assert err.startswith(f"warning: {preds}: the answers look made for {lang}, not en: ")
+
+
+def test_every_languages_gold_answers_pass_as_its_predictions(harness_cli: Cli, tmp_path: Path) -> None:
+    for lang in DEMO_LANGUAGES:
+        write_lines(tmp_path / "gold" / f"{lang}.jsonl", demo_lines(lang))
+    code, out, err = harness_cli("score", "mkqa", "--predictions", tmp_path / "gold", "--no-leaderboard")
+    assert code == 0, err
+    assert result_of(out)["main_score"]["value"] == 100.0

@@ -153,3 +153,21 @@ def test_no_answer_baseline_through_the_cli(mkqa_dir: Path, harness_cli: Any) ->
     assert result["main_score"] == {"metric": "best_f1", "value": 50.0} and low < 50.0 < high
     assert {row["metrics"]["best_em"] for row in result["rows"]} == {50.0}
     assert result["notes"] == []
+
+
+def test_one_data_root_serves_mkqa_under_its_official_file_names(official_data: Path, harness_cli: Any,
+                                                                 tmp_path: Path) -> None:
+    # The folder of every benchmark (its mkqa/ holds the official test file, test_mkqa.jsonl.gz) is
+    # --data-dir for MKQA as for the others; so is a copy of apple/ml-mkqa (dataset/mkqa.jsonl.gz).
+    code, out, err = harness_cli("run", "mkqa", "no-answer", "--data-dir", official_data, "--quiet",
+                                 "--no-leaderboard")
+    assert code == 0, err
+    result = json.loads(Path(out.split("result: ")[1].splitlines()[0]).read_text(encoding="utf-8"))
+    assert result["main_score"]["value"] == 50.0 and result["data"]["source"].endswith("mkqa/test_mkqa.jsonl.gz")
+    release = tmp_path / "ml-mkqa" / "dataset" / "mkqa.jsonl.gz"
+    release.parent.mkdir(parents=True)
+    release.write_bytes((official_data / "mkqa" / "test_mkqa.jsonl.gz").read_bytes())
+    code, out, err = harness_cli("run", "mkqa", "no-answer", "--data-dir", release.parents[1], "--quiet",
+                                 "--no-leaderboard")
+    assert code == 0, err
+    assert f"({release}, split test)" in out

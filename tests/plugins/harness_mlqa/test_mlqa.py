@@ -338,3 +338,41 @@ def test_context_and_question_language_flags_name_one_pair(real_data: Path, harn
     assert rows(tmp_path)["es-en"]["metrics"]["f1"] == OFFICIAL_PERTURBED["es-en"]["f1"]
     code, _, err = harness_cli("score", "mlqa:mode=gxlt", "--context-lang", "es", "--predictions", predictions)
     assert code == 2 and "--context-lang and --question-lang go together" in err
+
+
+def test_real_answers_for_another_context_language_are_refused_naming_it(real_data: Path, tmp_path: Path) -> None:
+    # MLQA's ids are shared across its files (the 512 de-de ids are among the 1,148 en-en ones), so
+    # German answers scored as English pass the id check; they are text of the German contexts.
+    # Every language's gold answers pass as predictions for it.
+    from harness.errors import InputError
+    from harness.task import DataRequest
+
+    from harness_mlqa.task import MLQA
+
+    task = MLQA()
+    full = task.load(DataRequest(real_data / "mlqa", "dev"))
+    gold = task.reference_predictions(full, "gold")
+    for lang in MLQA_LANGUAGES:
+        file = tmp_path / f"{lang}.json"
+        file.write_text(json.dumps(gold[lang], ensure_ascii=False), encoding="utf-8")
+        assert task.read_predictions(file, task.load(DataRequest(real_data / "mlqa", "dev", (lang,)))) == {
+            lang: gold[lang]}
+    english = task.load(DataRequest(real_data / "mlqa", "dev", ("en",)))
+    for lang in MLQA_LANGUAGES[1:]:
+        count = len(gold[lang])
+        with pytest.raises(InputError, match=f"json: the answers look made for {lang}, not en: {count} of {count} "
+                                             f"answers are text of the {lang} contexts"):
+            task.read_predictions(tmp_path / f"{lang}.json", english)
+
+
+def test_real_spanish_gold_una_is_explained_in_one_note(real_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
+    # MLQA's Spanish normaliser deletes "una"; one es dev question's only gold answer is "una", so
+    # the gold answers score F1 499/500 = 99.8 there, and 160/161 and 188/189 in es-ar and es-vi.
+    code, out, err = harness_cli("run", "mlqa:mode=gxlt", "oracle", "--data-dir", real_data / "mlqa", "--quiet",
+                                 "--bootstrap", "0", "--langs", "es,ar,vi")
+    assert code == 0, err
+    assert rows(tmp_path)["es-ar"]["metrics"]["f1"] == pytest.approx(100 * 160 / 161)
+    notes = [line for line in out.splitlines() if "empties" in line]
+    assert notes == ["note: 3 question(s) have only gold answers that the official normaliser empties (e.g. 'una'), "
+                     "so no answer scores F1 on them; the highest F1 possible: es-es 99.8, es-ar 99.3789, "
+                     "es-vi 99.4709"]

@@ -80,3 +80,99 @@ def test_malformed_data_file_names_record_and_field(harness_cli: Cli, tmp_path: 
     assert code == 2
     assert err.strip() == (f"error: {data / 'xquad.en.json'}: record data[0].paragraphs[0].qas[1]: "
                            "field 'question': expected str, got NoneType")
+
+
+def _gold_file(harness_cli: Cli, data_dir: Path | None, lang: str, folder: Path) -> Path:
+    """The oracle's answers for one language's file, as a predictions file made elsewhere."""
+    data = ["--data-dir", data_dir] if data_dir else []
+    code, _, err = harness_cli("run", "xquad", "oracle", *data, "--langs", lang, "--no-leaderboard", "--quiet",
+                               "--bootstrap", "0", "--output-dir", folder)
+    assert code == 0, err
+    (path,) = list(folder.glob(f"xquad/oracle/*/predictions/*.{lang}.json")) or list(
+        folder.glob(f"xquad/oracle/*/predictions/{lang}.json"))
+    return path
+
+
+def test_demo_answers_for_another_language_are_refused_naming_it(harness_cli: Cli, tmp_path: Path) -> None:
+    # The demo set's 24 ids are the same in every language, so German answers pass the id check
+    # when English is scored; they are text of the German contexts, hardly of the English ones.
+    german = _gold_file(harness_cli, None, "de", tmp_path / "gold")
+    code, out, err = harness_cli("score", "xquad", "--langs", "en", "--predictions", german, "--quiet")
+    assert (code, out) == (2, "")
+    assert err.startswith(f"error: {german}: the answers look made for de, not en: 24 of 24 answers are text of "
+                          "the de contexts, ") and err.count("\n") == 1
+    assert not list(tmp_path.glob("results/**/result.json"))
+    code, out, err = harness_cli("score", "xquad", "--langs", "en", "--predictions", german, "--quiet",
+                                 "--input-rules", "official")
+    assert code == 0
+    assert err.startswith(f"warning: {german}: the answers look made for de, not en: ")
+    assert "scored as given (--input-rules official)" in err
+
+
+def test_demo_script_names_the_language_when_no_other_file_is_at_hand(harness_cli: Cli, tmp_path: Path) -> None:
+    from harness.demo import parallel_qa_dir
+
+    only_english = tmp_path / "en-only"
+    only_english.mkdir()
+    (only_english / "xquad.en.json").write_bytes((parallel_qa_dir() / "en.json").read_bytes())
+    russian = _gold_file(harness_cli, None, "ru", tmp_path / "gold")
+    code, _, err = harness_cli("score", "xquad", "--data-dir", only_english, "--predictions", russian, "--quiet")
+    assert code == 2
+    assert err.startswith(f"error: {russian}: the answers look made for ru, not en: ")
+    assert "of the answers' letters are Cyrillic, 0.0% of those of the en contexts" in err
+
+
+def test_real_xquad_gold_answers_pass_and_other_languages_are_named(real_data: Path, tmp_path: Path) -> None:
+    # The gold answers of every language are accepted as predictions for it; scored as English,
+    # every other language's are refused naming that language, and English's scored as each
+    # other language likewise (official-metrics.md: the 12 files share their 1,190 ids).
+    from harness.errors import InputError
+    from harness.task import DataRequest
+    from harness_squad.xquad import XQuAD
+
+    task, folder = XQuAD(), real_data / "xquad"
+    full = task.load(DataRequest(folder, "test"))
+    gold = task.reference_predictions(full, "gold")
+    for lang in XQUAD_LANGUAGES:
+        file = tmp_path / f"{lang}.json"
+        file.write_text(json.dumps(gold[lang], ensure_ascii=False), encoding="utf-8")
+    one = {lang: task.load(DataRequest(folder, "test", (lang,))) for lang in XQUAD_LANGUAGES}
+    for lang in XQUAD_LANGUAGES:
+        assert task.read_predictions(tmp_path / f"{lang}.json", one[lang]) == {lang: gold[lang]}
+    for made, scored in [*((lang, "en") for lang in XQUAD_LANGUAGES if lang != "en"),
+                         *(("en", lang) for lang in XQUAD_LANGUAGES if lang != "en")]:
+        with pytest.raises(InputError, match=f"json: the answers look made for {made}, not {scored}: 1190 of 1190 "
+                                             f"answers are text of the {made} contexts"):
+            task.read_predictions(tmp_path / f"{made}.json", one[scored])
+
+
+def test_real_xquad_german_file_scored_as_english_is_refused(real_data: Path, harness_cli: Cli,
+                                                             tmp_path: Path) -> None:
+    # The issue's case: `harness score xquad --langs en --predictions xquad.de.pred.json` exited 0.
+    german = _gold_file(harness_cli, real_data / "xquad", "de", tmp_path / "gold")
+    code, _, err = harness_cli("score", "xquad", "--langs", "en", "--predictions", german,
+                               "--data-dir", real_data / "xquad", "--quiet")
+    assert code == 2
+    assert err.startswith(f"error: {german}: the answers look made for de, not en: 1190 of 1190 answers are text "
+                          "of the de contexts, ")
+
+
+def test_gold_answers_the_normaliser_empties_are_explained_in_a_note(harness_cli: Cli, tmp_path: Path) -> None:
+    # SQuAD's normaliser deletes articles: the gold "The" becomes nothing, and F1 against nothing is
+    # 0 for any answer; so the gold answers score F1 (0 + 1 + 1) / 3 = 66.67, and the note says why.
+    data = tmp_path / "data"
+    data.mkdir()
+    qas = [{"id": qid, "question": "q?", "answers": [{"text": text, "answer_start": 0}]}
+           for qid, text in [("1", "The"), ("2", "tower"), ("3", "Paris")]]
+    doc = {"version": "1.1", "data": [{"title": "t", "paragraphs": [{"context": "The tower in Paris", "qas": qas}]}]}
+    (data / "xquad.en.json").write_text(json.dumps(doc), encoding="utf-8")
+    code, out, err = harness_cli("run", "xquad", "oracle", "--data-dir", data, "--quiet", "--bootstrap", "0")
+    assert code == 0, err
+    assert rows_of_result(out)["en"]["metrics"]["f1"] == pytest.approx(200 / 3)
+    assert ("note: 1 question(s) have only gold answers that the official normaliser empties (e.g. 'The'), so no "
+            "answer scores F1 on them; the highest F1 possible: en 66.6667\n") in out
+
+
+def rows_of_result(out: str) -> dict[str, dict]:
+    path = Path(out.split("result: ")[1].splitlines()[0])
+    return {row["subset"]: row for row in json.loads(path.read_text(encoding="utf-8"))["rows"]}

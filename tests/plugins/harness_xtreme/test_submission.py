@@ -258,3 +258,23 @@ def test_xtreme_r_scores_the_tasks_present_though_other_labels_are_incomplete(
     assert rows["mlqa"]["metrics"]["avg_metric"] == pytest.approx(69.4558, abs=5e-5)
     assert "note: panx: not scored, its label folder lacks test-qu.tsv" in out
     assert set(result(tmp_path)["diagnostics"]["tasks_missing"]) >= {"panx", "udpos", "tatoeba", "xquad"}
+
+
+def test_real_xquad_answers_filed_under_another_language_are_refused(real_data: Path, harness_cli: Cli,
+                                                                      tmp_path: Path) -> None:
+    # XQuAD's files share their ids, so German answers filed as test-en.json pass every id check;
+    # they are text of the German contexts of the same submission's labels, hardly of the English.
+    from harness.qa.span_file import read_span_file
+    from harness_xtreme.benchmark import XQUAD
+
+    for lang in XQUAD:
+        label = write(tmp_path / "labels" / "xquad" / f"test-{lang}.json",
+                      (real_data / "xquad" / f"xquad.{lang}.json").read_text(encoding="utf-8"))
+        gold = {q.id: q.answers[0] for q in read_span_file(label)}
+        swapped = {"de": "en", "en": "de"}.get(lang, lang)  # German and English filed under each other
+        write(tmp_path / "predictions" / "xquad" / f"test-{swapped}.json", json.dumps(gold))
+    code, _, err = harness_cli("score", "xtreme", "--data-dir", tmp_path / "labels",
+                               "--predictions", tmp_path / "predictions", "--quiet")
+    assert code == 2
+    assert err.startswith(f"error: {tmp_path / 'predictions' / 'xquad' / 'test-en.json'}: the answers look made "
+                          "for de, not en: 1190 of 1190 answers are text of the de contexts, ")
