@@ -129,6 +129,9 @@ def test_the_page_in_chromium(harness_cli: Cli, board: Path, browser: object, tm
     assert intervals[0] == [100.0, 100.0] and intervals[1][1] < 100.0  # the oracle is ahead of both
     assert intervals[2][0] <= intervals[1][1] and intervals[1][0] <= intervals[2][1]  # these two overlap
     assert [row.find_element(By.CSS_SELECTOR, "td.rank").text for row in rows] == ["1", "=2", "=2"]
+    # what the intervals resampled: MLQA's parallel questions, whole across languages
+    assert all("clusters of parallel questions (question id)" in row.find_element(By.CSS_SELECTOR, ".interval")
+               .get_attribute("title") for row in rows)
     assert "overlaps the interval of the entry ranked just above it" in browser.find_element(By.ID, "rules").text
 
     # heatmaps: one per G-XLT entry, visible at once; cells where the result puts them (rows =
