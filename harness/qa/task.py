@@ -8,6 +8,11 @@ through :func:`find_language_files` and :func:`span_data`), which normaliser sco
 (:meth:`SpanQATask.normalizer`), and how unit scores add up to the benchmark's figures
 (:meth:`SpanQATask.aggregate`); this base does the rest the same way for all of them:
 
+* a generative model (a :class:`~harness.protocols.Generator`) answers from a prompt: the task
+  options ``prompt`` (a template of :mod:`harness.prompting`), ``shots`` and ``shot_seed`` say which;
+  k shots come from the same file of the dev split where the benchmark has one (else from the
+  scored file), never the question itself. Its answers are scored exactly as extracted ones, and
+  the per-instance records keep each answer with its reasoning trace;
 * predictions are the official format, ``{question_id: answer_text}`` per file (schema
   ``span-qa-predictions``); a run writes a folder with one such file per unit, named like the
   data file it answers, and ``harness score`` reads such a folder, or one file when one unit is
@@ -23,13 +28,15 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from harness.demo import FILE_NAME as DEMO_FILE_NAME
 from harness.errors import HarnessError, InputError
+from harness.generation import GeneratedAnswer, PromptTarget, answer_text, prompt_target
 from harness.io import check_known_ids, json_bytes, read_json, write_folder_atomic
+from harness.prompting import PromptChoice, PromptTemplate, Shot, ask_reading, draw_shots
 from harness.protocols import Reader, ReadingExample
 from harness.qa.normalize import Normalizer
 from harness.qa.scoring import SpanScores, memoize, score_questions
@@ -66,6 +73,8 @@ class SpanUnit:
 @dataclass
 class SpanQAData(TaskData):
     units: dict[str, SpanUnit] = field(default_factory=dict)
+    #: What was loaded, so that the shots of a generative run can be loaded from the dev split.
+    request: DataRequest | None = None
 
 
 def find_language_files(data_dir: Path, languages: Sequence[str], patterns: Sequence[str], *, split: str,
@@ -116,7 +125,7 @@ def span_data(request: DataRequest, units: Sequence[SpanUnit], files: Sequence[P
     return SpanQAData(
         split=request.split, languages=tuple(languages), files=list(files), source=str(request.data_dir),
         statistics={"questions": sum(per_unit.values()), "questions_per_unit": per_unit},
-        units={unit.name: unit for unit in units},
+        units={unit.name: unit for unit in units}, request=request,
     )
 
 
@@ -131,8 +140,26 @@ def mean_row(subset: str, scores: Sequence[SpanScores]) -> ScoreRow:
                     sum(s.count for s in scores))
 
 
+#: A prediction of one question: the answer text, or a generated answer with what the records keep.
+Prediction = str | dict[str, Any]
+#: The template fields a reading-comprehension prompt fills in.
+READING_FIELDS = frozenset({"context", "question"})
+
+
 class SpanQATask(Task[SpanQAData]):
     """Base of extractive QA tasks over SQuAD v1.1-format files, one unit per file."""
+
+    def __init__(self, prompt: str | None = None, shots: int = 0, shot_seed: int = 0) -> None:
+        """``prompt``: the template a generative model is prompted with (a built-in name such as
+        ``qa``, or a .json file); ``shots``: solved examples in each prompt; ``shot_seed``: their draw."""
+        self.prompting = PromptChoice.of(prompt, shots, shot_seed, task=self.metadata.name, required=READING_FIELDS,
+                                         allowed=READING_FIELDS | {"language"})
+
+    def options(self) -> dict[str, Any]:
+        return self.prompting.options()
+
+    def scorer_signature(self) -> str:
+        return super().scorer_signature() + self.prompting.signature()
 
     @abstractmethod
     def normalizer(self, unit: SpanUnit) -> Normalizer:
@@ -165,13 +192,17 @@ class SpanQATask(Task[SpanQAData]):
     def units(self, data: SpanQAData) -> list[str]:
         return list(data.units)
 
-    def predict(self, model: Reader, data: SpanQAData, unit: str, context: RunContext) -> dict[str, str]:
+    def predict(self, model: Reader, data: SpanQAData, unit: str, context: RunContext) -> dict[str, Prediction]:
         """Read every question of ``unit`` with its context; keep the answer text (the official
-        prediction format has nothing else)."""
+        prediction format has nothing else), or, from a generative model, the generated answer."""
         part = data.units[unit]
         examples = [ReadingExample(q.id, q.question, q.context, part.question_lang, part.context_lang)
                     for q in part.questions]
-        answers: dict[str, str] = {}
+        target = prompt_target(model)
+        template = self.prompting.for_model(model, target, self.metadata.name)
+        if target is not None and template is not None:
+            return self.generate(target, template, data, unit, examples, context)
+        answers: dict[str, Prediction] = {}
         with context.progress(len(examples), f"{self.metadata.name} {unit}") as bar:
             for start in range(0, len(examples), READ_CHUNK):
                 chunk = examples[start : start + READ_CHUNK]
@@ -181,6 +212,29 @@ class SpanQATask(Task[SpanQAData]):
                 answers.update((example.id, answer.text) for example, answer in zip(chunk, read))
                 bar.update(len(chunk))
         return answers
+
+    def generate(self, target: PromptTarget, template: PromptTemplate, data: SpanQAData, unit: str,
+                 examples: list[ReadingExample], context: RunContext) -> dict[str, Prediction]:
+        """Prompt the generator with each example (and its shots); the answers as generated."""
+        pool = [Shot(q.id, {"context": q.context, "question": q.question}, q.answers[0])
+                for q in self.shot_pool(data, unit, context).questions] if self.prompting.shots else []
+        with context.progress(len(examples), f"{self.metadata.name} {unit}") as bar:
+            generations = ask_reading(target, template, examples, lambda e: draw_shots(
+                pool, self.prompting.shots, self.prompting.seed, e.id), bar)
+        return {e.id: GeneratedAnswer(g.text, g.reasoning).to_json() for e, g in zip(examples, generations)}
+
+    def shot_pool(self, data: SpanQAData, unit: str, context: RunContext) -> SpanUnit:
+        """The file the shots of ``unit`` come from: the same file of the dev split where the
+        benchmark has one, else the scored file itself, read whole (``--limit`` aside)."""
+        split = "dev" if "dev" in self.metadata.splits else data.split
+        if split == data.split and len(data.units[unit].questions) == len(data.units[unit].known_ids):
+            return data.units[unit]
+        assert data.request is not None
+        request = replace(data.request, split=split, limit=None)
+        pool = context.shared(f"shots:{split}", lambda: self.load(request))
+        if unit not in pool.units:
+            raise HarnessError(f"task {self.metadata.name}: no {split} file for {unit} to draw shots from")
+        return pool.units[unit]
 
     def reference_predictions(self, data: SpanQAData, kind: str) -> dict[str, dict[str, str]]:
         """``gold``: each question's first gold answer (scores 100 unless normalisation empties
@@ -193,18 +247,21 @@ class SpanQATask(Task[SpanQAData]):
 
     # -- scoring ------------------------------------------------------------------------------
 
-    def score_units(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, str]]) -> dict[str, SpanScores]:
-        """Official EM/F1 of every unit; one memo per normaliser, shared by the units it scores."""
+    def score_units(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, Prediction]]
+                    ) -> dict[str, SpanScores]:
+        """Official EM/F1 of every unit; one memo per normaliser, shared by the units it scores.
+        A generated answer is scored by its answer text, as an extracted one."""
         memos: dict[Normalizer, Normalizer] = {}
         scores = {}
         for name, unit in data.units.items():
             normalize = self.normalizer(unit)
             if normalize not in memos:
                 memos[normalize] = memoize(normalize)
-            scores[name] = score_questions(unit.questions, predictions.get(name, {}), memos[normalize])
+            answers = {qid: answer_text(value) for qid, value in predictions.get(name, {}).items()}
+            scores[name] = score_questions(unit.questions, answers, memos[normalize])
         return scores
 
-    def evaluate(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, str]]) -> Evaluation:
+    def evaluate(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, Prediction]]) -> Evaluation:
         scores = self.score_units(data, predictions)
         main, summary = self.aggregate(data, scores)
         rows = summary + [
@@ -249,10 +306,12 @@ class SpanQATask(Task[SpanQAData]):
                              f"(e.g. {units[0].file_name})", file=path)
         return {units[0].name: self.read_unit_predictions(path, units[0], official=data.input_rules == "official")}
 
-    def write_predictions(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, str]], path: Path) -> None:
+    def write_predictions(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, Prediction]],
+                          path: Path) -> None:
         """A folder with one official ``{question_id: answer}`` file per unit, named like its data
         file, written whole or not at all (a kill never leaves some of the files)."""
-        write_folder_atomic(path, {unit.file_name: json_bytes(dict(predictions.get(name, {})))
+        write_folder_atomic(path, {unit.file_name: json_bytes({qid: answer_text(value) for qid, value
+                                                               in predictions.get(name, {}).items()})
                                    for name, unit in data.units.items()})
 
 
