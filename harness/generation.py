@@ -381,6 +381,18 @@ class GeneratedAnswer:
         return out
 
 
+#: The fields of a prediction record that hold what a generated answer keeps beside the answer.
+KEPT_FIELDS = ("reasoning", "passages")
+
+
+def kept(answer: str, record: dict[str, Any]) -> str | dict[str, Any]:
+    """What a per-instance record shows as the prediction: the answer, with the reasoning trace and
+    passage ids when the prediction ``record`` carries them (a generative run's)."""
+    if not any(name in record for name in KEPT_FIELDS):
+        return answer
+    return GeneratedAnswer(answer, record.get("reasoning"), tuple(record.get("passages", ()))).to_json()
+
+
 def answer_text(value: str | dict[str, Any]) -> str:
     """The scored answer of a prediction: the text itself, or a :class:`GeneratedAnswer`'s answer."""
     return value["answer"] if isinstance(value, dict) else value

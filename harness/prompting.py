@@ -43,6 +43,8 @@ TEMPLATES = Path(__file__).resolve().parent / "prompts"
 #: The fields a template's ``example`` may use, and where their values come from.
 FIELDS = frozenset({"context", "question", "passages", "language"})
 PASSAGE_FIELDS = frozenset({"id", "title", "text"})
+#: The fields an open-domain task fills in (``passages`` for a retrieval-augmented model).
+OPEN_FIELDS = frozenset({"question", "passages", "language"})
 #: The template keys every file must have, and their JSON types.
 REQUIRED_KEYS: dict[str, type] = {"name": str, "version": int, "instruction": dict, "example": str, "answer": str,
                                   "separator": str, "stop": list, "max_new_tokens": int}
@@ -133,7 +135,6 @@ def builtin_templates() -> list[str]:
     return sorted(p.stem for p in TEMPLATES.glob("*.json") if p.stem != "languages")
 
 
-@cache
 def _read_template(path: Path) -> PromptTemplate:
     raw = read_json(path)
     if not isinstance(raw, dict):
