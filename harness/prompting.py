@@ -200,7 +200,9 @@ def draw_shots(pool: Sequence[Shot], k: int, seed: int, question_id: str) -> lis
         return []
     rng = random.Random(sha256_text(str(seed), question_id))
     if len(pool) - any(shot.id == question_id for shot in pool) < k:
-        raise HarnessError(f"{k} shots asked for, but the pool holds only {len(pool)} examples")
+        others = len(pool) - any(shot.id == question_id for shot in pool)
+        raise HarnessError(f"{k} shot(s) asked for, but only {others} example(s) other than question {question_id} "
+                           "are there to draw them from: ask for fewer shots")
     picked = [pool[i] for i in rng.sample(range(len(pool)), min(k + 1, len(pool)))]
     return [shot for shot in picked if shot.id != question_id][:k]
 

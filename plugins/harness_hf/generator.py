@@ -23,6 +23,7 @@ Requests come in batches the generation service (:mod:`harness.generation`) sort
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -39,6 +40,7 @@ class HFGenerator(CheckpointModel):
     """A :class:`~harness.protocols.Generator` over a local transformers checkpoint."""
 
     provides = frozenset({Generator})
+    name = "hf-generator"
 
     def __init__(self, *, runtime: Runtime, path: Path, chat: Literal["auto", "on", "off"] = "auto",
                  reasoning_end: str = REASONING_END, precision: Precision = "auto", label: str | None = None) -> None:
@@ -63,9 +65,9 @@ class HFGenerator(CheckpointModel):
         """The checkpoint's tokenizer; a folder without one is a one-line error."""
         try:
             return super().load_tokenizer()
-        except (OSError, ValueError, TypeError) as error:
-            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise HarnessError(f"{self.owner}: {self.path} has no usable tokenizer ({first})") from None
+        except (OSError, ValueError, TypeError):
+            raise HarnessError(f"{self.owner}: {self.path} has no usable tokenizer (tokenizer.json, or the files "
+                               "of a slow tokenizer, with tokenizer_config.json)") from None
 
     def load_model(self) -> Any:
         config = json.loads((self.path / "config.json").read_text(encoding="utf-8"))
@@ -160,14 +162,16 @@ class HFGenerator(CheckpointModel):
         return len(ids)
 
     def _pieces(self, ids: Sequence[int]) -> list[str]:
-        """The text each token adds (by decoding growing prefixes, so a character split over
-        several byte-level tokens is added whole by the token that completes it)."""
-        pieces, previous = [], ""
+        """The text each token adds to the decoded completion. A character split over several
+        byte-level tokens belongs to the token that completes it (the others add ""): each token
+        ends where the decoding of the tokens up to it stops agreeing with the whole text."""
+        text = self.tokenizer.decode(ids, skip_special_tokens=True)
+        ends, end = [], 0
         for i in range(len(ids)):
-            text = self.tokenizer.decode(ids[: i + 1], skip_special_tokens=True)
-            pieces.append(text[len(previous):] if text.startswith(previous) else text)
-            previous = text
-        return pieces
+            end = max(end, len(os.path.commonprefix([self.tokenizer.decode(ids[: i + 1], skip_special_tokens=True),
+                                                     text])))
+            ends.append(end)
+        return [text[start:stop] for start, stop in zip([0, *ends[:-1]], ends)]
 
 
 class _StopInAnswer:
