@@ -268,6 +268,28 @@ class PromptChoice:
         return self.template
 
 
+class PromptedTask:
+    """A task's ``prompt``, ``shots`` and ``shot_seed`` options (list it before the task base):
+    the :class:`PromptChoice` they make, in the task's options and its scorer signature.
+    ``prompt_fields`` are the template fields the task always fills in, ``prompt_allowed`` all it can."""
+
+    metadata: Any
+    prompt_fields: frozenset[str] = frozenset({"question"})
+    prompt_allowed: frozenset[str] = OPEN_FIELDS
+
+    def __init__(self, prompt: str | None = None, shots: int = 0, shot_seed: int = 0) -> None:
+        """``prompt``: the template a generative model is prompted with (a built-in name or a .json
+        file); ``shots``: solved examples in each prompt; ``shot_seed``: their draw."""
+        self.prompting = PromptChoice.of(prompt, shots, shot_seed, task=self.metadata.name,
+                                         required=self.prompt_fields, allowed=self.prompt_allowed)
+
+    def options(self) -> dict[str, Any]:
+        return self.prompting.options()
+
+    def scorer_signature(self) -> str:
+        return super().scorer_signature() + self.prompting.signature()  # type: ignore[misc]
+
+
 # -- asking ---------------------------------------------------------------------------------------
 
 

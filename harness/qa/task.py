@@ -36,7 +36,7 @@ from harness.demo import FILE_NAME as DEMO_FILE_NAME
 from harness.errors import HarnessError, InputError
 from harness.generation import GeneratedAnswer, PromptTarget, answer_text, prompt_target
 from harness.io import check_known_ids, json_bytes, read_json, write_folder_atomic
-from harness.prompting import PromptChoice, PromptTemplate, Shot, ask_reading, draw_shots
+from harness.prompting import PromptedTask, PromptTemplate, Shot, ask_reading, draw_shots
 from harness.protocols import Reader, ReadingExample
 from harness.qa.normalize import Normalizer
 from harness.qa.scoring import SpanScores, memoize, score_questions
@@ -146,20 +146,11 @@ Prediction = str | dict[str, Any]
 READING_FIELDS = frozenset({"context", "question"})
 
 
-class SpanQATask(Task[SpanQAData]):
+class SpanQATask(PromptedTask, Task[SpanQAData]):
     """Base of extractive QA tasks over SQuAD v1.1-format files, one unit per file."""
 
-    def __init__(self, prompt: str | None = None, shots: int = 0, shot_seed: int = 0) -> None:
-        """``prompt``: the template a generative model is prompted with (a built-in name such as
-        ``qa``, or a .json file); ``shots``: solved examples in each prompt; ``shot_seed``: their draw."""
-        self.prompting = PromptChoice.of(prompt, shots, shot_seed, task=self.metadata.name, required=READING_FIELDS,
-                                         allowed=READING_FIELDS | {"language"})
-
-    def options(self) -> dict[str, Any]:
-        return self.prompting.options()
-
-    def scorer_signature(self) -> str:
-        return super().scorer_signature() + self.prompting.signature()
+    prompt_fields = READING_FIELDS
+    prompt_allowed = READING_FIELDS | {"language"}
 
     @abstractmethod
     def normalizer(self, unit: SpanUnit) -> Normalizer:

@@ -38,7 +38,7 @@ from typing import Any
 from harness.errors import HarnessError
 from harness.generation import PromptTarget, kept, prompt_target
 from harness.open_domain import ask
-from harness.prompting import OPEN_FIELDS, OpenGeneration, PromptChoice, PromptTemplate, Shot, ask_open, draw_shots
+from harness.prompting import OpenGeneration, PromptedTask, PromptTemplate, Shot, ask_open, draw_shots
 from harness.protocols import OpenAnswer, OpenDomainQA, OpenQuestion
 from harness.stats.records import Instance, InstanceTable
 from harness.stats.statistics import RowStatistics
@@ -76,21 +76,10 @@ def _generated_record(example_id: Any, generated: OpenGeneration) -> dict[str, A
     return record
 
 
-class MKQA(Task[MKQAData]):
-    """MKQA, scored like ``mkqa_eval.py`` / ``mkqa_eval_all_languages.py``."""
+class MKQA(PromptedTask, Task[MKQAData]):
+    """MKQA, scored like ``mkqa_eval.py`` / ``mkqa_eval_all_languages.py``; prompts as the module docstring says."""
 
     metadata = MKQA_METADATA
-
-    def __init__(self, prompt: str | None = None, shots: int = 0, shot_seed: int = 0) -> None:
-        """``prompt``, ``shots``, ``shot_seed``: how a generative model is prompted (module docstring)."""
-        self.prompting = PromptChoice.of(prompt, shots, shot_seed, task=self.metadata.name,
-                                         required=frozenset({"question"}), allowed=OPEN_FIELDS)
-
-    def options(self) -> dict[str, Any]:
-        return self.prompting.options()
-
-    def scorer_signature(self) -> str:
-        return super().scorer_signature() + self.prompting.signature()
 
     def demo_data_dir(self) -> Path:
         return Path(__file__).parent / "demo"

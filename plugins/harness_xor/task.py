@@ -46,7 +46,7 @@ from harness.errors import HarnessError, InputError
 from harness.generation import PromptTarget, answer_text, prompt_target
 from harness.io import check_known_ids, dump_json, read_json
 from harness.open_domain import ask
-from harness.prompting import OPEN_FIELDS, PromptChoice, PromptTemplate, Shot, ask_open, draw_shots
+from harness.prompting import PromptedTask, PromptTemplate, Shot, ask_open, draw_shots
 from harness.protocols import OpenDomainQA, OpenQuestion, Retriever
 from harness.qa.normalize import ascii_english
 from harness.qa.passages import corpus_files, read_passages
@@ -124,19 +124,9 @@ class _XorTask(Task[XorData]):
         return list(data.languages)
 
 
-class _AnswerTask(_XorTask):
-    """EnglishSpan and Full: predictions are ``{question id: answer}``, one dict per language."""
-
-    def __init__(self, prompt: str | None = None, shots: int = 0, shot_seed: int = 0) -> None:
-        """``prompt``, ``shots``, ``shot_seed``: how a generative model is prompted (module docstring)."""
-        self.prompting = PromptChoice.of(prompt, shots, shot_seed, task=self.metadata.name,
-                                         required=frozenset({"question"}), allowed=OPEN_FIELDS)
-
-    def options(self) -> dict[str, Any]:
-        return self.prompting.options()
-
-    def scorer_signature(self) -> str:
-        return super().scorer_signature() + self.prompting.signature()
+class _AnswerTask(PromptedTask, _XorTask):
+    """EnglishSpan and Full: predictions are ``{question id: answer}``, one dict per language;
+    prompts for generative models as the module docstring says."""
 
     @abstractmethod
     def answer_lang(self, question_lang: str) -> str:
