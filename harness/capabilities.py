@@ -15,11 +15,13 @@ import numpy as np
 
 from harness.errors import CapabilityError
 from harness.model import Model
+from harness.progress import Progress
+from harness.prompting import GenerativeQA
 from harness.protocols import (
-    CAPABILITIES, Corpus, Encoder, Ranking, Reader, Retriever, SearchIndex, Translator, protocol_methods,
+    CAPABILITIES, Corpus, Encoder, Generator, OpenDomainQA, Ranking, Reader, Retriever, SearchIndex, Translator,
+    protocol_methods,
 )
 from harness.search import exact_search
-from harness.progress import Progress
 
 
 class DenseIndex:
@@ -62,11 +64,14 @@ class EncoderRetriever:
         return DenseIndex(self.encoder, np.concatenate(parts))
 
 
-#: For each capability, the other capabilities it can be built from, and how.
+#: For each capability, the other capabilities it can be built from, and how. A Generator reads
+#: and answers through :class:`~harness.prompting.GenerativeQA`, behind the shared generation
+#: service; the QA tasks find the generator behind it and prompt it with their own templates.
 ADAPTERS: dict[type, list[tuple[type, Callable[[Any], Any]]]] = {
     Retriever: [(Encoder, EncoderRetriever)],
     Encoder: [],
-    Reader: [],
+    Reader: [(Generator, GenerativeQA)],
+    OpenDomainQA: [(Generator, GenerativeQA)],
     Translator: [],
 }
 

@@ -21,6 +21,7 @@ from harness.capabilities import declared, provide
 from harness.compose import ModelSource, encoding_service
 from harness.distributed import World, current_world
 from harness.encoding import EncodingPlan, EncodingRequest, EncodingService
+from harness.generation import generation_stats
 from harness.errors import InputError
 from harness.io import dump_json, json_bytes, read_json, sha256_text
 from harness.layout import RunFolder, slug
@@ -125,7 +126,8 @@ class Session:
         service, runtime = self.model.service, self.runtime
         return {"world_size": self.world.size, "device": runtime.device_used, "precision": self.model.model.precision,
                 "threads": runtime.threads, "batch_size": service.stats.batch_size if service else runtime.batch_size,
-                "suite": [t.name for t in self.tasks], "encoding": service.stats.as_dict() if service else None}
+                "suite": [t.name for t in self.tasks], "encoding": service.stats.as_dict() if service else None,
+                "generation": generation_stats(self.model.model)}
 
 
 def seed_everything(seed: int) -> None:

@@ -224,9 +224,55 @@ class MultipleChoice(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class GenerationOptions:
+    """How to decode one request. Every field changes the text, so all of them key the cache.
+
+    Decoding is greedy (the reproducible choice for scoring); ``stop`` strings end the answer
+    (the text is cut before the first one, after any reasoning trace); ``logprobs`` asks for the
+    log-probability of the answer's tokens (MKQA's No-Answer probability is made from it).
+    """
+
+    max_new_tokens: int = 32
+    stop: tuple[str, ...] = ()
+    logprobs: bool = False
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """One prompt to complete. A model with a chat template sends it as the user's message."""
+
+    prompt: str
+    options: GenerationOptions = GenerationOptions()
+
+
+@dataclass(frozen=True)
+class Generation:
+    """A completion: ``text`` is the answer (reasoning stripped, cut at the first stop string);
+    ``reasoning`` the ``<think>`` trace that came before it, if any (kept for the records, never
+    scored); ``logprob`` the summed log-probability of the answer's tokens, when asked for;
+    ``prompt_tokens`` and ``new_tokens`` the lengths the model computed on (for throughput and
+    the padding share)."""
+
+    text: str
+    reasoning: str | None = None
+    logprob: float | None = None
+    prompt_tokens: int = 0
+    new_tokens: int = 0
+
+
+@runtime_checkable
+class Generator(Protocol):
+    """Completes prompts (a causal or seq2seq language model, a server, vLLM)."""
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
+        """Return one completion per request, in order."""
+        ...
+
+
 #: What a model can declare it provides (``Model.provides``); a task's ``needs`` is one of these.
 CAPABILITIES: tuple[type, ...] = (Encoder, Retriever, Reader, OpenDomainQA, PredictionSource, Translator, PairClassifier,
-                                  TokenTagger, MultipleChoice)
+                                  TokenTagger, MultipleChoice, Generator)
 
 
 def protocol_methods(protocol: type) -> list[str]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tiny_models import build_tiny_encoder, build_tiny_reader
+from tests.tiny_models import build_tiny_causal_lm, build_tiny_encoder, build_tiny_reader, build_tiny_seq2seq
 
 
 @pytest.fixture(scope="session")
@@ -58,6 +58,20 @@ def tiny_reader_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A random 2-layer BERT extractive QA model (start/end head) with the same tokenizer."""
     _single_threaded_torch()
     return build_tiny_reader(tmp_path_factory.mktemp("tiny-reader"))
+
+
+@pytest.fixture(scope="session")
+def tiny_causal_lm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A random 2-layer Llama with a byte-level BPE vocabulary trained on the demo data."""
+    _single_threaded_torch()
+    return build_tiny_causal_lm(tmp_path_factory.mktemp("tiny-causal-lm"))
+
+
+@pytest.fixture(scope="session")
+def tiny_seq2seq_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A random 2-layer T5 with the same kind of vocabulary."""
+    _single_threaded_torch()
+    return build_tiny_seq2seq(tmp_path_factory.mktemp("tiny-seq2seq"))
 
 
 @pytest.fixture

@@ -8,6 +8,11 @@ through :func:`find_language_files` and :func:`span_data`), which normaliser sco
 (:meth:`SpanQATask.normalizer`), and how unit scores add up to the benchmark's figures
 (:meth:`SpanQATask.aggregate`); this base does the rest the same way for all of them:
 
+* a generative model (a :class:`~harness.protocols.Generator`) answers from a prompt: the task
+  options ``prompt`` (a template of :mod:`harness.prompting`), ``shots`` and ``shot_seed`` say which;
+  k shots come from the same file of the dev split where the benchmark has one (else from the
+  scored file), never the question itself. Its answers are scored exactly as extracted ones, and
+  the per-instance records keep each answer with its reasoning trace;
 * predictions are the official format, ``{question_id: answer_text}`` per file (schema
   ``span-qa-predictions``); a run writes a folder with one such file per unit, named like the
   data file it answers, and ``harness score`` reads such a folder, or one file when one unit is
@@ -25,13 +30,15 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from harness.demo import FILE_NAME as DEMO_FILE_NAME
 from harness.errors import HarnessError, InputError
+from harness.generation import GeneratedAnswer, PromptTarget, answer_text, prompt_target
 from harness.io import check_known_ids, json_bytes, read_json, write_folder_atomic
+from harness.prompting import PromptedTask, PromptTemplate, Shot, ask_reading, draw_shots
 from harness.protocols import Reader, ReadingExample
 from harness.qa.answer_language import foreign_span_answers, refuse_or_warn
 from harness.qa.normalize import Normalizer
@@ -70,8 +77,9 @@ class SpanUnit:
 @dataclass
 class SpanQAData(TaskData):
     units: dict[str, SpanUnit] = field(default_factory=dict)
-    #: The folder the files were read from (the demo's too; ``source`` names the demo in words).
-    data_dir: Path | None = None
+    #: What was loaded (the folder read, the demo's too, where ``source`` names the demo in words),
+    #: so that other languages' files and a generative run's shots (the dev split) can be found.
+    request: DataRequest | None = None
 
 
 def find_language_files(data_dir: Path, languages: Sequence[str], patterns: Sequence[str], *, split: str,
@@ -122,7 +130,7 @@ def span_data(request: DataRequest, units: Sequence[SpanUnit], files: Sequence[P
     return SpanQAData(
         split=request.split, languages=tuple(languages), files=list(files), source=str(request.data_dir),
         statistics={"questions": sum(per_unit.values()), "questions_per_unit": per_unit},
-        units={unit.name: unit for unit in units}, data_dir=request.data_dir,
+        units={unit.name: unit for unit in units}, request=request,
     )
 
 
@@ -137,8 +145,17 @@ def mean_row(subset: str, scores: Sequence[SpanScores]) -> ScoreRow:
                     sum(s.count for s in scores))
 
 
-class SpanQATask(Task[SpanQAData]):
+#: A prediction of one question: the answer text, or a generated answer with what the records keep.
+Prediction = str | dict[str, Any]
+#: The template fields a reading-comprehension prompt fills in.
+READING_FIELDS = frozenset({"context", "question"})
+
+
+class SpanQATask(PromptedTask, Task[SpanQAData]):
     """Base of extractive QA tasks over SQuAD v1.1-format files, one unit per file."""
+
+    prompt_fields = READING_FIELDS
+    prompt_allowed = READING_FIELDS | {"language"}
 
     @abstractmethod
     def normalizer(self, unit: SpanUnit) -> Normalizer:
@@ -173,13 +190,17 @@ class SpanQATask(Task[SpanQAData]):
     def units(self, data: SpanQAData) -> list[str]:
         return list(data.units)
 
-    def predict(self, model: Reader, data: SpanQAData, unit: str, context: RunContext) -> dict[str, str]:
+    def predict(self, model: Reader, data: SpanQAData, unit: str, context: RunContext) -> dict[str, Prediction]:
         """Read every question of ``unit`` with its context; keep the answer text (the official
-        prediction format has nothing else)."""
+        prediction format has nothing else), or, from a generative model, the generated answer."""
         part = data.units[unit]
         examples = [ReadingExample(q.id, q.question, q.context, part.question_lang, part.context_lang)
                     for q in part.questions]
-        answers: dict[str, str] = {}
+        target = prompt_target(model)
+        template = self.prompting.for_model(model, target, self.metadata.name)
+        if target is not None and template is not None:
+            return self.generate(target, template, data, unit, examples, context)
+        answers: dict[str, Prediction] = {}
         with context.progress(len(examples), f"{self.metadata.name} {unit}") as bar:
             for start in range(0, len(examples), READ_CHUNK):
                 chunk = examples[start : start + READ_CHUNK]
@@ -189,6 +210,29 @@ class SpanQATask(Task[SpanQAData]):
                 answers.update((example.id, answer.text) for example, answer in zip(chunk, read))
                 bar.update(len(chunk))
         return answers
+
+    def generate(self, target: PromptTarget, template: PromptTemplate, data: SpanQAData, unit: str,
+                 examples: list[ReadingExample], context: RunContext) -> dict[str, Prediction]:
+        """Prompt the generator with each example (and its shots); the answers as generated."""
+        pool = [Shot(q.id, {"context": q.context, "question": q.question}, q.answers[0])
+                for q in self.shot_pool(data, unit, context).questions] if self.prompting.shots else []
+        with context.progress(len(examples), f"{self.metadata.name} {unit}") as bar:
+            generations = ask_reading(target, template, examples, lambda e: draw_shots(
+                pool, self.prompting.shots, self.prompting.seed, e.id), bar)
+        return {e.id: GeneratedAnswer(g.text, g.reasoning).to_json() for e, g in zip(examples, generations)}
+
+    def shot_pool(self, data: SpanQAData, unit: str, context: RunContext) -> SpanUnit:
+        """The file the shots of ``unit`` come from: the same file of the dev split where the
+        benchmark has one, else the scored file itself, read whole (``--limit`` aside)."""
+        split = "dev" if "dev" in self.metadata.splits else data.split
+        if split == data.split and len(data.units[unit].questions) == len(data.units[unit].known_ids):
+            return data.units[unit]
+        assert data.request is not None
+        request = replace(data.request, split=split, limit=None)
+        pool = context.shared(f"shots:{split}", lambda: self.load(request))
+        if unit not in pool.units:
+            raise HarnessError(f"task {self.metadata.name}: no {split} file for {unit} to draw shots from")
+        return pool.units[unit]
 
     def reference_predictions(self, data: SpanQAData, kind: str) -> dict[str, dict[str, str]]:
         """``gold``: each question's first gold answer (scores 100 unless normalisation empties
@@ -212,13 +256,15 @@ class SpanQATask(Task[SpanQAData]):
             out[name] = memos[normalize]
         return out
 
-    def score_units(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, str]],
+    def score_units(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, Prediction]],
                     normalizers: Mapping[str, Normalizer]) -> dict[str, SpanScores]:
-        """Official EM/F1 of every unit (``normalizers``: those of :meth:`normalizers`)."""
-        return {name: score_questions(unit.questions, predictions.get(name, {}), normalizers[name])
+        """Official EM/F1 of every unit (``normalizers``: those of :meth:`normalizers`); a generated
+        answer is scored by its answer text, as an extracted one."""
+        return {name: score_questions(unit.questions, {qid: answer_text(value) for qid, value in
+                                                       predictions.get(name, {}).items()}, normalizers[name])
                 for name, unit in data.units.items()}
 
-    def evaluate(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, str]]) -> Evaluation:
+    def evaluate(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, Prediction]]) -> Evaluation:
         normalizers = self.normalizers(data)
         scores = self.score_units(data, predictions, normalizers)
         main, summary = self.aggregate(data, scores)
@@ -282,10 +328,12 @@ class SpanQATask(Task[SpanQAData]):
         refuse_foreign_answers(data.units, predictions, files, input_rules=data.input_rules,
                                languages=self.metadata.languages, more=lambda: self.other_language_files(data))
 
-    def write_predictions(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, str]], path: Path) -> None:
+    def write_predictions(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, Prediction]],
+                          path: Path) -> None:
         """A folder with one official ``{question_id: answer}`` file per unit, named like its data
         file, written whole or not at all (a kill never leaves some of the files)."""
-        write_folder_atomic(path, {unit.file_name: json_bytes(dict(predictions.get(name, {})))
+        write_folder_atomic(path, {unit.file_name: json_bytes({qid: answer_text(value) for qid, value
+                                                               in predictions.get(name, {}).items()})
                                    for name, unit in data.units.items()})
 
 
@@ -394,7 +442,7 @@ class LanguageFilesTask(SpanQATask):
 
     def other_language_files(self, data: SpanQAData) -> dict[str, Path]:
         """Every language's file in the folder the data came from."""
-        folder = data.data_dir
+        folder = None if data.request is None else data.request.data_dir
         if folder is None:
             return {}
         try:

@@ -44,6 +44,13 @@ def harness_models() -> list[ModelSpec]:
             "each (text, candidate) pair scored, the highest chosen, max_length=128",
         ),
         ModelSpec(
+            "hf-generator",
+            "harness_hf.generator:HFGenerator",
+            "a causal or seq2seq language model (path=FOLDER, or org/name from the local Hugging Face cache) as a "
+            "generator: chat template when the tokenizer has one, greedy, stop strings, <think> traces split off; "
+            "QA tasks prompt it with their prompt=TEMPLATE option",
+        ),
+        ModelSpec(
             "hf-translator",
             "harness_hf.translator:HFTranslator",
             "a local seq2seq checkpoint (Marian, ...) as a translator (path=...), for translate-test",

@@ -18,6 +18,14 @@ Evaluation (Longpre, Lu & Daiber, TACL 2021, section 4; ``apple/ml-mkqa`` ``mkqa
   ask which kinds of questions fail.
 
 Numbers are stored as the official script prints them: rounded to 2 decimals.
+
+A generative model answers closed-book (or, as ``retrieve-read:generator=...``, from retrieved
+passages) with the task's ``prompt`` template (``closed-book``, ``rag``), ``shots`` solved examples
+of the same language (never the question itself) drawn with ``shot_seed``. Its ``no_answer_prob``
+is its own (:func:`harness.prompting.no_answer_probability`): the probability of the abstention
+reply when it abstains, else one minus the probability of its answer; a "yes"/"no" answer is
+given as ``binary_answer``. Reasoning traces and passage ids ride along in each prediction line
+(fields the official scorer ignores) and in the per-instance records.
 """
 
 from __future__ import annotations
@@ -28,7 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
+from harness.generation import PromptTarget, kept, prompt_target
 from harness.open_domain import ask
+from harness.prompting import OpenGeneration, PromptedTask, PromptTemplate, Shot, ask_open, draw_shots
 from harness.protocols import OpenAnswer, OpenDomainQA, OpenQuestion
 from harness.stats.records import Instance, InstanceTable
 from harness.stats.statistics import RowStatistics
@@ -55,8 +65,19 @@ def _record(example_id: Any, answer: OpenAnswer) -> dict[str, Any]:
     return record
 
 
-class MKQA(Task[MKQAData]):
-    """MKQA, scored like ``mkqa_eval.py`` / ``mkqa_eval_all_languages.py``."""
+def _generated_record(example_id: Any, generated: OpenGeneration) -> dict[str, Any]:
+    """A generated answer as an official prediction line, with what the records keep."""
+    answer = generated.answer.answer
+    binary = answer.strip().strip(".!").lower()
+    record = {"example_id": example_id, "prediction": answer,
+              "binary_answer": binary if binary in ("yes", "no") else None,
+              "no_answer_prob": generated.no_answer_prob, **generated.answer.to_json()}
+    del record["answer"]
+    return record
+
+
+class MKQA(PromptedTask, Task[MKQAData]):
+    """MKQA, scored like ``mkqa_eval.py`` / ``mkqa_eval_all_languages.py``; prompts as the module docstring says."""
 
     metadata = MKQA_METADATA
 
@@ -81,8 +102,24 @@ class MKQA(Task[MKQAData]):
         MKQA's gold answers are localised, so answers are asked for in the question's language."""
         questions = [OpenQuestion(id=example_id, text=text, lang=unit, answer_lang=unit)
                      for example_id, text in zip(data.example_ids, data.queries[unit])]
+        target = prompt_target(model)
+        template = self.prompting.for_model(model, target, self.metadata.name)
+        if target is not None and template is not None:
+            return self.generate(target, template, data, unit, questions, context)
         answers = ask(model, questions, context, f"mkqa {unit}")
         return [_record(raw_id, answer) for raw_id, answer in zip(data.raw_ids, answers)]
+
+    def generate(self, target: PromptTarget, template: PromptTemplate, data: MKQAData, unit: str,
+                 questions: list[OpenQuestion], context: RunContext) -> list[dict[str, Any]]:
+        """Prompt the generator with each question (and its shots: other questions of the language,
+        the abstention reply answering the unanswerable); official lines with its own No-Answer
+        probability."""
+        pool = [Shot(q.id, {"question": q.text}, a.reference if a.answerable else (template.no_answer or ""), q)
+                for q, a in zip(questions, data.annotations[unit])] if self.prompting.shots else []
+        with context.progress(len(questions), f"mkqa {unit}") as bar:
+            answers = ask_open(target, template, questions, lambda q: draw_shots(
+                pool, self.prompting.shots, self.prompting.seed, q.id), bar, logprobs=True)
+        return [_generated_record(raw_id, answer) for raw_id, answer in zip(data.raw_ids, answers)]
 
     def reference_predictions(self, data: MKQAData, kind: str) -> dict[str, list[dict[str, Any]]]:
         """``gold``: the first answer text (as ``binary_answer`` for yes/no answers), "" with
@@ -115,9 +152,10 @@ class MKQA(Task[MKQAData]):
                 texts, probs, lines = aligned(predictions[lang], data, lang)
                 scores = score_examples(data.annotations[lang], texts, probs, lines, lang)
                 parts[lang] = (scores, evaluate_language(scores))
-                instances += [Instance(example_id, lang, (lang,), list(annotation.golds), text, values)
-                              for example_id, annotation, text, values in zip(
-                                  data.example_ids, data.annotations[lang], texts, example_values(scores))]
+                instances += [Instance(example_id, lang, (lang,), list(annotation.golds),
+                                       kept(text, predictions[lang][line]), values)
+                              for example_id, annotation, text, line, values in zip(
+                                  data.example_ids, data.annotations[lang], texts, lines, example_values(scores))]
         if not parts:
             raise HarnessError("mkqa: no predictions for any language of the data")
         languages = tuple(parts)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from harness.demo import ParallelQADemo
 from harness.errors import HarnessError
@@ -52,12 +52,14 @@ class MLQA(ParallelQADemo, SpanQATask):
 
     metadata = MLQA_METADATA
 
-    def __init__(self, mode: Mode = "xlt") -> None:
-        """``mode``: ``xlt`` scores the same-language files, ``gxlt`` every (context, question) pair."""
+    def __init__(self, mode: Mode = "xlt", prompt: str | None = None, shots: int = 0, shot_seed: int = 0) -> None:
+        """``mode``: ``xlt`` scores the same-language files, ``gxlt`` every (context, question) pair;
+        ``prompt``, ``shots``, ``shot_seed``: how a generative model is prompted (see :class:`SpanQATask`)."""
+        super().__init__(prompt, shots, shot_seed)
         self.mode = mode
 
-    def options(self) -> dict[str, str]:
-        return {"mode": self.mode}
+    def options(self) -> dict[str, Any]:
+        return {"mode": self.mode, **super().options()}
 
     def normalizer(self, unit: SpanUnit) -> Normalizer:
         return mlqa(unit.context_lang)
@@ -124,7 +126,7 @@ class MLQA(ParallelQADemo, SpanQATask):
     def other_language_files(self, data: SpanQAData) -> dict[str, Path]:
         """The same-language file of every language in the folder the data came from (its contexts
         are those of every pair with that context language)."""
-        folder = data.data_dir
+        folder = None if data.request is None else data.request.data_dir
         if folder is None:
             return {}
         try:

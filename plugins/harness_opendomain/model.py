@@ -35,6 +35,12 @@ The pipeline of the XOR QA and MKQA baselines, from parts the harness already ha
    in their passage's language. Yes/no questions get no ``yes_no``: an extractive reader has
    no principled yes/no decision.
 
+**Generate instead of read.** With ``generator=...`` (``hf-generator:path=...``, ``openai-compatible:...``)
+in place of ``reader``, the pipeline is retrieval-augmented generation: the task prompts the
+generator with its template (``xor-full:prompt=rag``: the top-k passages with their ids, then the
+question; see :mod:`harness.prompting`), and its per-instance records keep the passage ids of each
+prompt. Used outside a task's prompt, it answers zero-shot with the built-in ``rag`` template.
+
 Options with options of their own need ``--model-args`` JSON. XOR-Full end to end with real
 checkpoints, here for Japanese: ``/data/wiki`` holds ``en.tsv`` (DPR's ``psgs_w100.tsv``) and
 ``ja.tsv`` (Japanese Wikipedia passages in the same layout), the reader is a multilingual
@@ -73,11 +79,14 @@ from pathlib import Path
 
 from harness.compose import identity_part, load_model
 from harness.errors import HarnessError
+from harness.generation import Passage, PromptTarget, generation_service
 from harness.io import sha256_file
 from harness.model import Model, ModelIdentity, Runtime
-from harness.protocols import OpenDomainQA
+from harness.progress import Progress
+from harness.prompting import ask_open, load_template
 from harness.protocols import (
-    OpenAnswer, OpenQuestion, Reader, ReadingExample, Retriever, SearchIndex, SpanAnswer, Translator,
+    Generator, OpenAnswer, OpenDomainQA, OpenQuestion, Ranking, Reader, ReadingExample, Retriever, SearchIndex,
+    SpanAnswer, Translator,
 )
 from harness.qa.passages import Passages, corpus_files, read_passages
 from harness.qa.translate import translate_each
@@ -111,20 +120,29 @@ class RetrieveRead(Model):
     """An :class:`~harness.protocols.OpenDomainQA` model: (translate,) retrieve, read, (translate back)."""
     provides = frozenset({OpenDomainQA})
 
-    def __init__(self, *, runtime: Runtime, corpus: Path, reader: str, retriever: str = "bm25", top_k: int = 10,
-                 titles: bool = True, translator: str | None = None, answer_translator: str | None = None,
-                 target_lang: str = "en", label: str | None = None) -> None:
-        """``corpus``: the passage file or folder; ``reader``: the reader model (``hf-reader:path=...``);
+    def __init__(self, *, runtime: Runtime, corpus: Path, reader: str | None = None, generator: str | None = None,
+                 retriever: str = "bm25", top_k: int = 10, titles: bool = True, translator: str | None = None,
+                 answer_translator: str | None = None, target_lang: str = "en", label: str | None = None) -> None:
+        """``corpus``: the passage file or folder; ``reader``: the reader model (``hf-reader:path=...``),
+        or ``generator``: a generator prompted with the passages (one of the two);
         ``retriever``: a retriever or encoder model; ``top_k``: passages read per question;
         ``titles``: retrieve over (title, text) pairs (the reader always reads the text);
         ``translator``: translates questions into ``target_lang`` first; ``answer_translator``:
         translates answers from their passage's language into the language the task scores."""
         if top_k < 1:
             raise HarnessError(f"model {OWNER}: top_k must be at least 1")
+        if (reader is None) == (generator is None):
+            raise HarnessError(f"model {OWNER}: give a reader (reader=hf-reader:path=...) or a generator "
+                               "(generator=hf-generator:path=...), one of the two")
         self.files = corpus_files(corpus)  # a missing or empty location fails before any weights load
         self.corpus, self.top_k, self.titles, self.target_lang, self.label = corpus, top_k, titles, target_lang, label
         self.retriever_model, self.retriever = load_model(retriever, runtime, needs=Retriever, owner=OWNER)
-        self.reader_model, self.reader = load_model(reader, runtime, needs=Reader, owner=OWNER)
+        self.reader_model, self.reader = (None, None) if reader is None else \
+            load_model(reader, runtime, needs=Reader, owner=OWNER)
+        self.generator_model, generator_capability = (None, None) if generator is None else \
+            load_model(generator, runtime, needs=Generator, owner=OWNER)
+        self.target = None if generator_capability is None else PromptTarget(
+            generation_service(generator_capability), retrieve=self.passages_for)
         self.translator_model, self.translator = (None, None) if translator is None else \
             load_model(translator, runtime, needs=Translator, owner=OWNER)
         self.answer_translator_model, self.answer_translator = (None, None) if answer_translator is None else \
@@ -137,16 +155,18 @@ class RetrieveRead(Model):
         return {path.name: f"sha256:{sha256_file(path)}" for path, _ in self.files}
 
     def identity(self) -> ModelIdentity:
-        parts = {"retriever": identity_part(self.retriever_model), "reader": identity_part(self.reader_model),
+        answerer = "reader" if self.reader_model is not None else "generator"
+        parts = {"retriever": identity_part(self.retriever_model),
+                 answerer: identity_part(self.reader_model or self.generator_model),
                  "translator": None if self.translator_model is None else identity_part(self.translator_model),
                  "answer_translator": None if self.answer_translator_model is None
                  else identity_part(self.answer_translator_model)}
-        chain = [parts[name]["label"] for name in ("translator", "retriever", "reader", "answer_translator")
+        chain = [parts[name]["label"] for name in ("translator", "retriever", answerer, "answer_translator")
                  if parts[name] is not None]
         return ModelIdentity(
             name=self.name or OWNER,
             label=self.label or f"{OWNER}({' -> '.join(chain)}, top {self.top_k})",
-            weights=parts["reader"]["weights"],
+            weights=parts[answerer]["weights"],
             options={**parts, "top_k": self.top_k, "titles": self.titles, "target_lang": self.target_lang,
                      "corpus": self.corpus_hashes},
             details={"corpus": str(self.corpus), "corpus_languages": [lang for _, lang in self.files]},
@@ -159,15 +179,37 @@ class RetrieveRead(Model):
             self._searchable = passages, self.retriever.index(passages.as_corpus(self.titles))
         return self._searchable
 
-    def answer(self, questions: Sequence[OpenQuestion]) -> list[OpenAnswer]:
-        if not questions:
-            return []
+    def prompt_target(self) -> PromptTarget | None:
+        """The generator and this pipeline's retrieval, which a task prompts (None with a reader)."""
+        return self.target
+
+    def retrieve(self, questions: Sequence[OpenQuestion]) -> tuple[Passages, list[str], list[str], Ranking]:
+        """The top-k passages of each question (translated first, with a translator), with the
+        texts and languages retrieved with."""
         passages, index = self.searchable()
         texts, langs = [q.text for q in questions], [q.lang for q in questions]
         if self.translator is not None:
             texts = translate_each(self.translator, texts, langs, [self.target_lang] * len(texts))
             langs = [self.target_lang] * len(texts)
-        ranking = index.search(texts, langs=langs, k=self.top_k)
+        return passages, texts, langs, index.search(texts, langs=langs, k=self.top_k)
+
+    def passages_for(self, questions: Sequence[OpenQuestion]) -> list[list[Passage]]:
+        """Each question's top-k passages, best first, as a prompt shows them."""
+        if not questions:
+            return []
+        passages, _, _, ranking = self.retrieve(questions)
+        return [[Passage(passages.ids[p], passages.titles[p], passages.texts[p], passages.langs[p]) for p in row]
+                for row in ranking.indices]
+
+    def answer(self, questions: Sequence[OpenQuestion]) -> list[OpenAnswer]:
+        if not questions:
+            return []
+        if self.target is not None:
+            with Progress(len(questions), OWNER, enabled=False) as bar:
+                generated = ask_open(self.target, load_template("rag"), questions, lambda _: (), bar)
+            return [OpenAnswer(g.answer.answer) for g in generated]
+        assert self.reader is not None
+        passages, texts, langs, ranking = self.retrieve(questions)
         examples = [ReadingExample(f"{q.id}#{passages.ids[p]}", text, passages.texts[p], lang, passages.langs[p])
                     for q, text, lang, row in zip(questions, texts, langs, ranking.indices) for p in row]
         spans = self.reader.read(examples)

@@ -22,6 +22,13 @@ the corpus as a model option. Each question is asked with the language its answe
 (English for EnglishSpan, the question's for Full). A yes/no answer is written as "yes"/"no",
 as in the gold files. Both also score prediction files (``harness score``, or the
 ``predictions``/``oracle``/``empty`` models).
+
+EnglishSpan and Full also run a generative model, prompted with the task's ``prompt`` template:
+closed-book (``closed-book``: the question alone) or, as ``retrieve-read:generator=...``,
+retrieval-augmented (``rag``: the top-k passages with their ids, then the question), with
+``shots`` solved questions of the same language drawn with ``shot_seed`` (never the question
+itself). Answers are scored by the same official scorers; the per-instance records keep each
+answer's reasoning trace and the ids of the passages in its prompt.
 """
 
 from __future__ import annotations
@@ -36,8 +43,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError, InputError
+from harness.generation import PromptTarget, answer_text, prompt_target
 from harness.io import check_known_ids, dump_json, read_json
 from harness.open_domain import ask
+from harness.prompting import PromptedTask, PromptTemplate, Shot, ask_open, draw_shots
 from harness.protocols import OpenDomainQA, OpenQuestion, Retriever
 from harness.qa.normalize import ascii_english
 from harness.qa.passages import corpus_files, read_passages
@@ -115,19 +124,36 @@ class _XorTask(Task[XorData]):
         return list(data.languages)
 
 
-class _AnswerTask(_XorTask):
-    """EnglishSpan and Full: predictions are ``{question id: answer}``, one dict per language."""
+class _AnswerTask(PromptedTask, _XorTask):
+    """EnglishSpan and Full: predictions are ``{question id: answer}``, one dict per language;
+    prompts for generative models as the module docstring says."""
 
     @abstractmethod
     def answer_lang(self, question_lang: str) -> str:
         """The language this task scores answers to questions in ``question_lang`` in."""
 
-    def predict(self, model: OpenDomainQA, data: XorData, unit: str, context: RunContext) -> dict[str, str]:
-        """Ask the model every question of language ``unit``; ``{question id: answer}``."""
+    def predict(self, model: OpenDomainQA, data: XorData, unit: str, context: RunContext) -> dict[str, Any]:
+        """Ask the model every question of language ``unit``; ``{question id: answer}`` (a
+        generated answer with what the records keep beside it)."""
         questions = data.questions_in(unit)
-        answers = ask(model, [OpenQuestion(q.id, q.text, q.lang, self.answer_lang(q.lang)) for q in questions],
-                      context, f"{self.metadata.name} {unit}")
+        asked = [OpenQuestion(q.id, q.text, q.lang, self.answer_lang(q.lang)) for q in questions]
+        target = prompt_target(model)
+        template = self.prompting.for_model(model, target, self.metadata.name)
+        if target is not None and template is not None:
+            return self.generate(target, template, data, asked, context)
+        answers = ask(model, asked, context, f"{self.metadata.name} {unit}")
         return {q.id: a.yes_no or a.text for q, a in zip(questions, answers)}
+
+    def generate(self, target: PromptTarget, template: PromptTemplate, data: XorData, questions: list[OpenQuestion],
+                 context: RunContext) -> dict[str, Any]:
+        """Prompt the generator with each question (and its shots, from the loaded questions of the
+        same language, first answer as the solution)."""
+        pool = [Shot(q.id, {"question": q.text}, data.by_id[q.id].answers[0], q)
+                for q in questions] if self.prompting.shots else []
+        with context.progress(len(questions), f"{self.metadata.name} {questions[0].lang if questions else ''}") as bar:
+            answers = ask_open(target, template, questions, lambda q: draw_shots(
+                pool, self.prompting.shots, self.prompting.seed, q.id), bar)
+        return {q.id: a.answer.to_json() for q, a in zip(questions, answers)}
 
     def reference_predictions(self, data: XorData, kind: str) -> dict[str, dict[str, str]]:
         """``gold``: each question's first answer; ``empty``: the empty string."""
@@ -167,7 +193,8 @@ class _AnswerTask(_XorTask):
         return out
 
     def write_predictions(self, data: XorData, predictions: Mapping[str, dict[str, str]], path: Path) -> None:
-        dump_json({qid: answer for lang in self.units(data) for qid, answer in predictions.get(lang, {}).items()}, path)
+        dump_json({qid: answer_text(answer) for lang in self.units(data)
+                   for qid, answer in predictions.get(lang, {}).items()}, path)
 
     @abstractmethod
     def summarise(self, sums: dict[str, tuple[dict[str, float], int]]) -> tuple[
@@ -205,7 +232,7 @@ class _AnswerTask(_XorTask):
             for question in questions:
                 values = dict.fromkeys(self.metric_names, 0.0)
                 if question.id in answers:
-                    values = self.question_scores(answers[question.id], question.answers, lang)
+                    values = self.question_scores(answer_text(answers[question.id]), question.answers, lang)
                     for name, value in values.items():
                         sums[name] += value
                 instances.append(Instance(question.id, lang, (lang,), list(question.answers), answers.get(question.id),

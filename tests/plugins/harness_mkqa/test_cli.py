@@ -197,7 +197,7 @@ def test_bad_data(harness_cli: Cli, tmp_path: Path) -> None:
 def test_a_model_without_the_capability(harness_cli: Cli) -> None:
     code, _, err = harness_cli("run", "mkqa", "bm25")
     assert code == 2
-    assert err.strip().splitlines()[-1] == "error: model bm25 cannot run task mkqa: mkqa needs an OpenDomainQA"
+    assert err.strip().splitlines()[-1] == "error: model bm25 cannot run task mkqa: mkqa needs an OpenDomainQA or a Generator"
 
 
 def test_limit_ignores_predictions_beyond_it(harness_cli: Cli, tmp_path: Path) -> None:

@@ -1,0 +1,401 @@
+"""One generation service for every task of a run, and the bridge from a Generator to the QA tasks.
+
+A :class:`~harness.protocols.Generator` model (``hf-generator``, ``openai-compatible``, ``vllm``)
+completes prompts. The harness puts a :class:`GenerationService` in front of it, itself a
+Generator, which
+
+* keys every request by the model's identity, the prompt and the decoding options, so a request
+  asked twice is generated once, and requests already in the on-disk cache
+  (``<cache>/generations/<model-key>/``) are not generated at all;
+* groups requests by decoding options, sorts them by prompt length and cuts them into batches of
+  similar length, which keeps left padding small (the padding share is measured: the token slots
+  a batch computes, ``batch x (longest prompt + longest completion)``, that hold no real token);
+* halves a batch that runs out of GPU memory and carries on with the smaller size;
+* saves what it generated to the cache batch by batch, so a killed run loses one batch at most;
+* measures prompt and generated tokens, and generated tokens per second.
+
+The tasks build the prompts themselves (:mod:`harness.prompting`), from a template named in their
+options, so that the template is recorded in the result and the scorer signature. A task asks the
+runner for its usual capability (a Reader, an OpenDomainQA model); the adapters here make one from
+a Generator (:class:`GenerativeQA`), and the task finds the generator behind it with
+:func:`prompt_target`. A retrieval-augmented model (``retrieve-read`` with ``generator=...``)
+offers its generator and its retrieval the same way.
+
+Reasoning models write a trace before the answer (``<think> ... </think> answer``): the trace is
+split off (:func:`split_reasoning`) before the answer is cut at a stop string and scored, and is
+kept in the per-instance records.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+import warnings
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from harness.batching import AdaptiveBatcher
+from harness.cache import model_key
+from harness.errors import HarnessError
+from harness.io import dump_json, sha256_text, write_atomic
+from harness.progress import Progress
+from harness.protocols import Generation, GenerationOptions, GenerationRequest, Generator, OpenQuestion
+
+#: The marker that ends a reasoning trace, by default (Qwen3, DeepSeek-R1 and their kind).
+REASONING_END = "</think>"
+REASONING_START = "<think>"
+DEFAULT_BATCH_SIZE = 16
+
+
+# -- turning a raw completion into an answer ----------------------------------------------------
+
+
+def answer_start(text: str, reasoning_end: str) -> int | None:
+    """Where the answer begins in a raw completion: after the last ``reasoning_end`` when there is
+    one; at 0 when the completion does not open a trace; None while a trace is still open (a
+    completion that starts with ``<think>`` and has no end marker yet). Engines use it to look for
+    stop strings in the answer only, never inside the trace."""
+    if reasoning_end and reasoning_end in text:
+        return text.rindex(reasoning_end) + len(reasoning_end)
+    if text.lstrip().startswith(REASONING_START):
+        return None
+    return 0
+
+
+def split_reasoning(text: str, reasoning_end: str = REASONING_END) -> tuple[str | None, str]:
+    """``(trace, rest)`` of a raw completion: the trace without its ``<think>`` / end markers (None
+    when there is none), and the text after it. A trace never closed leaves no answer."""
+    start = answer_start(text, reasoning_end)
+    if start == 0:
+        return None, text
+    if start is None:
+        return text.strip().removeprefix(REASONING_START).strip(), ""
+    head = text[: start - len(reasoning_end)].strip().removeprefix(REASONING_START).strip()
+    return head, text[start:]
+
+
+def stop_position(text: str, stops: Sequence[str], start: int = 0) -> int | None:
+    """The index of the first stop string in ``text[start:]`` (None: none occurs)."""
+    found = [text.find(stop, start) for stop in stops if stop]
+    found = [i for i in found if i >= 0]
+    return min(found) if found else None
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What an engine returns for one request before the harness finishes it: the raw text, and,
+    when log-probabilities were asked for, the text of each generated token with its log-probability
+    (their concatenation is the raw text, up to tokens that decode to nothing, such as EOS)."""
+
+    text: str
+    prompt_tokens: int
+    new_tokens: int
+    pieces: Sequence[str] | None = None
+    logprobs: Sequence[float] | None = None
+
+
+def finish(completion: Completion, options: GenerationOptions, reasoning_end: str = REASONING_END) -> Generation:
+    """The answer of a raw completion: the trace split off, the rest cut before the first stop
+    string and stripped of surrounding white space; with log-probabilities, the sum over the tokens
+    that produced the answer *and its end* (the stop string, or the end-of-sequence token), so the
+    figure is the model's probability of answering exactly this and stopping there."""
+    raw = completion.text
+    start = answer_start(raw, reasoning_end)
+    reasoning, _ = split_reasoning(raw, reasoning_end)
+    if start is None:
+        return Generation("", reasoning, 0.0 if options.logprobs else None, completion.prompt_tokens,
+                          completion.new_tokens)
+    stop = stop_position(raw, options.stop, start)
+    cut = len(raw) if stop is None else stop
+    body = raw[start:cut]
+    text = body.strip()
+    logprob = None
+    if options.logprobs:
+        if completion.pieces is None or completion.logprobs is None:
+            raise HarnessError("the generator returned no token log-probabilities, though they were asked for")
+        first = start + (len(body) - len(body.lstrip()))  # the answer's own first character
+        end = len(raw) if stop is None else stop + max(len(s) for s in options.stop if s and raw.startswith(s, stop))
+        logprob = _span_logprob(completion.pieces, completion.logprobs, first, end)
+    return Generation(text, reasoning, logprob, completion.prompt_tokens, completion.new_tokens)
+
+
+def _span_logprob(pieces: Sequence[str], logprobs: Sequence[float], first: int, end: int) -> float:
+    """Summed log-probabilities of the tokens whose text overlaps ``[first, end)``, plus those that
+    decode to nothing inside it or at its end (EOS)."""
+    total, position = 0.0, 0
+    for piece, logprob in zip(pieces, logprobs):
+        stop = position + len(piece)
+        if (piece and stop > first and position < end) or (not piece and first <= position <= end):
+            total += float(logprob)
+        position = stop
+    return total
+
+
+# -- the cache ----------------------------------------------------------------------------------
+
+
+def request_key(request: GenerationRequest) -> str:
+    """The cache key of a request (the model is the cache folder): prompt and decoding options."""
+    return sha256_text(request.prompt, json.dumps(asdict(request.options), sort_keys=True))
+
+
+class GenerationCache:
+    """Completions of one model on disk: ``<root>/generations/<model-key>/`` holds ``model.json``
+    (the identity the key was made from) and JSON-lines shards, each written whole (atomically).
+    A line that does not parse as a completion is skipped with a warning, and generated again."""
+
+    def __init__(self, root: Path, identity: dict[str, Any]) -> None:
+        self.folder = root / "generations" / model_key(identity)
+        self.identity = identity
+        self.entries: dict[str, Generation] = {}
+        self.damaged: list[str] = []
+        for shard in sorted(self.folder.glob("*.jsonl")) if self.folder.is_dir() else []:
+            self._load(shard)
+
+    def _load(self, shard: Path) -> None:
+        for number, line in enumerate(shard.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+            try:
+                raw = json.loads(line)
+                self.entries[raw["key"]] = Generation(**raw["generation"])
+            except (ValueError, KeyError, TypeError):
+                self.damaged.append(f"{shard}:{number}")
+                warnings.warn(f"generation cache {shard} line {number} is damaged: that request is generated again",
+                              RuntimeWarning, stacklevel=3)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.entries
+
+    def put(self, items: Sequence[tuple[str, Generation]]) -> None:
+        """Write one new shard with these completions."""
+        if not items:
+            return
+        if not (self.folder / "model.json").exists():
+            dump_json(self.identity, self.folder / "model.json")
+        payload = "".join(json.dumps({"key": key, "generation": asdict(generation)}, ensure_ascii=False) + "\n"
+                          for key, generation in items).encode("utf-8")
+        write_atomic(self.folder / f"{uuid.uuid4().hex}.jsonl", lambda handle: handle.write(payload))
+        self.entries.update(items)
+
+
+# -- the service --------------------------------------------------------------------------------
+
+
+@runtime_checkable
+class PromptCounter(Protocol):
+    """A generator that can say how many tokens each prompt takes (for length-sorted batches);
+    without it prompts are sorted by characters."""
+
+    def prompt_lengths(self, prompts: Sequence[str]) -> list[int]: ...
+
+
+@dataclass
+class GenerationStats:
+    """What the service did, for the result's execution record and the benchmark."""
+
+    requested: int = 0
+    unique: int = 0
+    cache_hits: int = 0
+    generated: int = 0
+    prompt_tokens: int = 0
+    new_tokens: int = 0
+    padded_tokens: int = 0
+    batches: int = 0
+    batch_size: int = DEFAULT_BATCH_SIZE
+    oom_halvings: int = 0
+    seconds: float = 0.0
+    damaged_cache_lines: list[str] = field(default_factory=list)
+
+    @property
+    def padding_share(self) -> float:
+        """The share of computed token slots that held padding."""
+        real = self.prompt_tokens + self.new_tokens
+        return 1 - real / self.padded_tokens if self.padded_tokens else 0.0
+
+    @property
+    def tokens_per_s(self) -> float | None:
+        """Generated tokens per second of generation (cache reads not timed)."""
+        return self.new_tokens / self.seconds if self.seconds > 0 else None
+
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["padding_share"] = round(self.padding_share, 4)
+        out["seconds"] = round(self.seconds, 3)
+        out["tokens_per_s"] = None if self.tokens_per_s is None else round(self.tokens_per_s, 1)
+        return out
+
+
+class GenerationService:
+    """A :class:`~harness.protocols.Generator` in front of a model: memoised, cached on disk,
+    batched by prompt length (see the module docstring)."""
+
+    def __init__(self, generator: Generator, *, cache: GenerationCache | None = None, batch_size: int | None = None,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
+        self.generator = generator
+        self.cache = cache
+        self.clock = clock
+        self.batcher = AdaptiveBatcher(batch_size or DEFAULT_BATCH_SIZE)
+        self.stats = GenerationStats(batch_size=self.batcher.batch_size,
+                                     damaged_cache_lines=list(cache.damaged) if cache is not None else [])
+        self._memory: dict[str, Generation] = {}
+
+    def generate(self, requests: Sequence[GenerationRequest], *, progress: Progress | None = None) -> list[Generation]:
+        """One completion per request, in order; ``progress`` moves by one per request answered."""
+        keys = [request_key(request) for request in requests]
+        self.stats.requested += len(requests)
+        pending: dict[str, GenerationRequest] = {}
+        for key, request in zip(keys, requests):
+            if key in self._memory or key in pending:
+                continue
+            self.stats.unique += 1
+            if self.cache is not None and key in self.cache:
+                self._memory[key] = self.cache.entries[key]
+                self.stats.cache_hits += 1
+            else:
+                pending[key] = request
+        if progress is not None:
+            progress.update(len(requests) - len(pending))
+        by_options: dict[GenerationOptions, list[str]] = {}
+        for key, request in pending.items():
+            by_options.setdefault(request.options, []).append(key)
+        for group in by_options.values():
+            self._generate_group([pending[key] for key in group], group, progress)
+        return [self._memory[key] for key in keys]
+
+    def _lengths(self, prompts: list[str]) -> list[int]:
+        if isinstance(self.generator, PromptCounter):
+            return list(self.generator.prompt_lengths(prompts))
+        return [len(prompt) for prompt in prompts]
+
+    def _generate_group(self, requests: list[GenerationRequest], keys: list[str], progress: Progress | None) -> None:
+        """Generate requests that share decoding options, in length-sorted batches."""
+        lengths = self._lengths([request.prompt for request in requests])
+        for batch in self.batcher.plan(lengths):
+            start = self.clock()
+
+            def work(part: Sequence[int]) -> list[Generation]:
+                out = list(self.generator.generate([requests[i] for i in part]))
+                if len(out) != len(part):
+                    raise HarnessError(f"the generator returned {len(out)} completions for {len(part)} prompts")
+                self.stats.batches += 1
+                self.stats.padded_tokens += len(part) * (max(g.prompt_tokens for g in out)
+                                                         + max(g.new_tokens for g in out))
+                return out
+
+            generations = self.batcher.run(batch, work)
+            self.stats.seconds += self.clock() - start
+            self.stats.batch_size, self.stats.oom_halvings = self.batcher.batch_size, self.batcher.halvings
+            done = [(keys[i], generation) for i, generation in zip(batch, generations)]
+            for key, generation in done:
+                self._memory[key] = generation
+                self.stats.generated += 1
+                self.stats.prompt_tokens += generation.prompt_tokens
+                self.stats.new_tokens += generation.new_tokens
+            if self.cache is not None:
+                self.cache.put(done)
+            if progress is not None:
+                progress.update(len(batch), tokens=sum(g.new_tokens for _, g in done))
+
+
+#: One service per generator model, so every task of a suite shares its memo and statistics.
+_SERVICES: weakref.WeakKeyDictionary[Any, GenerationService] = weakref.WeakKeyDictionary()
+
+
+def generation_service(generator: Generator) -> GenerationService:
+    """The service in front of ``generator`` (made on first use and kept while the model lives):
+    the on-disk cache under its runtime's ``cache_dir`` (none without one, or for a model that
+    has no identity), its runtime's batch size or its own."""
+    if isinstance(generator, GenerationService):
+        return generator
+    if generator not in _SERVICES:
+        runtime = getattr(generator, "runtime", None)
+        cache_dir = getattr(runtime, "cache_dir", None)
+        identity = generator.identity().as_dict() if hasattr(generator, "identity") else None
+        shareable = identity is not None and getattr(generator, "reproducible", True)  # see harness.objects
+        cache = GenerationCache(cache_dir, identity) if cache_dir is not None and shareable else None
+        batch_size = getattr(runtime, "batch_size", None) or getattr(generator, "batch_size", None)
+        _SERVICES[generator] = GenerationService(generator, cache=cache, batch_size=batch_size)
+    return _SERVICES[generator]
+
+
+def generation_stats(model: object) -> dict[str, Any] | None:
+    """The statistics of the generation service in front of ``model`` (tokens/s, padding share),
+    for the result's execution record; None when ``model`` never generated."""
+    try:
+        service = _SERVICES.get(model)  # type: ignore[arg-type]
+    except TypeError:  # not weakly referenceable: never a generator behind a service
+        return None
+    return None if service is None else service.stats.as_dict()
+
+
+# -- what tasks prompt ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A retrieved passage as a prompt shows it (with its id, so the answer can be traced)."""
+
+    id: str
+    title: str
+    text: str
+    lang: str
+
+
+@dataclass(frozen=True)
+class PromptTarget:
+    """What a task prompts when its model generates: the generator (behind its service) and, for a
+    retrieval-augmented model, how to find each question's passages."""
+
+    generator: GenerationService
+    retrieve: Callable[[Sequence[OpenQuestion]], list[list[Passage]]] | None = None
+
+
+@runtime_checkable
+class Prompted(Protocol):
+    """A capability with a generator behind it, which tasks prompt with their own templates."""
+
+    def prompt_target(self) -> PromptTarget | None: ...
+
+
+def prompt_target(capability: object) -> PromptTarget | None:
+    """The generator (and retrieval) behind ``capability``, or None for a model that does not generate."""
+    return capability.prompt_target() if isinstance(capability, Prompted) else None
+
+
+@dataclass(frozen=True)
+class GeneratedAnswer:
+    """A generated answer as a unit's predictions keep it (JSON in the saved parts): the answer that
+    is scored, and what the per-instance records keep beside it (the reasoning trace, the ids of the
+    passages in the prompt)."""
+
+    answer: str
+    reasoning: str | None = None
+    passages: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"answer": self.answer}
+        if self.reasoning is not None:
+            out["reasoning"] = self.reasoning
+        if self.passages:
+            out["passages"] = list(self.passages)
+        return out
+
+
+#: The fields of a prediction record that hold what a generated answer keeps beside the answer.
+KEPT_FIELDS = ("reasoning", "passages")
+
+
+def kept(answer: str, record: dict[str, Any]) -> str | dict[str, Any]:
+    """What a per-instance record shows as the prediction: the answer, with the reasoning trace and
+    passage ids when the prediction ``record`` carries them (a generative run's)."""
+    if not any(name in record for name in KEPT_FIELDS):
+        return answer
+    return GeneratedAnswer(answer, record.get("reasoning"), tuple(record.get("passages", ()))).to_json()
+
+
+def answer_text(value: str | dict[str, Any]) -> str:
+    """The scored answer of a prediction: the text itself, or a :class:`GeneratedAnswer`'s answer."""
+    return value["answer"] if isinstance(value, dict) else value

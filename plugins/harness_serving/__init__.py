@@ -1,0 +1,1 @@
+"""Generators served by other engines: a local OpenAI-compatible server, and vLLM in process."""

@@ -1,0 +1,138 @@
+"""The ``openai-compatible`` model: a generator behind a local OpenAI-compatible HTTP server.
+
+vLLM (``vllm serve``), SGLang and llama.cpp's ``llama-server`` serve the OpenAI API; this client
+sends each request to ``{url}/chat/completions`` (the server applies the model's chat template) or
+``{url}/completions`` (the prompt as it is), greedy (``temperature`` 0), with the request's stop
+strings and token limit, ``concurrency`` requests at a time (a server batches what arrives
+together). A connection error or an HTTP 408/429/5xx answer is retried ``retries`` times with
+doubling waits; a server that is not there is one line, said before any work (``GET /models``).
+
+Reasoning: a ``reasoning_content`` field (vLLM's reasoning parsers) is the trace; otherwise a
+``<think>`` trace in the text is split off as for every generator. Log-probabilities, when asked
+for, are the server's per-token ones; the server cuts the stop string off, so the answer's
+probability here lacks the probability of stopping that ``hf-generator`` includes.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal
+
+from harness.errors import HarnessError
+from harness.generation import REASONING_END, REASONING_START, Completion, finish
+from harness.model import Model, ModelIdentity, Runtime
+from harness.protocols import Generation, GenerationRequest, Generator
+
+OWNER = "model openai-compatible"
+#: HTTP statuses worth trying again: the server is busy, restarting or overloaded.
+TRANSIENT = frozenset({408, 429, 500, 502, 503, 504})
+
+
+class OpenAICompatible(Model):
+    """A :class:`~harness.protocols.Generator` over an OpenAI-compatible server."""
+
+    provides = frozenset({Generator})
+
+    def __init__(self, *, runtime: Runtime, model: str, url: str = "http://127.0.0.1:8000/v1",
+                 endpoint: Literal["chat", "completions"] = "chat", concurrency: int = 8, retries: int = 3,
+                 timeout: float = 300.0, reasoning_end: str = REASONING_END, label: str | None = None) -> None:
+        """``model``: the served model's name; ``url``: the API root; ``endpoint``: chat (the server's
+        chat template) or completions (the raw prompt); ``concurrency``: requests in flight;
+        ``retries``: tries after a transient failure; ``timeout``: seconds per request."""
+        if concurrency < 1 or retries < 0 or timeout <= 0:
+            raise HarnessError(f"{OWNER}: concurrency must be at least 1, retries 0 or more, timeout positive")
+        self.runtime = runtime
+        self.model, self.url, self.endpoint = model, url.rstrip("/"), endpoint
+        self.concurrency, self.retries, self.timeout = concurrency, retries, timeout
+        self.reasoning_end, self.label = reasoning_end, label
+        self.batch_size = concurrency * 4  # what the service hands over at once: enough to keep the server busy
+        served = [item.get("id") for item in self._call("GET", "/models").get("data", [])]
+        if served and model not in served:
+            raise HarnessError(f"{OWNER}: the server at {self.url} serves {', '.join(map(str, served))}, not '{model}'")
+
+    def identity(self) -> ModelIdentity:
+        return ModelIdentity(name=self.name or "openai-compatible", label=self.label or self.model, weights=None,
+                             options={"model": self.model, "endpoint": self.endpoint,
+                                      "reasoning_end": self.reasoning_end},
+                             details={"url": self.url, "concurrency": self.concurrency})
+
+    # -- HTTP ---------------------------------------------------------------------------------
+
+    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        """One request, retried on transient failures; a one-line error otherwise."""
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        for attempt in range(self.retries + 1):
+            request = urllib.request.Request(self.url + path, data=data, method=method,
+                                             headers={"Content-Type": "application/json"})
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                    return json.loads(response.read().decode("utf-8"))
+            except urllib.error.HTTPError as error:
+                if error.code not in TRANSIENT or attempt == self.retries:
+                    detail = error.read().decode("utf-8", errors="replace").strip().replace("\n", " ")[:200]
+                    raise HarnessError(f"{OWNER}: {method} {self.url}{path} answered HTTP {error.code}"
+                                       f"{': ' + detail if detail else ''}") from None
+            except (urllib.error.URLError, ConnectionError, TimeoutError) as error:
+                if attempt == self.retries:
+                    reason = getattr(error, "reason", error)
+                    raise HarnessError(f"{OWNER}: no server answers at {self.url} ({reason}); start it "
+                                       "(e.g. vllm serve MODEL) or pass url=...") from None
+            except ValueError:
+                raise HarnessError(f"{OWNER}: {self.url}{path} did not answer JSON") from None
+            time.sleep(0.5 * 2**attempt)
+        raise AssertionError("unreachable")
+
+    # -- Generator ----------------------------------------------------------------------------
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            return list(pool.map(self._one, requests))
+
+    def _one(self, request: GenerationRequest) -> Generation:
+        options = request.options
+        body: dict[str, Any] = {"model": self.model, "max_tokens": options.max_new_tokens, "temperature": 0}
+        if options.stop:
+            body["stop"] = list(options.stop)
+        if self.endpoint == "chat":
+            body.update(messages=[{"role": "user", "content": request.prompt}], logprobs=options.logprobs)
+        else:
+            body["prompt"] = request.prompt
+            if options.logprobs:
+                body["logprobs"] = 1
+        try:
+            answer = self._call("POST", f"/{'chat/completions' if self.endpoint == 'chat' else 'completions'}", body)
+            return finish(self._completion(answer, options.logprobs), options, self.reasoning_end)
+        except (KeyError, IndexError, TypeError):
+            raise HarnessError(f"{OWNER}: the server's answer is not an OpenAI {self.endpoint} completion") from None
+
+    def _completion(self, answer: dict[str, Any], logprobs: bool) -> Completion:
+        choice, usage = answer["choices"][0], answer.get("usage") or {}
+        pieces = values = None
+        if self.endpoint == "chat":
+            message = choice["message"]
+            text = message.get("content") or ""
+            trace = message.get("reasoning_content")
+            if trace:
+                text = f"{REASONING_START}{trace}{self.reasoning_end}{text}"
+            if logprobs and choice.get("logprobs"):
+                tokens = choice["logprobs"]["content"]
+                pieces, values = [t["token"] for t in tokens], [t["logprob"] for t in tokens]
+        else:
+            text = choice["text"]
+            if logprobs and choice.get("logprobs"):
+                pieces, values = choice["logprobs"]["tokens"], choice["logprobs"]["token_logprobs"]
+        offset = 0 if pieces is None else trace_offset(text, pieces)
+        if offset and pieces is not None and values is not None:  # the trace came apart from the tokens
+            pieces, values = [text[:offset], *pieces], [0.0, *values]
+        return Completion(text, int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)),
+                          pieces, values)
+
+
+def trace_offset(text: str, pieces: Sequence[str]) -> int:
+    """Characters of ``text`` before the tokens' text (a reasoning trace the server returned apart)."""
+    return max(0, len(text) - sum(len(piece) for piece in pieces))

@@ -1,0 +1,211 @@
+"""Generative runs end to end with a deterministic fake generator (tests/harness/fake_generator.py):
+hand-computed EM/F1, MKQA's No-Answer probability and best-threshold F1, XOR-Full closed-book and
+retrieval-augmented, reasoning traces kept in the records but never scored, shots, and the prompt
+in the options and the scorer signature. Every run is scored again from its predictions file by
+``harness score``, which must give the same numbers."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.demo import parallel_qa_dir
+from harness.model import Runtime
+from harness.prompting import GenerativeQA, load_template
+from harness.qa.span_file import read_span_file
+from harness.runner import DataOptions, load_data
+from harness.task import RunContext
+
+from tests.harness.fake_generator import FakeGenerator, question_of
+
+Cli = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture(autouse=True)
+def _fake_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HARNESS_PLUGINS", "tests.harness.fake_generator")
+
+
+def write_replies(path: Path, replies: dict[str, tuple[str, float]]) -> Path:
+    path.write_text(json.dumps({q: {"text": t, "logprob": lp} for q, (t, lp) in replies.items()},
+                               ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def result_of(tmp_path: Path, task: str) -> tuple[dict[str, Any], Path]:
+    (path,) = [p for p in tmp_path.glob(f"results/{task}/**/result.json")]
+    return json.loads(path.read_text(encoding="utf-8")), path.parent
+
+
+def rows(result: dict[str, Any]) -> dict[str, dict[str, float]]:
+    return {row["subset"]: row["metrics"] for row in result["rows"]}
+
+
+def scored_again(harness_cli: Cli, task: str, predictions: Path, *extra: str) -> dict[str, dict[str, float]]:
+    code, out, err = harness_cli("score", task, "--predictions", predictions, "--no-leaderboard", "--json", *extra)
+    assert code == 0, err
+    return rows(json.loads(out)["results"][0]["result"])
+
+
+def test_xquad_answers_are_scored_as_extracted_ones_and_traces_are_kept(harness_cli: Cli, tmp_path: Path) -> None:
+    questions = read_span_file(parallel_qa_dir() / "en.json")
+    # even questions: the gold answer after a reasoning trace (and text past the stop string);
+    # odd ones: a wrong answer sharing no token with any gold answer
+    replies = {q.question: (f"<think>Let me see.\nYes.</think> {q.answers[0]}\nExtra words" if i % 2 == 0
+                            else "zzz qqq", -1.0) for i, q in enumerate(questions)}
+    path = write_replies(tmp_path / "replies.json", replies)
+    code, _, err = harness_cli("run", "xquad:prompt=qa", f"fake-generator:replies={path}", "--langs", "en", "--quiet")
+    assert code == 0, err
+    result, run_dir = result_of(tmp_path, "xquad")
+    half = 100.0 * sum(1 for i in range(len(questions)) if i % 2 == 0) / len(questions)
+    assert rows(result)["en"] == {"f1": half, "exact_match": half}
+    assert result["task"]["options"] == {"prompt": "qa@1", "prompt_digest": load_template("qa").digest,
+                                         "shots": 0, "shot_seed": 0}
+    assert result["task"]["scorer_signature"] == (f"squad-v1.1|norm:ascii-english|em+f1|avg:mean"
+                                                  f"|prompt:qa@1#{load_template('qa').digest}|shots:0@0")
+    written = json.loads((run_dir / "predictions" / "en.json").read_text(encoding="utf-8"))
+    assert written[questions[0].id] == questions[0].answers[0] and written[questions[1].id] == "zzz qqq"
+    first = json.loads((run_dir / "instances.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert first["prediction"] == {"answer": questions[0].answers[0], "reasoning": "Let me see.\nYes."}
+    assert scored_again(harness_cli, "xquad", run_dir / "predictions", "--langs", "en") == rows(result)
+
+
+def test_shots_come_from_the_pool_never_the_question_and_are_seeded() -> None:
+    from harness_squad.xquad import XQuAD
+
+    task = XQuAD(prompt="qa", shots=2, shot_seed=7)
+    data = load_data(task, DataOptions(languages=("en",), limit=5))
+    generator = FakeGenerator(runtime=Runtime(device_request="cpu"), replies=parallel_qa_dir() / "en.json")
+    generator.replies = {}
+    context = RunContext(Runtime(device_request="cpu"), show_progress=False)
+    task.predict(GenerativeQA(generator), data, "en", context)
+    prompts = {question_of(p): p for p in generator.prompts}  # generated longest first
+    assert len(generator.prompts) == 5 and len(prompts) == 5
+    for question in data.units["en"].questions:
+        prompt = prompts[question.question]
+        assert prompt.count("Question: ") == 3
+        shots = prompt.split("Question: ")[1:3]
+        assert not any(s.startswith(question.question + "\n") for s in shots)  # never the scored question
+    # the pool is the whole file (--limit aside): 24 questions, so shots reach beyond the first 5
+    pool_questions = {q.question for q in read_span_file(parallel_qa_dir() / "en.json")[5:]}
+    assert any(s.split("\n")[0] in pool_questions for p in generator.prompts for s in p.split("Question: ")[1:3])
+    again = FakeGenerator(runtime=Runtime(device_request="cpu"), replies=parallel_qa_dir() / "en.json")
+    again.replies = {}
+    task.predict(GenerativeQA(again), data, "en", RunContext(Runtime(device_request="cpu"), show_progress=False))
+    assert again.prompts == generator.prompts  # same seed, same shots (a new service: nothing cached)
+    other = XQuAD(prompt="qa", shots=2, shot_seed=8)
+    assert other.scorer_signature() != task.scorer_signature()
+
+
+def test_mkqa_no_answer_probability_comes_from_the_model(harness_cli: Cli, tmp_path: Path) -> None:
+    from harness_mkqa.task import MKQA
+
+    task = MKQA()
+    data = load_data(task, DataOptions(languages=("en",)))
+    annotations = data.annotations["en"]
+    answerable = [i for i, a in enumerate(annotations) if a.answerable]
+    wrong = answerable[0]
+    replies = {}
+    for i, (query, annotation) in enumerate(zip(data.queries["en"], annotations)):
+        if not annotation.answerable:
+            replies[query] = ("Unanswerable.", math.log(0.8))  # abstains: no_answer_prob = P(reply) = 0.8
+        elif i == wrong:
+            replies[query] = ("zzz", math.log(0.5))  # a wrong answer: 1 - 0.5
+        else:
+            replies[query] = (annotation.reference, math.log(0.9))  # right: 1 - 0.9
+    path = write_replies(tmp_path / "replies.json", replies)
+    code, _, err = harness_cli("run", "mkqa:prompt=closed-book", f"fake-generator:replies={path}", "--langs", "en",
+                               "--quiet")
+    assert code == 0, err
+    result, run_dir = result_of(tmp_path, "mkqa")
+    lines = [json.loads(line) for line in (run_dir / "predictions" / "en.jsonl").read_text().splitlines()]
+    expected = [0.8 if not a.answerable else 0.5 if i == wrong else 1 - 0.9 for i, a in enumerate(annotations)]
+    assert [line["no_answer_prob"] for line in lines] == pytest.approx(expected)
+    assert [line["prediction"] for line in lines if line["no_answer_prob"] == pytest.approx(0.8)] == \
+        [""] * (len(annotations) - len(answerable))
+    # every question right but the wrong one, whatever the threshold: best F1 = (n - 1) / n
+    assert rows(result)["en"]["best_f1"] == round(100 * (len(annotations) - 1) / len(annotations), 2)
+    assert scored_again(harness_cli, "mkqa", run_dir / "predictions", "--langs", "en") == rows(result)
+
+
+XOR_QUESTIONS = [
+    {"id": "1", "question": "Missä Eiffel-torni sijaitsee?", "answers": ["Paris"], "lang": "fi"},
+    {"id": "2", "question": "Milloin Titanic upposi?", "answers": ["1912"], "lang": "fi"},
+    {"id": "3", "question": "日本の首都は？", "answers": ["東京"], "lang": "ja"},
+    {"id": "4", "question": "Является ли Москва столицей?", "answers": ["yes"], "lang": "ru"},
+]
+
+
+@pytest.fixture
+def xor_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "xor"
+    folder.mkdir()
+    lines = [json.dumps({**q, "split": "dev"}, ensure_ascii=False) for q in XOR_QUESTIONS]
+    (folder / "xor_dev_full_v1_1.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+def test_xor_full_closed_book_and_retrieval_augmented(harness_cli: Cli, xor_dir: Path, tmp_path: Path) -> None:
+    replies = {"Missä Eiffel-torni sijaitsee?": ("Paris", 0.0), "Milloin Titanic upposi?": ("1912", 0.0),
+               "日本の首都は？": ("大阪", 0.0), "Является ли Москва столицей?": ("yes", 0.0)}
+    path = write_replies(tmp_path / "replies.json", replies)
+    code, _, err = harness_cli("run", "xor-full:prompt=closed-book", f"fake-generator:replies={path}",
+                               "--data-dir", xor_dir, "--quiet", "--no-leaderboard")
+    assert code == 0, err
+    result, run_dir = result_of(tmp_path, "xor-full")
+    got = rows(result)
+    # F1: fi 2/2, ja 0/1, ru 1/1; all = (1 + 0 + 1) / 7 * 100 (the official divisor)
+    assert (got["fi"]["f1"], got["ja"]["f1"], got["ru"]["f1"]) == (100.0, 0.0, 100.0)
+    assert got["all"]["f1"] == pytest.approx(200 / 7)
+    assert scored_again(harness_cli, "xor-full", run_dir / "predictions.json", "--data-dir", xor_dir) == got
+
+    corpus = tmp_path / "psgs.tsv"
+    corpus.write_text("id\ttext\ttitle\np0\tThe Eiffel Tower stands in Paris.\tParis\n"
+                      "p1\tThe Titanic sank in 1912.\tTitanic\n", encoding="utf-8")
+    args = json.dumps({"corpus": str(corpus), "generator": f"fake-generator:replies={path}", "top_k": 1})
+    code, _, err = harness_cli("run", "xor-full:prompt=rag", "retrieve-read", "--model-args", args,
+                               "--data-dir", xor_dir, "--quiet", "--no-leaderboard", "--output-dir", tmp_path / "rag")
+    assert code == 0, err
+    (rag_result,) = (tmp_path / "rag").glob("**/result.json")
+    records = [json.loads(line) for line in (rag_result.parent / "instances.jsonl").read_text().splitlines()]
+    assert all(len(r["prediction"]["passages"]) == 1 for r in records)  # the passage in each prompt, kept
+    assert rows(json.loads(rag_result.read_text()))["fi"]["f1"] == 100.0
+    code, _, err = harness_cli("run", "xor-full:prompt=closed-book", "retrieve-read", "--model-args", args,
+                               "--data-dir", xor_dir, "--quiet", "--no-leaderboard")
+    assert code == 2 and "does not show them (prompt=rag)" in err
+
+
+def test_prompts_and_models_that_do_not_go_together_are_one_line(harness_cli: Cli, tmp_path: Path) -> None:
+    replies = write_replies(tmp_path / "replies.json", {})
+    code, _, err = harness_cli("run", "xquad", f"fake-generator:replies={replies}", "--langs", "en", "--quiet")
+    assert code == 2 and "a generative model needs a prompt template: xquad:prompt=NAME" in err
+    bad = tmp_path / "bad.json"
+    template = json.loads(load_template("qa").path.read_text(encoding="utf-8"))
+    bad.write_text(json.dumps({**template, "example": "Context: {context}\nAnswer:"}), encoding="utf-8")
+    code, _, err = harness_cli("run", f"xquad:prompt={bad}", f"fake-generator:replies={replies}", "--quiet")
+    assert code == 2 and err.strip().splitlines()[-1] == (
+        f"error: {bad}: field 'example': task xquad fills in {{question}}, which the example does not show")
+    del template["stop"]
+    bad.write_text(json.dumps(template), encoding="utf-8")
+    code, _, err = harness_cli("run", f"xquad:prompt={bad}", f"fake-generator:replies={replies}", "--quiet")
+    assert code == 2 and err.strip().splitlines()[-1] == f"error: {bad}: field 'stop': missing"
+    code, _, err = harness_cli("run", "xquad:shots=2", f"fake-generator:replies={replies}", "--quiet")
+    assert code == 2 and "choose a template too" in err
+
+
+def test_a_prompt_change_changes_the_scorer_signature(tmp_path: Path) -> None:
+    from harness_mlqa.task import MLQA
+
+    assert MLQA().scorer_signature() == "mlqa|norm:mlqa-context|em+f1|avg:mean"  # extractive runs: unchanged
+    assert MLQA().options() == {"mode": "xlt"}
+    edited = tmp_path / "qa.json"
+    template = json.loads(load_template("qa").path.read_text(encoding="utf-8"))
+    edited.write_text(json.dumps({**template, "instruction": {"en": "Answer briefly."}}), encoding="utf-8")
+    signatures = {MLQA(prompt="qa").scorer_signature(), MLQA(prompt=str(edited)).scorer_signature(),
+                  MLQA(prompt="qa", shots=1).scorer_signature()}
+    assert len(signatures) == 3  # same name and version, other text: still another signature
