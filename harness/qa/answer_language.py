@@ -9,8 +9,10 @@ English gold, with no word). The answers give such a file away:
   gold answers of one language are text of the same question's context in another language for
   2-33% of the questions, and of their own for 100%; so answers that are mostly not text of the
   contexts scored, but are text of another language's, were made for that language;
-* answers written in a script that the scored language's text hardly uses (Cyrillic answers to
-  English contexts) were made for another language, whatever wrote them. Latin letters are no
+* where no other language's data is at hand, answers written in a script that the scored
+  language's text hardly uses (Cyrillic answers to English contexts) were made for another
+  language. (Where it is at hand and holds none of the answers, they are a weak model's, say a
+  generator answering in another script, and are scored as they are.) Latin letters are no
   such evidence: every language's answers have names and numbers in them, and a model that can
   only answer in English gives a weak file for the language scored, not another language's.
 
@@ -124,6 +126,8 @@ def foreign_span_answers(scored: str, answers: Mapping[str, str], contexts: Mapp
     if best is not None and hits[best] >= FOREIGN_SHARE * len(given) and hits[best] >= FOREIGN_RATIO * own:
         return ForeignAnswers(best, f"{hits[best]} of {len(given)} answers are text of the {best} contexts, "
                                     f"{own} of the {scored} ones scored")
+    if hits:  # the other languages' contexts were at hand and do not hold these answers: a weak model's
+        return None  # (a generator answering in another script, say), not another language's file
     return foreign_script(given.values(), contexts.values(), languages, what=f"the {scored} contexts")
 
 

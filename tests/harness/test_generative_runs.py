@@ -18,7 +18,8 @@ from harness.demo import parallel_qa_dir
 from harness.model import Runtime
 from harness.prompting import GenerativeQA, load_template
 from harness.qa.span_file import read_span_file
-from harness.runner import DataOptions, load_data
+from harness.planning import load_data
+from harness.settings import DataOptions
 from harness.task import RunContext
 
 from tests.harness.fake_generator import FakeGenerator, question_of

@@ -50,6 +50,13 @@ def test_without_other_data_a_foreign_script_names_the_language() -> None:
     assert found.evidence == "100% of the answers' letters are Cyrillic, 0.0% of those of the en contexts"
 
 
+def test_answers_in_another_script_that_no_other_language_holds_are_a_weak_models() -> None:
+    # A generator (a tiny random one, say) answering English contexts in Cyrillic: the other
+    # languages' contexts are at hand and hold none of the answers, so the file is scored as it is.
+    russian = {"q1": "Гюстав Эйфель", "q2": "столица Франции", "q3": "Сена", "q4": "330 метров"}
+    assert foreign_span_answers("en", russian, EN, lambda: {"de": DE}, ("en", "de", "ru")) is None
+
+
 def test_latin_answers_are_no_evidence_by_script() -> None:
     # A model that answers in English on Russian contexts is weak, not another language's file.
     assert foreign_script(["Eiffel", "Paris", "Seine"], ["Эйфелева башня в Париже"], ("en", "ru"), what="ru") is None

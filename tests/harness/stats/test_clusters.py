@@ -189,7 +189,8 @@ def test_monte_carlo_swaps_move_a_cluster_together() -> None:
 
 def _real_table(task_name: str, data_dir: Path, split: str) -> tuple[object, InstanceTable]:
     from harness.registry import Registry
-    from harness.runner import DataOptions, load_data, load_task
+    from harness.planning import load_data, load_task
+    from harness.settings import DataOptions
 
     task, _ = load_task(Registry.discover(), task_name)
     data = load_data(task, DataOptions(data_dir=data_dir, split=split))
@@ -272,7 +273,7 @@ def test_results_written_before_read_as_resampled_within_units_and_rescore(harne
     """A result from before (no ``resampled``, no ``resample_clusters``; its mean's interval
     resampled within each language) reads so, and is rescored with the bootstrap it used."""
     from harness.registry import Registry
-    from harness.runner import load_task
+    from harness.planning import load_task
 
     result_path = _score_demo(harness_cli, tmp_path, "en,de", 3)
     raw = json.loads(result_path.read_text(encoding="utf-8"))
