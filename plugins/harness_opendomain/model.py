@@ -82,6 +82,7 @@ from harness.errors import HarnessError
 from harness.generation import Passage, PromptTarget, generation_service
 from harness.io import sha256_file
 from harness.model import Model, ModelIdentity, Runtime
+from harness.options import ModelOption
 from harness.progress import Progress
 from harness.prompting import ask_open, load_template
 from harness.protocols import (
@@ -120,9 +121,11 @@ class RetrieveRead(Model):
     """An :class:`~harness.protocols.OpenDomainQA` model: (translate,) retrieve, read, (translate back)."""
     provides = frozenset({OpenDomainQA})
 
-    def __init__(self, *, runtime: Runtime, corpus: Path, reader: str | None = None, generator: str | None = None,
-                 retriever: str = "bm25", top_k: int = 10, titles: bool = True, translator: str | None = None,
-                 answer_translator: str | None = None, target_lang: str = "en", label: str | None = None) -> None:
+    def __init__(self, *, runtime: Runtime, corpus: Path, reader: ModelOption | None = None,
+                 generator: ModelOption | None = None, retriever: ModelOption = "bm25", top_k: int = 10,
+                 titles: bool = True, translator: ModelOption | None = None,
+                 answer_translator: ModelOption | None = None, target_lang: str = "en",
+                 label: str | None = None) -> None:
         """``corpus``: the passage file or folder; ``reader``: the reader model (``hf-reader:path=...``),
         or ``generator``: a generator prompted with the passages (one of the two);
         ``retriever``: a retriever or encoder model; ``top_k``: passages read per question;
