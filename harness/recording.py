@@ -152,7 +152,8 @@ def _write_files(scored: Scored, folder: RunFolder | None) -> _Files:
         path = target.predictions(meta.prediction_file)
         scored.loaded.task.write_predictions(scored.loaded.data, scored.predictions, path)
         keep = folder is not None
-        predictions = PredictionsRecord(str(path) if keep else None, meta.prediction_format, sha256_path(path))
+        predictions = PredictionsRecord(str(path) if keep else None, meta.prediction_format, sha256_path(path),
+                                        scored.loaded.task.prediction_files(scored.loaded.data) or None)
         instances = None
         if keep and scored.evaluation.instances:
             write_instances(scored.evaluation.instances, target.instances)

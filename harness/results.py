@@ -242,9 +242,15 @@ class PredictionsRecord:
     path: str | None
     format: str
     sha256: str
+    #: Unit -> file name inside the predictions folder, where the task says (see
+    #: :meth:`harness.task.Task.prediction_files`); None: one file, or not said.
+    files: dict[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "format": self.format, "sha256": self.sha256}
+        out: dict[str, Any] = {"path": self.path, "format": self.format, "sha256": self.sha256}
+        if self.files is not None:
+            out["files"] = self.files
+        return out
 
 
 @dataclass(frozen=True)

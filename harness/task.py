@@ -267,3 +267,10 @@ class Task(ABC, Generic[DataT]):
     @abstractmethod
     def write_predictions(self, data: DataT, predictions: Mapping[str, Any], path: Path) -> None:
         """Write unit -> predictions in the task's documented format (atomically)."""
+
+    def prediction_files(self, data: DataT) -> dict[str, str]:
+        """Where :meth:`write_predictions` puts each unit's predictions inside its folder (unit ->
+        file name), recorded in the result so that a reader of a results folder (a submission
+        scorer) finds a unit's file without knowing how this task names it; empty when the
+        predictions are one file."""
+        return {}

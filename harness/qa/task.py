@@ -328,6 +328,9 @@ class SpanQATask(PromptedTask, Task[SpanQAData]):
         refuse_foreign_answers(data.units, predictions, files, input_rules=data.input_rules,
                                languages=self.metadata.languages, more=lambda: self.other_language_files(data))
 
+    def prediction_files(self, data: SpanQAData) -> dict[str, str]:
+        return {name: unit.file_name for name, unit in data.units.items()}
+
     def write_predictions(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, Prediction]],
                           path: Path) -> None:
         """A folder with one official ``{question_id: answer}`` file per unit, named like its data

@@ -53,7 +53,6 @@ from harness_xtreme.benchmark import GROUPS, PARALLEL, TASKS, TaskDef, Version, 
 from harness_xtreme.kinds import KINDS, check_classes, example_count
 from harness_xtreme.metadata import ALL_TASK, XTREME_SUBMISSION
 from harness_xtreme.metrics import mean
-from harness_xtreme.tydiqa import LANGUAGE_NAMES as TYDIQA_NAMES
 
 INCOMPLETE = "incomplete_task_mean"
 FIGURE = "avg_metric"
@@ -86,18 +85,24 @@ class TaskScore:
     count: int
 
 
-#: Where a ``harness run`` of a task leaves a language's predictions in its ``predictions`` folder,
-#: first found wins: the submission's own name (``{task}/test-{lang}.tsv``, as the XTREME
-#: plugin's tasks write them, or ``test-{lang}.*``), else the name of the data file the run read,
-#: which the span-QA tasks give their prediction files: the XQuAD, MLQA and TyDi QA releases'.
-RUN_FILES: dict[str, tuple[str, ...]] = {
-    "xquad": ("xquad.{lang}.json",),
-    "mlqa": ("test-context-{lang}-question-{lang}.json",),
-    "tydiqa": ("tydiqa-goldp-dev-{name}.json",),
-}
+@dataclass(frozen=True)
+class RunPredictions:
+    """The predictions of one ``harness run`` of a task in a results folder: where they are, and
+    the file of each unit (language) as the run's result records it."""
+
+    folder: Path
+    files: dict[str, str]
+
+    def file(self, definition: TaskDef, lang: str) -> Path:
+        """A language's file: the one the result names, else the submission's name (as the
+        XTREME plugin's own tasks write them), which the error for a missing file then names."""
+        names = [self.files[lang]] if lang in self.files else []
+        names += [f"{definition.name}/{definition.file_name(lang)}", definition.file_name(lang)]
+        paths = [self.folder / name for name in names]
+        return next((path for path in paths if path.is_file()), paths[-1])
 
 
-def run_predictions(folder: Path, definition: TaskDef) -> Path | None:
+def run_predictions(folder: Path, definition: TaskDef) -> RunPredictions | None:
     """The predictions of the one run of a task in a results folder (the core's layout,
     :func:`harness.layout.task_results`; of re-runs of one configuration, the newest), or None
     when ``folder`` is a submission's task folder (it has the first language's file)."""
@@ -115,16 +120,8 @@ def run_predictions(folder: Path, definition: TaskDef) -> Path | None:
     result, run = results[-1]
     if result.predictions.path is None:
         raise InputError("the run kept its predictions in memory only", file=run)
-    return run / Path(result.predictions.path).name  # beside its result, wherever the folder was copied
-
-
-def run_file(predictions: Path, definition: TaskDef, lang: str) -> Path:
-    """A language's predictions file in a run's ``predictions`` folder (see :data:`RUN_FILES`);
-    the submission's name when none is there, for the error that says it is missing."""
-    names = (f"{definition.name}/{definition.file_name(lang)}", definition.file_name(lang),
-             *RUN_FILES.get(definition.name, ()))
-    files = [predictions / name.format(lang=lang, name=TYDIQA_NAMES.get(lang, lang)) for name in names]
-    return next((file for file in files if file.is_file()), files[0])
+    # beside its result, wherever the results folder was copied
+    return RunPredictions(run / Path(result.predictions.path).name, result.predictions.files or {})
 
 
 def exact_mean(values: Sequence[float]) -> float:
@@ -350,7 +347,7 @@ class XtremeSubmission(Task[SubmissionData]):
             files: dict[str, Path] = {}
             run = run_predictions(path / name, task.definition)
             for lang, labels in task.labels.items():
-                file = path / name / task.definition.file_name(lang) if run is None else run_file(run, task.definition, lang)
+                file = path / name / task.definition.file_name(lang) if run is None else run.file(task.definition, lang)
                 if not file.is_file():
                     raise InputError("missing: evaluate.py needs a file for every language of a task it scores",
                                      file=file)
