@@ -194,9 +194,9 @@ def summary_label(languages: int) -> str:
 
 def _incomplete_note(languages: tuple[str, ...]) -> str:
     missing = [lang for lang in MKQA_LANGUAGES if lang not in languages]
-    return (f"incomplete: {len(languages)} of {len(MKQA_LANGUAGES)} languages (missing: {' '.join(missing)}); the main "
-            f"score is the mean best_f1 over the languages present, not the official MKQA macro average, "
-            f"which needs all {len(MKQA_LANGUAGES)}")
+    which = f"only {' '.join(languages)}" if len(languages) < len(missing) else f"missing {' '.join(missing)}"
+    return (f"{len(languages)} of {len(MKQA_LANGUAGES)} languages ({which}): the main score is the mean best_f1 "
+            f"over them, not the official MKQA macro average, which needs all {len(MKQA_LANGUAGES)}")
 
 
 def _variant_note(metrics: Mapping[str, dict[str, float | None]]) -> list[str]:
