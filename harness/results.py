@@ -208,8 +208,15 @@ class ResultRow:
     languages: tuple[str, ...] = ()
     #: Bootstrap intervals of the metrics that have one (see :class:`BootstrapRecord`).
     intervals: dict[str, Interval] = field(default_factory=dict)
-    #: What the intervals' resamples drew (:data:`INSTANCE` or the clusters' name); None without intervals.
+    #: What the intervals' resamples drew (:data:`INSTANCE` or the clusters' name); None without
+    #: intervals, or in a file written before rows said (whose intervals drew instances).
     resampled: str | None = None
+
+    @property
+    def resampling(self) -> str | None:
+        """What the intervals' resamples drew, rows from before it was recorded included
+        (:data:`INSTANCE`); None without intervals."""
+        return (self.resampled or INSTANCE) if self.intervals else None
 
     @classmethod
     def from_score(cls, row: ScoreRow, split: str, intervals: RowIntervals | None = None) -> ResultRow:
@@ -223,15 +230,17 @@ class ResultRow:
             out["languages"] = list(self.languages)
         if self.intervals:
             out["intervals"] = {name: list(interval) for name, interval in self.intervals.items()}
+        if self.resampled is not None:
             out["resampled"] = self.resampled
         return out
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> ResultRow:
-        """A row; intervals written before rows recorded ``resampled`` drew instances within units."""
+        """A row as written; ``resampled`` stays None where the file does not say (intervals written
+        before rows recorded it drew instances within units), so such a file writes back unchanged."""
         intervals = {name: (low, high) for name, (low, high) in raw.get("intervals", {}).items()}
         return cls(raw["split"], raw["subset"], raw["metrics"], raw["count"], tuple(raw.get("languages", ())),
-                   intervals, raw.get("resampled", INSTANCE) if intervals else None)
+                   intervals, raw.get("resampled"))
 
 
 @dataclass(frozen=True)

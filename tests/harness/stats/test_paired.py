@@ -84,10 +84,10 @@ def test_different_questions_are_refused() -> None:
 # -- harness compare end to end -------------------------------------------------------------------
 
 
-def _predictions(folder: Path, name: str, flipped: int, limit: int) -> Path:
-    """Gold answers of the demo English file's first ``limit`` questions, ``flipped`` made wrong."""
+def _predictions(folder: Path, name: str, flipped: int, limit: int, lang: str = "en") -> Path:
+    """Gold answers of the demo ``lang`` file's first ``limit`` questions, ``flipped`` made wrong."""
     demo = json.loads((Path(__file__).resolve().parents[3] / "harness" / "demo" / "parallel-qa" /
-                       FILE_NAME.format(lang="en")).read_text(encoding="utf-8"))
+                       FILE_NAME.format(lang=lang)).read_text(encoding="utf-8"))
     qas = [qa for article in demo["data"] for p in article["paragraphs"] for qa in p["qas"]][:limit]
     answers = {qa["id"]: qa["answers"][0]["text"] for qa in qas}
     for qid in list(answers)[:flipped]:
@@ -148,7 +148,7 @@ def test_compare_names_the_languages_that_differ(harness_cli: Cli, tmp_path: Pat
     folder = tmp_path / "b"
     folder.mkdir()
     for lang in ("en", "de", "es"):  # one file per language (the demo's ids are the same in each)
-        _predictions(folder, f"{lang}.json", 0, 10)
+        _predictions(folder, f"{lang}.json", 0, 10, lang)
     b = _score(harness_cli, folder, "--limit", "10", "--langs", "en,de,es")
     code, out, err = harness_cli("compare", a, b)
     assert code == 2 and out == ""
