@@ -100,6 +100,9 @@ class Model(ABC):
     name: str = ""
     #: Numeric precision of the forward pass, for the result's execution record.
     precision: str = "n/a"
+    #: An encoder whose vectors all have L2 norm 1 says so, and the embedding cache then refuses
+    #: rows of another norm as damage (:func:`harness.cache.unsound_rows`).
+    normalizes: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Check the declaration when the class is defined, so a model that declares a capability
