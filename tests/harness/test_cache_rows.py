@@ -15,7 +15,7 @@ from harness.cache import NORM_TOLERANCE, EmbeddingCache, unsound_rows
 from harness.encoding import EncodingService
 from harness.model import Model, ModelIdentity, Runtime
 from harness.protocols import Encoder
-from tests.harness.test_cache_hardening import _rewrite_vectors
+from tests.harness.test_cache_hardening import rewrite_shard
 from tests.harness.test_encoding import IDENTITY, CountingEncoder
 
 TEXTS = ["alpha", "beta", "gamma"]
@@ -63,7 +63,7 @@ def test_zeroed_rows_under_a_recomputed_checksum_are_encoded_again(tmp_path: Pat
     shard = next(tmp_path.rglob("*.vectors.npy"))
     damaged = np.load(shard)
     damaged[1] = 0
-    _rewrite_vectors(tmp_path, damaged)
+    rewrite_shard(shard, damaged)
     with pytest.warns(RuntimeWarning, match=r"is corrupted \(1 of 3 rows all zeros\): removed"):
         cache = EmbeddingCache(tmp_path, IDENTITY, unit_norm=unit_norm)
     again = UnitEncoder() if unit_norm else CountingEncoder()
@@ -75,7 +75,7 @@ def test_zeroed_rows_under_a_recomputed_checksum_are_encoded_again(tmp_path: Pat
 def test_rows_of_another_norm_are_refused_for_a_model_that_normalises(tmp_path: Path) -> None:
     expected = _fill(tmp_path, UnitEncoder(), unit_norm=True)
     shard = next(tmp_path.rglob("*.vectors.npy"))
-    _rewrite_vectors(tmp_path, np.load(shard) * 1.5)  # other numbers, in the same directions
+    rewrite_shard(shard, np.load(shard) * 1.5)  # other numbers, in the same directions
     # for a model that does not normalise, such rows could be its own: kept
     assert len(EmbeddingCache(tmp_path, IDENTITY)) == 3
     with pytest.warns(RuntimeWarning, match=r"3 of 3 rows of a norm other than 1 \(row 0: 1.5\) from a model that "
@@ -113,7 +113,8 @@ def test_the_service_checks_norms_for_an_encoder_declared_normalising(tmp_path: 
             return ModelIdentity(name="fake", label="fake-encoder", weights="sha256:0", options={"dim": 4})
 
     _fill(tmp_path, UnitEncoder(), unit_norm=True)  # IDENTITY's folder, which is Encoder4's
-    _rewrite_vectors(tmp_path, np.load(next(tmp_path.rglob("*.vectors.npy"))) * 2)
+    shard = next(tmp_path.rglob("*.vectors.npy"))
+    rewrite_shard(shard, np.load(shard) * 2)
     model = Encoder4()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
