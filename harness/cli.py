@@ -24,6 +24,7 @@ from harness.tables import format_score, format_table, terminal_width
 if TYPE_CHECKING:
     from harness.leaderboard import Leaderboard
     from harness.recording import Outcome
+    from harness.model import Model
     from harness.registry import Registry
     from harness.stats.paired import RowComparison
 
@@ -201,6 +202,9 @@ def build_parser() -> argparse.ArgumentParser:
     cache = commands.add_parser("cache", help="the on-disk embedding cache")
     cache_commands = cache.add_subparsers(dest="cache_command", required=True, metavar="ACTION")
     info = cache_commands.add_parser("info", help="cached models, entries and sizes")
+    info.add_argument("--verify", action="store_true",
+                      help="also encode a seeded sample of each shard again with the model that wrote it (loaded "
+                      "as a run loads it) and compare: shards that disagree are listed and removed, exit status 2")
     _add_cache_arguments(info, with_switch=False)
     clear = cache_commands.add_parser("clear", help="delete cached embeddings")
     clear.add_argument("--model", help="only the model with this label (as `cache info` shows it)")
@@ -516,11 +520,43 @@ def _cmd_cache(args: argparse.Namespace) -> None:
                            [[i["label"], i["key"], "-" if i["entries"] is None else str(i["entries"]),
                              f"{i['bytes'] / 2**20:.1f}"] for i in items]))
         print(f"total: {sum(i['bytes'] for i in items) / 2**20:.1f} MiB")
+        if args.verify:
+            _cmd_cache_verify(root)
     else:
         removed = cache.clear(root, args.model)
         if args.model and not removed:
             raise HarnessError(f"no cached model labelled '{args.model}' in {root} (see `harness cache info`)")
         print(f"removed the cached embeddings and checkpoints of {len(removed)} model(s) from {root}")
+
+
+def _cmd_cache_verify(root: Path) -> None:
+    """``cache info --verify``: every cached model loaded again, its shards' samples encoded again
+    (:func:`harness.cache.verify`); exit status 2 when a shard disagrees, for a maintainer's script."""
+    from harness import cache
+    from harness.compose import rebuild_encoder
+    from harness.model import Runtime, apply_threads, default_threads
+    from harness.registry import Registry
+
+    registry = Registry.discover()
+    runtime = Runtime(cache_dir=root, threads=default_threads(), registry=registry)
+
+    def load(identity: dict[str, Any]) -> Model:
+        model = rebuild_encoder(identity, registry, runtime)
+        apply_threads(runtime)
+        return model
+
+    checks = cache.verify(root, load)
+    print()
+    if not checks:
+        print("verify: no shards to verify")
+        return
+    print(format_table(["model", "shard", "verdict", "detail"],
+                       [[c.label, str(c.shard.relative_to(root)), c.verdict, c.detail] for c in checks]))
+    counts = {verdict: sum(c.verdict == verdict for c in checks) for verdict in ("agrees", "disagrees", "not verified")}
+    print(f"verify: {len(checks)} shards; {', '.join(f'{verdict}: {n}' for verdict, n in counts.items())}")
+    if counts["disagrees"]:
+        raise HarnessError(f"{counts['disagrees']} of {len(checks)} cached shards disagree with the model that wrote "
+                           "them and were removed (listed above); the next run encodes their texts again")
 
 
 def _cmd_validate(args: argparse.Namespace) -> None:

@@ -10,6 +10,8 @@ inner option needs ``--model-args`` JSON, since commas separate the outer option
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -17,7 +19,7 @@ from harness.capabilities import is_plain_encoder, provide
 from harness.encoding import EncodingService
 from harness.errors import HarnessError
 from harness.model import Model, ModelIdentity, Runtime
-from harness.options import bind_options, parse_named
+from harness.options import bind_options, parse_named, path_options
 from harness.protocols import Encoder, Retriever
 from harness.registry import PluginInfo, Registry, load_target
 
@@ -141,6 +143,28 @@ def load_model(spec: object, runtime: Runtime, *, needs: type | None, owner: str
         # an inner encoder gets what a top-level one gets
         capability = encoding_service(model, runtime, model.identity(), show_progress=False) or model
     return model, provide(capability, needs, model_name=choice.name, task_name=owner)
+
+
+def rebuild_encoder(identity: Mapping[str, Any], registry: Registry, runtime: Runtime) -> Model:
+    """The encoder an identity records (an embedding-cache folder's ``model.json``), loaded as a
+    run loads it: its registered name, with the options its identity lists that its constructor
+    takes, and its path options (the weights, which the identity names by their hash) from where
+    the identity's details say the run found them. Whether this is the model that wrote the
+    folder, the caller checks by its key (:func:`harness.cache.verify`)."""
+    name, recorded, details = identity.get("name"), identity.get("options"), identity.get("details")
+    if not isinstance(name, str):
+        raise HarnessError("model.json names no model")
+    recorded = recorded if isinstance(recorded, dict) else {}
+    details = details if isinstance(details, dict) else {}
+    spec, plugin = registry.model(name)
+    cls = load_target(spec, plugin, "model")
+    accepted = inspect.signature(cls).parameters
+    options = {key: value for key, value in recorded.items() if key in accepted}
+    options.update({key: details[key] for key in path_options(cls) if key not in options and key in details})
+    choice = resolve_model(name, registry, options)
+    if not is_plain_encoder(choice.cls):
+        raise HarnessError(f"model {name} is not an encoder")
+    return choice.instantiate(runtime)
 
 
 def identity_part(model: Model) -> dict[str, Any]:

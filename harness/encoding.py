@@ -32,13 +32,13 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from harness.batching import AdaptiveBatcher
-from harness.cache import EmbeddingCache, text_key
+from harness.cache import EmbeddingCache, Text, text_key
 from harness.distributed import World, current_world
+from harness.model import Model
 from harness.peak import peak_gflops
 from harness.progress import Progress
 from harness.protocols import Encoder, Role
 
-Text = str | tuple[str, str]
 DEFAULT_BATCH_SIZE = 32
 #: Texts encoded between two saves to the cache (and, distributed, between two gathers).
 ROUND_TEXTS = 4096
@@ -195,7 +195,8 @@ class EncodingService:
         """The service a run puts in front of an encoder model: the embedding cache under
         ``runtime.cache_dir`` (none if it is None), the run's batch size, this process's rank."""
         world = current_world()
-        cache = EmbeddingCache(runtime.cache_dir, identity) if runtime.cache_dir is not None else None
+        cache = None if runtime.cache_dir is None else EmbeddingCache(
+            runtime.cache_dir, identity, unit_norm=isinstance(encoder, Model) and encoder.normalizes)
         service = cls(encoder, cache=cache, batch_size=runtime.batch_size or getattr(encoder, "batch_size", None),
                       world=world, show_progress=show_progress, device=runtime.device_used,
                       threads=runtime.threads)
@@ -322,12 +323,13 @@ class EncodingService:
         positions = list(todo.values())
         new_keys = list(todo)
         new_langs = [langs[p] for p in positions] if langs is not None else None
-        for done, vectors in self._encode_new([texts[p] for p in positions], new_langs, role):
-            done_keys = [new_keys[i] for i in done]
-            for key, vector in zip(done_keys, vectors):
-                self._memory[key] = vector
-            if self.cache is not None and self.world.is_main:
-                self.cache.put(done_keys, vectors)  # saved round by round: a killed run keeps them
+        new_texts = [texts[p] for p in positions]
+        for done, vectors in self._encode_new(new_texts, new_langs, role):
+            for i, vector in zip(done, vectors):
+                self._memory[new_keys[i]] = vector
+            if self.cache is not None and self.world.is_main:  # saved round by round: a killed run keeps them
+                self.cache.put(role, [new_texts[i] for i in done], vectors,
+                               [new_langs[i] for i in done] if new_langs is not None else None)
 
     def _encode_new(self, texts: list[Text], langs: list[str] | None,
                     role: Role) -> Iterator[tuple[np.ndarray, np.ndarray]]:

@@ -111,6 +111,9 @@ class Model(ABC):
     #: are built from their name and options; an in-memory object with no weights to fingerprint
     #: is not (:mod:`harness.objects`): its result says so and no on-disk cache is shared with it.
     reproducible: bool = True
+    #: An encoder whose vectors all have L2 norm 1 says so, and the embedding cache then refuses
+    #: rows of another norm as damage (:func:`harness.cache.unsound_rows`).
+    normalizes: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Check the declaration when the class is defined, so a model that declares a capability

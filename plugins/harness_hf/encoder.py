@@ -72,7 +72,7 @@ class HFEncoder(CheckpointModel):
                                               query_prefix="", passage_prefix="")
         super().__init__(runtime=runtime, path=path, precision=precision, label=label, cpu_auto=cpu_auto)
         self.pooling = pooling if pooling is not None else default.pooling
-        self.normalize = normalize if normalize is not None else default.normalize
+        self.normalizes = normalize if normalize is not None else default.normalize
         self.prefix = {"query": query_prefix if query_prefix is not None else default.query_prefix,
                        "passage": passage_prefix if passage_prefix is not None else default.passage_prefix}
         length = default.max_length or 512
@@ -117,7 +117,7 @@ class HFEncoder(CheckpointModel):
 
     def identity(self) -> ModelIdentity:
         identity = self.checkpoint_identity("hf-encoder", {
-            "pooling": self.pooling, "normalize": self.normalize,
+            "pooling": self.pooling, "normalize": self.normalizes,
             "query_prefix": self.prefix["query"], "passage_prefix": self.prefix["passage"],
             "query_max_length": self.max_length["query"], "passage_max_length": self.max_length["passage"],
         })
@@ -212,7 +212,7 @@ class HFEncoder(CheckpointModel):
                     text_of_token = torch.repeat_interleave(torch.arange(len(lengths)), lengths).to(states.device)
                     sums = torch.zeros(len(lengths), states.shape[1], device=states.device).index_add_(0, text_of_token, states)
                     pooled = sums / lengths.to(states.device).clamp(min=1).unsqueeze(1)
-                if self.normalize:
+                if self.normalizes:
                     pooled = torch.nn.functional.normalize(pooled, dim=-1)
                 out[start : start + len(pooled)] = pooled.cpu().numpy()
         return out

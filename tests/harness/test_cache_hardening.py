@@ -23,9 +23,9 @@ def _fill(root: Path, texts: list[str]) -> np.ndarray:
         texts, role="query")
 
 
-def _rewrite_vectors(root: Path, vectors: np.ndarray) -> None:
-    """Replace a shard's vectors and recompute its checksum, as a tool or a person might."""
-    shard = next(root.rglob("*.vectors.npy"))
+def rewrite_shard(shard: Path, vectors: np.ndarray) -> None:
+    """Replace the vectors of a shard (its ``.vectors.npy``) and recompute its checksum, as a tool
+    or a person might."""
     buffer = io.BytesIO()
     np.save(buffer, vectors, allow_pickle=False)
     shard.write_bytes(buffer.getvalue())
@@ -45,7 +45,7 @@ def test_unsound_vectors_with_a_recomputed_checksum_are_recomputed(
     texts = ["alpha", "beta"]
     expected = _fill(tmp_path, texts)
     shard = next(tmp_path.rglob("*.vectors.npy"))
-    _rewrite_vectors(tmp_path, damage(np.load(shard)))
+    rewrite_shard(shard, damage(np.load(shard)))
     with pytest.warns(RuntimeWarning, match=f"is corrupted \\({problem.replace('(', '.').replace(')', '.')}\\)"):
         cache = EmbeddingCache(tmp_path, IDENTITY)
     encoder = CountingEncoder()
@@ -58,13 +58,7 @@ def test_a_shard_of_another_width_than_the_others_is_dropped(tmp_path: Path) -> 
     _fill(tmp_path, ["a", "b", "c"])
     _fill(tmp_path, ["d"])
     shards = sorted(tmp_path.rglob("*.vectors.npy"), key=lambda p: len(np.load(p)))
-    small = shards[0]
-    buffer = io.BytesIO()
-    np.save(buffer, np.ones((1, 7), dtype=np.float32), allow_pickle=False)
-    small.write_bytes(buffer.getvalue())
-    keys = small.with_name(small.name.replace(".vectors.npy", ".keys.npy"))
-    small.with_name(small.name.replace(".vectors.npy", ".sha256")).write_text(
-        hashlib.sha256(keys.read_bytes() + buffer.getvalue()).hexdigest())
+    rewrite_shard(shards[0], np.ones((1, 7), dtype=np.float32))
     with pytest.warns(RuntimeWarning, match="rows of 7 numbers where the model.s have 4"):
         cache = EmbeddingCache(tmp_path, IDENTITY)
     assert len(cache) == 3

@@ -63,9 +63,9 @@ def recorded_saves(cache: EmbeddingCache, clock: Clock, monkeypatch: pytest.Monk
     saves: list[tuple[float, int]] = []
     put = cache.put
 
-    def recording_put(keys: Sequence[bytes], vectors: np.ndarray) -> None:
-        saves.append((clock.now, len(keys)))
-        put(keys, vectors)
+    def recording_put(role: str, texts: Sequence[str], vectors: np.ndarray, langs: Sequence[str] | None) -> None:
+        saves.append((clock.now, len(texts)))
+        put(role, texts, vectors, langs)
 
     monkeypatch.setattr(cache, "put", recording_put)
     return saves

@@ -280,7 +280,7 @@ def test_an_encoder_takes_a_sentence_transformers_folders_settings_unless_told_o
         tmp_path / "st", tiny_encoder_dir, "0_Transformer", "cls_token", normalize=True, max_seq_length=64,
         prompts={"prompts": {"query": "query: ", "document": "passage: "}, "default_prompt_name": None})
     encoder = HFEncoder(runtime=Runtime(device_request="cpu"), path=folder)
-    assert (encoder.pooling, encoder.normalize) == ("cls", True)
+    assert (encoder.pooling, encoder.normalizes) == ("cls", True)
     assert encoder.prefix == {"query": "query: ", "passage": "passage: "}
     assert encoder.max_length == {"query": 64, "passage": 64}
     # the vectors are the first-token vectors of the prefixed texts
