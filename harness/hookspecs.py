@@ -1,17 +1,28 @@
 """The hooks a plugin implements, in the style of pytest's hookspecs.
 
 A plugin is a module (named by an entry point in the ``harness.plugins`` group) with functions
-marked ``@hookimpl``. Each hook returns *specs*: names plus the import path of the object that
-does the work, so that listing plugins never imports torch, transformers or a large model.
-
-Example plugin module::
+marked ``@hookimpl``. The harness imports every plugin module to list what they provide, so a
+plugin module imports nothing heavy at its top (torch, transformers, numpy: inside the methods
+that use them). A task can then be one module: its metadata, its class and the hook that returns
+the class (the registry reads the spec from the class's metadata, and checks the metadata as the
+plugin loads)::
 
     from harness.hookspecs import hookimpl
-    from harness.registry import ModelSpec, TaskSpec
+    from harness.task import Task, TaskMetadata
+
+    class MyTask(Task):
+        metadata = TaskMetadata(name="my-task", ...)
+        ...
 
     @hookimpl
     def harness_tasks():
-        return [TaskSpec("my-task", "my_pkg.task:MyTask", "What it measures")]
+        return [MyTask]
+
+A task whose module must import something heavy is declared from a light module instead, by a
+:class:`~harness.registry.TaskSpec` naming the class by import path (``metadata.spec("pkg.task:MyTask")``),
+as the first-party plugins do; models are always declared so
+(``ModelSpec("my-model", "pkg.model:MyModel", "what it is")``), since a model's name and summary
+are the registry's. ``examples/third_party_plugin`` is a complete plugin of each kind.
 """
 
 from __future__ import annotations
@@ -24,6 +35,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from harness.registry import ModelSpec, SuiteSpec, TaskSpec
+    from harness.task import Task
 
 PROJECT = "harness"
 ENTRY_POINT_GROUP = "harness.plugins"
@@ -33,8 +45,8 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 @hookspec
-def harness_tasks() -> list[TaskSpec]:
-    """Return the tasks (benchmarks) this plugin provides."""
+def harness_tasks() -> list[TaskSpec | type[Task]]:
+    """Return the tasks (benchmarks) this plugin provides: specs, or the Task classes themselves."""
 
 
 @hookspec

@@ -2,33 +2,102 @@
 
 The built-in plugins are found exactly like third-party ones: through the ``harness.plugins``
 entry-point group. A plugin that fails to import is reported and skipped (every other plugin
-keeps working, as in HELM); two plugins claiming one name make that name an error that names
-both; an unknown name gets a "did you mean".
+keeps working, as in HELM); so is a plugin that declares something wrong (a task name with a
+space, task metadata whose ``needs`` is no capability...), in one line naming the plugin, the
+declaration and the field, when it loads rather than in the middle of a run. Two plugins
+claiming one name make that name an error that names both; an unknown name gets a "did you mean".
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
-import warnings
 import os
+import re
+import sys
+import types
+import typing
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 import pluggy
 
 from harness import hookspecs
 from harness.errors import RegistryError
+from harness.task import Task, TaskMetadata
 
 SCHEMA_SUFFIX = ".schema.json"
 #: Comma-separated plugin modules to load although no installed distribution names them.
 PLUGINS_ENV = "HARNESS_PLUGINS"
 #: Comma-separated plugins (entry-point or module names) not to load.
 DISABLE_PLUGINS_ENV = "HARNESS_DISABLE_PLUGINS"
+#: What a task, model or suite may be called: it is typed on the command line (``name:key=value``,
+#: comma-separated lists, ``@file``) and becomes a folder name, so no ``:``, ``,``, ``=``, ``@``,
+#: space or slash.
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+#: ``package.module:Class`` (or ``:Class.attribute``): what :meth:`_Spec.load` can import.
+TARGET = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+
+def check_fields(record: Any, owner: str) -> None:
+    """Raise a :class:`RegistryError` naming ``owner`` and the field when a field of the dataclass
+    ``record`` does not hold its declared type (``languages="en"`` for a tuple of languages): what
+    a plugin declares is checked as the plugin loads, so the mistake is reported in one line before
+    any run, rather than as a traceback in the middle of one. Forms this check does not know (a
+    protocol, a callable) and names imported only for type checkers are left unchecked."""
+    namespace = vars(sys.modules[type(record).__module__])
+    for item in dataclasses.fields(record):
+        try:  # the annotation's text, as typing.get_type_hints evaluates it, but one field at a time
+            annotation = eval(item.type, namespace) if isinstance(item.type, str) else item.type
+        except NameError:
+            continue
+        value = getattr(record, item.name)
+        if not _conforms(value, annotation):
+            raise declaration_error(owner, item.name, f"must be {_shown(annotation)}, not {type(value).__name__}")
+
+
+def declaration_error(owner: str, field_name: str, problem: str) -> RegistryError:
+    """The one line a wrong declaration is reported in: ``task 'x': field 'needs': problem``."""
+    return RegistryError(f"{owner}: field '{field_name}': {problem}")
+
+
+def check_name(name: str, owner: str) -> None:
+    """Refuse a name that could not be typed on the command line or be a folder's name."""
+    if not NAME.fullmatch(name):
+        raise declaration_error(owner, "name", f"'{name}' is not a name: letters, digits, '.', '_' and '-', "
+                                               "starting with a letter or digit")
+
+
+def _conforms(value: Any, annotation: Any) -> bool:
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return any(_conforms(value, arg) for arg in args)
+    if origin is Literal:
+        return value in args
+    if origin is tuple:
+        if not isinstance(value, tuple):
+            return False
+        if len(args) == 2 and args[1] is Ellipsis:
+            return all(_conforms(item, args[0]) for item in value)
+        return len(value) == len(args) and all(map(_conforms, value, args))
+    if annotation is type or origin is type:
+        return isinstance(value, type)
+    if annotation is None or annotation is type(None):
+        return value is None
+    checked = origin if isinstance(origin, type) else annotation
+    if not isinstance(checked, type) or getattr(checked, "_is_protocol", False):
+        return True  # Any, a protocol, a type variable...: not checked here
+    return isinstance(value, checked)
+
+
+def _shown(annotation: Any) -> str:
+    return annotation.__name__ if isinstance(annotation, type) else str(annotation).replace("typing.", "")
 
 
 @dataclass(frozen=True)
@@ -49,9 +118,19 @@ class PluginInfo:
 class _Spec:
     """A named object a plugin provides, imported only when used."""
 
+    #: What the spec names, in messages ("task", "model").
+    kind: ClassVar[str]
+
     name: str
     target: str
     summary: str = ""
+
+    def __post_init__(self) -> None:
+        owner = f"{self.kind} '{self.name}'"
+        check_fields(self, owner)
+        check_name(self.name, owner)
+        if not TARGET.fullmatch(self.target):
+            raise declaration_error(owner, "target", f"'{self.target}' is not an importable 'package.module:Class'")
 
     def load(self) -> Any:
         """Import ``module:attribute`` and return the attribute."""
@@ -66,12 +145,26 @@ class _Spec:
 class TaskSpec(_Spec):
     """A task: ``target`` names a :class:`harness.task.Task` subclass."""
 
+    kind = "task"
+
     languages: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, task: type[Task]) -> TaskSpec:
+        """The spec of a task class, from its own metadata: a plugin module that holds the class
+        returns the class from ``harness_tasks`` and declares nothing twice."""
+        metadata = getattr(task, "metadata", None)
+        if not isinstance(metadata, TaskMetadata):
+            raise declaration_error(f"task class {task.__qualname__}", "metadata",
+                                    f"must be a TaskMetadata, not {type(metadata).__name__}")
+        return metadata.spec(f"{task.__module__}:{task.__qualname__}")
 
 
 @dataclass(frozen=True)
 class ModelSpec(_Spec):
     """A model adapter: ``target`` names a :class:`harness.model.Model` subclass."""
+
+    kind = "model"
 
 
 @dataclass(frozen=True)
@@ -84,6 +177,13 @@ class SuiteSpec:
     #: A task (``name:key=value,...``) that scores the folder of the suite's runs as one
     #: submission when the suite is run with a model family (XTREME's ``evaluate.py``).
     scored_by: str | None = None
+
+    def __post_init__(self) -> None:
+        owner = f"suite '{self.name}'"
+        check_fields(self, owner)
+        check_name(self.name, owner)
+        if not self.tasks:
+            raise declaration_error(owner, "tasks", "names no task")
 
 
 @dataclass(frozen=True)
@@ -192,7 +292,9 @@ class Registry:
         try:
             self._manager.register(plugin, name=info.name)
             self._check_hook_names(plugin)
-            provided = {hook: self._call(hook, info) for hook in ("harness_tasks", "harness_models", "harness_suites")}
+            tasks = [_task_spec(item) for item in self._call("harness_tasks", info)]
+            models = [_expect(item, ModelSpec, "harness_models") for item in self._call("harness_models", info)]
+            suites = [_expect(item, SuiteSpec, "harness_suites") for item in self._call("harness_suites", info)]
             schemas = [SchemaSpec.from_path(path) for path in self._call("harness_schemas", info)]
         except BaseException as exc:  # as in _load
             if self._manager.is_registered(plugin):
@@ -200,11 +302,9 @@ class Registry:
             self._mark_broken(info, exc)
             return
         self.plugins.append(info)
-        for namespace, hook in ((self.tasks, "harness_tasks"), (self.models, "harness_models"), (self.suites, "harness_suites")):
-            for spec in provided[hook]:
+        for namespace, specs in ((self.tasks, tasks), (self.models, models), (self.suites, suites), (self.schemas, schemas)):
+            for spec in specs:
                 namespace.add(spec, info)
-        for schema in schemas:
-            self.schemas.add(schema, info)
 
     def _call(self, hook: str, info: PluginInfo) -> list[Any]:
         """What this one plugin's implementation of ``hook`` returns, flattened."""
@@ -253,6 +353,20 @@ def load_target(spec: TaskSpec | ModelSpec, plugin: PluginInfo, kind: str) -> An
         return spec.load()
     except Exception as exc:
         raise RegistryError(f"{kind} '{spec.name}' from {plugin} failed to import: {type(exc).__name__}: {exc}") from exc
+
+
+def _task_spec(item: object) -> TaskSpec:
+    """What ``harness_tasks`` returned, as a spec: a :class:`TaskSpec`, or a Task class (its metadata
+    says the rest)."""
+    if isinstance(item, type) and issubclass(item, Task):
+        return TaskSpec.of(item)
+    return _expect(item, TaskSpec, "harness_tasks", "or a Task class")
+
+
+def _expect(item: object, kind: type[T], hook: str, alternative: str = "") -> T:
+    if not isinstance(item, kind):
+        raise TypeError(f"{hook} returned {item!r:.60}, not a {kind.__name__}{' ' + alternative if alternative else ''}")
+    return item
 
 
 def _env_names(variable: str) -> list[str]:

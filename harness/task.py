@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 from harness.errors import HarnessError
 from harness.model import Runtime
 from harness.progress import Progress
+from harness.protocols import CAPABILITIES
 
 if TYPE_CHECKING:  # annotations only: plugins' metadata modules import this one while listing
     from harness.encoding import EncodingRequest
@@ -75,6 +76,32 @@ class TaskMetadata:
     #: How instances group across units where the data is parallel; None where each instance is
     #: independent of the other units' (TyDi QA's questions were written in each language).
     clusters: Clusters | None = None
+
+    def __post_init__(self) -> None:
+        """Refuse what a plugin got wrong as it loads, in one line naming the task and the field (the
+        registry reports the plugin as broken and keeps the others): otherwise a wrong capability
+        surfaces mid-run, and a task with no language or split is listed and never runs."""
+        from harness.registry import NAME, check_fields, check_name, declaration_error
+
+        owner = f"task '{self.name}'"
+        check_fields(self, owner)
+        check_name(self.name, owner)
+        for name in ("description", "reference", "main_metric", "prediction_format", "prediction_file", "unit"):
+            if not getattr(self, name).strip():
+                raise declaration_error(owner, name, "must not be empty")
+        for name, what in (("languages", "language"), ("splits", "split")):
+            values: tuple[str, ...] = getattr(self, name)
+            if not values:
+                raise declaration_error(owner, name, f"names no {what}")
+            for index, value in enumerate(values):
+                if value in values[:index]:
+                    raise declaration_error(owner, name, f"'{value}' is listed twice")
+                if not NAME.fullmatch(value):
+                    raise declaration_error(owner, name, f"'{value}' is not a {what} as the command line takes it "
+                                                         "(letters, digits, '.', '_', '-')")
+        if self.needs not in CAPABILITIES:
+            raise declaration_error(owner, "needs", f"{self.needs.__name__} is not a capability (capabilities: "
+                                                    f"{', '.join(c.__name__ for c in CAPABILITIES)})")
 
     def spec(self, target: str) -> TaskSpec:
         """The registry's entry for this task, ``target`` naming its class (``module:Class``).

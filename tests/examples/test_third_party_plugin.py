@@ -40,13 +40,25 @@ def test_installed_plugin_is_listed_and_runs(installed_example: None, tmp_path: 
     run = harness("run", "example-capitals", "char-trigram", "--quiet", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     # Trigram overlap puts each question's own-language answer first (checked by hand: e.g. the
-    # French question shares "capital of france" with en-1 and only "capital" with en-2).
+    # English question shares "the capital of france" with en-1 and only "the capital of" with en-2).
     assert "main score: p@1 = 1" in run.stdout
 
     mixed = harness("run", "lareqa", "char-trigram:dim=64", "--limit", "2", "--quiet", cwd=tmp_path)
     assert mixed.returncode == 0, mixed.stderr
     board = harness("leaderboard", "show", cwd=tmp_path)
     assert "example-capitals (test)" in board.stdout and "char-trigram-64" in board.stdout
+
+
+def test_listing_the_installed_plugin_imports_nothing_heavy(installed_example: None, tmp_path: Path) -> None:
+    """Each of the example's plugins is one module the harness imports to list it."""
+    probe = ("import sys\n"
+             "from harness.cli import main\n"
+             "main(['list'])\n"
+             "print(sorted(m for m in ('numpy', 'torch', 'jsonschema', 'scipy') if m in sys.modules), file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "example-capitals" in done.stdout and "char-trigram" in done.stdout
+    assert done.stderr.strip().splitlines()[-1] == "[]"
 
 
 def test_the_plugin_ships_the_schema_of_its_predictions(installed_example: None, tmp_path: Path) -> None:

@@ -149,3 +149,103 @@ def test_disabled_plugins_are_not_loaded(harness_cli: Any, plugin_dir: Path, mon
     assert not registry.models.entries and not registry.tasks.entries and not registry.broken
     code, out, err = harness_cli("run", "fake-lookup", "word-overlap", "--quiet")
     assert code == 2 and err.splitlines()[-1].startswith("error: unknown task 'fake-lookup'")
+
+
+TASK_PLUGIN_SOURCE = '''
+from harness.hookspecs import hookimpl
+from harness.protocols import Retriever
+from harness.task import TaskMetadata
+from tests.harness.fakes import FakeLookup
+
+
+class Declared(FakeLookup):
+    metadata = TaskMetadata(**{{**dict(
+        name="declared-lookup", description="the fake lookup, declared in one module", reference="tests",
+        languages=("de", "en", "fr"), splits=("test",), main_metric="p@1", needs=Retriever,
+        prediction_format="fake-predictions"), **{fields}}})
+
+
+@hookimpl
+def harness_tasks():
+    return [Declared]
+'''
+
+
+def write_task_plugin(folder: Path, module: str, fields: str = "{}") -> str:
+    """A single-module task plugin: metadata, task class and hook in one file; ``fields`` (Python
+    source of a dict) overrides metadata fields."""
+    (folder / f"{module}.py").write_text(TASK_PLUGIN_SOURCE.format(fields=fields), encoding="utf-8")
+    return module
+
+
+def test_a_hook_may_return_the_task_class_itself(harness_cli: Any, plugin_dir: Path) -> None:
+    module = write_task_plugin(plugin_dir, "one_module_task")
+    code, out, err = harness_cli("--plugin", module, "list", "--json")
+    assert code == 0, err
+    assert json.loads(out)["tasks"]["declared-lookup"] == {
+        "summary": "the fake lookup, declared in one module", "languages": ["de", "en", "fr"], "plugin": module}
+    code, out, err = harness_cli("--plugin", module, "run", "declared-lookup", "word-overlap", "--quiet",
+                                 "--no-leaderboard")
+    assert code == 0, err
+    assert "main score: p@1 = 0.6667" in out  # the fake lookup's own score (4 of 6, see tests/harness/fakes.py)
+
+
+@pytest.mark.parametrize("fields, line", [
+    ('{"needs": str}', "task 'declared-lookup': field 'needs': str is not a capability (capabilities: Encoder, "
+                       "Retriever, Reader, OpenDomainQA, PredictionSource, Translator, PairClassifier, TokenTagger, "
+                       "MultipleChoice)"),
+    ('{"languages": ()}', "task 'declared-lookup': field 'languages': names no language"),
+    ('{"languages": "en"}', "task 'declared-lookup': field 'languages': must be tuple[str, ...], not str"),
+    ('{"languages": ("en", "de", "en")}', "task 'declared-lookup': field 'languages': 'en' is listed twice"),
+    ('{"splits": ()}', "task 'declared-lookup': field 'splits': names no split"),
+    ('{"main_metric": ("f1", "em")}', "task 'declared-lookup': field 'main_metric': must be str, not tuple"),
+    ('{"main_metric": ""}', "task 'declared-lookup': field 'main_metric': must not be empty"),
+    ('{"higher_is_better": "yes"}', "task 'declared-lookup': field 'higher_is_better': must be bool, not str"),
+    ('{"name": "my lookup"}', "task 'my lookup': field 'name': 'my lookup' is not a name: letters, digits, '.', '_' "
+                              "and '-', starting with a letter or digit"),
+])
+def test_bad_task_metadata_breaks_its_plugin_in_one_line_naming_plugin_and_field(
+    harness_cli: Any, plugin_dir: Path, fields: str, line: str
+) -> None:
+    module = write_task_plugin(plugin_dir, f"bad_metadata_{abs(hash(fields))}", fields)
+    code, out, err = harness_cli("--plugin", module, "list")
+    assert code == 0
+    assert "fake-lookup" in out and "word-overlap" in out and "declared-lookup" not in out  # the others are listed
+    assert err.splitlines() == [f"warning: plugin '{module}' failed to load and is skipped: RegistryError: {line}"]
+    code, out, err = harness_cli("--plugin", module, "list", "--json")
+    assert json.loads(out)["broken"] == [{"plugin": module, "reason": f"RegistryError: {line}"}]
+
+
+@pytest.mark.parametrize("spec, reason", [
+    ('ModelSpec("my model", "tests.harness.fakes:WordOverlap")',
+     "RegistryError: model 'my model': field 'name': 'my model' is not a name: letters, digits, '.', '_' and '-', "
+     "starting with a letter or digit"),
+    ('ModelSpec("dotted", "tests.harness.fakes.WordOverlap")',
+     "RegistryError: model 'dotted': field 'target': 'tests.harness.fakes.WordOverlap' is not an importable "
+     "'package.module:Class'"),
+    ('ModelSpec("summed", "tests.harness.fakes:WordOverlap", ("a", "b"))',
+     "RegistryError: model 'summed': field 'summary': must be str, not tuple"),
+    ('"word-overlap"', "TypeError: harness_models returned 'word-overlap', not a ModelSpec"),
+])
+def test_a_bad_model_spec_breaks_its_plugin(plugin_dir: Path, monkeypatch: pytest.MonkeyPatch, spec: str,
+                                            reason: str) -> None:
+    source = PLUGIN_SOURCE.format(prelude="", model="unused").replace(
+        'ModelSpec("unused", "tests.harness.fakes:WordOverlap")', spec)
+    module = f"bad_model_spec_{abs(hash(spec))}"
+    (plugin_dir / f"{module}.py").write_text(source, encoding="utf-8")
+    monkeypatch.setenv(PLUGINS_ENV, module)
+    with pytest.warns(RuntimeWarning, match=f"plugin '{module}' failed to load"):
+        registry = Registry.discover()
+    assert [b.reason for b in registry.broken] == [reason]
+    assert "word-overlap" in registry.models.entries  # the fakes plugin still loads
+
+
+def test_a_task_class_without_metadata_breaks_its_plugin() -> None:
+    from tests.harness.fakes import FakeLookup
+
+    class Bare(FakeLookup):
+        metadata = None  # type: ignore[assignment]
+
+    with pytest.warns(RuntimeWarning, match="RegistryError: task class .*Bare: field 'metadata': must be a "
+                                            "TaskMetadata, not NoneType"):
+        Registry().add_plugin(types.SimpleNamespace(harness_tasks=hookimpl(lambda: [Bare])), PluginInfo("bare"))
