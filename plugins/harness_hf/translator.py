@@ -27,7 +27,12 @@ class HFTranslator(CheckpointModel):
     def __init__(self, *, runtime: Runtime, path: Path, num_beams: int = 1, max_length: int = 512,
                  max_new_tokens: int = 128, precision: Precision = "auto", label: str | None = None) -> None:
         super().__init__(runtime=runtime, path=path, precision=precision, label=label)
-        self.num_beams, self.max_length, self.max_new_tokens = num_beams, max_length, max_new_tokens
+        # Neither side may pass the checkpoint's position table (a Marian model has 512 positions,
+        # a small one fewer): beyond it generation fails deep inside the model, so the limits are
+        # cut to it here, and the identity records the limits used.
+        positions = getattr(self.model.config, "max_position_embeddings", None) or max(max_length, max_new_tokens)
+        self.num_beams = num_beams
+        self.max_length, self.max_new_tokens = min(max_length, positions), min(max_new_tokens, positions - 1)
 
     def identity(self) -> ModelIdentity:
         return self.checkpoint_identity("hf-translator", {

@@ -105,6 +105,16 @@ def test_hf_translator_batches_like_single_texts(tiny_marian_dir: Path) -> None:
     assert batched == [marian.translate([t], source_lang="fi", target_lang="en")[0] for t in texts]
 
 
+def test_limits_past_the_checkpoints_positions_are_cut_to_them(tiny_marian_dir: Path) -> None:
+    # the tiny Marian has 64 positions: the defaults (512 input tokens, 128 new ones) would run
+    # past its position table and fail inside generate
+    marian = HFTranslator(runtime=Runtime(device_request="cpu"), path=tiny_marian_dir)
+    assert (marian.max_length, marian.max_new_tokens) == (64, 63)
+    long = " ".join(["Where is the Eiffel Tower ?"] * 30)  # 180 words: past 64 tokens
+    assert len(marian.translate([long], source_lang="en", target_lang="fi")) == 1
+    assert marian.identity().options["max_length"] == 64
+
+
 def test_untranslated_question_is_an_error(harness_cli: CLI, setup: tuple[Path, Path], tmp_path: Path) -> None:
     data, corpus = setup
     translations = _translations_file(tmp_path / "q-en.jsonl", TRANSLATIONS)
