@@ -175,3 +175,20 @@ def foreign_script(answers: Iterable[str], reference: Iterable[str], languages: 
     share = letters[main] / sum(letters.values())
     return ForeignAnswers(likely, f"{count / sum(written.values()):.0%} of the answers' letters are {main}, "
                                   f"{share:.1%} of those of {what}")
+
+
+def script_share(answers: Iterable[str], lang: str) -> float | None:
+    """The share of ``answers`` (those with letters) written mostly in the script of ``lang``
+    (:data:`SCRIPTS`; Latin for a language not listed): whether a model answered in the script of
+    the language the benchmark scores (XOR-Full and MKQA want the question's). A generative model
+    that answers Japanese questions in English scores 0 here whatever its F1. Script only: an
+    English answer to a Finnish question is Latin, as Finnish is. None when no answer has letters."""
+    expected = set(SCRIPTS.get(lang.split("_")[0], ("Latin",)))
+    judged = in_script = 0
+    for answer in answers:
+        letters = script_letters([answer])
+        if not letters:
+            continue
+        judged += 1
+        in_script += sum(letters[name] for name in expected) * 2 > sum(letters.values())
+    return None if judged == 0 else in_script / judged

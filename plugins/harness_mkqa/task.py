@@ -40,6 +40,7 @@ from harness.generation import PromptTarget, kept, prompt_target
 from harness.open_domain import ask
 from harness.prompting import OpenGeneration, PromptedTask, PromptTemplate, Shot, ask_open, draw_shots
 from harness.protocols import OpenAnswer, OpenDomainQA, OpenQuestion
+from harness.qa.answer_language import script_share
 from harness.stats.records import Instance, InstanceTable
 from harness.stats.statistics import RowStatistics
 from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task
@@ -146,10 +147,12 @@ class MKQA(PromptedTask, Task[MKQAData]):
         answer-type breakdown (per language and pooled as ``all``) and the threshold the
         order-independent variant chose (null: abstain on everything)."""
         parts: dict[str, tuple[ExampleScores, LanguageResult]] = {}
+        answered: dict[str, list[str]] = {}
         instances = []
         for lang in data.languages:
             if lang in predictions:
                 texts, probs, lines = aligned(predictions[lang], data, lang)
+                answered[lang] = texts
                 scores = score_examples(data.annotations[lang], texts, probs, lines, lang)
                 parts[lang] = (scores, evaluate_language(scores))
                 instances += [Instance(example_id, lang, (lang,), list(annotation.golds),
@@ -168,6 +171,8 @@ class MKQA(PromptedTask, Task[MKQAData]):
             "answer_types": {**{lang: answer_type_breakdown([part]) for lang, part in parts.items()},
                              "all": answer_type_breakdown(list(parts.values()))},
             "tie_robust_threshold": {lang: result.tie_robust_threshold for lang, (_, result) in parts.items()},
+            # whether answers come back in the script of the question's language (MKQA's golds are)
+            "answer_script": {lang: script_share(texts, lang) for lang, texts in answered.items()},
         }
         notes = [] if complete else [_incomplete_note(languages)]
         notes += _variant_note({lang: result.metrics for lang, (_, result) in parts.items()})

@@ -48,6 +48,7 @@ from harness.io import check_known_ids, dump_json, read_json
 from harness.open_domain import ask
 from harness.prompting import PromptedTask, PromptTemplate, Shot, ask_open, draw_shots
 from harness.protocols import OpenDomainQA, OpenQuestion, Retriever
+from harness.qa.answer_language import script_share
 from harness.qa.normalize import ascii_english
 from harness.qa.passages import corpus_files, read_passages
 from harness.stats.records import Instance, InstanceTable
@@ -207,8 +208,12 @@ class _AnswerTask(PromptedTask, _XorTask):
         sums, instances = self.language_sums(data, predictions)
         overall, rows, notes = self.summarise(sums)
         unanswered = sum(q.id not in predictions.get(q.lang, {}) for q in data.questions)
+        # whether answers come back in the script of the language scored (the question's, for Full)
+        scripts = {lang: script_share([answer_text(a) for a in predictions.get(lang, {}).values()],
+                                      self.answer_lang(lang)) for lang in data.languages}
         return Evaluation(overall["f1"], [ScoreRow("all", overall, len(data.questions)), *rows],
-                          diagnostics={"unanswered": unanswered}, notes=notes, instances=instances)
+                          diagnostics={"unanswered": unanswered, "answer_script": scripts}, notes=notes,
+                          instances=instances)
 
     #: The metrics of one answer, in the order :meth:`question_scores` gives them.
     metric_names: tuple[str, ...] = ()

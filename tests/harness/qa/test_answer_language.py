@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from harness.qa.answer_language import ForeignAnswers, foreign_script, foreign_span_answers, script, squash
+from harness.qa.answer_language import ForeignAnswers, foreign_script, foreign_span_answers, script, script_share, squash
 
 EN = {"q1": "The tower was built in 1889 by Gustave Eiffel.", "q2": "Paris is the capital of France.",
       "q3": "The river Seine flows through the city.", "q4": "It is 330 metres tall."}
@@ -71,3 +71,12 @@ def test_scripts_and_squashing() -> None:
     assert [script(c) for c in "aЖ字カ한ก1 ."] == ["Latin", "Cyrillic", "Han", "Katakana", "Hangul", "Thai",
                                                  None, None, None]
     assert squash(" Gustave\tEIFFEL\n") == "gustaveeiffel"
+
+
+def test_the_share_of_answers_in_the_script_asked_for() -> None:
+    # 東京 (Han) and とうきょう (Hiragana) are Japanese script; Tokyo is Latin; "" and "42" have no letters
+    assert script_share(["東京", "Tokyo", "とうきょう", "", "42"], "ja") == 2 / 3
+    # a Latin language expects Latin; MKQA's zh_cn is Chinese; one letter out of three is no majority
+    assert script_share(["Pariisi", "Париж"], "fi") == 1 / 2
+    assert script_share(["北京", "Bei京"], "zh_cn") == 1 / 2
+    assert script_share(["", "1912"], "ru") is None

@@ -40,6 +40,8 @@ def test_xor_full_with_answers_translated_back(harness_cli: CLI, xor_dir: Path, 
     # fi: Pariisi and 1912 exact, "" for Mountain View: F1 = EM = 2 / 3; ja: 東京 exact, 1. Official
     # XOR-Full: per language (2 / 3) * 100, average (2 / 3 + 1) / 7 * 100 = 23.8095, in that float order.
     rows = metrics(result)
+    # the answers with letters are in the script of their question's language: Pariisi (fi), 東京 (ja)
+    assert {lang: result["diagnostics"]["answer_script"][lang] for lang in ("fi", "ja")} == {"fi": 1.0, "ja": 1.0}
     assert rows["fi"]["f1"] == rows["fi"]["em"] == 2 / 3 * 100
     assert rows["ja"]["f1"] == rows["ja"]["em"] == 100.0
     assert result["main_score"]["value"] == (2 / 3 + 1) / 7 * 100
