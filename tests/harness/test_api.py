@@ -187,3 +187,22 @@ def test_composite_models_take_objects_and_the_registry_they_were_given(tmp_path
         inner = harness.evaluate("lareqa", "dense:encoder=registered-object", registry=registry, progress=False,
                                  bootstrap=0)[0]
     assert inner.result.rows == direct.result.rows
+
+
+def test_the_cli_and_the_api_give_the_same_result_field_by_field(harness_cli: Any) -> None:
+    """``harness run`` is a thin layer over ``harness.evaluate``: the same task and model give the
+    same result, every field but where and when it was written."""
+    code, out, err = harness_cli("run", "mlqa:mode=gxlt", "oracle", "--quiet", "--json", "--bootstrap", "50")
+    assert code == 0, err
+    cli = json.loads(out)["results"][0]["result"]
+    api = harness.evaluate("mlqa:mode=gxlt", "oracle", progress=False, bootstrap=50)[0].result.to_dict()
+    local = {"path"}  # the CLI wrote its files, the API kept them in memory
+    assert {k: v for k, v in api["predictions"].items() if k not in local} == \
+        {k: v for k, v in cli["predictions"].items() if k not in local}
+    moment = {"started_at", "finished_at", "wall_time_s", "phases_s", "command"}
+    assert {k: v for k, v in api["provenance"].items() if k not in moment} == \
+        {k: v for k, v in cli["provenance"].items() if k not in moment}
+    assert "instances" not in api and cli["instances"]["count"] > 0  # a file the CLI wrote; the API keeps them in memory
+    for field in set(api) | set(cli):
+        if field not in {"predictions", "provenance", "instances"}:
+            assert api.get(field) == cli.get(field), field
