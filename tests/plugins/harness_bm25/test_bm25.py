@@ -53,7 +53,7 @@ def test_saved_index_reloads_with_the_same_rankings(tmp_path: Path) -> None:
     assert sorted(p.name for p in folder.iterdir()) == ["data.npy", "index.json", "indices.npy", "indptr.npy",
                                                          "vocabulary.json"]
     reloaded = BM25(runtime=Runtime(), index_dir=folder).index(corpus)
-    assert _memory_mapped(reloaded.index.weights.data)
+    assert _memory_mapped(reloaded.index.postings.data)
     again = reloaded.search(QUERIES, langs=["en"] * 3, k=5)
     np.testing.assert_array_equal(first.indices, again.indices)
     np.testing.assert_array_equal(first.scores, again.scores)

@@ -102,12 +102,19 @@ def naive_weights(documents: list[list[str]], k1: float, b: float, epsilon: floa
             for d, count in enumerate(counts) for term, tf in count.items()}
 
 
-def test_build_gives_the_naive_weights() -> None:
+@pytest.mark.parametrize("run_tokens, merge_postings", [
+    (bm25_index.RUN_TOKENS, bm25_index.MERGE_POSTINGS),  # one run, one merge step
+    (1, 400),  # a run per document
+    (37, 200),  # runs that cut a term's postings between them, merge steps of a few terms
+])
+def test_build_gives_the_naive_weights(run_tokens: int, merge_postings: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever the number of sorted runs and merge steps (the memory bound), the same weights."""
+    monkeypatch.setattr(bm25_index, "MERGE_POSTINGS", merge_postings)
     documents = demo_corpus()[0]
-    index = BM25Index.build(iter(documents), k1=1.2, b=0.6, epsilon=0.3)
+    index = BM25Index.build(iter(documents), k1=1.2, b=0.6, epsilon=0.3, run_tokens=run_tokens)
     terms = list(index.vocabulary)
     assert terms == list(dict.fromkeys(token for doc in documents for token in doc))  # first appearance order
-    weights = index.weights
+    weights = index.postings
     assert weights.shape == (len(terms), len(documents))
     got = {}
     for term, number in index.vocabulary.items():
@@ -130,15 +137,15 @@ def umask() -> Iterator[int]:
 
 def test_saved_index_has_normal_permissions(tmp_path: Path, umask: int) -> None:
     folder = tmp_path / "parent" / "index"
-    BM25Index.build([["a", "b"], ["b", "c"]]).save(folder, {"corpus": "test"})
+    BM25Index.build([["a", "b"], ["b", "c"]], folder, metadata={"corpus": "test"})
     assert stat.S_IMODE(folder.stat().st_mode) == 0o777 & ~umask == 0o750  # not mkdtemp's 0700
     modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()}
     assert modes == dict.fromkeys(["data.npy", "indices.npy", "indptr.npy", "vocabulary.json", "index.json"], 0o640)
     assert [p.name for p in folder.parent.iterdir()] == ["index"]  # no staging folder left behind
 
 
-def test_a_failed_save_leaves_nothing(tmp_path: Path) -> None:
+def test_a_failed_build_leaves_nothing(tmp_path: Path) -> None:
     folder = tmp_path / "index"
     with pytest.raises(TypeError):
-        BM25Index.build([["a"]]).save(folder, {"corpus": object()})  # not JSON: fails after the arrays
+        BM25Index.build([["a"]], folder, metadata={"corpus": object()})  # not JSON: fails after the arrays
     assert list(tmp_path.iterdir()) == []
