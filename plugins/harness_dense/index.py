@@ -26,7 +26,10 @@ Search kinds:
 * ``ivf``: faiss ``IndexIVFFlat`` (approximate; ``nlist`` lists trained on the first vectors,
   ``nprobe`` searched);
 * ``ivfpq``: faiss ``IndexIVFPQ`` (approximate and compressed to ``pq_m`` bytes a vector: 48
-  bytes for e5-small's 384 dimensions, where float16 takes 768; ``nlist``, ``nprobe``).
+  bytes for e5-small's 384 dimensions, where float16 takes 768; ``nlist``, ``nprobe``); its
+  ``refine`` x k best are scored again exactly with their vectors read from the shards (the
+  compressed codes alone blur close neighbours), so memory holds the codes and the disk the
+  vectors.
 
 A faiss index is built per rank over its own shards (``faiss-{kind}.index``, with the rank in the
 name when there are several) and described by a ``.json`` beside it (its build parameters).
@@ -81,16 +84,17 @@ class IndexSettings:
     nlist: int = 1024
     nprobe: int = 16
     pq_m: int = 48
+    refine: int = 4
 
     def describe(self) -> dict[str, Any]:
         """The parameters that matter for this kind (and so for the scores)."""
         relevant = {"exact": (), "flat": (), "hnsw": ("hnsw_m", "ef_construction", "ef_search"),
-                    "ivf": ("nlist", "nprobe"), "ivfpq": ("nlist", "nprobe", "pq_m")}[self.kind]
+                    "ivf": ("nlist", "nprobe"), "ivfpq": ("nlist", "nprobe", "pq_m", "refine")}[self.kind]
         return {"kind": self.kind, **{name: value for name, value in asdict(self).items() if name in relevant}}
 
     def build_parameters(self) -> dict[str, Any]:
         """The parameters baked into a saved faiss index (the search-time ones are set on load)."""
-        return {k: v for k, v in self.describe().items() if k not in ("ef_search", "nprobe")}
+        return {k: v for k, v in self.describe().items() if k not in ("ef_search", "nprobe", "refine")}
 
 
 @dataclass(frozen=True)
@@ -185,12 +189,32 @@ class ShardedVectors:
 
     def _faiss_top(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         assert self.faiss is not None
-        scores, found = self.faiss.search(vectors, min(k, self.layout.owned_documents()))
+        owned = self.layout.owned_documents()
+        refine = self.settings.refine if self.settings.kind == "ivfpq" else 1
+        scores, found = self.faiss.search(vectors, min(k * max(1, refine), owned))
         if (found < 0).any():  # faiss pads with -1 when an approximate search finds too few
             raise HarnessError(f"model dense: the {self.settings.kind} index returned fewer than k={k} passages "
                                "for some query; raise ef_search (hnsw) or nprobe (ivf, ivfpq)")
-        positions = np.concatenate([np.arange(start, start + len(shard)) for start, shard in self.shards])
-        return positions[found], scores.astype(np.float32)
+        positions = np.concatenate([np.arange(start, start + len(shard)) for start, shard in self.shards])[found]
+        if refine > 1:
+            scores = np.einsum("qd,qcd->qc", vectors, self._vectors(found))
+            order = np.lexsort((positions, -scores), axis=1)[:, : min(k, owned)]
+            positions, scores = np.take_along_axis(positions, order, 1), np.take_along_axis(scores, order, 1)
+        return positions, scores.astype(np.float32)
+
+    def _vectors(self, local: np.ndarray) -> np.ndarray:
+        """The float32 vectors at positions ``local`` among the rank's passages (any shape)."""
+        sizes = np.array([len(shard) for _, shard in self.shards])
+        firsts = np.concatenate([[0], np.cumsum(sizes)])
+        flat = local.ravel()
+        out = np.empty((len(flat), self.shards[0][1].shape[1]), dtype=np.float32)
+        which = np.searchsorted(firsts, flat, side="right") - 1
+        for number in np.unique(which):
+            chosen = np.flatnonzero(which == number)
+            rows = flat[chosen] - firsts[number]
+            order = np.argsort(rows)  # read the memory-mapped shard in file order
+            out[chosen[order]] = self.shards[number][1][rows[order]]
+        return out.reshape(*local.shape, -1)
 
 
 def _padded(local: tuple[np.ndarray, np.ndarray] | None, n_queries: int, k: int) -> tuple[np.ndarray, np.ndarray]:

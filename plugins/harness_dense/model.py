@@ -33,14 +33,15 @@ class DenseRetriever(Model):
     def __init__(self, *, runtime: Runtime, encoder: str = "e5-small", index: IndexKind = "exact",
                  index_dir: Path | None = None, shard_size: int = 65536, dtype: VectorType = "float16",
                  hnsw_m: int = 32, ef_construction: int = 200, ef_search: int = 128, nlist: int = 1024,
-                 nprobe: int = 16, pq_m: int = 48) -> None:
+                 nprobe: int = 16, pq_m: int = 48, refine: int = 4) -> None:
         """``encoder``: the encoder model, as on the command line (``hf-encoder:path=...``);
-        ``index``: exact, flat, hnsw, ivf or ivfpq; ``index_dir``: where vectors and index are
+        ``index``: exact, flat, hnsw, ivf or ivfpq (``refine``: candidates per result it scores
+        again exactly from the shards); ``index_dir``: where vectors and index are
         kept (default: a temporary folder); ``shard_size``: passages encoded and stored per shard
         (for a new index); ``dtype``: float16 (half the disk and memory) or float32."""
         self.runtime = runtime
         self.encoder_model, self.encoder = load_model(encoder, runtime, needs=Encoder, owner="dense")
-        self.settings = IndexSettings(index, hnsw_m, ef_construction, ef_search, nlist, nprobe, pq_m)
+        self.settings = IndexSettings(index, hnsw_m, ef_construction, ef_search, nlist, nprobe, pq_m, refine)
         self.index_dir = index_dir
         self.shard_size = max(1, shard_size)
         self.dtype = dtype
