@@ -2,9 +2,10 @@
 
 Top-k search scores each query over the postings of its terms only (see
 :meth:`BM25Index.top_k`); ranking the whole corpus (``k=None``) holds at most :data:`SCORE_BLOCK`
-dense scores at once. ``index_dir=...`` saves the index on first use and
-reloads it (memory-mapped) on later runs over the same corpus; a folder holding the index of
-another corpus or other settings is refused, never silently reused or overwritten.
+dense scores at once. ``index_dir=...`` saves the index on first use (built in bounded memory,
+see :mod:`harness_bm25.index`; under torchrun by rank 0 alone) and reloads it (memory-mapped) on
+later runs over the same corpus; a folder holding the index of another corpus or other settings
+is refused, never silently reused or overwritten.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.distributed import current_world
 from harness.errors import HarnessError
 from harness.model import Model, ModelIdentity, Runtime, label_with_options
 from harness.progress import Progress
@@ -111,7 +113,12 @@ class BM25(Model):
         if saved is None:
             if self.index_dir.exists() and any(self.index_dir.iterdir()):
                 raise HarnessError(f"model bm25: index_dir={self.index_dir} is not empty and holds no BM25 index")
-            return BM25Search(self._build(corpus, self.index_dir, wanted))
+            # Under torchrun, rank 0 alone builds the index; the others load it once it is written.
+            world = current_world()
+            world.barrier()  # every rank has looked at the folder before rank 0 writes there
+            built = self._build(corpus, self.index_dir, wanted) if world.is_main else None
+            world.barrier()
+            return BM25Search(built or BM25Index.load(self.index_dir))
         stale = [key for key, value in wanted.items() if saved.get(key) != value]
         if stale:
             raise HarnessError(f"model bm25: index_dir={self.index_dir} holds an index of another corpus or settings "
