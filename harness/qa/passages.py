@@ -213,7 +213,12 @@ class _Languages(Sequence[str]):
     def __len__(self) -> int:
         return len(self._passages)
 
-    def __getitem__(self, index):  # type: ignore[no-untyped-def]
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | list[str]:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
         return self._passages.files[self._passages.file_of(index)].lang
@@ -254,9 +259,10 @@ class Passages:
         return len(self.offsets)
 
     def file_of(self, position: int) -> int:
-        if not 0 <= position < len(self):
+        """Which of :attr:`files` holds the passage at ``position`` (negative: from the end)."""
+        if not -len(self) <= position < len(self):
             raise IndexError(f"passage {position} of {len(self)}")
-        return int(np.searchsorted(self.starts, position, side="right")) - 1
+        return int(np.searchsorted(self.starts, position % len(self), side="right")) - 1
 
     def file_bounds(self) -> list[tuple[int, int]]:
         return [(int(a), int(b)) for a, b in zip(self.starts[:-1], self.starts[1:])]
