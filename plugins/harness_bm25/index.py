@@ -5,11 +5,14 @@ searched without ever being held in memory.
 Scores equal rank-bm25's ``BM25Okapi`` (the reference Python implementation): for each query
 token (repeated tokens count again) ``idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))``
 with ``idf = ln((N - n + 0.5) / (n + 0.5))``, and negative idfs replaced by
-``epsilon * mean(idf)``. The weight of every (term, document) pair is precomputed once and stored
-per term (a (vocabulary x documents) CSR layout: the postings of a term are one contiguous slice
-of document ids and float64 weights), so scoring a query gathers the slices of its tokens and sums
-them per document, in the query's token order as rank-bm25 does, and top-k search never holds a
-(queries x documents) block.
+``epsilon * mean(idf)``. The postings of a term are one contiguous slice of document ids and term
+counts (a (vocabulary x documents) CSR layout), beside one idf per term and one length norm
+``k1 * (1 - b + b * dl / avgdl)`` per document, so a query gathers the slices of its tokens,
+weights them (in rank-bm25's operation order, so equal documents get bit-identical scores) and
+sums them per document in the query's token order, as rank-bm25 does; top-k search never holds a
+(queries x documents) block. A posting takes 5 bytes (a count under 256 in one byte), where
+precomputed float64 weights would take 12: an index and the pages a search touches are less than
+half as large, for a few arithmetic operations per posting.
 
 Construction is an external sort in two passes. The documents stream through once: tokens are
 mapped to ids at C speed (``map`` over a dict whose ``__missing__`` numbers new terms) and, every
@@ -17,11 +20,10 @@ mapped to ids at C speed (``map`` over a dict whose ``__missing__`` numbers new 
 with scipy's compiled sparse transpose, then written to a scratch file. Runs cover consecutive
 documents, so a term's postings in run order are already in document order: the merge is a
 scatter, not a sort. It then writes the index term block by term block (about
-:data:`MERGE_POSTINGS` postings at a time), reading each run's slice of the block, weighting it
-(the idfs and the mean length are known once every run is written) and appending it to the
-output files. Memory is the vocabulary, 4 bytes a document (its length), one run and one block,
-whatever the corpus size. An index is plain ``.npy`` arrays plus a JSON vocabulary (no pickle),
-written in a staging folder moved into place whole, and reloaded memory-mapped.
+:data:`MERGE_POSTINGS` postings at a time), reading each run's slice of the block and appending
+it to the output files. Memory is the vocabulary, 4 bytes a document (its length), one run and
+one block, whatever the corpus size. An index is plain ``.npy`` arrays plus a JSON vocabulary (no
+pickle), written in a staging folder moved into place whole, and reloaded memory-mapped.
 """
 
 from __future__ import annotations
@@ -43,8 +45,8 @@ from harness.io import atomic_folder, parse_json
 from harness.search import top_k
 
 #: Bumped when the saved layout changes; an index of another format is rebuilt, never misread.
-FORMAT = 2
-_ARRAYS = ("data", "indices", "indptr")
+FORMAT = 3
+_ARRAYS = ("counts", "indices", "indptr", "idf", "norms")
 
 #: A query whose postings number less than ``n_docs / SPARSE_SHARE`` is summed over the union of
 #: its postings (a sort of that union); a longer one into a dense vector of all documents, which
@@ -55,8 +57,8 @@ SPARSE_SHARE = 8
 _CHUNK = 1 << 20
 #: Tokens per sorted run: the run's postings take about 16 bytes a token while they are sorted.
 RUN_TOKENS = 1 << 25
-#: Postings weighted and written per merge step (about 40 bytes each meanwhile); a term with more
-#: postings than this is one step of its own.
+#: Postings written per merge step (about 25 bytes each meanwhile); a term with more postings than
+#: this is one step of its own.
 MERGE_POSTINGS = 1 << 23
 
 
@@ -83,19 +85,36 @@ def _idf(doc_freq: np.ndarray, n_docs: int, epsilon: float) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Postings:
-    """Term weights as a (vocabulary x documents) CSR layout: the documents of term ``t`` are
-    ``indices[indptr[t]:indptr[t + 1]]`` in order, with their weights in ``data``. Kept as three
-    arrays rather than a scipy matrix, whose constructor would copy int32 indices to int64 when
-    ``indptr`` needs 64 bits (an index of over 2**31 postings)."""
+    """The documents of term ``t`` are ``indices[indptr[t]:indptr[t + 1]]`` in order, with the
+    term's count in each in ``counts``; ``idf`` holds each term's idf and ``norms`` each
+    document's ``k1 * (1 - b + b * dl / avgdl)``. Kept as plain arrays rather than a scipy
+    matrix, whose constructor would copy int32 indices to int64 when ``indptr`` needs 64 bits (an
+    index of over 2**31 postings)."""
 
-    data: np.ndarray  # float64
+    counts: np.ndarray  # uint8 (uint16, uint32 when a count needs it)
     indices: np.ndarray  # int32 document ids
     indptr: np.ndarray  # int64, vocabulary + 1
-    n_docs: int
+    idf: np.ndarray  # float64, vocabulary
+    norms: np.ndarray  # float64, documents
+    k1: float
 
     @property
     def shape(self) -> tuple[int, int]:
-        return len(self.indptr) - 1, self.n_docs
+        return len(self.indptr) - 1, len(self.norms)
+
+    def weights(self, terms: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Document ids and BM25 weights of these terms' postings, term after term:
+        ``idf * (tf * (k1 + 1) / (tf + norm))`` in that order, as rank-bm25 computes it."""
+        bounds = [(int(self.indptr[t]), int(self.indptr[t + 1])) for t in terms]
+        if not bounds:
+            return np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float64)
+        docs = np.concatenate([self.indices[a:b] for a, b in bounds])
+        tf = np.concatenate([self.counts[a:b] for a, b in bounds]).astype(np.float64)
+        weights = tf * (self.k1 + 1.0)
+        tf += self.norms[docs]
+        weights /= tf
+        weights *= np.repeat(self.idf[list(terms)], [b - a for a, b in bounds])
+        return docs, weights
 
 
 # -- building -----------------------------------------------------------------------------------
@@ -106,6 +125,7 @@ class _Run:
 
     folder: Path
     n_terms: int
+    largest_count: int
 
     def read(self, name: str, dtype: type, start: int, stop: int) -> np.ndarray:
         size = np.dtype(dtype).itemsize
@@ -126,8 +146,9 @@ def _write_run(folder: Path, token_ids: np.ndarray, lengths: np.ndarray, first_d
     postings.sum_duplicates()
     postings.indptr.astype(np.int64).tofile(folder / "indptr.bin")
     (postings.indices.astype(np.int32) + np.int32(first_doc)).tofile(folder / "docs.bin")
-    postings.data.astype(np.int32).tofile(folder / "tfs.bin")
-    return _Run(folder, n_terms)
+    counts = postings.data.astype(np.int32)
+    counts.tofile(folder / "tfs.bin")
+    return _Run(folder, n_terms, int(counts.max(initial=0)))
 
 
 class _Runs:
@@ -183,24 +204,36 @@ def _npy_writer(path: Path, dtype: type, length: int) -> IO[bytes]:
     return handle
 
 
+def _count_type(largest: int) -> type:
+    return next(t for t in (np.uint8, np.uint16, np.uint32) if largest <= np.iinfo(t).max)
+
+
 def _merge(runs: _Runs, folder: Path, k1: float, b: float, epsilon: float) -> None:
-    """The second pass: weight the runs' postings and write them term by term into ``folder``."""
+    """The second pass: the runs' postings term by term into ``folder``, with the idfs and norms."""
     n_docs = len(runs.lengths)
     doc_freq = runs.doc_freq()
     indptr = np.concatenate([[0], np.cumsum(doc_freq)]).astype(np.int64)
     np.save(folder / "indptr.npy", indptr, allow_pickle=False)
-    idf = _idf(doc_freq, n_docs, epsilon)
-    doc_lengths = np.frombuffer(runs.lengths, dtype=np.int32).astype(np.float64)
-    avgdl = doc_lengths.sum() / n_docs if n_docs else 0.0
+    np.save(folder / "idf.npy", _idf(doc_freq, n_docs, epsilon), allow_pickle=False)
+    norms = np.frombuffer(runs.lengths, dtype=np.int32).astype(np.float64)
+    avgdl = norms.sum() / n_docs if n_docs else 0.0
+    # In place, in rank-bm25's operation order: k1 * (1 - b + b * dl / avgdl).
+    norms *= b
+    norms /= avgdl
+    norms += 1.0 - b
+    norms *= k1
+    np.save(folder / "norms.npy", norms, allow_pickle=False)
+    del norms
+    count_type = _count_type(max((run.largest_count for run in runs.runs), default=0))
     total = int(indptr[-1])
     bounds = np.unique(np.concatenate([
         np.searchsorted(indptr, np.arange(0, total, MERGE_POSTINGS), side="right") - 1, [len(doc_freq)]]))
-    with _npy_writer(folder / "data.npy", np.float64, total) as data, \
+    with _npy_writer(folder / "counts.npy", count_type, total) as counts, \
             _npy_writer(folder / "indices.npy", np.int32, total) as indices:
         for t0, t1 in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
             base = int(indptr[t0])
             docs = np.empty(int(indptr[t1]) - base, dtype=np.int32)
-            tf = np.empty(len(docs), dtype=np.float64)
+            tf = np.empty(len(docs), dtype=count_type)
             cursor = indptr[t0:t1] - base  # where each term's next postings go in this block
             for run in runs.runs:
                 stop = min(t1, run.n_terms)
@@ -210,24 +243,12 @@ def _merge(runs: _Runs, folder: Path, k1: float, b: float, epsilon: float) -> No
                 lo, hi = int(run_ptr[0]), int(run_ptr[-1])
                 if hi == lo:
                     continue
-                counts = np.diff(run_ptr)
-                into = np.repeat(cursor[: stop - t0] - (run_ptr[:-1] - lo), counts) + np.arange(hi - lo)
+                run_counts = np.diff(run_ptr)
+                into = np.repeat(cursor[: stop - t0] - (run_ptr[:-1] - lo), run_counts) + np.arange(hi - lo)
                 docs[into] = run.read("docs", np.int32, lo, hi)
                 tf[into] = run.read("tfs", np.int32, lo, hi)
-                cursor[: stop - t0] += counts
-            # In place, in rank-bm25's operation order, so equal documents get bit-identical
-            # scores: idf * (tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))).
-            norm = doc_lengths[docs]
-            norm *= b
-            norm /= avgdl
-            norm += 1.0 - b
-            norm *= k1
-            norm += tf
-            tf *= k1 + 1.0
-            tf /= norm
-            del norm
-            tf *= np.repeat(idf[t0:t1], doc_freq[t0:t1])
-            data.write(tf.tobytes())
+                cursor[: stop - t0] += run_counts
+            counts.write(tf.tobytes())
             indices.write(docs.tobytes())
 
 
@@ -243,7 +264,7 @@ class BM25Index:
                  owned: tempfile.TemporaryDirectory[str] | None = None) -> None:
         self.postings = postings
         self.vocabulary = vocabulary
-        self.n_docs = postings.n_docs
+        self.n_docs = postings.shape[1]
         self.parameters = parameters
         self._owned = owned  # a temporary folder lives as long as the index
 
@@ -278,13 +299,7 @@ class BM25Index:
     def _postings(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Document ids and weights of the query's tokens, one slice per known token in query
         order (a repeated token repeats its slice), so per-document sums add up in rank-bm25's order."""
-        postings, vocabulary = self.postings, self.vocabulary
-        bounds = [(int(postings.indptr[term]), int(postings.indptr[term + 1]))
-                  for term in map(vocabulary.get, tokens) if term is not None]
-        if not bounds:
-            return np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float64)
-        return (np.concatenate([postings.indices[a:b] for a, b in bounds]),
-                np.concatenate([postings.data[a:b] for a, b in bounds]))
+        return self.postings.weights([term for term in map(self.vocabulary.get, tokens) if term is not None])
 
     def _dense_scores(self, tokens: Sequence[str]) -> np.ndarray:
         docs, weights = self._postings(tokens)
@@ -358,15 +373,17 @@ class BM25Index:
         if info is None or info.get("format") != FORMAT:
             raise HarnessError(f"{folder} holds no BM25 index of format {FORMAT}")
         try:
-            data, indices, indptr = (np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
-                                     for name in _ARRAYS)
+            counts, indices, indptr, idf, norms = (np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+                                                   for name in _ARRAYS)
             n_terms, n_docs = info["shape"]
-            if len(indptr) != n_terms + 1 or len(data) != len(indices) or len(data) != indptr[-1]:
-                raise ValueError(f"arrays of {len(data)} weights, {len(indices)} documents and {len(indptr)} "
-                                 f"offsets for {n_terms} terms")
+            if (len(indptr) != n_terms + 1 or len(idf) != n_terms or len(norms) != n_docs
+                    or len(counts) != len(indices) or len(counts) != indptr[-1]):
+                raise ValueError(f"arrays of {len(counts)} counts, {len(indices)} documents, {len(indptr)} offsets, "
+                                 f"{len(idf)} idfs and {len(norms)} norms for {n_terms} terms and {n_docs} documents")
             terms = parse_json((folder / "vocabulary.json").read_text(encoding="utf-8"))
             vocabulary = {term: i for i, term in enumerate(terms)}
-            return cls(Postings(data, indices, indptr, n_docs), vocabulary, info["parameters"])
+            parameters = info["parameters"]
+            return cls(Postings(counts, indices, indptr, idf, norms, float(parameters["k1"])), vocabulary, parameters)
         except (OSError, ValueError, KeyError, TypeError) as exc:  # a file missing, cut short or replaced
             raise HarnessError(f"{folder} holds a damaged BM25 index ({exc.__class__.__name__}: {exc}): delete "
                                "the folder to build it again") from None

@@ -50,10 +50,10 @@ def test_saved_index_reloads_with_the_same_rankings(tmp_path: Path) -> None:
     corpus = _demo_corpus()
     folder = tmp_path / "index"
     first = BM25(runtime=Runtime(), index_dir=folder).index(corpus).search(QUERIES, langs=["en"] * 3, k=5)
-    assert sorted(p.name for p in folder.iterdir()) == ["data.npy", "index.json", "indices.npy", "indptr.npy",
-                                                         "vocabulary.json"]
+    assert sorted(p.name for p in folder.iterdir()) == ["counts.npy", "idf.npy", "index.json", "indices.npy",
+                                                         "indptr.npy", "norms.npy", "vocabulary.json"]
     reloaded = BM25(runtime=Runtime(), index_dir=folder).index(corpus)
-    assert _memory_mapped(reloaded.index.postings.data)
+    assert _memory_mapped(reloaded.index.postings.counts)
     again = reloaded.search(QUERIES, langs=["en"] * 3, k=5)
     np.testing.assert_array_equal(first.indices, again.indices)
     np.testing.assert_array_equal(first.scores, again.scores)
@@ -91,7 +91,8 @@ def test_language_aware_tokens(text: str, lang: str, tokens: list[str]) -> None:
 
 
 @pytest.mark.parametrize("damage", [
-    lambda folder: (folder / "data.npy").unlink(),
+    lambda folder: (folder / "counts.npy").unlink(),
+    lambda folder: (folder / "norms.npy").write_bytes((folder / "idf.npy").read_bytes()),
     lambda folder: (folder / "indptr.npy").write_bytes(b"\x93NUMPY cut"),
     lambda folder: (folder / "vocabulary.json").write_text("[" * 100_000, encoding="utf-8"),
     lambda folder: (folder / "index.json").write_text("[" * 100_000, encoding="utf-8"),
@@ -136,6 +137,6 @@ def test_under_torchrun_rank_0_alone_builds_a_saved_index(tmp_path: Path, monkey
     monkeypatch.setattr(bm25_model, "current_world", lambda: rank_one)
     search = BM25(runtime=Runtime(), index_dir=folder).index(corpus)
     assert builds == [1] and rank_one.barriers == [1, 1]  # one build, rank 0's
-    assert _memory_mapped(search.index.postings.data)
+    assert _memory_mapped(search.index.postings.counts)
     expected = BM25(runtime=Runtime()).index(corpus).search(QUERIES, langs=["en"] * 3, k=5)
     np.testing.assert_array_equal(search.search(QUERIES, langs=["en"] * 3, k=5).indices, expected.indices)
