@@ -115,15 +115,21 @@ def test_a_gzipped_corpus_is_refused_with_the_remedy(tmp_path: Path) -> None:
         read_passages(path)
 
 
-def test_bad_corpus_input_through_the_command_line_writes_nothing(harness_cli, tmp_path: Path) -> None:
+@pytest.mark.parametrize("line, message", [
+    (b"7\t\"caf\xe9\"\tCafe\n", "record line 8: is not UTF-8 (byte 7 of the line)"),
+    (b"7\tNo title here\n", "record line 8: field 'title': has 2 of the 3 tab-separated columns"),
+    (b"2\t\"Again.\"\tCopy\n", "record line 8: field 'id': passage id '2' appears twice"),
+])
+def test_bad_corpus_input_through_the_command_line_writes_nothing(harness_cli, tmp_path: Path, line: bytes,
+                                                                  message: str) -> None:
     """One line naming file and line, exit 2, and no index folder left behind."""
     xor = tmp_path / "xor"
     xor.mkdir()
     question = {"id": "1", "question": "Missä Vellamo on?", "answers": ["Saari"], "lang": "fi", "split": "dev"}
     (xor / "xor_dev_retrieve_eng_span_v1_1.jsonl").write_text(json.dumps(question) + "\n", encoding="utf-8")
-    corpus = _with_line(tmp_path, b"7\t\"caf\xe9\"\tCafe\n", after=6)
+    corpus = _with_line(tmp_path, line, after=7)
     index = tmp_path / "bm25-index"
     code, out, err = harness_cli("run", f"xor-retrieve:corpus={corpus}", f"bm25:index_dir={index}",
                                  "--data-dir", xor, "--quiet", "--no-leaderboard")
-    assert code == 2 and err == f"error: {corpus}: record line 7: is not UTF-8 (byte 7 of the line)\n"
+    assert code == 2 and err == f"error: {corpus}: {message}\n"
     assert not index.exists()
