@@ -164,6 +164,9 @@ class ShardedVectors:
         self.encode_queries = query_encoder
         self._owned = owned  # a temporary folder lives as long as the index
         self.shards = [(layout.bounds(number)[0], vectors) for number, vectors in zip(layout.owned(), shards)]
+        # The rank's passages numbered 0, 1, ... (as its faiss index numbers them): shard i
+        # holds local positions firsts[i] to firsts[i + 1] - 1.
+        self._firsts = np.concatenate([[0], np.cumsum([len(vectors) for vectors in shards], dtype=np.int64)])
         self.faiss = faiss_index
         if settings.kind == "hnsw" and faiss_index is not None:
             faiss_index.hnsw.efSearch = settings.ef_search
@@ -195,26 +198,24 @@ class ShardedVectors:
         if (found < 0).any():  # faiss pads with -1 when an approximate search finds too few
             raise HarnessError(f"model dense: the {self.settings.kind} index returned fewer than k={k} passages "
                                "for some query; raise ef_search (hnsw) or nprobe (ivf, ivfpq)")
-        positions = np.concatenate([np.arange(start, start + len(shard)) for start, shard in self.shards])[found]
+        which = np.searchsorted(self._firsts, found, side="right") - 1  # the shard of each
+        positions = np.array([start for start, _ in self.shards], dtype=np.int64)[which] + found - self._firsts[which]
         if refine > 1:
-            scores = np.einsum("qd,qcd->qc", vectors, self._vectors(found))
+            scores = np.einsum("qd,qcd->qc", vectors, self._vectors(found.ravel(), which.ravel()).reshape(
+                *found.shape, -1))
             order = np.lexsort((positions, -scores), axis=1)[:, : min(k, owned)]
             positions, scores = np.take_along_axis(positions, order, 1), np.take_along_axis(scores, order, 1)
         return positions, scores.astype(np.float32)
 
-    def _vectors(self, local: np.ndarray) -> np.ndarray:
-        """The float32 vectors at positions ``local`` among the rank's passages (any shape)."""
-        sizes = np.array([len(shard) for _, shard in self.shards])
-        firsts = np.concatenate([[0], np.cumsum(sizes)])
-        flat = local.ravel()
-        out = np.empty((len(flat), self.shards[0][1].shape[1]), dtype=np.float32)
-        which = np.searchsorted(firsts, flat, side="right") - 1
+    def _vectors(self, local: np.ndarray, which: np.ndarray) -> np.ndarray:
+        """The float32 vectors at positions ``local`` among the rank's passages, in shards ``which``."""
+        out = np.empty((len(local), self.shards[0][1].shape[1]), dtype=np.float32)
         for number in np.unique(which):
             chosen = np.flatnonzero(which == number)
-            rows = flat[chosen] - firsts[number]
+            rows = local[chosen] - self._firsts[number]
             order = np.argsort(rows)  # read the memory-mapped shard in file order
             out[chosen[order]] = self.shards[number][1][rows[order]]
-        return out.reshape(*local.shape, -1)
+        return out
 
 
 def _padded(local: tuple[np.ndarray, np.ndarray] | None, n_queries: int, k: int) -> tuple[np.ndarray, np.ndarray]:

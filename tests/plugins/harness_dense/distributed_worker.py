@@ -8,7 +8,7 @@ vector, as a real encoder does), builds or resumes the dense index in INDEX_DIR,
 on rank 0, saves the ranking to OUT.npz. Each rank appends to LOG_DIR/rank{r}.log the first
 passage of every shard it encodes, and once the index is open the number of shards it holds.
 ``KILL_RANK=r KILL_AFTER=n``: rank r dies (``os._exit``, as a kill leaves it) when asked to encode
-its (n + 1)-th shard.
+its (n + 1)-th shard. ``INDEX_KIND=flat`` searches each rank's faiss index instead of exact search.
 """
 
 from __future__ import annotations
@@ -55,7 +55,8 @@ def main() -> None:
         return hash_vectors(texts, "passage")
 
     corpus = read_passages(corpus_path).as_corpus()
-    index = build_or_load(corpus, folder=index_dir, settings=IndexSettings("exact"), encoder_identity={"name": "hash"},
+    settings = IndexSettings(os.environ.get("INDEX_KIND", "exact"))  # type: ignore[arg-type]
+    index = build_or_load(corpus, folder=index_dir, settings=settings, encoder_identity={"name": "hash"},
                           encode_passages=encode_passages,
                           encode_queries=lambda texts, langs: hash_vectors(texts, "query"),
                           shard_size=shard_size, world=world)

@@ -89,3 +89,16 @@ def test_a_killed_rank_resumes_from_its_own_shards(corpus: Path, one_process: di
     merged = np.load(tmp_path / "out.npz")
     np.testing.assert_array_equal(merged["indices"], one_process["indices"])
     np.testing.assert_array_equal(merged["scores"], one_process["scores"])
+
+
+def test_each_rank_searches_its_own_faiss_index(corpus: Path, one_process: dict[str, np.ndarray], tmp_path: Path) -> None:
+    """faiss flat (exact) over each rank's shards, its positions mapped back to the corpus's:
+    the same top 10 as one process's exact search (faiss sums in its own order: scores agree
+    to float32 rounding, and so may the order of near ties)."""
+    done = run(corpus, tmp_path, 2, INDEX_KIND="flat")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert sorted(p.name for p in (tmp_path / "index").glob("faiss-*")) == [
+        "faiss-flat-rank0of2.index", "faiss-flat-rank0of2.json", "faiss-flat-rank1of2.index", "faiss-flat-rank1of2.json"]
+    merged = np.load(tmp_path / "out.npz")
+    assert [set(row) for row in merged["indices"]] == [set(row) for row in one_process["indices"]]
+    np.testing.assert_allclose(merged["scores"], one_process["scores"], rtol=1e-5)
