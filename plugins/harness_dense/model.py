@@ -25,6 +25,11 @@ from harness.provenance import package_version
 
 from harness_dense.index import IndexKind, IndexSettings, ShardedVectors, VectorType, build_or_load
 
+#: Passages handed to the encoder at a time: an encoder may tokenise all it is given first (the
+#: Hugging Face tokenisers keep about 50 KB a 100-word passage), so a 65,536-passage shard at once
+#: would take gigabytes; length buckets of 4,096 passages already leave little padding.
+PASSAGE_CHUNK = 4096
+
 
 class DenseRetriever(Model):
     """Encoder + on-disk vector shards (one share per rank) + exact or faiss search."""
@@ -64,12 +69,15 @@ class DenseRetriever(Model):
 
     def _encode_passages(self, texts: Sequence[Any], langs: Sequence[str] | None) -> np.ndarray:
         """One shard's passages, length-batched by a service of their own on this process alone
-        (see :mod:`harness_dense.index` for why not the run's)."""
+        (see :mod:`harness_dense.index` for why not the run's), :data:`PASSAGE_CHUNK` at a time."""
         inner = self.encoder.encoder if isinstance(self.encoder, EncodingService) else self.encoder
         service = EncodingService(inner, batch_size=self.runtime.batch_size or getattr(inner, "batch_size", None),
                                   world=World(), show_progress=False, device=self.runtime.device_used,
                                   threads=self.runtime.threads)
-        return service.encode(texts, role="passage", langs=langs)
+        return np.concatenate([
+            service.encode(texts[start : start + PASSAGE_CHUNK], role="passage",
+                           langs=None if langs is None else langs[start : start + PASSAGE_CHUNK])
+            for start in range(0, len(texts), PASSAGE_CHUNK)])
 
     def _encode_queries(self, texts: Sequence[str], langs: Sequence[str] | None) -> np.ndarray:
         return self.encoder.encode(texts, role="query", langs=langs)

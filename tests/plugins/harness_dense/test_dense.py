@@ -112,3 +112,21 @@ def test_vectors_are_reused_and_never_mixed_up(tiny_encoder_dir: Path, corpus: C
     smaller = Corpus(ids=corpus.ids[:10], texts=corpus.texts[:10], langs=corpus.langs[:10])
     with pytest.raises(HarnessError, match="differs in corpus, documents"):
         _dense(tiny_encoder_dir, index_dir=folder).index(smaller)
+
+
+def test_a_shard_reaches_the_encoder_a_chunk_at_a_time(tiny_encoder_dir: Path, corpus: Corpus, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """An encoder tokenises all it is handed at once: a shard is handed over PASSAGE_CHUNK
+    passages at a time, and the index is the same."""
+    from harness_dense import model as dense_model
+
+    monkeypatch.setattr(dense_model, "PASSAGE_CHUNK", 40)
+    dense = _dense(tiny_encoder_dir, index_dir=tmp_path / "idx", shard_size=100, dtype="float32")
+    inner = dense.encoder.encoder
+    handed: list[int] = []
+    counted = inner.token_lengths
+    monkeypatch.setattr(inner, "token_lengths", lambda texts, **kw: handed.append(len(texts)) or counted(texts, **kw))
+    ranking = dense.index(corpus).search(QUERIES, k=10)
+    assert max(handed) == 40 and sum(handed) >= len(corpus)
+    reference = EncoderRetriever(dense.encoder).index(corpus).search(QUERIES, k=10)
+    np.testing.assert_array_equal(ranking.indices, reference.indices)
