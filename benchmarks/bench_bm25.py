@@ -13,8 +13,9 @@ b=0.75 and top 10.
 
 Corpora: real XQuAD-R as the LAReQA task builds its candidate pool (each sentence followed by its
 paragraph, 13,014 candidates over 11 languages), queried with its questions, tokenised once by the
-harness's tokeniser; synthetic passages made as ``bench_retrieval_scale.py`` makes them (60 words
-of a Zipf vocabulary), queried with 5 words of a random passage.
+harness's tokeniser; synthetic passages made as ``synthetic_corpus.py`` makes them (100 words of
+a Zipf vocabulary), queried with 5 words of the same distribution. For corpus files of millions
+of passages, built without holding them in memory, see ``bench_bm25_scale.py``.
 
 Each measurement runs in a fresh process, so its peak resident memory (VmHWM) is that of one
 engine alone; the figure beside it is that peak less the resident memory once the tokens and the engine's
@@ -44,7 +45,8 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_retrieval_scale import make_passages, make_queries  # noqa: E402
+from synthetic_corpus import passages as synthetic_passages  # noqa: E402
+from synthetic_corpus import queries as synthetic_queries  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 ENGINES = ("harness", "bm25s", "rank-bm25")
@@ -77,16 +79,15 @@ def xquad_r_tokens(data_dir: Path) -> tuple[list[list[str]], list[list[str]]]:
 
 
 def synthetic_tokens(n: int, n_queries: int) -> tuple[list[list[str]], list[list[str]]]:
-    """``bench_retrieval_scale``'s passages and queries; its words are already the harness's tokens."""
+    """``synthetic_corpus``'s passages (texts) and queries; its words are already the harness's tokens."""
     from harness_bm25.tokenize import tokenize
 
-    passages = make_passages(n)
-    queries = make_queries(passages, n_queries)
+    passages = [text.rstrip(".") for _, text in synthetic_passages(n)]
     assert all(tokenize(p, "en") == p.split() for p in passages[:100])
     canonical: dict[str, str] = {}
     documents = [list(map(canonical.setdefault, p.split(), p.split())) for p in passages]
     del passages
-    return documents, _shared([q.split() for q in queries], canonical)
+    return documents, _shared([q.split() for q in synthetic_queries(n_queries)], canonical)
 
 
 # -- one engine in one process ------------------------------------------------------------------

@@ -1,30 +1,41 @@
-"""BM25 with postings per term: a query touches only the documents that hold one of its terms.
+"""BM25 with postings per term, built in bounded memory and searched memory-mapped: a query reads
+only the posting lists of its terms, and the index of a 21-million-passage corpus is built and
+searched without ever being held in memory.
 
 Scores equal rank-bm25's ``BM25Okapi`` (the reference Python implementation): for each query
 token (repeated tokens count again) ``idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))``
 with ``idf = ln((N - n + 0.5) / (n + 0.5))``, and negative idfs replaced by
-``epsilon * mean(idf)``. The weight of every (term, document) pair is precomputed once and stored
-per term (a (vocabulary x documents) CSR matrix: the postings of a term are one contiguous slice
-of document ids and weights), so scoring a query gathers the slices of its tokens and sums them
-per document, in the query's token order as rank-bm25 does, and top-k search never holds a
-(queries x documents) block.
+``epsilon * mean(idf)``. The postings of a term are one contiguous slice of document ids and term
+counts (a (vocabulary x documents) CSR layout), beside one idf per term and one length norm
+``k1 * (1 - b + b * dl / avgdl)`` per document, so a query gathers the slices of its tokens,
+weights them (in rank-bm25's operation order, so equal documents get bit-identical scores) and
+sums them per document in the query's token order, as rank-bm25 does; top-k search never holds a
+(queries x documents) block. A posting takes 5 bytes (a count under 256 in one byte), where
+precomputed float64 weights would take 12: an index and the pages a search touches are less than
+half as large, for a few arithmetic operations per posting.
 
-Construction maps tokens to ids at C speed (``map`` over a dict whose ``__missing__`` numbers
-new terms), a million at a time into a compact int32 array (4 bytes a token), then counts terms
-per document and transposes to postings with scipy's compiled sparse routines: no Python loop
-runs per token (only per document and per new term). An
-index is saved as plain ``.npy`` arrays plus a JSON vocabulary (no pickle) and reloaded
-memory-mapped.
+Construction is an external sort in two passes. The documents stream through once: tokens are
+mapped to ids at C speed (``map`` over a dict whose ``__missing__`` numbers new terms) and, every
+:data:`RUN_TOKENS` tokens, the run's postings are counted per (term, document) and sorted by term
+with scipy's compiled sparse transpose, then written to a scratch file. Runs cover consecutive
+documents, so a term's postings in run order are already in document order: the merge is a
+scatter, not a sort. It then writes the index term block by term block (about
+:data:`MERGE_POSTINGS` postings at a time), reading each run's slice of the block and appending
+it to the output files. Memory is the vocabulary, 4 bytes a document (its length), one run and
+one block, whatever the corpus size. An index is plain ``.npy`` arrays plus a JSON vocabulary (no
+pickle), written in a staging folder moved into place whole, and reloaded memory-mapped.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import tempfile
 from array import array
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 from scipy import sparse
@@ -34,8 +45,8 @@ from harness.io import atomic_folder, parse_json
 from harness.search import top_k
 
 #: Bumped when the saved layout changes; an index of another format is rebuilt, never misread.
-FORMAT = 1
-_ARRAYS = ("data", "indices", "indptr")
+FORMAT = 3
+_ARRAYS = ("counts", "indices", "indptr", "idf", "norms")
 
 #: A query whose postings number less than ``n_docs / SPARSE_SHARE`` is summed over the union of
 #: its postings (a sort of that union); a longer one into a dense vector of all documents, which
@@ -44,6 +55,11 @@ SPARSE_SHARE = 8
 
 #: Token ids converted to int32 at a time while building (a list of them costs 8 bytes an id).
 _CHUNK = 1 << 20
+#: Tokens per sorted run: the run's postings take about 16 bytes a token while they are sorted.
+RUN_TOKENS = 1 << 25
+#: Postings written per merge step (about 25 bytes each meanwhile); a term with more postings than
+#: this is one step of its own.
+MERGE_POSTINGS = 1 << 23
 
 
 class _Numbering(dict[str, int]):
@@ -67,76 +83,223 @@ def _idf(doc_freq: np.ndarray, n_docs: int, epsilon: float) -> np.ndarray:
     return idf
 
 
-class BM25Index:
-    """Term weights of a tokenised corpus: a (vocabulary x documents) CSR matrix."""
+@dataclass(frozen=True)
+class Postings:
+    """The documents of term ``t`` are ``indices[indptr[t]:indptr[t + 1]]`` in order, with the
+    term's count in each in ``counts``; ``idf`` holds each term's idf and ``norms`` each
+    document's ``k1 * (1 - b + b * dl / avgdl)``. Kept as plain arrays rather than a scipy
+    matrix, whose constructor would copy int32 indices to int64 when ``indptr`` needs 64 bits (an
+    index of over 2**31 postings)."""
 
-    def __init__(self, weights: sparse.csr_matrix, vocabulary: dict[str, int], parameters: dict[str, float]) -> None:
-        self.weights = weights
-        self.vocabulary = vocabulary
-        self.n_docs = weights.shape[1]
-        self.parameters = parameters
+    counts: np.ndarray  # uint8 (uint16, uint32 when a count needs it)
+    indices: np.ndarray  # int32 document ids
+    indptr: np.ndarray  # int64, vocabulary + 1
+    idf: np.ndarray  # float64, vocabulary
+    norms: np.ndarray  # float64, documents
+    k1: float
 
-    @classmethod
-    def build(cls, documents: Iterable[Sequence[str]], *, k1: float = 1.5, b: float = 0.75,
-              epsilon: float = 0.25) -> BM25Index:
-        """Index tokenised documents (any iterable, consumed once)."""
-        vocabulary = _Numbering()
-        tokens_ids = array("i")
-        lengths = array("q")
-        pending: list[int] = []  # ids go through a list: array.extend parses each int on its own
+    @property
+    def shape(self) -> tuple[int, int]:
+        return len(self.indptr) - 1, len(self.norms)
+
+    def weights(self, terms: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Document ids and BM25 weights of these terms' postings, term after term:
+        ``idf * (tf * (k1 + 1) / (tf + norm))`` in that order, as rank-bm25 computes it."""
+        bounds = [(int(self.indptr[t]), int(self.indptr[t + 1])) for t in terms]
+        if not bounds:
+            return np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float64)
+        docs = np.concatenate([self.indices[a:b] for a, b in bounds])
+        tf = np.concatenate([self.counts[a:b] for a, b in bounds]).astype(np.float64)
+        weights = tf * (self.k1 + 1.0)
+        tf += self.norms[docs]
+        weights /= tf
+        weights *= np.repeat(self.idf[list(terms)], [b - a for a, b in bounds])
+        return docs, weights
+
+
+# -- building -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Run:
+    """One sorted run on disk: postings of documents ``first_doc`` onwards, term by term."""
+
+    folder: Path
+    n_terms: int
+    largest_count: int
+
+    def read(self, name: str, dtype: type, start: int, stop: int) -> np.ndarray:
+        size = np.dtype(dtype).itemsize
+        return np.fromfile(self.folder / f"{name}.bin", dtype=dtype, count=stop - start, offset=start * size)
+
+
+def _write_run(folder: Path, token_ids: np.ndarray, lengths: np.ndarray, first_doc: int, n_terms: int) -> _Run:
+    """Count the run's (term, document) pairs and write them sorted by term, then document."""
+    folder.mkdir()
+    starts = np.concatenate([[0], np.cumsum(lengths)])
+    # (documents x vocabulary) with a 1 per token. Its transpose by a stable counting sort lists
+    # each term's documents in order, a document's repeats of the term side by side, so summing
+    # those repeats (the term's count in the document) needs no sort.
+    by_document = sparse.csr_matrix((np.ones(len(token_ids), dtype=np.float32), token_ids, starts),
+                                    shape=(len(lengths), n_terms))
+    postings = by_document.tocsc()
+    del by_document
+    postings.sum_duplicates()
+    postings.indptr.astype(np.int64).tofile(folder / "indptr.bin")
+    (postings.indices.astype(np.int32) + np.int32(first_doc)).tofile(folder / "docs.bin")
+    counts = postings.data.astype(np.int32)
+    counts.tofile(folder / "tfs.bin")
+    return _Run(folder, n_terms, int(counts.max(initial=0)))
+
+
+class _Runs:
+    """Documents turned into sorted runs as they stream by (the first pass of the build)."""
+
+    def __init__(self, scratch: Path, run_tokens: int) -> None:
+        self.scratch, self.run_tokens = scratch, run_tokens
+        self.vocabulary = _Numbering()
+        self.lengths = array("i")  # every document's length: 4 bytes a document
+        self.runs: list[_Run] = []
+        self._ids = array("i")
+        self._pending: list[int] = []  # ids go through a list: array.extend parses each int on its own
+        self._first_doc = 0
+
+    def add(self, documents: Iterable[Sequence[str]]) -> None:
+        vocabulary, pending = self.vocabulary, self._pending
+        chunk = min(_CHUNK, self.run_tokens)
         for tokens in documents:
             pending += map(vocabulary.__getitem__, tokens)
-            lengths.append(len(tokens))
-            if len(pending) >= _CHUNK:
-                tokens_ids.frombytes(np.array(pending, dtype=np.int32).tobytes())
+            self.lengths.append(len(tokens))
+            if len(pending) >= chunk:
+                self._ids.frombytes(np.array(pending, dtype=np.int32).tobytes())
                 pending.clear()
-        tokens_ids.frombytes(np.array(pending, dtype=np.int32).tobytes())
-        del pending
-        n_docs, n_terms = len(lengths), len(vocabulary)
-        doc_lengths = np.frombuffer(lengths, dtype=np.int64)
-        doc_starts = np.concatenate([[0], np.cumsum(doc_lengths)])
-        # (documents x vocabulary) with a 1 per token. Its transpose by a stable counting sort
-        # lists each term's documents in order, a document's repeats of the term side by side,
-        # so summing those repeats (the term's count in the document) needs no sort.
-        by_document = sparse.csr_matrix(
-            (np.ones(len(tokens_ids), dtype=np.float32), np.frombuffer(tokens_ids, dtype=np.int32), doc_starts),
-            shape=(n_docs, n_terms))
-        del tokens_ids
-        postings = by_document.tocsc()
-        del by_document
-        postings.sum_duplicates()
-        weights = sparse.csr_matrix((postings.data.astype(np.float64), postings.indices, postings.indptr),
-                                    shape=(n_terms, n_docs), copy=False)
-        del postings
-        idf = _idf(np.diff(weights.indptr), n_docs, epsilon)
-        doc_lengths = doc_lengths.astype(np.float64)
-        avgdl = doc_lengths.sum() / n_docs if n_docs else 0.0
-        tf = weights.data
-        # In place, in rank-bm25's operation order, so equal documents get bit-identical scores:
-        # idf * (tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))).
-        norm = doc_lengths[weights.indices]
-        norm *= b
-        norm /= avgdl
-        norm += 1.0 - b
-        norm *= k1
-        norm += tf
-        tf *= k1 + 1.0
-        tf /= norm
-        del norm
-        tf *= np.repeat(idf, np.diff(weights.indptr))
-        return cls(weights, dict(vocabulary), {"k1": k1, "b": b, "epsilon": epsilon})
+                if len(self._ids) >= self.run_tokens:
+                    self.flush()
+        self.flush()
+
+    def flush(self) -> None:
+        """Write the documents since the last run as a run."""
+        self._ids.frombytes(np.array(self._pending, dtype=np.int32).tobytes())
+        self._pending.clear()
+        if len(self.lengths) == self._first_doc:
+            return
+        lengths = np.array(self.lengths[self._first_doc :], dtype=np.int32)  # a copy: self.lengths grows on
+        self.runs.append(_write_run(self.scratch / f"run-{len(self.runs):05d}", np.frombuffer(self._ids, dtype=np.int32),
+                                    lengths, self._first_doc, len(self.vocabulary)))
+        self._ids = array("i")
+        self._first_doc = len(self.lengths)
+
+    def doc_freq(self) -> np.ndarray:
+        """Each term's number of documents, summed over the runs."""
+        freq = np.zeros(len(self.vocabulary), dtype=np.int64)
+        for run in self.runs:
+            freq[: run.n_terms] += np.diff(run.read("indptr", np.int64, 0, run.n_terms + 1))
+        return freq
+
+
+def _npy_writer(path: Path, dtype: type, length: int) -> IO[bytes]:
+    """A ``.npy`` file of ``length`` values opened for appending them in order."""
+    handle = open(path, "wb")
+    np.lib.format.write_array_header_1_0(handle, {"descr": np.dtype(dtype).str, "fortran_order": False,
+                                                  "shape": (length,)})
+    return handle
+
+
+def _count_type(largest: int) -> type:
+    return next(t for t in (np.uint8, np.uint16, np.uint32) if largest <= np.iinfo(t).max)
+
+
+def _merge(runs: _Runs, folder: Path, k1: float, b: float, epsilon: float) -> None:
+    """The second pass: the runs' postings term by term into ``folder``, with the idfs and norms."""
+    n_docs = len(runs.lengths)
+    doc_freq = runs.doc_freq()
+    indptr = np.concatenate([[0], np.cumsum(doc_freq)]).astype(np.int64)
+    np.save(folder / "indptr.npy", indptr, allow_pickle=False)
+    np.save(folder / "idf.npy", _idf(doc_freq, n_docs, epsilon), allow_pickle=False)
+    norms = np.frombuffer(runs.lengths, dtype=np.int32).astype(np.float64)
+    avgdl = norms.sum() / n_docs if n_docs else 0.0
+    # In place, in rank-bm25's operation order: k1 * (1 - b + b * dl / avgdl).
+    norms *= b
+    norms /= avgdl
+    norms += 1.0 - b
+    norms *= k1
+    np.save(folder / "norms.npy", norms, allow_pickle=False)
+    del norms
+    count_type = _count_type(max((run.largest_count for run in runs.runs), default=0))
+    total = int(indptr[-1])
+    bounds = np.unique(np.concatenate([
+        np.searchsorted(indptr, np.arange(0, total, MERGE_POSTINGS), side="right") - 1, [len(doc_freq)]]))
+    with _npy_writer(folder / "counts.npy", count_type, total) as counts, \
+            _npy_writer(folder / "indices.npy", np.int32, total) as indices:
+        for t0, t1 in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+            base = int(indptr[t0])
+            docs = np.empty(int(indptr[t1]) - base, dtype=np.int32)
+            tf = np.empty(len(docs), dtype=count_type)
+            cursor = indptr[t0:t1] - base  # where each term's next postings go in this block
+            for run in runs.runs:
+                stop = min(t1, run.n_terms)
+                if stop <= t0:
+                    continue
+                run_ptr = run.read("indptr", np.int64, t0, stop + 1)
+                lo, hi = int(run_ptr[0]), int(run_ptr[-1])
+                if hi == lo:
+                    continue
+                run_counts = np.diff(run_ptr)
+                into = np.repeat(cursor[: stop - t0] - (run_ptr[:-1] - lo), run_counts) + np.arange(hi - lo)
+                docs[into] = run.read("docs", np.int32, lo, hi)
+                tf[into] = run.read("tfs", np.int32, lo, hi)
+                cursor[: stop - t0] += run_counts
+            counts.write(tf.tobytes())
+            indices.write(docs.tobytes())
+
+
+def _write_vocabulary(vocabulary: dict[str, int], folder: Path) -> None:
+    with open(folder / "vocabulary.json", "w", encoding="utf-8") as handle:
+        json.dump(list(vocabulary), handle, ensure_ascii=False)  # numbered in insertion order
+
+
+class BM25Index:
+    """Term weights of a tokenised corpus, memory-mapped from an index folder (see the module docstring)."""
+
+    def __init__(self, postings: Postings, vocabulary: dict[str, int], parameters: dict[str, float],
+                 owned: tempfile.TemporaryDirectory[str] | None = None) -> None:
+        self.postings = postings
+        self.vocabulary = vocabulary
+        self.n_docs = postings.shape[1]
+        self.parameters = parameters
+        self._owned = owned  # a temporary folder lives as long as the index
+
+    @classmethod
+    def build(cls, documents: Iterable[Sequence[str]], folder: Path | None = None, *, k1: float = 1.5,
+              b: float = 0.75, epsilon: float = 0.25, metadata: dict[str, Any] | None = None,
+              run_tokens: int = RUN_TOKENS) -> BM25Index:
+        """Index tokenised documents (any iterable, consumed once) into ``folder`` (created whole
+        or not at all; a temporary folder when None) and load it. ``metadata`` says what is
+        indexed (corpus fingerprint, tokenisers), recorded so :meth:`load` callers can refuse a
+        stale index; ``run_tokens``: tokens per sorted run (a bound on the memory used)."""
+        owned = None
+        if folder is None:
+            owned = tempfile.TemporaryDirectory(prefix="harness-bm25-")
+            folder = Path(owned.name) / "index"
+        parameters = {"k1": k1, "b": b, "epsilon": epsilon}
+        with atomic_folder(folder) as staging:
+            with tempfile.TemporaryDirectory(prefix=".runs-", dir=staging) as scratch:
+                runs = _Runs(Path(scratch), max(1, run_tokens))
+                runs.add(documents)
+                _merge(runs, staging, k1, b, epsilon)
+            _write_vocabulary(runs.vocabulary, staging)
+            info = {"format": FORMAT, "shape": [len(runs.vocabulary), len(runs.lengths)], "parameters": parameters,
+                    **(metadata or {})}
+            (staging / "index.json").write_text(json.dumps(info, ensure_ascii=False, indent=1), encoding="utf-8")
+        index = cls.load(folder)
+        index._owned = owned
+        return index
 
     # -- scoring ------------------------------------------------------------------------------
 
     def _postings(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Document ids and weights of the query's tokens, one slice per known token in query
         order (a repeated token repeats its slice), so per-document sums add up in rank-bm25's order."""
-        indptr, vocabulary = self.weights.indptr, self.vocabulary
-        slices = [slice(indptr[term], indptr[term + 1]) for term in map(vocabulary.get, tokens) if term is not None]
-        if not slices:
-            return np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float64)
-        return (np.concatenate([self.weights.indices[s] for s in slices]),
-                np.concatenate([self.weights.data[s] for s in slices]))
+        return self.postings.weights([term for term in map(self.vocabulary.get, tokens) if term is not None])
 
     def _dense_scores(self, tokens: Sequence[str]) -> np.ndarray:
         docs, weights = self._postings(tokens)
@@ -191,21 +354,6 @@ class BM25Index:
 
     # -- on disk ------------------------------------------------------------------------------
 
-    def save(self, folder: Path, metadata: dict[str, Any]) -> None:
-        """Write the index to ``folder`` (created whole or not at all); ``metadata`` says what it
-        indexes (corpus fingerprint, tokenisers) so :meth:`load` can refuse a stale index.
-
-        The arrays are streamed into :func:`harness.io.atomic_folder`'s staging folder (no second
-        copy of the index in memory), which then replaces ``folder`` whole, with a normal mode.
-        """
-        with atomic_folder(folder) as staging:
-            for name in _ARRAYS:
-                np.save(staging / f"{name}.npy", getattr(self.weights, name), allow_pickle=False)
-            terms = sorted(self.vocabulary, key=self.vocabulary.__getitem__)
-            (staging / "vocabulary.json").write_text(json.dumps(terms, ensure_ascii=False), encoding="utf-8")
-            info = {"format": FORMAT, "shape": list(self.weights.shape), "parameters": self.parameters, **metadata}
-            (staging / "index.json").write_text(json.dumps(info, ensure_ascii=False, indent=1), encoding="utf-8")
-
     @staticmethod
     def saved_metadata(folder: Path) -> dict[str, Any] | None:
         """The metadata of the index saved in ``folder``, or None if there is none."""
@@ -220,17 +368,22 @@ class BM25Index:
 
     @classmethod
     def load(cls, folder: Path) -> BM25Index:
-        """Reload an index written by :meth:`save`; the arrays are memory-mapped, not read."""
+        """Reload an index written by :meth:`build`; the arrays are memory-mapped, not read."""
         info = cls.saved_metadata(folder)
         if info is None or info.get("format") != FORMAT:
             raise HarnessError(f"{folder} holds no BM25 index of format {FORMAT}")
         try:
-            data, indices, indptr = (np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
-                                     for name in _ARRAYS)
-            weights = sparse.csr_matrix((data, indices, indptr), shape=tuple(info["shape"]), copy=False)
+            counts, indices, indptr, idf, norms = (np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+                                                   for name in _ARRAYS)
+            n_terms, n_docs = info["shape"]
+            if (len(indptr) != n_terms + 1 or len(idf) != n_terms or len(norms) != n_docs
+                    or len(counts) != len(indices) or len(counts) != indptr[-1]):
+                raise ValueError(f"arrays of {len(counts)} counts, {len(indices)} documents, {len(indptr)} offsets, "
+                                 f"{len(idf)} idfs and {len(norms)} norms for {n_terms} terms and {n_docs} documents")
             terms = parse_json((folder / "vocabulary.json").read_text(encoding="utf-8"))
             vocabulary = {term: i for i, term in enumerate(terms)}
-            return cls(weights, vocabulary, info["parameters"])
+            parameters = info["parameters"]
+            return cls(Postings(counts, indices, indptr, idf, norms, float(parameters["k1"])), vocabulary, parameters)
         except (OSError, ValueError, KeyError, TypeError) as exc:  # a file missing, cut short or replaced
             raise HarnessError(f"{folder} holds a damaged BM25 index ({exc.__class__.__name__}: {exc}): delete "
                                "the folder to build it again") from None

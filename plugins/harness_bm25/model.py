@@ -2,21 +2,24 @@
 
 Top-k search scores each query over the postings of its terms only (see
 :meth:`BM25Index.top_k`); ranking the whole corpus (``k=None``) holds at most :data:`SCORE_BLOCK`
-dense scores at once. ``index_dir=...`` saves the index on first use and
-reloads it (memory-mapped) on later runs over the same corpus; a folder holding the index of
-another corpus or other settings is refused, never silently reused or overwritten.
+dense scores at once. ``index_dir=...`` saves the index on first use (built in bounded memory,
+see :mod:`harness_bm25.index`; under torchrun by rank 0 alone) and reloads it (memory-mapped) on
+later runs over the same corpus; a folder holding the index of another corpus or other settings
+is refused, never silently reused or overwritten.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from harness.distributed import current_world
 from harness.errors import HarnessError
 from harness.model import Model, ModelIdentity, Runtime, label_with_options
+from harness.progress import Progress
 from harness.protocols import Corpus, Ranking, Retriever
 from harness.provenance import package_version
 from harness.search import rank_descending
@@ -91,22 +94,31 @@ class BM25(Model):
                      "index_dir": None if self.index_dir is None else str(self.index_dir)},
         )
 
-    def _build(self, corpus: Corpus) -> BM25Index:
-        documents = (tokenize(as_text(text), lang) for text, lang in zip(corpus.texts, corpus.langs))
-        return BM25Index.build(documents, k1=self.k1, b=self.b, epsilon=self.epsilon)
+    def _build(self, corpus: Corpus, folder: Path | None, metadata: dict[str, Any] | None) -> BM25Index:
+        """Stream the corpus through the tokenisers into a new index (see :meth:`BM25Index.build`)."""
+        with Progress(len(corpus), "indexing passages (BM25)", unit="passage") as bar:
+            def documents() -> Iterator[list[str]]:
+                for text, lang in zip(corpus.texts, corpus.langs):
+                    yield tokenize(as_text(text), lang)
+                    bar.update()
+
+            return BM25Index.build(documents(), folder, k1=self.k1, b=self.b, epsilon=self.epsilon, metadata=metadata)
 
     def index(self, corpus: Corpus) -> BM25Search:
         if self.index_dir is None:
-            return BM25Search(self._build(corpus))
+            return BM25Search(self._build(corpus, None, None))
         wanted: dict[str, Any] = {"corpus": corpus.fingerprint, "documents": len(corpus), "tokenizers": describe(),
                                   "parameters": {"k1": self.k1, "b": self.b, "epsilon": self.epsilon}}
         saved = BM25Index.saved_metadata(self.index_dir)
         if saved is None:
             if self.index_dir.exists() and any(self.index_dir.iterdir()):
                 raise HarnessError(f"model bm25: index_dir={self.index_dir} is not empty and holds no BM25 index")
-            index = self._build(corpus)
-            index.save(self.index_dir, wanted)
-            return BM25Search(index)
+            # Under torchrun, rank 0 alone builds the index; the others load it once it is written.
+            world = current_world()
+            world.barrier()  # every rank has looked at the folder before rank 0 writes there
+            built = self._build(corpus, self.index_dir, wanted) if world.is_main else None
+            world.barrier()
+            return BM25Search(built or BM25Index.load(self.index_dir))
         stale = [key for key, value in wanted.items() if saved.get(key) != value]
         if stale:
             raise HarnessError(f"model bm25: index_dir={self.index_dir} holds an index of another corpus or settings "

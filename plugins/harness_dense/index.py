@@ -1,34 +1,51 @@
-"""Corpus vectors on disk, searched exactly shard by shard or through a faiss index.
+"""Corpus vectors in shards on disk, encoded and searched shard by shard, on one process or many.
 
-Passages are encoded ``shard_size`` at a time and each shard is written as one ``.npy`` file, so
-encoding a collection of millions never holds more than a shard of vectors; shards are read back
-memory-mapped. Search kinds:
+A corpus of ``n`` passages is cut into shards of ``shard_size`` consecutive passages; shard ``i``
+is the file ``vectors-{i:05d}.npy`` (float16 by default, float32 on request), encoded and written
+on its own, atomically. Under torch.distributed (:mod:`harness.distributed`) rank ``r`` of ``N``
+owns shards ``r, r + N, r + 2N, ...``: it encodes them, keeps them and searches them, and the
+ranks exchange only each query's top k, so no rank ever holds more than its share of the vectors.
+On one process the same code owns every shard.
+
+Resuming is shard by shard: a shard file present and whole is kept, a missing one encoded, so a
+killed rank (or run) starts again where it stopped, from its own shards. A shard is encoded with
+a length-batched :class:`~harness.encoding.EncodingService` of its own (not the run's, whose
+memory would keep every vector it ever encoded and which, distributed, gathers every rank's
+vectors onto every rank); its batches depend on its passages alone, so a passage gets the same
+vector whichever rank encodes it, and the merged ranking of N ranks equals the one-process
+ranking exactly.
+
+Search kinds:
 
 * ``exact``: inner products of the queries with one shard at a time
-  (:func:`harness.search.exact_search`, itself blocked), top-k lists merged across shards with
-  :func:`harness.search.merge_top_k` — bounded memory, deterministic tie order (corpus position);
-* ``flat``: faiss ``IndexFlatIP`` (exact, all vectors in memory);
+  (:func:`harness.search.exact_search`, itself blocked; a float16 shard is widened a block at a
+  time), top-k lists merged across shards and ranks with :func:`harness.search.merge_top_k` —
+  bounded memory, deterministic tie order (corpus position);
+* ``flat``: faiss ``IndexFlatIP`` (exact, the rank's vectors in memory as float32);
 * ``hnsw``: faiss ``IndexHNSWFlat`` (approximate; ``hnsw_m``, ``ef_construction``, ``ef_search``);
 * ``ivf``: faiss ``IndexIVFFlat`` (approximate; ``nlist`` lists trained on the first vectors,
-  ``nprobe`` searched).
+  ``nprobe`` searched);
+* ``ivfpq``: faiss ``IndexIVFPQ`` (approximate and compressed to ``pq_m`` bytes a vector: 48
+  bytes for e5-small's 384 dimensions, where float16 takes 768; ``nlist``, ``nprobe``); its
+  ``refine`` x k best are scored again exactly with their vectors read from the shards (the
+  compressed codes alone blur close neighbours), so memory holds the codes and the disk the
+  vectors.
 
-The folder also holds ``index.json``: what was encoded (corpus fingerprint, encoder identity) and
-how it is searched, so a reload over another corpus or encoder is refused instead of misused.
+A faiss index is built per rank over its own shards (``faiss-{kind}.index``, with the rank in the
+name when there are several) and described by a ``.json`` beside it (its build parameters).
 
-A damaged folder is never searched. When ``index.json`` is unreadable the folder cannot be told
-to be a dense index, and loading stops with one line naming the file (delete the folder to
-rebuild). When ``index.json`` names this corpus and encoder but a file it lists is missing, cut
-short, of another shape or type, or a faiss index does not hold the shards' vectors, the damage
-is reported as a warning and repaired the way the embedding cache repairs a bad shard: what is
-damaged is computed again (the faiss index alone from the shards when only it is damaged,
-otherwise every shard). Files are written atomically, so an interrupted build or faiss update
-leaves the previous state, not a half-written file. What is checked is the structure (files,
-shapes, types, counts), not each vector's bytes: a checksum over tens of GB would cost every reload.
+The folder also holds ``index.json``: what was encoded (corpus fingerprint, encoder identity,
+vector type) and the shard size, so a reload over another corpus or encoder is refused instead
+of misused. A damaged folder is never searched. When ``index.json`` is unreadable the folder
+cannot be told to be a dense index, and loading stops with one line naming the file (delete the
+folder to rebuild). A shard that is cut short, of another shape or type, or a faiss index that
+does not hold the shards' vectors, is reported as a warning and computed again. What is checked
+is the structure (files, shapes, types, counts), not each vector's bytes: a checksum over tens of
+GB would cost every reload.
 """
 
 from __future__ import annotations
 
-import re
 import tempfile
 import warnings
 from collections.abc import Callable, Sequence
@@ -38,16 +55,22 @@ from typing import IO, Any, Literal
 
 import numpy as np
 
+from harness.distributed import World
 from harness.errors import HarnessError, InputError
-from harness.io import atomic_folder, dump_json, read_json, remove_temporaries, write_atomic
+from harness.io import dump_json, read_json, remove_temporaries, write_atomic
 from harness.progress import Progress
-from harness.protocols import Corpus, Encoder, Ranking
+from harness.protocols import Corpus, Ranking
 from harness.search import exact_search, merge_top_k
 
-IndexKind = Literal["exact", "flat", "hnsw", "ivf"]
-#: Encodes query texts (with their languages, if known) into vectors.
-QueryEncoder = Callable[[Sequence[str], Sequence[str] | None], np.ndarray]
-FORMAT = 1
+IndexKind = Literal["exact", "flat", "hnsw", "ivf", "ivfpq"]
+VectorType = Literal["float16", "float32"]
+#: Encodes texts (with their languages, if known) into float32 vectors, one row a text.
+TextEncoder = Callable[[Sequence[Any], Sequence[str] | None], np.ndarray]
+FORMAT = 2
+#: Vectors an IVF index is trained on, per list (faiss asks for at least 39).
+TRAIN_PER_LIST = 50
+#: Codes per sub-quantizer of an IVF-PQ index (8 bits each) and the vectors it needs to train them.
+PQ_CENTROIDS = 256
 
 
 @dataclass(frozen=True)
@@ -60,95 +83,193 @@ class IndexSettings:
     ef_search: int = 128
     nlist: int = 1024
     nprobe: int = 16
+    pq_m: int = 48
+    refine: int = 4
 
     def describe(self) -> dict[str, Any]:
         """The parameters that matter for this kind (and so for the scores)."""
         relevant = {"exact": (), "flat": (), "hnsw": ("hnsw_m", "ef_construction", "ef_search"),
-                    "ivf": ("nlist", "nprobe")}[self.kind]
+                    "ivf": ("nlist", "nprobe"), "ivfpq": ("nlist", "nprobe", "pq_m", "refine")}[self.kind]
         return {"kind": self.kind, **{name: value for name, value in asdict(self).items() if name in relevant}}
 
     def build_parameters(self) -> dict[str, Any]:
         """The parameters baked into a saved faiss index (the search-time ones are set on load)."""
-        return {k: v for k, v in self.describe().items() if k not in ("ef_search", "nprobe")}
+        return {k: v for k, v in self.describe().items() if k not in ("ef_search", "nprobe", "refine")}
 
 
-def _shard_name(number: int) -> str:
+@dataclass(frozen=True)
+class Layout:
+    """Which passages each shard holds, and which shards this rank owns."""
+
+    documents: int
+    shard_size: int
+    world: World
+
+    @property
+    def n_shards(self) -> int:
+        return -(-self.documents // self.shard_size)
+
+    def bounds(self, shard: int) -> tuple[int, int]:
+        return shard * self.shard_size, min(self.documents, (shard + 1) * self.shard_size)
+
+    def owned(self) -> list[int]:
+        return list(range(self.world.rank, self.n_shards, self.world.size))
+
+    def owned_documents(self) -> int:
+        return sum(stop - start for start, stop in map(self.bounds, self.owned()))
+
+
+def shard_name(number: int) -> str:
     return f"vectors-{number:05d}.npy"
 
 
-#: What :func:`_shard_name` writes: the only names ``index.json`` may list (no path outside the folder).
-_SHARD_NAME = re.compile(r"vectors-[0-9]{5,}\.npy")
-
-
-def _faiss_name(kind: IndexKind) -> str:
-    return f"faiss-{kind}.index"
+def faiss_name(kind: IndexKind, world: World) -> str:
+    """One faiss index per rank: over the shards the rank owns."""
+    return f"faiss-{kind}.index" if world.size == 1 else f"faiss-{kind}-rank{world.rank}of{world.size}.index"
 
 
 class DamagedIndex(Exception):
-    """A file of a dense index folder is missing or does not hold what ``index.json`` says.
-    ``faiss_only``: the vectors are sound and only the faiss index must be built again."""
-
-    def __init__(self, problem: str, *, faiss_only: bool = False) -> None:
-        super().__init__(problem)
-        self.faiss_only = faiss_only
+    """A file of a dense index folder does not hold what ``index.json`` says."""
 
 
-def _load_shard(path: Path) -> np.ndarray:
-    """One shard, memory-mapped, checked to be a 2-D float32 array that the file holds whole."""
+def load_shard(path: Path, rows: int, dtype: VectorType) -> np.ndarray:
+    """One shard, memory-mapped, checked to be a 2-D array of ``rows`` rows of ``dtype`` that the
+    file holds whole; :class:`FileNotFoundError` when it is missing (not yet encoded)."""
     if not path.is_file():
-        raise DamagedIndex(f"{path.name} is missing")
+        raise FileNotFoundError(path)
     try:
         shard = np.load(path, mmap_mode="r", allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:  # a cut-short file cannot be mapped
         raise DamagedIndex(f"{path.name} cannot be read ({exc})") from None
-    if not isinstance(shard, np.ndarray) or shard.ndim != 2 or shard.dtype != np.float32:
-        raise DamagedIndex(f"{path.name} is not a 2-D float32 array")
+    if not isinstance(shard, np.ndarray) or shard.ndim != 2 or shard.dtype != np.dtype(dtype):
+        raise DamagedIndex(f"{path.name} is not a 2-D {dtype} array")
+    if len(shard) != rows:
+        raise DamagedIndex(f"{path.name} holds {len(shard)} vectors, its passages are {rows}")
     return shard
 
 
-def _load_shards(folder: Path, info: dict[str, Any]) -> list[np.ndarray]:
-    """The shards ``index.json`` lists, each checked by :func:`_load_shard`."""
-    names = info.get("shards")
-    if not isinstance(names, list) or not names or not all(isinstance(n, str) and _SHARD_NAME.fullmatch(n)
-                                                           for n in names):
-        raise DamagedIndex("index.json lists no shard files")
-    return [_load_shard(folder / name) for name in names]
+def _save_npy(path: Path, array: np.ndarray) -> None:
+    write_atomic(path, lambda handle: np.save(handle, array, allow_pickle=False))
 
 
-def _read_faiss(path: Path, documents: int, dim: int) -> Any:
-    """The faiss index at ``path``, checked to hold ``documents`` vectors of ``dim`` dimensions."""
+class ShardedVectors:
+    """The shards of one rank, searched exactly or through its faiss index, merged across ranks."""
+
+    def __init__(self, layout: Layout, shards: list[np.ndarray], settings: IndexSettings, query_encoder: TextEncoder,
+                 faiss_index: Any = None, owned: tempfile.TemporaryDirectory[str] | None = None) -> None:
+        """``shards``: the vectors of the shards the rank owns, in order; ``faiss_index``: the
+        rank's faiss index over them (None for exact search)."""
+        self.layout = layout
+        self.settings = settings
+        self.encode_queries = query_encoder
+        self._owned = owned  # a temporary folder lives as long as the index
+        self.shards = [(layout.bounds(number)[0], vectors) for number, vectors in zip(layout.owned(), shards)]
+        # The rank's passages numbered 0, 1, ... (as its faiss index numbers them): shard i
+        # holds local positions firsts[i] to firsts[i + 1] - 1.
+        self._firsts = np.concatenate([[0], np.cumsum([len(vectors) for vectors in shards], dtype=np.int64)])
+        self.faiss = faiss_index
+        if settings.kind == "hnsw" and faiss_index is not None:
+            faiss_index.hnsw.efSearch = settings.ef_search
+        elif settings.kind in ("ivf", "ivfpq") and faiss_index is not None:
+            faiss_index.nprobe = settings.nprobe
+
+    def __len__(self) -> int:
+        return self.layout.documents
+
+    def search(self, queries: Sequence[str], *, langs: Sequence[str] | None = None, k: int | None = None) -> Ranking:
+        vectors = np.ascontiguousarray(self.encode_queries(queries, langs), dtype=np.float32)
+        k_eff = len(self) if k is None else min(int(k), len(self))
+        local = self._faiss_top(vectors, k_eff) if self.faiss is not None else self._exact_top(vectors, k_eff)
+        indices, scores = self.layout.world.merge_top_k(_padded(local, len(vectors), k_eff), k_eff)
+        return Ranking(indices, scores)
+
+    def _exact_top(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray] | None:
+        best = None
+        for start, shard in self.shards:
+            part = exact_search(vectors, shard, min(k, len(shard)))
+            best = merge_top_k(best, (part.indices + start, part.scores), k)
+        return best
+
+    def _faiss_top(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        assert self.faiss is not None
+        owned = self.layout.owned_documents()
+        refine = self.settings.refine if self.settings.kind == "ivfpq" else 1
+        scores, found = self.faiss.search(vectors, min(k * max(1, refine), owned))
+        if (found < 0).any():  # faiss pads with -1 when an approximate search finds too few
+            raise HarnessError(f"model dense: the {self.settings.kind} index returned fewer than k={k} passages "
+                               "for some query; raise ef_search (hnsw) or nprobe (ivf, ivfpq)")
+        which = np.searchsorted(self._firsts, found, side="right") - 1  # the shard of each
+        positions = np.array([start for start, _ in self.shards], dtype=np.int64)[which] + found - self._firsts[which]
+        if refine > 1:
+            scores = np.einsum("qd,qcd->qc", vectors, self._vectors(found.ravel(), which.ravel()).reshape(
+                *found.shape, -1))
+            order = np.lexsort((positions, -scores), axis=1)[:, : min(k, owned)]
+            positions, scores = np.take_along_axis(positions, order, 1), np.take_along_axis(scores, order, 1)
+        return positions, scores.astype(np.float32)
+
+    def _vectors(self, local: np.ndarray, which: np.ndarray) -> np.ndarray:
+        """The float32 vectors at positions ``local`` among the rank's passages, in shards ``which``."""
+        out = np.empty((len(local), self.shards[0][1].shape[1]), dtype=np.float32)
+        for number in np.unique(which):
+            chosen = np.flatnonzero(which == number)
+            rows = local[chosen] - self._firsts[number]
+            order = np.argsort(rows)  # read the memory-mapped shard in file order
+            out[chosen[order]] = self.shards[number][1][rows[order]]
+        return out
+
+
+def _padded(local: tuple[np.ndarray, np.ndarray] | None, n_queries: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """A rank's top lists widened to ``k`` columns (a rank may own fewer passages, or none):
+    position -1 and score -inf, which every real passage outranks."""
+    indices = np.full((n_queries, k), -1, dtype=np.int64)
+    scores = np.full((n_queries, k), -np.inf, dtype=np.float32)
+    if local is not None:
+        width = local[0].shape[1]
+        indices[:, :width], scores[:, :width] = local
+    return indices, scores
+
+
+# -- faiss ----------------------------------------------------------------------------------------
+
+def _read_faiss(folder: Path, settings: IndexSettings, world: World, documents: int, dim: int) -> Any:
+    """The rank's faiss index, checked to hold ``documents`` vectors of ``dim`` dimensions; None
+    when it is not built yet, or was built with other parameters than ``settings``'."""
     import faiss
 
+    path = folder / faiss_name(settings.kind, world)
+    described = path.with_suffix(".json")
+    if not described.is_file():
+        return None
     if not path.is_file():
-        raise DamagedIndex(f"{path.name} is missing", faiss_only=True)
+        raise DamagedIndex(f"{path.name} is missing")
     try:
         index = faiss.read_index(str(path))
-    except RuntimeError as exc:
-        raise DamagedIndex(f"{path.name} cannot be read ({str(exc).splitlines()[0][:120]})", faiss_only=True) from None
+        built = read_json(described)
+    except (RuntimeError, InputError) as exc:
+        raise DamagedIndex(f"{path.name} cannot be read ({str(exc).splitlines()[0][:120]})") from None
+    if built != settings.build_parameters():
+        return None
     if index.ntotal != documents or index.d != dim:
         raise DamagedIndex(f"{path.name} holds {index.ntotal} vectors of dimension {index.d}, the shards "
-                           f"{documents} of dimension {dim}", faiss_only=True)
+                           f"{documents} of dimension {dim}")
     return index
 
 
-def encode_shards(encoder: Encoder, corpus: Corpus, folder: Path, shard_size: int) -> list[Path]:
-    """Encode ``corpus`` ``shard_size`` passages at a time, one ``.npy`` file per shard."""
-    paths = []
-    with Progress(len(corpus), "encoding passages") as bar:
-        for number, start in enumerate(range(0, len(corpus), shard_size)):
-            stop = min(len(corpus), start + shard_size)
-            vectors = np.asarray(encoder.encode(corpus.texts[start:stop], role="passage", langs=corpus.langs[start:stop]),
-                                 dtype=np.float32)
-            path = folder / _shard_name(number)
-            np.save(path, vectors, allow_pickle=False)
-            paths.append(path)
-            bar.update(stop - start)
-    return paths
+def _training_vectors(shards: list[np.ndarray], wanted: int) -> np.ndarray:
+    """The first ``wanted`` vectors of the rank's shards, as float32 (IVF lists are trained on them)."""
+    parts, count = [], 0
+    for shard in shards:
+        if count >= wanted:
+            break
+        parts.append(np.asarray(shard[: wanted - count], dtype=np.float32))
+        count += len(parts[-1])
+    return np.ascontiguousarray(np.concatenate(parts))
 
 
-def _faiss_index(settings: IndexSettings, dim: int, n_vectors: int, first_shard: np.ndarray) -> Any:
+def _new_faiss(settings: IndexSettings, shards: list[np.ndarray]) -> Any:
     import faiss
 
+    dim, n_vectors = shards[0].shape[1], sum(len(s) for s in shards)
     if settings.kind == "flat":
         return faiss.IndexFlatIP(dim)
     if settings.kind == "hnsw":
@@ -156,136 +277,132 @@ def _faiss_index(settings: IndexSettings, dim: int, n_vectors: int, first_shard:
         index.hnsw.efConstruction = settings.ef_construction
         return index
     nlist = min(settings.nlist, n_vectors)
-    if len(first_shard) < nlist:
-        raise HarnessError(f"model dense: ivf needs at least nlist={nlist} vectors in the first shard to train on; "
-                           "raise shard_size or lower nlist")
-    index = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, nlist, faiss.METRIC_INNER_PRODUCT)
-    index.train(np.ascontiguousarray(first_shard))
+    if settings.kind == "ivf":
+        index = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, nlist, faiss.METRIC_INNER_PRODUCT)
+        needed = nlist
+    else:
+        if dim % settings.pq_m:
+            raise HarnessError(f"model dense: pq_m={settings.pq_m} must divide the vectors' {dim} dimensions")
+        index = faiss.IndexIVFPQ(faiss.IndexFlatIP(dim), dim, nlist, settings.pq_m, 8, faiss.METRIC_INNER_PRODUCT)
+        needed = max(nlist, PQ_CENTROIDS)
+    if n_vectors < needed:
+        raise HarnessError(f"model dense: {settings.kind} needs at least {needed} vectors to train on and a rank "
+                           f"holds {n_vectors}; lower nlist or use index=exact")
+    index.train(_training_vectors(shards, max(needed, TRAIN_PER_LIST * nlist)))
     return index
 
 
-class ShardedVectors:
-    """A searchable on-disk set of corpus vectors (see the module docstring)."""
-
-    def __init__(self, folder: Path, settings: IndexSettings, query_encoder: QueryEncoder,
-                 owned: tempfile.TemporaryDirectory[str] | None = None) -> None:
-        self.folder = folder
-        self.settings = settings
-        self.encode_queries = query_encoder
-        self._owned = owned  # a temporary folder lives as long as the index
-        info = read_json(folder / "index.json")
-        self.shards = _load_shards(folder, info)
-        dims = {shard.shape[1] for shard in self.shards}
-        self.offsets = np.cumsum([0] + [len(s) for s in self.shards])
-        if len(dims) != 1 or int(self.offsets[-1]) != info["documents"]:
-            raise DamagedIndex(f"the shards hold {int(self.offsets[-1])} vectors of dimensions "
-                               f"{sorted(dims)}, for {info['documents']} documents")
-        self.faiss = None
-        if settings.kind != "exact":
-            self.faiss = _read_faiss(folder / _faiss_name(settings.kind), len(self), dims.pop())
-            if settings.kind == "hnsw":
-                self.faiss.hnsw.efSearch = settings.ef_search
-            elif settings.kind == "ivf":
-                self.faiss.nprobe = settings.nprobe
-
-    def __len__(self) -> int:
-        return int(self.offsets[-1])
-
-    def search(self, queries: Sequence[str], *, langs: Sequence[str] | None = None, k: int | None = None) -> Ranking:
-        vectors = np.ascontiguousarray(self.encode_queries(queries, langs), dtype=np.float32)
-        k_eff = len(self) if k is None else min(int(k), len(self))
-        if self.faiss is not None:
-            scores, indices = self.faiss.search(vectors, k_eff)
-            if (indices < 0).any():  # faiss pads with -1 when an approximate search finds too few
-                raise HarnessError(f"model dense: the {self.settings.kind} index returned fewer than k={k_eff} passages "
-                                   "for some query; raise ef_search (hnsw) or nprobe (ivf)")
-            return Ranking(indices.astype(np.int64), scores.astype(np.float32))
-        best: tuple[np.ndarray, np.ndarray] | None = None
-        for shard, offset in zip(self.shards, self.offsets[:-1]):
-            part = exact_search(vectors, shard, k_eff)
-            best = merge_top_k(best, (part.indices + offset, part.scores), k_eff)
-        assert best is not None
-        return Ranking(best[0][:, :k_eff], best[1][:, :k_eff])
-
-
-def build_or_load(encoder: Encoder, corpus: Corpus, *, folder: Path | None, settings: IndexSettings,
-                  encoder_identity: dict[str, Any], shard_size: int) -> ShardedVectors:
-    """Reuse the index in ``folder`` if it was built from this corpus, encoder and settings;
-    otherwise encode and build it there (or in a temporary folder when ``folder`` is None)."""
-    owned = None
-    if folder is None:
-        owned = tempfile.TemporaryDirectory(prefix="harness-dense-")
-        folder = Path(owned.name) / "index"
-    wanted = {"format": FORMAT, "corpus": corpus.fingerprint, "documents": len(corpus), "encoder": encoder_identity}
-    info_path = folder / "index.json"
-    query_encoder = lambda texts, langs: encoder.encode(texts, role="query", langs=langs)  # noqa: E731
-    if not info_path.exists():
-        if folder.exists() and any(folder.iterdir()):
-            raise HarnessError(f"model dense: index_dir={folder} is not empty and holds no dense index")
-        _build(encoder, corpus, folder, settings, wanted, shard_size)
-        return ShardedVectors(folder, settings, query_encoder, owned)
-    saved = read_json(info_path)
-    if not isinstance(saved, dict):
-        raise InputError("not a dense index description (delete the folder to build the index again)",
-                         file=info_path)
-    stale = [key for key, value in wanted.items() if saved.get(key) != value]
-    if stale:
-        raise HarnessError(f"model dense: index_dir={folder} holds vectors of another corpus or encoder "
-                           f"(differs in {', '.join(stale)}); use another folder or delete it")
-    built = saved.get("faiss")
-    if settings.kind != "exact" and (not isinstance(built, dict) or built.get(settings.kind) != settings.build_parameters()):
-        _add_faiss(folder, saved, settings)
-    try:
-        return ShardedVectors(folder, settings, query_encoder, owned)
-    except DamagedIndex as damage:
-        action = "building its faiss index again" if damage.faiss_only else "encoding the corpus again"
-        warnings.warn(f"dense index {folder} is damaged ({damage}): {action}", RuntimeWarning, stacklevel=2)
-        if damage.faiss_only:
-            _add_faiss(folder, saved, settings)
-        else:
-            _build(encoder, corpus, folder, settings, wanted, shard_size)
-    return ShardedVectors(folder, settings, query_encoder, owned)
-
-
-def _build(encoder: Encoder, corpus: Corpus, folder: Path, settings: IndexSettings, wanted: dict[str, Any],
-           shard_size: int) -> None:
-    """Encode into a staging folder and move it into place whole (replacing a damaged index there),
-    so a crash leaves nothing half-built."""
-    with atomic_folder(folder) as staging:  # an existing folder is empty or a damaged index, checked by the caller
-        shards = encode_shards(encoder, corpus, staging, shard_size)
-        info = {**wanted, "shards": [p.name for p in shards], "faiss": {}}
-        if settings.kind != "exact":
-            _write_faiss(staging, info, settings)
-        dump_json(info, staging / "index.json")
-
-
-def _write_faiss(folder: Path, info: dict[str, Any], settings: IndexSettings) -> None:
-    """Build the faiss index of ``settings`` over the shards and write it atomically (a kill while
-    writing leaves a temporary, removed by the next write, never a cut-short index)."""
+def _write_faiss(folder: Path, settings: IndexSettings, world: World, shards: list[np.ndarray]) -> Any:
+    """Build the faiss index of ``settings`` over the rank's shards and write it atomically (a
+    kill while writing leaves a temporary, removed by the next write, never a cut-short index),
+    then its description; return it."""
     import faiss
 
-    shards = _load_shards(folder, info)
-    dim = shards[0].shape[1]
-    index = _faiss_index(settings, dim, sum(len(s) for s in shards), np.asarray(shards[0]))
+    index = _new_faiss(settings, shards)
     for shard in shards:
-        index.add(np.ascontiguousarray(shard))
+        for start in range(0, len(shard), 1 << 16):  # a float16 shard widened a block at a time
+            index.add(np.ascontiguousarray(shard[start : start + (1 << 16)], dtype=np.float32))
+
     def write(handle: IO[bytes]) -> None:
         writer = faiss.PyCallbackIOWriter(handle.write)
         faiss.write_index(index, writer)
         del writer  # its destructor writes the last buffered bytes, before write_atomic flushes the file
 
-    name = _faiss_name(settings.kind)
-    remove_temporaries(folder, name)
-    write_atomic(folder / name, write)
-    info["faiss"] = {**(info["faiss"] if isinstance(info.get("faiss"), dict) else {}),
-                     settings.kind: settings.build_parameters()}
+    path = folder / faiss_name(settings.kind, world)
+    remove_temporaries(folder, path.name)
+    write_atomic(path, write)
+    dump_json(settings.build_parameters(), path.with_suffix(".json"))
+    return index
 
 
-def _add_faiss(folder: Path, info: dict[str, Any], settings: IndexSettings) -> None:
-    """Build a faiss index of another kind (or parameters), or a damaged one again, over vectors
-    already on disk (damaged vectors are found when the index is loaded, and re-encoded then)."""
-    try:
-        _write_faiss(folder, info, settings)
-    except DamagedIndex:
-        return  # the shards are damaged: loading the index says so and rebuilds everything
-    dump_json(info, folder / "index.json")
+# -- building and reloading -----------------------------------------------------------------------
+
+def _description(folder: Path) -> dict[str, Any] | None:
+    """``index.json`` of the folder, None if there is none; one clear error if it is unreadable."""
+    path = folder / "index.json"
+    if not path.exists():
+        if folder.exists() and any(folder.iterdir()):
+            raise HarnessError(f"model dense: index_dir={folder} is not empty and holds no dense index")
+        return None
+    saved = read_json(path)
+    if not isinstance(saved, dict) or not isinstance(saved.get("shard_size"), int) or saved["shard_size"] < 1:
+        raise InputError("not a dense index description (delete the folder to build the index again)", file=path)
+    return saved
+
+
+def build_or_load(corpus: Corpus, *, folder: Path | None, settings: IndexSettings, encoder_identity: dict[str, Any],
+                  encode_passages: TextEncoder, encode_queries: TextEncoder, shard_size: int,
+                  dtype: VectorType = "float16", world: World | None = None) -> ShardedVectors:
+    """The rank's shards of ``corpus`` in ``folder`` (a temporary folder when None): reused when
+    this corpus and encoder made them, encoded where missing or damaged; then its faiss index.
+
+    ``shard_size`` applies to a new index; an existing one keeps the size it was built with.
+    """
+    world = world or World()
+    owned = None
+    if folder is None:
+        owned = tempfile.TemporaryDirectory(prefix="harness-dense-")
+        folder = Path(owned.name) / "index"
+    wanted = {"format": FORMAT, "corpus": corpus.fingerprint, "documents": len(corpus), "encoder": encoder_identity,
+              "dtype": dtype}
+    saved = _description(folder)
+    if saved is not None:
+        stale = [key for key, value in wanted.items() if saved.get(key) != value]
+        if stale:
+            raise HarnessError(f"model dense: index_dir={folder} holds vectors of another corpus or encoder "
+                               f"(differs in {', '.join(stale)}); use another folder or delete it")
+        shard_size = saved["shard_size"]
+    world.barrier()  # every rank has looked at the folder before any rank writes there
+    if saved is None and world.local_rank == 0:
+        folder.mkdir(parents=True, exist_ok=True)
+        dump_json({**wanted, "shard_size": shard_size}, folder / "index.json")
+    world.barrier()
+    layout = Layout(len(corpus), shard_size, world)
+    shards = _encode_missing(corpus, folder, layout, dtype, encode_passages, complain=saved is not None)
+    dims = {shard.shape[1] for shard in shards}
+    if len(dims) > 1:
+        raise HarnessError(f"model dense: the shards in {folder} hold vectors of dimensions {sorted(dims)}; "
+                           "delete the folder to build the index again")
+    faiss_index = None
+    if settings.kind != "exact" and shards:
+        try:
+            faiss_index = _read_faiss(folder, settings, world, layout.owned_documents(), dims.pop())
+        except DamagedIndex as damage:
+            warnings.warn(f"dense index {folder} is damaged ({damage}): building its faiss index again",
+                          RuntimeWarning, stacklevel=2)
+        if faiss_index is None:
+            faiss_index = _write_faiss(folder, settings, world, shards)
+    return ShardedVectors(layout, shards, settings, encode_queries, faiss_index, owned)
+
+
+def _encode_missing(corpus: Corpus, folder: Path, layout: Layout, dtype: VectorType, encode: TextEncoder, *,
+                    complain: bool) -> list[np.ndarray]:
+    """Every shard the rank owns, from disk where it is whole, else encoded and written; a
+    damaged one (or, when ``complain``, one missing from an existing index) is reported."""
+    shards = []
+    numbers = layout.owned()
+    world = layout.world
+    what = "encoding passages" + (f" (rank {world.rank} of {world.size})" if world.size > 1 else "")
+    with Progress(layout.owned_documents(), what, unit="passage") as bar:
+        for number in numbers:
+            start, stop = layout.bounds(number)
+            path = folder / shard_name(number)
+            try:
+                shards.append(load_shard(path, stop - start, dtype))
+                bar.update(stop - start)
+                continue
+            except FileNotFoundError:  # not encoded yet: in an existing index, a run was cut short
+                problem = f"{path.name} is missing" if complain else None
+            except DamagedIndex as damage:
+                problem = str(damage)
+            if problem is not None:
+                warnings.warn(f"dense index {folder} is damaged or was cut short ({problem}): encoding "
+                              f"passages {start}-{stop - 1} again", RuntimeWarning, stacklevel=3)
+            vectors = np.asarray(encode(corpus.texts[start:stop], list(corpus.langs[start:stop])), dtype=np.float32)
+            if path.is_dir():
+                path.rmdir()
+            remove_temporaries(folder, path.name)
+            _save_npy(path, vectors.astype(dtype))
+            shards.append(load_shard(path, stop - start, dtype))
+            bar.update(stop - start)
+    return shards

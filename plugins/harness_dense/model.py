@@ -1,41 +1,56 @@
 """The ``dense`` model: a :class:`~harness.protocols.Retriever` from any encoder, for corpora too
-large to encode into memory at once.
+large to encode into memory at once, on one process or across many (torchrun).
 
 ``dense:encoder=e5-small,index=hnsw,index_dir=/data/psgs-e5`` encodes the corpus once into
 ``index_dir`` and reuses it on later runs. The plain encoder-to-retriever adapter of the core
 (exact search over vectors held in memory) stays the default for small task pools; this model is
-for passage collections. Its identity names the encoder (with its weights) and the index
-parameters, since an approximate index changes the scores.
+for passage collections. Its identity names the encoder (with its weights), the vector type and
+the index parameters, since float16 vectors and an approximate index change the scores.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from harness.compose import identity_part, load_model
+from harness.distributed import World, current_world
+from harness.encoding import EncodingService
 from harness.model import Model, ModelIdentity, Runtime
 from harness.options import ModelOption
 from harness.protocols import Corpus, Encoder, Retriever
 from harness.provenance import package_version
 
-from harness_dense.index import IndexKind, IndexSettings, ShardedVectors, build_or_load
+from harness_dense.index import IndexKind, IndexSettings, ShardedVectors, VectorType, build_or_load
+
+#: Passages handed to the encoder at a time: an encoder may tokenise all it is given first (the
+#: Hugging Face tokenisers keep about 50 KB a 100-word passage), so a 65,536-passage shard at once
+#: would take gigabytes; length buckets of 4,096 passages already leave little padding.
+PASSAGE_CHUNK = 4096
 
 
 class DenseRetriever(Model):
-    """Encoder + on-disk vector shards + exact or faiss search."""
+    """Encoder + on-disk vector shards (one share per rank) + exact or faiss search."""
     provides = frozenset({Retriever})
 
     def __init__(self, *, runtime: Runtime, encoder: ModelOption = "e5-small", index: IndexKind = "exact",
-                 index_dir: Path | None = None, shard_size: int = 65536, hnsw_m: int = 32, ef_construction: int = 200,
-                 ef_search: int = 128, nlist: int = 1024, nprobe: int = 16) -> None:
+                 index_dir: Path | None = None, shard_size: int = 65536, dtype: VectorType = "float16",
+                 hnsw_m: int = 32, ef_construction: int = 200, ef_search: int = 128, nlist: int = 1024,
+                 nprobe: int = 16, pq_m: int = 48, refine: int = 4) -> None:
         """``encoder``: the encoder model, as on the command line (``hf-encoder:path=...``);
-        ``index``: exact, flat, hnsw or ivf; ``index_dir``: where vectors and index are kept
-        (default: a temporary folder); ``shard_size``: passages encoded and stored per shard."""
+        ``index``: exact, flat, hnsw, ivf or ivfpq (``refine``: candidates per result it scores
+        again exactly from the shards); ``index_dir``: where vectors and index are
+        kept (default: a temporary folder); ``shard_size``: passages encoded and stored per shard
+        (for a new index); ``dtype``: float16 (half the disk and memory) or float32."""
         self.runtime = runtime
         self.encoder_model, self.encoder = load_model(encoder, runtime, needs=Encoder, owner="dense")
-        self.settings = IndexSettings(index, hnsw_m, ef_construction, ef_search, nlist, nprobe)
+        self.settings = IndexSettings(index, hnsw_m, ef_construction, ef_search, nlist, nprobe, pq_m, refine)
         self.index_dir = index_dir
         self.shard_size = max(1, shard_size)
+        self.dtype = dtype
 
     def _encoder_identity(self) -> dict[str, object]:
         return identity_part(self.encoder_model)
@@ -43,16 +58,33 @@ class DenseRetriever(Model):
     def identity(self) -> ModelIdentity:
         encoder = self._encoder_identity()
         index = self.settings.describe()
-        parameters = ", ".join(f"{k}={v}" for k, v in index.items() if k != "kind")
+        parameters = "".join(f" {k}={v}," for k, v in index.items() if k != "kind")
         return ModelIdentity(
             name=self.name or "dense",
-            label=f"{encoder['label']} [{index['kind']}{' ' + parameters if parameters else ''}]",
+            label=f"{encoder['label']} [{index['kind']}{parameters.rstrip(',')}, {self.dtype}]",
             weights=encoder["weights"],
-            options={"encoder": encoder, "index": index},
+            options={"encoder": encoder, "index": index, "dtype": self.dtype},
             details={"index_dir": None if self.index_dir is None else str(self.index_dir),
-                     "shard_size": self.shard_size, "faiss": package_version("faiss-cpu")},
+                     "shard_size": self.shard_size, "dtype": self.dtype, "faiss": package_version("faiss-cpu")},
         )
 
+    def _encode_passages(self, texts: Sequence[Any], langs: Sequence[str] | None) -> np.ndarray:
+        """One shard's passages, length-batched by a service of their own on this process alone
+        (see :mod:`harness_dense.index` for why not the run's), :data:`PASSAGE_CHUNK` at a time."""
+        inner = self.encoder.encoder if isinstance(self.encoder, EncodingService) else self.encoder
+        service = EncodingService(inner, batch_size=self.runtime.batch_size or getattr(inner, "batch_size", None),
+                                  world=World(), show_progress=False, device=self.runtime.device_used,
+                                  threads=self.runtime.threads)
+        return np.concatenate([
+            service.encode(texts[start : start + PASSAGE_CHUNK], role="passage",
+                           langs=None if langs is None else langs[start : start + PASSAGE_CHUNK])
+            for start in range(0, len(texts), PASSAGE_CHUNK)])
+
+    def _encode_queries(self, texts: Sequence[str], langs: Sequence[str] | None) -> np.ndarray:
+        return self.encoder.encode(texts, role="query", langs=langs)
+
     def index(self, corpus: Corpus) -> ShardedVectors:
-        return build_or_load(self.encoder, corpus, folder=self.index_dir, settings=self.settings,
-                             encoder_identity=self._encoder_identity(), shard_size=self.shard_size)
+        return build_or_load(corpus, folder=self.index_dir, settings=self.settings,
+                             encoder_identity=self._encoder_identity(), encode_passages=self._encode_passages,
+                             encode_queries=self._encode_queries, shard_size=self.shard_size, dtype=self.dtype,
+                             world=current_world())

@@ -50,10 +50,10 @@ def test_saved_index_reloads_with_the_same_rankings(tmp_path: Path) -> None:
     corpus = _demo_corpus()
     folder = tmp_path / "index"
     first = BM25(runtime=Runtime(), index_dir=folder).index(corpus).search(QUERIES, langs=["en"] * 3, k=5)
-    assert sorted(p.name for p in folder.iterdir()) == ["data.npy", "index.json", "indices.npy", "indptr.npy",
-                                                         "vocabulary.json"]
+    assert sorted(p.name for p in folder.iterdir()) == ["counts.npy", "idf.npy", "index.json", "indices.npy",
+                                                         "indptr.npy", "norms.npy", "vocabulary.json"]
     reloaded = BM25(runtime=Runtime(), index_dir=folder).index(corpus)
-    assert _memory_mapped(reloaded.index.weights.data)
+    assert _memory_mapped(reloaded.index.postings.counts)
     again = reloaded.search(QUERIES, langs=["en"] * 3, k=5)
     np.testing.assert_array_equal(first.indices, again.indices)
     np.testing.assert_array_equal(first.scores, again.scores)
@@ -91,7 +91,8 @@ def test_language_aware_tokens(text: str, lang: str, tokens: list[str]) -> None:
 
 
 @pytest.mark.parametrize("damage", [
-    lambda folder: (folder / "data.npy").unlink(),
+    lambda folder: (folder / "counts.npy").unlink(),
+    lambda folder: (folder / "norms.npy").write_bytes((folder / "idf.npy").read_bytes()),
     lambda folder: (folder / "indptr.npy").write_bytes(b"\x93NUMPY cut"),
     lambda folder: (folder / "vocabulary.json").write_text("[" * 100_000, encoding="utf-8"),
     lambda folder: (folder / "index.json").write_text("[" * 100_000, encoding="utf-8"),
@@ -109,3 +110,33 @@ def test_a_damaged_saved_index_is_one_clear_error(tmp_path: Path, damage) -> Non
 def test_parameters_outside_bm25_ranges_are_refused(options: dict) -> None:
     with pytest.raises(HarnessError, match="k1 must be >= 0, b within \\[0, 1\\] and epsilon >= 0"):
         BM25(runtime=Runtime(), **options)
+
+
+def test_under_torchrun_rank_0_alone_builds_a_saved_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rank 1 of 2 waits while rank 0 builds ``index_dir`` (played here at the second barrier),
+    then loads what rank 0 wrote instead of building its own into the same folder."""
+    from harness.distributed import World
+    from harness_bm25 import model as bm25_model
+
+    corpus = _demo_corpus()
+    folder = tmp_path / "index"
+    builds = []
+    real_build = BM25Index.build
+    monkeypatch.setattr(BM25Index, "build", lambda *args, **kwargs: builds.append(1) or real_build(*args, **kwargs))
+
+    class RankOne(World):
+        def barrier(self) -> None:
+            self.barriers.append(1)
+            if len(self.barriers) == 2:  # rank 0 has built the index meanwhile
+                with monkeypatch.context() as inner:
+                    inner.setattr(bm25_model, "current_world", World)
+                    BM25(runtime=Runtime(), index_dir=folder).index(corpus)
+
+    rank_one = RankOne(rank=1, size=2)
+    object.__setattr__(rank_one, "barriers", [])
+    monkeypatch.setattr(bm25_model, "current_world", lambda: rank_one)
+    search = BM25(runtime=Runtime(), index_dir=folder).index(corpus)
+    assert builds == [1] and rank_one.barriers == [1, 1]  # one build, rank 0's
+    assert _memory_mapped(search.index.postings.counts)
+    expected = BM25(runtime=Runtime()).index(corpus).search(QUERIES, langs=["en"] * 3, k=5)
+    np.testing.assert_array_equal(search.search(QUERIES, langs=["en"] * 3, k=5).indices, expected.indices)

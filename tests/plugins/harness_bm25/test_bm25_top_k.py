@@ -102,20 +102,36 @@ def naive_weights(documents: list[list[str]], k1: float, b: float, epsilon: floa
             for d, count in enumerate(counts) for term, tf in count.items()}
 
 
-def test_build_gives_the_naive_weights() -> None:
+@pytest.mark.parametrize("run_tokens, merge_postings", [
+    (bm25_index.RUN_TOKENS, bm25_index.MERGE_POSTINGS),  # one run, one merge step
+    (1, 400),  # a run per document
+    (37, 200),  # runs that cut a term's postings between them, merge steps of a few terms
+])
+def test_build_gives_the_naive_weights(run_tokens: int, merge_postings: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever the number of sorted runs and merge steps (the memory bound), the same weights."""
+    monkeypatch.setattr(bm25_index, "MERGE_POSTINGS", merge_postings)
     documents = demo_corpus()[0]
-    index = BM25Index.build(iter(documents), k1=1.2, b=0.6, epsilon=0.3)
+    index = BM25Index.build(iter(documents), k1=1.2, b=0.6, epsilon=0.3, run_tokens=run_tokens)
     terms = list(index.vocabulary)
     assert terms == list(dict.fromkeys(token for doc in documents for token in doc))  # first appearance order
-    weights = index.weights
-    assert weights.shape == (len(terms), len(documents))
+    postings = index.postings
+    assert postings.shape == (len(terms), len(documents))
+    assert postings.counts.dtype == np.uint8  # every count under 256: one byte a posting
     got = {}
     for term, number in index.vocabulary.items():
-        postings = slice(weights.indptr[number], weights.indptr[number + 1])
-        doc_ids = weights.indices[postings]
+        doc_ids, weights = postings.weights([number])
         assert np.all(np.diff(doc_ids) > 0)  # each term's documents in order, once each
-        got.update({(term, int(d)): float(w) for d, w in zip(doc_ids, weights.data[postings])})
+        got.update({(term, int(d)): float(w) for d, w in zip(doc_ids, weights)})
     assert got == naive_weights(documents, 1.2, 0.6, 0.3)
+
+
+def test_a_count_past_255_widens_the_counts() -> None:
+    documents = [["a"] * 300 + ["b"], ["b", "c"], ["c"]]
+    index = BM25Index.build(documents, run_tokens=2)
+    assert index.postings.counts.dtype == np.uint16
+    got = {(term, int(d)): float(w) for term, number in index.vocabulary.items()
+           for d, w in zip(*index.postings.weights([number]))}
+    assert got == naive_weights(documents, 1.5, 0.75, 0.25)
 
 
 @pytest.fixture
@@ -130,15 +146,16 @@ def umask() -> Iterator[int]:
 
 def test_saved_index_has_normal_permissions(tmp_path: Path, umask: int) -> None:
     folder = tmp_path / "parent" / "index"
-    BM25Index.build([["a", "b"], ["b", "c"]]).save(folder, {"corpus": "test"})
+    BM25Index.build([["a", "b"], ["b", "c"]], folder, metadata={"corpus": "test"})
     assert stat.S_IMODE(folder.stat().st_mode) == 0o777 & ~umask == 0o750  # not mkdtemp's 0700
     modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()}
-    assert modes == dict.fromkeys(["data.npy", "indices.npy", "indptr.npy", "vocabulary.json", "index.json"], 0o640)
+    assert modes == dict.fromkeys(["counts.npy", "indices.npy", "indptr.npy", "idf.npy", "norms.npy", "vocabulary.json",
+                                   "index.json"], 0o640)
     assert [p.name for p in folder.parent.iterdir()] == ["index"]  # no staging folder left behind
 
 
-def test_a_failed_save_leaves_nothing(tmp_path: Path) -> None:
+def test_a_failed_build_leaves_nothing(tmp_path: Path) -> None:
     folder = tmp_path / "index"
     with pytest.raises(TypeError):
-        BM25Index.build([["a"]]).save(folder, {"corpus": object()})  # not JSON: fails after the arrays
+        BM25Index.build([["a"]], folder, metadata={"corpus": object()})  # not JSON: fails after the arrays
     assert list(tmp_path.iterdir()) == []

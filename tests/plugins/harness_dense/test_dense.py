@@ -40,22 +40,58 @@ def _dense(encoder_dir: Path, **options: object) -> DenseRetriever:
 
 
 def test_sharded_exact_search_equals_in_memory_search(tiny_encoder_dir: Path, corpus: Corpus, tmp_path: Path) -> None:
-    dense = _dense(tiny_encoder_dir, index_dir=tmp_path / "idx", shard_size=50)
+    dense = _dense(tiny_encoder_dir, index_dir=tmp_path / "idx", shard_size=50, dtype="float32")
     index = dense.index(corpus)
-    assert len(index.shards) == -(-len(corpus) // 50)
+    assert len(index.shards) == -(-len(corpus) // 50) == len(list((tmp_path / "idx").glob("vectors-*.npy")))
     reference = EncoderRetriever(dense.encoder).index(corpus).search(QUERIES, k=10)
     ranking = index.search(QUERIES, k=10)
     np.testing.assert_array_equal(ranking.indices, reference.indices)
     np.testing.assert_allclose(ranking.scores, reference.scores, rtol=1e-5)
     # faiss flat is exact too; HNSW and IVF (probing every list here) find the same top 10.
     for kind, options in (("flat", {}), ("hnsw", {"hnsw_m": 16}), ("ivf", {"nlist": 8, "nprobe": 8})):
-        approximate = _dense(tiny_encoder_dir, index=kind, index_dir=tmp_path / "idx", shard_size=50, **options)
+        approximate = _dense(tiny_encoder_dir, index=kind, index_dir=tmp_path / "idx", dtype="float32", **options)
         found = approximate.index(corpus).search(QUERIES, k=10)
         recall = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(found.indices, reference.indices)])
         assert recall >= 0.95, kind
-    saved = json.loads((tmp_path / "idx" / "index.json").read_text(encoding="utf-8"))
-    assert saved["faiss"] == {"flat": {"kind": "flat"}, "hnsw": {"kind": "hnsw", "hnsw_m": 16, "ef_construction": 200},
-                              "ivf": {"kind": "ivf", "nlist": 8}}
+    built = {path.name: json.loads(path.read_text(encoding="utf-8")) for path in (tmp_path / "idx").glob("faiss-*.json")}
+    assert built == {"faiss-flat.json": {"kind": "flat"},
+                     "faiss-hnsw.json": {"kind": "hnsw", "hnsw_m": 16, "ef_construction": 200},
+                     "faiss-ivf.json": {"kind": "ivf", "nlist": 8}}
+
+
+def test_float16_shards_rank_as_float16_vectors_do(tiny_encoder_dir: Path, corpus: Corpus, tmp_path: Path) -> None:
+    """The default float16 shards: the ranking of the queries against the vectors rounded to
+    float16 (computed here in float64, ranked by a stable sort), half the bytes on disk."""
+    dense = _dense(tiny_encoder_dir, index_dir=tmp_path / "idx", shard_size=50)
+    ranking = dense.index(corpus).search(QUERIES, k=10)
+    vectors = np.concatenate([np.load(path) for path in sorted((tmp_path / "idx").glob("vectors-*.npy"))])
+    assert vectors.dtype == np.float16
+    passages = dense.encoder.encode(list(corpus.texts), role="passage", langs=list(corpus.langs))
+    np.testing.assert_array_equal(vectors, passages.astype(np.float16))
+    scores = dense.encoder.encode(QUERIES, role="query").astype(np.float64) @ vectors.astype(np.float64).T
+    expected = np.argsort(-scores, axis=1, kind="stable")[:, :10]
+    np.testing.assert_array_equal(ranking.indices, expected)
+
+
+def test_ivfpq_compresses_and_refines_from_the_shards(tiny_encoder_dir: Path, corpus: Corpus, tmp_path: Path) -> None:
+    """IVF-PQ keeps 16 bytes a vector; scoring its 4 x k best again with the shards' vectors
+    finds more of exact search's top 10 than the codes alone, with exact scores."""
+    exact = _dense(tiny_encoder_dir, index_dir=tmp_path / "idx").index(corpus).search(QUERIES, k=10)
+
+    def recall(found: np.ndarray) -> float:
+        return float(np.mean([len(set(a) & set(b)) / 10 for a, b in zip(found, exact.indices)]))
+
+    codes_only = _dense(tiny_encoder_dir, index="ivfpq", nlist=4, nprobe=4, pq_m=16, refine=1, index_dir=tmp_path / "idx")
+    refined = _dense(tiny_encoder_dir, index="ivfpq", nlist=4, nprobe=4, pq_m=16, index_dir=tmp_path / "idx")
+    index = refined.index(corpus)
+    assert index.faiss.code_size == 16  # bytes a vector, where float16 takes 64
+    found = index.search(QUERIES, k=10)
+    assert recall(found.indices) > recall(codes_only.index(corpus).search(QUERIES, k=10).indices)
+    assert recall(found.indices) >= 0.9
+    same = found.indices == exact.indices
+    np.testing.assert_allclose(found.scores[same], exact.scores[same], rtol=1e-6)
+    with pytest.raises(HarnessError, match="pq_m=7 must divide the vectors' 32 dimensions"):
+        _dense(tiny_encoder_dir, index="ivfpq", pq_m=7, index_dir=tmp_path / "idx").index(corpus)
 
 
 def test_identity_records_encoder_and_index(tiny_encoder_dir: Path) -> None:
@@ -63,7 +99,8 @@ def test_identity_records_encoder_and_index(tiny_encoder_dir: Path) -> None:
     assert identity.options["index"] == {"kind": "hnsw", "hnsw_m": 32, "ef_construction": 200, "ef_search": 64}
     assert identity.options["encoder"]["name"] == "hf-encoder"
     assert identity.weights == identity.options["encoder"]["weights"] and identity.weights.startswith("sha256:")
-    assert identity.label.endswith("[hnsw hnsw_m=32, ef_construction=200, ef_search=64]")
+    assert identity.label.endswith("[hnsw hnsw_m=32, ef_construction=200, ef_search=64, float16]")
+    assert identity.options["dtype"] == "float16"
 
 
 def test_vectors_are_reused_and_never_mixed_up(tiny_encoder_dir: Path, corpus: Corpus, tmp_path: Path) -> None:
@@ -75,3 +112,21 @@ def test_vectors_are_reused_and_never_mixed_up(tiny_encoder_dir: Path, corpus: C
     smaller = Corpus(ids=corpus.ids[:10], texts=corpus.texts[:10], langs=corpus.langs[:10])
     with pytest.raises(HarnessError, match="differs in corpus, documents"):
         _dense(tiny_encoder_dir, index_dir=folder).index(smaller)
+
+
+def test_a_shard_reaches_the_encoder_a_chunk_at_a_time(tiny_encoder_dir: Path, corpus: Corpus, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """An encoder tokenises all it is handed at once: a shard is handed over PASSAGE_CHUNK
+    passages at a time, and the index is the same."""
+    from harness_dense import model as dense_model
+
+    monkeypatch.setattr(dense_model, "PASSAGE_CHUNK", 40)
+    dense = _dense(tiny_encoder_dir, index_dir=tmp_path / "idx", shard_size=100, dtype="float32")
+    inner = dense.encoder.encoder
+    handed: list[int] = []
+    counted = inner.token_lengths
+    monkeypatch.setattr(inner, "token_lengths", lambda texts, **kw: handed.append(len(texts)) or counted(texts, **kw))
+    ranking = dense.index(corpus).search(QUERIES, k=10)
+    assert max(handed) == 40 and sum(handed) >= len(corpus)
+    reference = EncoderRetriever(dense.encoder).index(corpus).search(QUERIES, k=10)
+    np.testing.assert_array_equal(ranking.indices, reference.indices)
