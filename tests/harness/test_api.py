@@ -174,7 +174,8 @@ def test_composite_models_take_objects_and_the_registry_they_were_given(tmp_path
 
     encoder = HashingEncoder("shared")
     direct = harness.evaluate("lareqa", encoder, progress=False, bootstrap=0)[0]
-    dense = harness.evaluate("lareqa", "dense", model_args={"encoder": encoder}, progress=False, bootstrap=0)[0]
+    dense = harness.evaluate("lareqa", "dense", model_args={"encoder": encoder, "dtype": "float32"}, progress=False,
+                             bootstrap=0)[0]  # float32 shards: the very vectors of the direct route
     assert dense.result.rows == direct.result.rows
     assert dense.result.model.identity.options["encoder"]["label"] == "HashingEncoder"
 
@@ -184,8 +185,8 @@ def test_composite_models_take_objects_and_the_registry_they_were_given(tmp_path
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(api_models, "OBJECT", types.SimpleNamespace(encode_query=encoder.encode,
                                                                   encode_document=encoder.encode))
-        inner = harness.evaluate("lareqa", "dense:encoder=registered-object", registry=registry, progress=False,
-                                 bootstrap=0)[0]
+        inner = harness.evaluate("lareqa", "dense:encoder=registered-object,dtype=float32", registry=registry,
+                                 progress=False, bootstrap=0)[0]
     assert inner.result.rows == direct.result.rows
 
 
