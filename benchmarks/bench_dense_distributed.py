@@ -10,6 +10,9 @@ process, ``build_or_load`` and exact top-100 search) on one plain process, then 
 ``torchrun --standalone --nproc-per-node N`` for each N of ``--processes``, each in a fresh index
 folder, every process with one BLAS thread (``OMP_NUM_THREADS=1``: the same arithmetic in every
 configuration). gloo on this machine; the same code path runs NCCL on GPUs.
+
+Measured on the 2-core machine (200,000 passages, shards of 16,384): one process 4.0 s, 2 ranks
+4.5 s, 4 ranks 6.4 s, both rankings equal to the one-process ranking bit for bit.
 """
 
 from __future__ import annotations

@@ -19,6 +19,12 @@ sampled every 20 ms):
   the shards, searched with ``nprobe`` 16 and 64: queries/s and recall@100 (the share of exact
   search's top 100 it finds), and its bytes per passage (index file / passages);
 * ``hnsw`` (``--hnsw``): an HNSW graph over the same vectors (float32 in memory), likewise.
+
+Measured on the 2-core machine with other work finished, 1,000,000 vectors, 500 queries: exact
+over float16 shards (732 MiB) 82 queries/s, peak 1,052 MiB (312 MiB heap); IVF-PQ (nlist 4,096,
+48 bytes, refine 4) built in 54 s, 63 bytes a passage, nprobe 16: 679 queries/s at recall@100
+0.299, nprobe 64: 1,288 at 0.570; HNSW (M 32, efConstruction 80) built in 252 s, 1,808 bytes a
+passage, efSearch 64: 2,865 queries/s at 0.703, efSearch 256: 1,178 at 0.956.
 """
 
 from __future__ import annotations
