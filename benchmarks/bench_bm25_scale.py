@@ -29,10 +29,11 @@ rank-bm25's ``BM25Okapi`` stable ranking on the first ``--check-size`` passages 
 ``--check-queries`` queries (rank-bm25 scores with Python loops over every document).
 
 Measured on the 2-core machine with other work finished (build s / index MiB / build peak MiB /
-queries/s / search peak MiB): 1 M passages, harness 76 / 368 / 718 / 83.4 / 685, bm25s 150 / 561
-/ 4,398 / 48.9 / 780; 5 M passages, harness 362 / 1,740 / 804 / 11.9 / 2,559, bm25s's build over
-16 GB (failed), its format from the same postings 2,708 MiB, 6.5 queries/s, 2,965 MiB. Top 10
-equal to rank-bm25's on 100 of 100 queries (first 20,000 passages) at both sizes.
+queries/s / search peak MiB): 1 M passages, harness 76 / 368 / 718 / 91.5 / 306, bm25s 150 / 561
+/ 4,398 / 48.9 / 780; 5 M passages, harness 362 / 1,740 / 804 / 12.2 / 510, bm25s's build over
+16 GB (failed), its format from the same postings 2,708 MiB, 6.5 queries/s, 2,965 MiB;
+21,015,324 passages (harness alone, 200 queries), 2,422 (the CPU shared) / 7,235 / 1,169 / 2.9 /
+746. Top 10 equal to rank-bm25's on 100 of 100 queries (first 20,000 passages) at every size.
 """
 
 from __future__ import annotations
