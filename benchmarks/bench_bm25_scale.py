@@ -29,10 +29,11 @@ rank-bm25's ``BM25Okapi`` stable ranking on the first ``--check-size`` passages 
 ``--check-queries`` queries (rank-bm25 scores with Python loops over every document).
 
 Measured on the 2-core machine with other work finished (build s / index MiB / build peak MiB /
-queries/s / search peak MiB): 1 M passages, harness 76 / 368 / 718 / 83.4 / 685, bm25s 150 / 561
-/ 4,398 / 48.9 / 780; 5 M passages, harness 362 / 1,740 / 804 / 11.9 / 2,559, bm25s's build over
-16 GB (failed), its format from the same postings 2,708 MiB, 6.5 queries/s, 2,965 MiB. Top 10
-equal to rank-bm25's on 100 of 100 queries (first 20,000 passages) at both sizes.
+queries/s / search peak MiB): 1 M passages, harness 76 / 368 / 718 / 91.5 / 306, bm25s 150 / 561
+/ 4,398 / 48.9 / 780; 5 M passages, harness 362 / 1,740 / 804 / 12.2 / 510, bm25s's build over
+16 GB (failed), its format from the same postings 2,708 MiB, 6.5 queries/s, 2,965 MiB;
+21,015,324 passages (harness alone, 200 queries), 2,422 (the CPU shared) / 7,235 / 1,169 / 2.9 /
+746. Top 10 equal to rank-bm25's on 100 of 100 queries (first 20,000 passages) at every size.
 """
 
 from __future__ import annotations
@@ -137,19 +138,20 @@ def bm25s_from_postings(harness: Path, folder: Path) -> dict[str, Any]:
     start = time.perf_counter()
     postings = BM25Index.load(harness).postings
     n_terms, n_docs = postings.shape
+    counts, indices = (np.load(harness / f"{name}.npy", mmap_mode="r") for name in ("counts", "indices"))
     doc_freq = np.diff(postings.indptr)
     idf = np.maximum(np.log((n_docs - doc_freq + 0.5) / (doc_freq + 0.5)), 0.0)  # robertson, clamped at 0
     folder.mkdir(parents=True)
     data = np.lib.format.open_memmap(folder / "data.csc.index.npy", mode="w+", dtype=np.float32,
-                                     shape=(len(postings.indices),))
+                                     shape=(len(indices),))
     step = 1 << 24
     terms = np.repeat(np.arange(n_terms), doc_freq)
     for a in range(0, len(data), step):
-        tf = np.asarray(postings.counts[a : a + step], dtype=np.float64)
-        data[a : a + step] = idf[terms[a : a + step]] * tf / (tf + postings.norms[postings.indices[a : a + step]])
+        tf = np.asarray(counts[a : a + step], dtype=np.float64)
+        data[a : a + step] = idf[terms[a : a + step]] * tf / (tf + postings.norms[indices[a : a + step]])
     data.flush()
     del data, terms
-    np.save(folder / "indices.csc.index.npy", np.asarray(postings.indices), allow_pickle=False)
+    np.save(folder / "indices.csc.index.npy", indices, allow_pickle=False)
     np.save(folder / "indptr.csc.index.npy", np.append(postings.indptr, postings.indptr[-1]), allow_pickle=False)
     terms_json = json.loads((harness / "vocabulary.json").read_text(encoding="utf-8"))
     vocab = {term: i for i, term in enumerate(terms_json)}

@@ -1,6 +1,6 @@
-"""BM25 with postings per term, built in bounded memory and searched memory-mapped: a query reads
-only the posting lists of its terms, and the index of a 21-million-passage corpus is built and
-searched without ever being held in memory.
+"""BM25 with postings per term, built in bounded memory and searched from disk: a query reads
+only the posting lists of its terms, a few million postings at a time, and the index of a
+21-million-passage corpus is built and searched without ever being held in memory.
 
 Scores equal rank-bm25's ``BM25Okapi`` (the reference Python implementation): for each query
 token (repeated tokens count again) ``idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))``
@@ -23,7 +23,8 @@ scatter, not a sort. It then writes the index term block by term block (about
 :data:`MERGE_POSTINGS` postings at a time), reading each run's slice of the block and appending
 it to the output files. Memory is the vocabulary, 4 bytes a document (its length), one run and
 one block, whatever the corpus size. An index is plain ``.npy`` arrays plus a JSON vocabulary (no
-pickle), written in a staging folder moved into place whole, and reloaded memory-mapped.
+pickle), written in a staging folder moved into place whole; on reload the per-term and
+per-document arrays are read (8 bytes a term or a document) and the postings stay on disk.
 """
 
 from __future__ import annotations
@@ -46,12 +47,16 @@ from harness.search import top_k
 
 #: Bumped when the saved layout changes; an index of another format is rebuilt, never misread.
 FORMAT = 3
-_ARRAYS = ("counts", "indices", "indptr", "idf", "norms")
+#: Read whole on load (8 bytes a term or a document); the postings are read as queries need them.
+_IN_MEMORY = ("indptr", "idf", "norms")
 
 #: A query whose postings number less than ``n_docs / SPARSE_SHARE`` is summed over the union of
 #: its postings (a sort of that union); a longer one into a dense vector of all documents, which
 #: then costs less than sorting.
 SPARSE_SHARE = 8
+
+#: Postings read and weighted at a time while a query is scored over every document.
+READ_POSTINGS = 1 << 22
 
 #: Token ids converted to int32 at a time while building (a list of them costs 8 bytes an id).
 _CHUNK = 1 << 20
@@ -83,16 +88,40 @@ def _idf(doc_freq: np.ndarray, n_docs: int, epsilon: float) -> np.ndarray:
     return idf
 
 
+class StoredArray:
+    """A 1-D array in a ``.npy`` file, read a slice at a time into a buffer of its own. The file
+    is not memory-mapped: a search's memory is the posting lists of the query in hand, never the
+    pages of every list read so far (those stay in the OS's page cache, shared and evictable)."""
+
+    def __init__(self, path: Path) -> None:
+        header = np.load(path, mmap_mode="r", allow_pickle=False)  # the dtype, length and data offset
+        if header.ndim != 1 or path.stat().st_size != header.offset + header.nbytes:
+            raise ValueError(f"{path.name} is not a whole 1-D array")
+        self.path, self.dtype, self.length, self._offset = path, header.dtype, len(header), header.offset
+        self._handle = open(path, "rb")  # noqa: SIM115 (open as long as the index)
+
+    def __len__(self) -> int:
+        return self.length
+
+    def read(self, start: int, stop: int) -> np.ndarray:
+        self._handle.seek(self._offset + start * self.dtype.itemsize)
+        values = np.fromfile(self._handle, dtype=self.dtype, count=stop - start)
+        if len(values) != stop - start:
+            raise HarnessError(f"{self.path} was cut short while the index was open")
+        return values
+
+
 @dataclass(frozen=True)
 class Postings:
-    """The documents of term ``t`` are ``indices[indptr[t]:indptr[t + 1]]`` in order, with the
-    term's count in each in ``counts``; ``idf`` holds each term's idf and ``norms`` each
-    document's ``k1 * (1 - b + b * dl / avgdl)``. Kept as plain arrays rather than a scipy
-    matrix, whose constructor would copy int32 indices to int64 when ``indptr`` needs 64 bits (an
-    index of over 2**31 postings)."""
+    """The documents of term ``t`` are positions ``indptr[t]`` to ``indptr[t + 1]`` of
+    ``indices``, in order, with the term's count in each at the same positions of ``counts``
+    (both read from disk as needed); ``idf`` holds each term's idf and ``norms`` each document's
+    ``k1 * (1 - b + b * dl / avgdl)`` (in memory: 8 bytes a document). Plain arrays rather than
+    a scipy matrix, whose constructor would copy int32 indices to int64 when ``indptr`` needs 64
+    bits (an index of over 2**31 postings)."""
 
-    counts: np.ndarray  # uint8 (uint16, uint32 when a count needs it)
-    indices: np.ndarray  # int32 document ids
+    counts: StoredArray  # uint8 (uint16, uint32 when a count needs it)
+    indices: StoredArray  # int32 document ids
     indptr: np.ndarray  # int64, vocabulary + 1
     idf: np.ndarray  # float64, vocabulary
     norms: np.ndarray  # float64, documents
@@ -102,18 +131,20 @@ class Postings:
     def shape(self) -> tuple[int, int]:
         return len(self.indptr) - 1, len(self.norms)
 
-    def weights(self, terms: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        """Document ids and BM25 weights of these terms' postings, term after term:
-        ``idf * (tf * (k1 + 1) / (tf + norm))`` in that order, as rank-bm25 computes it."""
-        bounds = [(int(self.indptr[t]), int(self.indptr[t + 1])) for t in terms]
-        if not bounds:
-            return np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float64)
-        docs = np.concatenate([self.indices[a:b] for a, b in bounds])
-        tf = np.concatenate([self.counts[a:b] for a, b in bounds]).astype(np.float64)
+    def size(self, term: int) -> int:
+        return int(self.indptr[term + 1] - self.indptr[term])
+
+    def weights(self, term: int, start: int = 0, stop: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Document ids and BM25 weights of the term's postings ``start`` to ``stop`` (all by
+        default): ``idf * (tf * (k1 + 1) / (tf + norm))`` in that order, as rank-bm25 computes it."""
+        first = int(self.indptr[term])
+        stop = self.size(term) if stop is None else stop
+        docs = self.indices.read(first + start, first + stop)
+        tf = self.counts.read(first + start, first + stop).astype(np.float64)
         weights = tf * (self.k1 + 1.0)
         tf += self.norms[docs]
         weights /= tf
-        weights *= np.repeat(self.idf[list(terms)], [b - a for a, b in bounds])
+        weights *= self.idf[term]
         return docs, weights
 
 
@@ -252,13 +283,24 @@ def _merge(runs: _Runs, folder: Path, k1: float, b: float, epsilon: float) -> No
             indices.write(docs.tobytes())
 
 
+def _lower_bound(totals: np.ndarray, k: int) -> float:
+    """A value the k best of ``totals`` all reach: the k-th largest of an evenly spaced subset of
+    about ``sqrt(k * n)`` of them (a subset's k-th largest is at most the whole's), which costs a
+    selection among that subset rather than among all n, and leaves about as many candidates."""
+    step = max(1, int(len(totals) / math.sqrt(k * len(totals))))
+    sample = totals[::step]
+    # Selecting the k-th smallest of the negated scores: numpy's selection of the k-th largest is
+    # ten times slower on a vector of mostly equal scores (zeros) than this.
+    return float(-np.partition(-sample, k - 1)[k - 1]) if len(sample) >= k else -math.inf
+
+
 def _write_vocabulary(vocabulary: dict[str, int], folder: Path) -> None:
     with open(folder / "vocabulary.json", "w", encoding="utf-8") as handle:
         json.dump(list(vocabulary), handle, ensure_ascii=False)  # numbered in insertion order
 
 
 class BM25Index:
-    """Term weights of a tokenised corpus, memory-mapped from an index folder (see the module docstring)."""
+    """Term weights of a tokenised corpus, read from an index folder (see the module docstring)."""
 
     def __init__(self, postings: Postings, vocabulary: dict[str, int], parameters: dict[str, float],
                  owned: tempfile.TemporaryDirectory[str] | None = None) -> None:
@@ -296,20 +338,38 @@ class BM25Index:
 
     # -- scoring ------------------------------------------------------------------------------
 
-    def _postings(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """Document ids and weights of the query's tokens, one slice per known token in query
-        order (a repeated token repeats its slice), so per-document sums add up in rank-bm25's order."""
-        return self.postings.weights([term for term in map(self.vocabulary.get, tokens) if term is not None])
+    def _terms(self, tokens: Sequence[str]) -> list[int]:
+        """The query's known tokens as term ids, in query order (a repeated token repeats)."""
+        return [term for term in map(self.vocabulary.get, tokens) if term is not None]
 
-    def _dense_scores(self, tokens: Sequence[str]) -> np.ndarray:
-        docs, weights = self._postings(tokens)
-        return np.bincount(docs, weights=weights, minlength=self.n_docs)
+    def _gathered(self, terms: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Document ids and weights of the terms' postings, term after term."""
+        parts = [self.postings.weights(term) for term in terms]
+        if not parts:
+            return np.empty(0, dtype=np.int32), np.empty(0)
+        return np.concatenate([docs for docs, _ in parts]), np.concatenate([weights for _, weights in parts])
+
+    def _dense_scores(self, terms: Sequence[int]) -> np.ndarray:
+        """Every document's score, its weights added in the query's token order, as rank-bm25
+        sums them: with one ``bincount`` over the postings gathered in that order, or, past
+        :data:`READ_POSTINGS` postings, term after term and at most that many at a time (a
+        document is in a term's list once), so the memory stays bounded."""
+        if sum(map(self.postings.size, terms)) <= READ_POSTINGS:
+            docs, weights = self._gathered(terms)
+            return np.bincount(docs, weights=weights, minlength=self.n_docs)
+        totals = np.zeros(self.n_docs)
+        for term in terms:
+            size = self.postings.size(term)
+            for start in range(0, size, READ_POSTINGS):
+                docs, weights = self.postings.weights(term, start, min(size, start + READ_POSTINGS))
+                totals[docs] += weights
+        return totals
 
     def scores(self, queries: Sequence[Sequence[str]]) -> np.ndarray:
         """Dense (queries x documents) BM25 scores, float64 (for callers that need every score)."""
         out = np.empty((len(queries), self.n_docs), dtype=np.float64)
         for row, tokens in zip(out, queries):
-            row[:] = self._dense_scores(tokens)
+            row[:] = self._dense_scores(self._terms(tokens))
         return out
 
     def top_k(self, queries: Sequence[Sequence[str]], k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -321,24 +381,22 @@ class BM25Index:
         if k == 0:
             return indices, scores
         for q, tokens in enumerate(queries):
-            indices[q], scores[q] = self._best(tokens, k)
+            indices[q], scores[q] = self._best(self._terms(tokens), k)
         return indices, scores
 
-    def _best(self, tokens: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
-        docs, weights = self._postings(tokens)
+    def _best(self, terms: list[int], k: int) -> tuple[np.ndarray, np.ndarray]:
         candidates: np.ndarray | None  # document ids of ``totals``; None: totals covers every document
-        if len(docs) * SPARSE_SHARE < self.n_docs:
+        if sum(map(self.postings.size, terms)) * SPARSE_SHARE < self.n_docs:
+            docs, weights = self._gathered(terms)
             candidates, inverse = np.unique(docs, return_inverse=True)
             totals = np.bincount(inverse, weights=weights, minlength=len(candidates))
         else:
-            candidates, totals = None, np.bincount(docs, weights=weights, minlength=self.n_docs)
+            candidates, totals = None, self._dense_scores(terms)
         kept = None  # positions in ``totals`` of the k best and of every score tied with the k-th
         if len(totals) >= k:
-            # Selecting the k-th smallest of the negated scores: numpy's selection of the k-th
-            # largest is ten times slower on a vector of mostly equal scores (zeros) than this.
-            kth = -np.partition(-totals, k - 1)[k - 1]
-            if kth > 0:
-                kept = np.flatnonzero(totals >= kth)
+            bound = _lower_bound(totals, k)
+            if bound > 0:
+                kept = np.flatnonzero(totals >= bound)
         if kept is None:
             # The ranking reaches documents that score 0 (no query term) or less: rank them all.
             if candidates is None:
@@ -368,13 +426,13 @@ class BM25Index:
 
     @classmethod
     def load(cls, folder: Path) -> BM25Index:
-        """Reload an index written by :meth:`build`; the arrays are memory-mapped, not read."""
+        """Reload an index written by :meth:`build`; the postings stay on disk (see :class:`StoredArray`)."""
         info = cls.saved_metadata(folder)
         if info is None or info.get("format") != FORMAT:
             raise HarnessError(f"{folder} holds no BM25 index of format {FORMAT}")
         try:
-            counts, indices, indptr, idf, norms = (np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
-                                                   for name in _ARRAYS)
+            counts, indices = StoredArray(folder / "counts.npy"), StoredArray(folder / "indices.npy")
+            indptr, idf, norms = (np.load(folder / f"{name}.npy", allow_pickle=False) for name in _IN_MEMORY)
             n_terms, n_docs = info["shape"]
             if (len(indptr) != n_terms + 1 or len(idf) != n_terms or len(norms) != n_docs
                     or len(counts) != len(indices) or len(counts) != indptr[-1]):

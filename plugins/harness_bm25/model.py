@@ -3,7 +3,7 @@
 Top-k search scores each query over the postings of its terms only (see
 :meth:`BM25Index.top_k`); ranking the whole corpus (``k=None``) holds at most :data:`SCORE_BLOCK`
 dense scores at once. ``index_dir=...`` saves the index on first use (built in bounded memory,
-see :mod:`harness_bm25.index`; under torchrun by rank 0 alone) and reloads it (memory-mapped) on
+see :mod:`harness_bm25.index`; under torchrun by rank 0 alone) and reloads it (postings read from disk) on
 later runs over the same corpus; a folder holding the index of another corpus or other settings
 is refused, never silently reused or overwritten.
 """

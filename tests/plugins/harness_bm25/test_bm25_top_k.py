@@ -26,10 +26,13 @@ def stable_ranking(reference: BM25Okapi, query: list[str], k: int) -> tuple[np.n
     return order, scores[order]
 
 
-@pytest.fixture(params=["sparse", "dense"])
+@pytest.fixture(params=["sparse", "dense", "dense, 3 postings at a time"])
 def accumulation(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Force one way of summing a query's postings: over their union, or into all documents."""
+    """Force one way of summing a query's postings: over their union, or into all documents
+    (reading a few postings at a time, as over a corpus of millions)."""
     monkeypatch.setattr(bm25_index, "SPARSE_SHARE", 0 if request.param == "sparse" else 10**12)
+    if request.param.endswith("at a time"):
+        monkeypatch.setattr(bm25_index, "READ_POSTINGS", 3)
     return request.param
 
 
@@ -119,7 +122,7 @@ def test_build_gives_the_naive_weights(run_tokens: int, merge_postings: int, mon
     assert postings.counts.dtype == np.uint8  # every count under 256: one byte a posting
     got = {}
     for term, number in index.vocabulary.items():
-        doc_ids, weights = postings.weights([number])
+        doc_ids, weights = postings.weights(number)
         assert np.all(np.diff(doc_ids) > 0)  # each term's documents in order, once each
         got.update({(term, int(d)): float(w) for d, w in zip(doc_ids, weights)})
     assert got == naive_weights(documents, 1.2, 0.6, 0.3)
@@ -130,7 +133,7 @@ def test_a_count_past_255_widens_the_counts() -> None:
     index = BM25Index.build(documents, run_tokens=2)
     assert index.postings.counts.dtype == np.uint16
     got = {(term, int(d)): float(w) for term, number in index.vocabulary.items()
-           for d, w in zip(*index.postings.weights([number]))}
+           for d, w in zip(*index.postings.weights(number))}
     assert got == naive_weights(documents, 1.5, 0.75, 0.25)
 
 
