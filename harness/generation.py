@@ -44,6 +44,7 @@ from harness.errors import HarnessError
 from harness.io import dump_json, sha256_text, write_atomic
 from harness.progress import Progress
 from harness.protocols import Generation, GenerationOptions, GenerationRequest, Generator, OpenQuestion
+from harness.qa.passages import Passage
 
 #: The marker that ends a reasoning trace, by default (Qwen3, DeepSeek-R1 and their kind).
 REASONING_END = "</think>"
@@ -332,16 +333,6 @@ def generation_stats(model: object) -> dict[str, Any] | None:
 
 
 # -- what tasks prompt ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Passage:
-    """A retrieved passage as a prompt shows it (with its id, so the answer can be traced)."""
-
-    id: str
-    title: str
-    text: str
-    lang: str
 
 
 @dataclass(frozen=True)

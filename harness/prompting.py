@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError, InputError
-from harness.generation import GeneratedAnswer, Passage, PromptTarget, generation_service
+from harness.generation import GeneratedAnswer, PromptTarget, generation_service
+from harness.qa.passages import Passage
 from harness.io import read_json, sha256_text
 from harness.progress import Progress
 from harness.protocols import (

@@ -79,7 +79,7 @@ from pathlib import Path
 
 from harness.compose import identity_part, load_model
 from harness.errors import HarnessError
-from harness.generation import Passage, PromptTarget, generation_service
+from harness.generation import PromptTarget, generation_service
 from harness.io import sha256_file
 from harness.model import Model, ModelIdentity, Runtime
 from harness.options import ModelOption
@@ -89,7 +89,7 @@ from harness.protocols import (
     Generator, OpenAnswer, OpenDomainQA, OpenQuestion, Ranking, Reader, ReadingExample, Retriever, SearchIndex,
     SpanAnswer, Translator,
 )
-from harness.qa.passages import Passages, corpus_files, read_passages
+from harness.qa.passages import Passage, Passages, corpus_files, read_passages
 from harness.qa.translate import translate_each
 
 OWNER = "retrieve-read"
