@@ -15,12 +15,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from harness.capabilities import is_plain_encoder, provide
+from harness.capabilities import declared, is_plain_encoder, provide
 from harness.encoding import EncodingService
+from harness.generation import GenerationService
 from harness.errors import HarnessError
 from harness.model import Model, ModelIdentity, Runtime
 from harness.options import bind_options, parse_named, path_options
-from harness.protocols import Encoder, Retriever
+from harness.protocols import Generator
 from harness.registry import PluginInfo, Registry, load_target
 
 
@@ -115,16 +116,19 @@ def _plugin_of(model: Model, registry: Registry) -> PluginInfo:
     return PYTHON_OBJECT
 
 
-def encoding_service(model: Model, runtime: Runtime, identity: ModelIdentity, *,
-                     show_progress: bool) -> EncodingService | None:
-    """The shared encoding queue (dedup, the embedding cache, length batches) for a plain
-    encoder; None for any other model. A model that its identity cannot tell apart from others
-    (an in-memory object with nothing to fingerprint) encodes without the on-disk cache."""
-    if not is_plain_encoder(model):
-        return None
+def model_service(model: Model, runtime: Runtime, identity: ModelIdentity, *,
+                  show_progress: bool) -> EncodingService | GenerationService | None:
+    """The harness's service in front of a model: the shared encoding queue for a plain encoder,
+    the generation service for a generator (each deduplicates, keeps the on-disk cache, batches by
+    length); None for any other model. A model that its identity cannot tell apart from others (an
+    in-memory object with nothing to fingerprint) is served without the on-disk cache."""
     if not model.reproducible:
         runtime = replace(runtime, cache_dir=None)
-    return EncodingService.for_model(model, runtime, identity.as_dict(), show_progress=show_progress)
+    if is_plain_encoder(model):
+        return EncodingService.for_model(model, runtime, identity.as_dict(), show_progress=show_progress)
+    if Generator in declared(model):
+        return GenerationService.for_model(model, runtime, identity.as_dict())
+    return None
 
 
 def load_model(spec: object, runtime: Runtime, *, needs: type | None, owner: str) -> tuple[Model, Any]:
@@ -138,10 +142,8 @@ def load_model(spec: object, runtime: Runtime, *, needs: type | None, owner: str
     model = choice.instantiate(runtime)
     if needs is None:
         return model, model
-    capability: Any = model
-    if needs in (Encoder, Retriever):
-        # an inner encoder gets what a top-level one gets
-        capability = encoding_service(model, runtime, model.identity(), show_progress=False) or model
+    # an inner encoder or generator gets the service a top-level one gets
+    capability = model_service(model, runtime, model.identity(), show_progress=False) or model
     return model, provide(capability, needs, model_name=choice.name, task_name=owner)
 
 

@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from harness.capabilities import declared, provide
-from harness.compose import ModelSource, encoding_service
+from harness.compose import ModelSource, model_service
 from harness.distributed import World, current_world
 from harness.encoding import EncodingPlan, EncodingRequest, EncodingService
-from harness.generation import generation_stats
+from harness.generation import GenerationService
 from harness.errors import InputError
 from harness.io import dump_json, json_bytes, read_json, sha256_text
 from harness.layout import RunFolder, slug
@@ -36,14 +36,20 @@ from harness.timing import Clock, PhaseTimer
 @dataclass
 class LoadedModel:
     """The model of a run, loaded once for all its tasks, with what results record about it;
-    ``service`` is the shared encoding queue when the model is a plain encoder."""
+    ``service`` is the shared encoding queue of a plain encoder, or the generation service of a
+    generator (:func:`harness.compose.model_service`)."""
 
     model: Model
     plugin: PluginInfo
     identity: ModelIdentity
     #: The model as the user typed it (the run folder's name); None for a model object.
     typed: str | None
-    service: EncodingService | None
+    service: EncodingService | GenerationService | None
+
+    @property
+    def encoding(self) -> EncodingService | None:
+        """The shared encoding queue, when the model is a plain encoder."""
+        return self.service if isinstance(self.service, EncodingService) else None
 
     @property
     def replay(self) -> bool:
@@ -51,7 +57,7 @@ class LoadedModel:
         return PredictionSource in declared(self.model)
 
     def capability(self, task: LoadedTask) -> Any:
-        """The model as what ``task`` needs (the encoding service in front of a plain encoder)."""
+        """The model as what ``task`` needs (behind its service, where it has one)."""
         if self.replay:
             return self.model
         return provide(self.service or self.model, task.task.metadata.needs, model_name=self.model.name,
@@ -61,12 +67,12 @@ class LoadedModel:
 def load_model(source: ModelSource, runtime: Runtime, timer: PhaseTimer, *, typed: str | None,
                show_progress: bool) -> LoadedModel:
     """Instantiate the model (timed), give torch its threads, and put the encoding queue in front
-    of a plain encoder."""
+    of a plain encoder and the generation service in front of a generator."""
     model = timer.time("load_model", lambda: source.instantiate(runtime))
     apply_threads(runtime)  # once torch is imported, if the model needed it
     identity = model.identity()
     replay = PredictionSource in declared(model)
-    service = None if replay else encoding_service(model, runtime, identity, show_progress=show_progress)
+    service = None if replay else model_service(model, runtime, identity, show_progress=show_progress)
     return LoadedModel(model, source.plugin, identity, typed, service)
 
 
@@ -100,7 +106,7 @@ class Session:
 
     def prefetch(self) -> None:
         """Encode the texts of every task at once (deduplicated, cached, length-batched)."""
-        service = self.model.service
+        service = self.model.encoding
         if service is not None:
             self.shared.time("encode_shared", lambda: service.prefetch(self.requests))
         seed_everything(self.runtime.seed)
@@ -111,7 +117,7 @@ class Session:
         # would cost seconds; a device asked for by name is checked as the run would check it
         runtime = self.runtime
         resolve = runtime.device_request != "auto" or "torch" in sys.modules
-        service = self.model.service
+        service = self.model.encoding
         return Plan(
             model=self.model.identity.label, device=runtime.device if resolve else runtime.device_used,
             precision=self.model.model.precision, world_size=self.world.size,
@@ -124,10 +130,11 @@ class Session:
     def execution_record(self) -> dict[str, Any]:
         """How the suite ran, for each result's provenance."""
         service, runtime = self.model.service, self.runtime
+        encoding = service.stats.as_dict() if isinstance(service, EncodingService) else None
+        generation = service.stats.as_dict() if isinstance(service, GenerationService) else None
         return {"world_size": self.world.size, "device": runtime.device_used, "precision": self.model.model.precision,
                 "threads": runtime.threads, "batch_size": service.stats.batch_size if service else runtime.batch_size,
-                "suite": [t.name for t in self.tasks], "encoding": service.stats.as_dict() if service else None,
-                "generation": generation_stats(self.model.model)}
+                "suite": [t.name for t in self.tasks], "encoding": encoding, "generation": generation}
 
 
 def seed_everything(seed: int) -> None:

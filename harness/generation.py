@@ -32,7 +32,6 @@ import json
 import time
 import uuid
 import warnings
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -243,6 +242,15 @@ class GenerationService:
                                      damaged_cache_lines=list(cache.damaged) if cache is not None else [])
         self._memory: dict[str, Generation] = {}
 
+    @classmethod
+    def for_model(cls, generator: Generator, runtime: Any, identity: dict[str, Any]) -> GenerationService:
+        """The service a run puts in front of a generator model, as the encoding queue is put in
+        front of an encoder: the on-disk cache under ``runtime.cache_dir`` (none if it is None),
+        the run's batch size or the model's own. One per loaded model, so every task of a suite
+        shares its memo and statistics."""
+        cache = GenerationCache(runtime.cache_dir, identity) if runtime.cache_dir is not None else None
+        return cls(generator, cache=cache, batch_size=runtime.batch_size or getattr(generator, "batch_size", None))
+
     def generate(self, requests: Sequence[GenerationRequest], *, progress: Progress | None = None) -> list[Generation]:
         """One completion per request, in order; ``progress`` moves by one per request answered."""
         keys = [request_key(request) for request in requests]
@@ -301,35 +309,13 @@ class GenerationService:
                 progress.update(len(batch), tokens=sum(g.new_tokens for _, g in done))
 
 
-#: One service per generator model, so every task of a suite shares its memo and statistics.
-_SERVICES: weakref.WeakKeyDictionary[Any, GenerationService] = weakref.WeakKeyDictionary()
-
-
 def generation_service(generator: Generator) -> GenerationService:
-    """The service in front of ``generator`` (made on first use and kept while the model lives):
-    the on-disk cache under its runtime's ``cache_dir`` (none without one, or for a model that
-    has no identity), its runtime's batch size or its own."""
+    """``generator`` behind a service: itself when it is one (what the runner and the composite
+    models hand a task: :meth:`GenerationService.for_model`), else a service of its own without
+    a disk cache, for a generator used directly."""
     if isinstance(generator, GenerationService):
         return generator
-    if generator not in _SERVICES:
-        runtime = getattr(generator, "runtime", None)
-        cache_dir = getattr(runtime, "cache_dir", None)
-        identity = generator.identity().as_dict() if hasattr(generator, "identity") else None
-        shareable = identity is not None and getattr(generator, "reproducible", True)  # see harness.objects
-        cache = GenerationCache(cache_dir, identity) if cache_dir is not None and shareable else None
-        batch_size = getattr(runtime, "batch_size", None) or getattr(generator, "batch_size", None)
-        _SERVICES[generator] = GenerationService(generator, cache=cache, batch_size=batch_size)
-    return _SERVICES[generator]
-
-
-def generation_stats(model: object) -> dict[str, Any] | None:
-    """The statistics of the generation service in front of ``model`` (tokens/s, padding share),
-    for the result's execution record; None when ``model`` never generated."""
-    try:
-        service = _SERVICES.get(model)  # type: ignore[arg-type]
-    except TypeError:  # not weakly referenceable: never a generator behind a service
-        return None
-    return None if service is None else service.stats.as_dict()
+    return GenerationService(generator, batch_size=getattr(generator, "batch_size", None))
 
 
 # -- what tasks prompt ------------------------------------------------------------------------

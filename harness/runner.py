@@ -104,7 +104,7 @@ def _run_task(session: Session, loaded: LoadedTask, resume: bool, output: Output
         raise
     if not world.is_main:
         return Outcome(None, evaluation, units.predictions, units.resumed)
-    service = session.model.service
+    service = session.model.encoding
     if service is not None:
         evaluation.diagnostics.update(timer.time("vector_analyses", lambda: task.vector_analyses(data, service)))
     runtime, model = session.runtime, session.model

@@ -210,3 +210,22 @@ def test_a_prompt_change_changes_the_scorer_signature(tmp_path: Path) -> None:
     signatures = {MLQA(prompt="qa").scorer_signature(), MLQA(prompt=str(edited)).scorer_signature(),
                   MLQA(prompt="qa", shots=1).scorer_signature()}
     assert len(signatures) == 3  # same name and version, other text: still another signature
+
+
+def test_a_suite_shares_one_generation_service_and_a_rerun_reads_its_cache(harness_cli: Cli, tmp_path: Path) -> None:
+    """The runner puts one generation service in front of the loaded generator, as it puts the
+    encoding queue in front of an encoder: its statistics reach every result, and a second run
+    with the same cache folder generates nothing."""
+    questions = read_span_file(parallel_qa_dir() / "en.json")
+    path = write_replies(tmp_path / "replies.json", {q.question: (q.answers[0], -1.0) for q in questions})
+    args = ("run", "xquad:prompt=qa", f"fake-generator:replies={path}", "--langs", "en", "--quiet", "--json",
+            "--cache-dir", tmp_path / "cache", "--bootstrap", "0")
+
+    def generation() -> dict[str, Any]:
+        code, out, err = harness_cli(*args)
+        assert code == 0, err
+        return json.loads(out)["results"][0]["result"]["provenance"]["execution"]["generation"]
+
+    first, second = generation(), generation()
+    assert first["unique"] == len(questions) and first["generated"] == len(questions) and first["cache_hits"] == 0
+    assert second["cache_hits"] == len(questions) and second["generated"] == 0
