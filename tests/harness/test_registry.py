@@ -246,6 +246,8 @@ def test_a_task_class_without_metadata_breaks_its_plugin() -> None:
     class Bare(FakeLookup):
         metadata = None  # type: ignore[assignment]
 
+    registry = Registry()
     with pytest.warns(RuntimeWarning, match="RegistryError: task class .*Bare: field 'metadata': must be a "
                                             "TaskMetadata, not NoneType"):
-        Registry().add_plugin(types.SimpleNamespace(harness_tasks=hookimpl(lambda: [Bare])), PluginInfo("bare"))
+        registry.add_plugin(types.SimpleNamespace(harness_tasks=hookimpl(lambda: [Bare])), PluginInfo("bare"))
+    assert [b.plugin.name for b in registry.broken] == ["bare"] and not registry.tasks.entries
