@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from harness.registry import Registry
     from harness.stats.paired import RowComparison
 
+
 class _Parser(argparse.ArgumentParser):
     """argparse whose refusals are the one line (exit code 2) of every user mistake, and whose
     unknown command gets a did-you-mean, like an unknown task or model (argparse prints its usage
@@ -642,12 +643,13 @@ def _one_line_warnings(message: Any, category: Any, filename: str, lineno: int, 
     print(f"warning: {message}", file=sys.stderr)
 
 
-def _registry(args: argparse.Namespace) -> Registry:
-    """The plugins of this command: the installed ones and those named by ``--plugin``; the run's
-    composite models resolve their inner models in it too."""
+def _registry() -> Registry:
+    """The plugins of this command: the installed ones and those named by ``--plugin`` (through
+    ``$HARNESS_PLUGINS``, see :func:`main`); the run's composite models resolve their inner models
+    in it too."""
     from harness.registry import Registry
 
-    return Registry.discover(modules=args.plugin)
+    return Registry.discover()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -662,15 +664,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.showwarning = _one_line_warnings
     _configure_logging(args)
     saved_plugins = os.environ.get(PLUGINS_ENV)
-    if args.plugin:  # also for the look-ups that discover plugins themselves (plugin schemas, task languages)
+    if args.plugin:  # the command's registry loads them, and so do the look-ups that discover plugins themselves
         os.environ[PLUGINS_ENV] = ",".join(filter(None, [saved_plugins, *args.plugin]))
     try:
         if args.command == "list":
             _cmd_list(args)
         elif args.command == "run":
-            _cmd_run(args, argv, _registry(args))
+            _cmd_run(args, argv, _registry())
         elif args.command == "score":
-            _cmd_score(args, argv, _registry(args))
+            _cmd_score(args, argv, _registry())
         elif args.command == "compare":
             _cmd_compare(args)
         elif args.command == "leaderboard":
@@ -680,7 +682,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.command == "validate":
             _cmd_validate(args)
         elif args.command == "submit":
-            _cmd_submit(args, argv, _registry(args))
+            _cmd_submit(args, argv, _registry())
     except HarnessError as exc:
         print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code

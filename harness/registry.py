@@ -18,7 +18,7 @@ import sys
 import types
 import typing
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from importlib.metadata import entry_points
@@ -257,10 +257,10 @@ class Registry:
         self._manager.add_hookspecs(hookspecs)
 
     @classmethod
-    def discover(cls, group: str = hookspecs.ENTRY_POINT_GROUP, modules: Sequence[str] = ()) -> Registry:
+    def discover(cls, group: str = hookspecs.ENTRY_POINT_GROUP) -> Registry:
         """Load every plugin module named in the entry-point ``group``, then the modules named in
-        ``$HARNESS_PLUGINS`` and ``modules`` (installed or not: ``harness --plugin``), except the
-        plugins (entry-point or module names) listed in ``$HARNESS_DISABLE_PLUGINS``."""
+        ``$HARNESS_PLUGINS`` (installed or not, as ``harness --plugin`` does), except the plugins
+        (entry-point or module names) listed in ``$HARNESS_DISABLE_PLUGINS``."""
         registry = cls()
         disabled = set(_env_names(DISABLE_PLUGINS_ENV))
         for entry_point in sorted(entry_points(group=group), key=lambda ep: ep.name):
@@ -268,7 +268,7 @@ class Registry:
                 dist = getattr(entry_point, "dist", None)
                 info = PluginInfo(entry_point.name, dist.name if dist else None, dist.version if dist else None)
                 registry._load(info, entry_point.load)
-        for module in dict.fromkeys([*_env_names(PLUGINS_ENV), *modules]):
+        for module in _env_names(PLUGINS_ENV):
             if module not in disabled:
                 registry._load(PluginInfo(module), lambda module=module: importlib.import_module(module))
         return registry

@@ -21,7 +21,7 @@ def stub_reader(monkeypatch: pytest.MonkeyPatch) -> type[StubReader]:
     spec = ModelSpec("stub-reader", f"{StubReader.__module__}:StubReader")
     plugin = types.SimpleNamespace(harness_models=hookimpl(lambda: [spec]))
     registry.add_plugin(plugin, PluginInfo("test-stub-reader"))
-    monkeypatch.setattr(Registry, "discover", classmethod(lambda cls, group=None, modules=(): registry))
+    monkeypatch.setattr(Registry, "discover", classmethod(lambda cls, group=None: registry))
     StubReader.calls.clear()
     return StubReader
 
