@@ -18,10 +18,11 @@ def one_line(text: str) -> str:
     return "".join(char if char.isprintable() or char == " " else repr(char)[1:-1] for char in text)
 
 
-def did_you_mean(name: str, known: Iterable[str]) -> str:
+def did_you_mean(name: str, known: Iterable[str], cutoff: float = 0.5) -> str:
     """``; did you mean 'NAME'?`` naming the known name closest to a mistyped one, or "" when
-    none is close: what every unknown name the user typed gets."""
-    close = get_close_matches(name, list(known), n=1, cutoff=0.5)
+    none is close (``cutoff``: :func:`difflib.get_close_matches`'): what every unknown name the
+    user typed gets."""
+    close = get_close_matches(name, list(known), n=1, cutoff=cutoff)
     return f"; did you mean '{close[0]}'?" if close else ""
 
 

@@ -12,11 +12,10 @@ import math
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from difflib import get_close_matches
 from pathlib import Path
 from typing import Annotated, Any
 
-from harness.errors import HarnessError
+from harness.errors import HarnessError, did_you_mean
 from harness.io import DuplicateKeyError, parse_json
 
 #: Keyword arguments the harness itself passes to every model; never user options.
@@ -126,10 +125,9 @@ def bind_options(factory: Callable[..., Any], options: Mapping[str, Any], owner:
     bound: dict[str, Any] = {}
     for key, value in options.items():
         if key not in accepted:
-            hint = get_close_matches(key, list(accepted), n=1)
-            suggestion = f"; did you mean '{hint[0]}'?" if hint else ""
             valid = ", ".join(sorted(accepted)) or "none"
-            raise HarnessError(f"{owner}: unknown option '{key}'{suggestion} (options: {valid})")
+            raise HarnessError(f"{owner}: unknown option '{key}'{did_you_mean(key, accepted, cutoff=0.6)} "
+                               f"(options: {valid})")
         bound[key] = _coerce(value, hints.get(key, str), owner, key)
     missing = [
         name for name, param in accepted.items() if param.default is inspect.Parameter.empty and name not in bound

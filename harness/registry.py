@@ -20,7 +20,6 @@ import typing
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from difflib import get_close_matches
 from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
@@ -29,7 +28,7 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 import pluggy
 
 from harness import hookspecs
-from harness.errors import RegistryError
+from harness.errors import RegistryError, did_you_mean
 from harness.task import Task, TaskMetadata
 
 SCHEMA_SUFFIX = ".schema.json"
@@ -228,10 +227,8 @@ class Namespace(Generic[SpecT]):
             owners = " and ".join(str(p) for p in self.conflicts[name])
             raise RegistryError(f"{self.kind} '{name}' is defined by both {owners}; uninstall one of them")
         if name not in self.entries:
-            close = get_close_matches(name, list(self.entries), n=1, cutoff=0.5)
-            hint = f"; did you mean '{close[0]}'?" if close else ""
             known = ", ".join(sorted(self.entries)) or "none"
-            raise RegistryError(f"unknown {self.kind} '{name}'{hint} (known: {known})")
+            raise RegistryError(f"unknown {self.kind} '{name}'{did_you_mean(name, self.entries)} (known: {known})")
         return self.entries[name]
 
 
@@ -320,9 +317,8 @@ class Registry:
             known = sorted(name for name in vars(hookspecs) if name.startswith(f"{hookspecs.PROJECT}_"))
             unknown = sorted(caller.name for caller in self._manager.get_hookcallers(plugin) or []
                              if not caller.has_spec())
-            close = get_close_matches(unknown[0], known, n=1, cutoff=0.5)
-            hint = f"; did you mean '{close[0]}'?" if close else ""
-            raise ValueError(f"unknown hook '{unknown[0]}'{hint} (hooks: {', '.join(known)})") from None
+            raise ValueError(f"unknown hook '{unknown[0]}'{did_you_mean(unknown[0], known)} "
+                             f"(hooks: {', '.join(known)})") from None
 
     def _mark_broken(self, info: PluginInfo, exc: BaseException) -> None:
         reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
