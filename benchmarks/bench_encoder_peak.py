@@ -9,9 +9,12 @@ Then it encodes a seeded sample of the XQuAD-R candidate pool, built as the LARe
 (sentence + paragraph, ``candidates=concat``, or as given by ``--task``), through the harness's
 own model loading and EncodingService (length-sorted batches, no cache), and prints tokens/s and,
 when the model counts its FLOPs (harness.encoding.FlopCounter), the achieved GFLOP/s over the
-encoding seconds and its share of the peak in the model's compute dtype. Run:
+encoding seconds and its share of the peak in the model's compute dtype. ``--corpus`` encodes the
+first passages of a corpus file instead, as the ``dense`` model hands them to the encoder (title,
+text), e.g. a synthetic psgs_w100 (``benchmarks/synthetic_corpus.py``). Run:
 
     python benchmarks/bench_encoder_peak.py --model e5-small --texts 512
+    python benchmarks/bench_encoder_peak.py --corpus /work/scale-data/psgs-1m.tsv --texts 2000
     python benchmarks/bench_encoder_peak.py --model "hf-encoder:path=/models/e5" --threads 2 --device cpu
 """
 
@@ -53,11 +56,19 @@ def sample_passages(task_text: str, data_dir: Path, count: int, seed: int) -> li
     return random.Random(seed).sample(pool, min(count, len(pool)))
 
 
+def corpus_passages(path: Path, count: int) -> list[str | tuple[str, str]]:
+    """The first ``count`` passages of a corpus file as (title, text), read by the harness's reader."""
+    from harness.qa.passages import read_passages
+
+    return [(p.title, p.text) for p in read_passages(path).stream(0, count)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="e5-small", help="model as on the command line (name:key=value,...)")
     parser.add_argument("--task", default="lareqa", help="task whose candidate pool is sampled (default: lareqa)")
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA, help=f"XQuAD-R folder (default: {DEFAULT_DATA})")
+    parser.add_argument("--corpus", type=Path, help="encode the first --texts passages of this corpus file instead")
     parser.add_argument("--texts", type=int, default=512, help="candidates to encode (default: 512)")
     parser.add_argument("--threads", type=int, help="CPU threads (default: the cores this process may use)")
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
@@ -66,7 +77,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    texts = sample_passages(args.task, args.data_dir, args.texts, args.seed)
+    texts = (corpus_passages(args.corpus, args.texts) if args.corpus
+             else sample_passages(args.task, args.data_dir, args.texts, args.seed))
     runtime = Runtime(device_request=args.device, batch_size=args.batch_size,
                       threads=default_threads() if args.threads is None else args.threads)
     model = resolve_model(args.model, Registry.discover()).instantiate(runtime)

@@ -7,6 +7,9 @@ that stay in cache) reached ~177 GFLOP/s; attention was 43% of the bf16 forward'
 linear layers see one ``[tokens, hidden]`` matrix (no padded token is ever computed) and attention
 runs on each text at its own length, so no mask is built or applied either. On the real XQuAD-R
 pool this is 1.2-1.4x faster than transformers' bf16 forward (``benchmarks/bench_encoder_backends.py``).
+The softmax runs in float32 whatever the model's dtype: torch's bfloat16 softmax took 13% of the
+bf16 forward's time here (0.55 ns an element), and one float32 pass plus the cast back is 27%
+faster for attention as a whole on e5-small's [12, 154, 154] blocks, and no less exact.
 
 It computes what ``BertModel`` computes (absolute positions, post-LayerNorm, exact GELU, the
 encoder's last hidden states), with the model's own weight tensors; equal to transformers at
@@ -116,7 +119,8 @@ class _Layer:
         scale = head_size**-0.5
         for start, end in spans:
             query, key, value = qkv[start:end].permute(1, 2, 0, 3)  # each [heads, length, head_size]
-            weights = torch.softmax(torch.matmul(query * scale, key.transpose(-1, -2)), dim=-1)
+            weights = torch.softmax(torch.matmul(query * scale, key.transpose(-1, -2)), dim=-1,
+                                    dtype=torch.float32).to(x.dtype)
             context[start:end] = torch.matmul(weights, value).transpose(0, 1).reshape(end - start, -1)
         hidden = (x.shape[-1],)
         x = F.layer_norm(F.linear(context, *self.attention_out) + x, hidden, *self.attention_norm, self.eps)
