@@ -377,32 +377,55 @@ def build_or_load(corpus: Corpus, *, folder: Path | None, settings: IndexSetting
 
 def _encode_missing(corpus: Corpus, folder: Path, layout: Layout, dtype: VectorType, encode: TextEncoder, *,
                     complain: bool) -> list[np.ndarray]:
-    """Every shard the rank owns, from disk where it is whole, else encoded and written; a
-    damaged one (or, when ``complain``, one missing from an existing index) is reported."""
-    shards = []
-    numbers = layout.owned()
+    """Every shard the rank owns, from disk where it is whole, else encoded and written. A damaged
+    shard is reported on its own; shards missing from an existing index (when ``complain``: a run
+    cut short, resumed) in one line per rank, not one per shard: a resumed 21 M-passage build would
+    otherwise print hundreds."""
+    shards: dict[int, np.ndarray] = {}
+    missing: list[int] = []
+    damaged: dict[int, str] = {}
+    for number in layout.owned():
+        start, stop = layout.bounds(number)
+        try:
+            shards[number] = load_shard(folder / shard_name(number), stop - start, dtype)
+        except FileNotFoundError:  # not encoded yet: in an existing index, a run was cut short
+            missing.append(number)
+        except DamagedIndex as damage:
+            damaged[number] = str(damage)
+    if complain and missing:
+        warnings.warn(f"dense index {folder} is damaged or was cut short ({_missing(missing, len(layout.owned()))}): "
+                      f"encoding {_passages(layout, missing)} again", RuntimeWarning, stacklevel=3)
+    for number, problem in damaged.items():
+        warnings.warn(f"dense index {folder} is damaged or was cut short ({problem}): encoding "
+                      f"{_passages(layout, [number])} again", RuntimeWarning, stacklevel=3)
     world = layout.world
     what = "encoding passages" + (f" (rank {world.rank} of {world.size})" if world.size > 1 else "")
     with Progress(layout.owned_documents(), what, unit="passage") as bar:
-        for number in numbers:
+        bar.update(sum(len(shard) for shard in shards.values()))
+        for number in sorted([*missing, *damaged]):
             start, stop = layout.bounds(number)
             path = folder / shard_name(number)
-            try:
-                shards.append(load_shard(path, stop - start, dtype))
-                bar.update(stop - start)
-                continue
-            except FileNotFoundError:  # not encoded yet: in an existing index, a run was cut short
-                problem = f"{path.name} is missing" if complain else None
-            except DamagedIndex as damage:
-                problem = str(damage)
-            if problem is not None:
-                warnings.warn(f"dense index {folder} is damaged or was cut short ({problem}): encoding "
-                              f"passages {start}-{stop - 1} again", RuntimeWarning, stacklevel=3)
             vectors = np.asarray(encode(corpus.texts[start:stop], list(corpus.langs[start:stop])), dtype=np.float32)
             if path.is_dir():
                 path.rmdir()
             remove_temporaries(folder, path.name)
             _save_npy(path, vectors.astype(dtype))
-            shards.append(load_shard(path, stop - start, dtype))
+            shards[number] = load_shard(path, stop - start, dtype)
             bar.update(stop - start)
-    return shards
+    return [shards[number] for number in layout.owned()]
+
+
+def _missing(numbers: list[int], owned: int) -> str:
+    """``vectors-00001.npy is missing``, or for several ``12 of the 31 shards ... are missing``."""
+    if len(numbers) == 1:
+        return f"{shard_name(numbers[0])} is missing"
+    return (f"{len(numbers)} of the {owned} shards of this rank are missing, "
+            f"from {shard_name(numbers[0])} to {shard_name(numbers[-1])}")
+
+
+def _passages(layout: Layout, numbers: list[int]) -> str:
+    """``passages 25-49``, or the count of passages several shards hold."""
+    if len(numbers) == 1:
+        start, stop = layout.bounds(numbers[0])
+        return f"passages {start}-{stop - 1}"
+    return f"{sum(b - a for a, b in map(layout.bounds, numbers)):,} passages"

@@ -107,6 +107,24 @@ def test_damage_is_reported_and_repaired(tiny_encoder_dir: Path, corpus: Corpus,
     assert sorted(p.name for p in built.iterdir()) == sorted(p.name for p in fresh.iterdir())  # no leftovers
 
 
+def test_a_resumed_index_says_once_what_is_missing(tiny_encoder_dir: Path, corpus: Corpus, built: Path) -> None:
+    """A run cut short leaves many shards missing: one line for them all (25 + 10 passages), and a
+    damaged shard still its own line."""
+    (built / "vectors-00000.npy").unlink()
+    (built / "vectors-00002.npy").unlink()
+    _cut(built / "vectors-00001.npy")
+    with pytest.warns(RuntimeWarning) as caught:
+        _dense(tiny_encoder_dir, index_dir=built, **HNSW).index(corpus)
+    messages = [str(w.message) for w in caught if "vectors-" in str(w.message)]
+    assert messages == [
+        f"dense index {built} is damaged or was cut short (2 of the 3 shards of this rank are missing, from "
+        "vectors-00000.npy to vectors-00002.npy): encoding 35 passages again",
+        f"dense index {built} is damaged or was cut short (vectors-00001.npy cannot be read (mmap length is "
+        "greater than file size)): encoding passages 25-49 again"]
+    assert sorted(p.name for p in built.iterdir() if p.suffix == ".npy") == [
+        "vectors-00000.npy", "vectors-00001.npy", "vectors-00002.npy"]
+
+
 @pytest.mark.parametrize("text, reason", [('{"format": 2, "shard_size": [', "malformed JSON"),
                                           ("[1, 2]", "not a dense index description"),
                                           ('{"format": 2, "shard_size": "25"}', "not a dense index description")])
