@@ -689,6 +689,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted: finished units are saved; re-run with --resume to continue", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `harness list | head`: the reader left; say nothing, as `ls | head` does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python's flush at exit writes nowhere
+        return 141  # 128 + SIGPIPE, the status a shell gives a command killed by the closed pipe
     finally:
         if saved_plugins is None:
             os.environ.pop(PLUGINS_ENV, None)

@@ -196,3 +196,20 @@ def test_a_command_line_argparse_refuses_is_one_line(capsys: pytest.CaptureFixtu
         main(args)
     assert caught.value.code == 2
     assert capsys.readouterr() == ("", line + "\n")
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback() -> None:
+    """`harness list | head`: the pipe is closed before the output is written (here before the
+    process starts, so it always is); the command stops quietly with the shell's SIGPIPE status."""
+    import os
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run([sys.executable, "-m", "harness", "list"], stdout=write, stderr=subprocess.PIPE,
+                              text=True, timeout=120)
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (141, "")
