@@ -11,7 +11,7 @@ import torch
 from harness.model import Runtime
 
 from harness_hf.encoder import HFEncoder
-from harness_hf.packed import PackedBert
+from harness_hf.packed import PackedBert, padded_rows
 from tests.plugins.harness_hf.test_encoder import reference_vectors
 
 TEXTS = ["the Danube flows into the Black Sea", "short", ("a sentence", "and its paragraph, which is longer"),
@@ -52,6 +52,26 @@ def test_packed_hidden_states_equal_bert_models_per_token(tiny_encoder_dir: Path
             inputs = {k: torch.from_numpy(v)[None] for k, v in feature.items()}
             expected = model(**inputs).last_hidden_state[0]
             assert torch.allclose(states[start:end], expected, atol=1e-5)
+
+
+def test_row_counts_come_back_to_few_shapes() -> None:
+    """Rounded to steps of 1/32 of the power of two (16 at least): 4,900 tokens (bit length 13)
+    go up in steps of 128 to 4,992; fewer than 16 rows or 1/32 added; the 2,048 counts of an octave give 32 shapes."""
+    assert [padded_rows(n) for n in (1, 16, 17, 4900, 4992, 4993)] == [16, 16, 32, 4992, 4992, 5120]
+    counts = range(1, 20_000)
+    assert all(0 <= padded_rows(n) - n < max(16, n / 32) for n in counts)
+    assert len({padded_rows(n) for n in range(2049, 4097)}) == 32
+
+
+def test_padding_rows_leave_the_real_rows_alone(tiny_encoder_dir: Path) -> None:
+    """Three texts of 49 tokens in all are packed into 64 rows; the states of the real ones are
+    each text's states computed alone (no padding row reaches them)."""
+    encoder = HFEncoder(runtime=Runtime(device_request="cpu"), path=tiny_encoder_dir)
+    features = encoder._tokenize(TEXTS[:3], "passage")
+    states, offsets = encoder.packed(features)
+    assert len(states) == offsets[-1] == 49 and padded_rows(49) == 64
+    for feature, start, end in zip(features, offsets[:-1], offsets[1:]):
+        assert torch.allclose(states[start:end], encoder.packed([feature])[0], atol=1e-6)
 
 
 def test_architectures_it_does_not_reproduce_keep_transformers_forward(tiny_encoder_dir: Path) -> None:
