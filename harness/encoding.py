@@ -141,6 +141,16 @@ def _rounded(value: float | None, digits: int) -> float | None:
     return None if value is None else round(value, digits)
 
 
+@runtime_checkable
+class ReportsEncoding(Protocol):
+    """A model that encodes through a service of its own instead of the run's shared queue (a
+    retriever over a corpus too large for it): what that service did goes into the result's
+    execution record as the queue's would (tokens/s, share of the peak). None: nothing encoded."""
+
+    @property
+    def encoding_stats(self) -> EncodingStats | None: ...
+
+
 @dataclass(frozen=True)
 class EncodingPlan:
     """What a run would encode (``--dry-run``), with the tokens and time it would take.
@@ -211,6 +221,11 @@ class EncodingService:
         if not keys:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([self._memory[key] for key in keys])
+
+    def release(self) -> None:
+        """Forget the vectors held in memory (the statistics stay): for a caller that stores
+        what it asked for itself, such as a corpus encoded shard by shard to disk."""
+        self._memory.clear()
 
     def prefetch(self, requests: Iterable[EncodingRequest]) -> None:
         """Encode everything several tasks will ask for, as one queue per role."""

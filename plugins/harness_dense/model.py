@@ -18,7 +18,7 @@ import numpy as np
 
 from harness.compose import identity_part, load_model
 from harness.distributed import World, current_world
-from harness.encoding import EncodingService
+from harness.encoding import EncodingService, EncodingStats
 from harness.model import Model, ModelIdentity, Runtime
 from harness.options import ModelOption
 from harness.protocols import Corpus, Encoder, Retriever
@@ -26,9 +26,10 @@ from harness.provenance import package_version
 
 from harness_dense.index import IndexKind, IndexSettings, ShardedVectors, VectorType, build_or_load
 
-#: Passages handed to the encoder at a time: an encoder may tokenise all it is given first (the
-#: Hugging Face tokenisers keep about 50 KB a 100-word passage), so a 65,536-passage shard at once
-#: would take gigabytes; length buckets of 4,096 passages already leave little padding.
+#: Passages handed to the encoder at a time: an encoder may tokenise all it is given first and keep
+#: the tokens until it encodes them (the Hugging Face encoder's arrays take about 4 KB a 100-word
+#: passage; a tokeniser's own objects about 50 KB), so a 65,536-passage shard at once could take
+#: gigabytes; length buckets of 4,096 passages already leave little padding.
 PASSAGE_CHUNK = 4096
 
 
@@ -51,6 +52,8 @@ class DenseRetriever(Model):
         self.index_dir = index_dir
         self.shard_size = max(1, shard_size)
         self.dtype = dtype
+        self.precision = self.encoder_model.precision
+        self._passages: EncodingService | None = None
 
     def _encoder_identity(self) -> dict[str, object]:
         return identity_part(self.encoder_model)
@@ -69,16 +72,28 @@ class DenseRetriever(Model):
         )
 
     def _encode_passages(self, texts: Sequence[Any], langs: Sequence[str] | None) -> np.ndarray:
-        """One shard's passages, length-batched by a service of their own on this process alone
-        (see :mod:`harness_dense.index` for why not the run's), :data:`PASSAGE_CHUNK` at a time."""
-        inner = self.encoder.encoder if isinstance(self.encoder, EncodingService) else self.encoder
-        service = EncodingService(inner, batch_size=self.runtime.batch_size or getattr(inner, "batch_size", None),
-                                  world=World(), show_progress=False, device=self.runtime.device_used,
-                                  threads=self.runtime.threads)
-        return np.concatenate([
-            service.encode(texts[start : start + PASSAGE_CHUNK], role="passage",
-                           langs=None if langs is None else langs[start : start + PASSAGE_CHUNK])
-            for start in range(0, len(texts), PASSAGE_CHUNK)])
+        """One shard's passages, length-batched by a service of this process alone (see
+        :mod:`harness_dense.index` for why not the run's), :data:`PASSAGE_CHUNK` at a time; the
+        service forgets the vectors once the shard has them and keeps counting (tokens/s, share
+        of the peak) for the run's execution record."""
+        if self._passages is None:
+            inner = self.encoder.encoder if isinstance(self.encoder, EncodingService) else self.encoder
+            batch_size = self.runtime.batch_size or getattr(inner, "batch_size", None)
+            self._passages = EncodingService(inner, batch_size=batch_size, world=World(), show_progress=False,
+                                             device=self.runtime.device_used, threads=self.runtime.threads)
+        service = self._passages
+        try:
+            return np.concatenate([
+                service.encode(texts[start : start + PASSAGE_CHUNK], role="passage",
+                               langs=None if langs is None else langs[start : start + PASSAGE_CHUNK])
+                for start in range(0, len(texts), PASSAGE_CHUNK)])
+        finally:
+            service.release()
+
+    @property
+    def encoding_stats(self) -> EncodingStats | None:
+        """The corpus encoding of this run on this process (None: every shard was on disk)."""
+        return None if self._passages is None else self._passages.stats
 
     def _encode_queries(self, texts: Sequence[str], langs: Sequence[str] | None) -> np.ndarray:
         return self.encoder.encode(texts, role="query", langs=langs)

@@ -114,6 +114,25 @@ def test_vectors_are_reused_and_never_mixed_up(tiny_encoder_dir: Path, corpus: C
         _dense(tiny_encoder_dir, index_dir=folder).index(smaller)
 
 
+def test_the_corpus_encoding_is_counted_for_the_record(tiny_encoder_dir: Path, corpus: Corpus, tmp_path: Path) -> None:
+    """Shard by shard, one service counts what it encoded (each shard's distinct texts, their
+    tokens as the encoder counts them) and keeps no vectors; an index found on disk encodes none."""
+    dense = _dense(tiny_encoder_dir, index_dir=tmp_path / "idx", shard_size=100)
+    assert dense.encoding_stats is None
+    dense.index(corpus)
+    inner = dense.encoder.encoder
+    shards = [list(dict.fromkeys(corpus.texts[start : start + 100])) for start in range(0, len(corpus), 100)]
+    stats = dense.encoding_stats
+    assert stats is not None and stats.encoded == sum(map(len, shards)) > 100
+    assert stats.tokens == sum(sum(inner.token_lengths(texts, role="passage")) for texts in shards)
+    assert stats.seconds > 0 and stats.tokens_per_s is not None
+    assert dense._passages is not None and not dense._passages._memory
+    assert dense.precision == inner.precision
+    again = _dense(tiny_encoder_dir, index_dir=tmp_path / "idx")
+    again.index(corpus)
+    assert again.encoding_stats is None
+
+
 def test_a_shard_reaches_the_encoder_a_chunk_at_a_time(tiny_encoder_dir: Path, corpus: Corpus, tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """An encoder tokenises all it is handed at once: a shard is handed over PASSAGE_CHUNK
