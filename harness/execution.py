@@ -21,7 +21,7 @@ from harness.capabilities import declared, provide
 from harness.compose import ModelSource, model_service
 from harness.distributed import World, current_world
 from harness.encoding import EncodingPlan, EncodingRequest, EncodingService, ReportsEncoding
-from harness.generation import GenerationService
+from harness.generation import GenerationService, ReportsGeneration
 from harness.errors import InputError
 from harness.io import dump_json, json_bytes, read_json, sha256_text
 from harness.layout import RunFolder, slug
@@ -130,13 +130,14 @@ class Session:
     def execution_record(self) -> dict[str, Any]:
         """How the suite ran, for each result's provenance."""
         service, runtime, model = self.model.service, self.runtime, self.model.model
-        stats = (service.stats if isinstance(service, EncodingService)
-                 else model.encoding_stats if isinstance(model, ReportsEncoding) else None)
-        encoding = stats.as_dict() if stats is not None else None
-        generation = service.stats.as_dict() if isinstance(service, GenerationService) else None
+        encoding = (service.stats if isinstance(service, EncodingService)
+                    else model.encoding_stats if isinstance(model, ReportsEncoding) else None)
+        generation = (service.stats if isinstance(service, GenerationService)
+                      else model.generation_stats if isinstance(model, ReportsGeneration) else None)
         return {"world_size": self.world.size, "device": runtime.device_used, "precision": model.precision,
                 "threads": runtime.threads, "batch_size": service.stats.batch_size if service else runtime.batch_size,
-                "suite": [t.name for t in self.tasks], "encoding": encoding, "generation": generation}
+                "suite": [t.name for t in self.tasks], "encoding": None if encoding is None else encoding.as_dict(),
+                "generation": None if generation is None else generation.as_dict()}
 
 
 def seed_everything(seed: int) -> None:

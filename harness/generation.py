@@ -228,6 +228,16 @@ class GenerationStats:
         return out
 
 
+@runtime_checkable
+class ReportsGeneration(Protocol):
+    """A composite model that generates through an inner generator's service (retrieve-read): what
+    that service did goes into the result's execution record as a top-level generator's would.
+    None: no generator inside."""
+
+    @property
+    def generation_stats(self) -> GenerationStats | None: ...
+
+
 class GenerationService:
     """A :class:`~harness.protocols.Generator` in front of a model: memoised, cached on disk,
     batched by prompt length (see the module docstring)."""

@@ -79,7 +79,8 @@ from pathlib import Path
 
 from harness.compose import identity_part, load_model
 from harness.errors import HarnessError
-from harness.generation import PromptTarget, generation_service
+from harness.encoding import EncodingStats, ReportsEncoding
+from harness.generation import GenerationStats, PromptTarget, generation_service
 from harness.io import sha256_file
 from harness.model import Model, ModelIdentity, Runtime
 from harness.options import ModelOption
@@ -181,6 +182,16 @@ class RetrieveRead(Model):
             passages = read_passages(self.corpus)
             self._searchable = passages, self.retriever.index(passages.as_corpus(self.titles))
         return self._searchable
+
+    @property
+    def generation_stats(self) -> GenerationStats | None:
+        """What the generator's service did, for the run's execution record (None with a reader)."""
+        return None if self.target is None else self.target.generator.stats
+
+    @property
+    def encoding_stats(self) -> EncodingStats | None:
+        """The retriever's corpus encoding, where it reports one (a ``dense`` retriever)."""
+        return self.retriever_model.encoding_stats if isinstance(self.retriever_model, ReportsEncoding) else None
 
     def prompt_target(self) -> PromptTarget | None:
         """The generator and this pipeline's retrieval, which a task prompts (None with a reader)."""

@@ -176,6 +176,9 @@ def test_xor_full_closed_book_and_retrieval_augmented(harness_cli: Cli, xor_dir:
     records = [json.loads(line) for line in (rag_result.parent / "instances.jsonl").read_text().splitlines()]
     assert all(len(r["prediction"]["passages"]) == 1 for r in records)  # the passage in each prompt, kept
     assert rows(json.loads(rag_result.read_text()))["fi"]["f1"] == 100.0
+    # the inner generator's work is in the execution record, one prompt a question
+    generation = json.loads(rag_result.read_text())["provenance"]["execution"]["generation"]
+    assert generation["requested"] == generation["generated"] == len(records) == 4
     code, _, err = harness_cli("run", "xor-full:prompt=closed-book", "retrieve-read", "--model-args", args,
                                "--data-dir", xor_dir, "--quiet", "--no-leaderboard")
     assert code == 2 and "does not show them (prompt=rag)" in err
