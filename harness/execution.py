@@ -134,8 +134,9 @@ class Session:
                     else model.encoding_stats if isinstance(model, ReportsEncoding) else None)
         generation = (service.stats if isinstance(service, GenerationService)
                       else model.generation_stats if isinstance(model, ReportsGeneration) else None)
+        stats = encoding or generation
         return {"world_size": self.world.size, "device": runtime.device_used, "precision": model.precision,
-                "threads": runtime.threads, "batch_size": service.stats.batch_size if service else runtime.batch_size,
+                "threads": runtime.threads, "batch_size": stats.batch_size if stats else runtime.batch_size,
                 "suite": [t.name for t in self.tasks], "encoding": None if encoding is None else encoding.as_dict(),
                 "generation": None if generation is None else generation.as_dict()}
 

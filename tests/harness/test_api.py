@@ -179,7 +179,8 @@ def test_composite_models_take_objects_and_the_registry_they_were_given(tmp_path
     assert dense.result.rows == direct.result.rows
     assert dense.result.model.identity.options["encoder"]["label"] == "HashingEncoder"
     # the corpus it encoded itself is in the execution record, as the shared queue's would be
-    assert dense.result.provenance.execution["encoding"]["encoded"] > 0
+    execution = dense.result.provenance.execution
+    assert execution["encoding"]["encoded"] > 0 and execution["batch_size"] == execution["encoding"]["batch_size"] == 32
 
     registry = Registry.discover()
     registry.add_plugin(types.SimpleNamespace(harness_models=hookimpl(lambda: [
