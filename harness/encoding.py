@@ -23,10 +23,12 @@ them share one queue and one set of length buckets.
 
 from __future__ import annotations
 
+import ctypes
 import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import cache
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -141,6 +143,29 @@ def _rounded(value: float | None, digits: int) -> float | None:
     return None if value is None else round(value, digits)
 
 
+@cache
+def _libc() -> Any:
+    """glibc, or None on a system without it (macOS, musl)."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        return libc if hasattr(libc, "malloc_trim") else None
+    except OSError:
+        return None
+
+
+def _trim_heap() -> None:
+    """Return the free pages of the C heap to the system (glibc's ``malloc_trim``).
+
+    Why: an encoder's activations are a few MB each and of a new size nearly every batch; glibc
+    serves them from its heap once its mmap threshold has risen past them, and the freed holes
+    stay in the process. Encoding 3,072 passages with e5-small one process grew 663 -> 1,058 MB;
+    trimmed after every 512, 663 -> 910 MB (the rest is oneDNN's kernel cache, which is bounded).
+    A trim walks the heap once: milliseconds, once per shard."""
+    libc = _libc()
+    if libc is not None:
+        libc.malloc_trim(0)
+
+
 @runtime_checkable
 class ReportsEncoding(Protocol):
     """A model that encodes through a service of its own instead of the run's shared queue (a
@@ -223,9 +248,11 @@ class EncodingService:
         return np.stack([self._memory[key] for key in keys])
 
     def release(self) -> None:
-        """Forget the vectors held in memory (the statistics stay): for a caller that stores
-        what it asked for itself, such as a corpus encoded shard by shard to disk."""
+        """Forget the vectors held in memory (the statistics stay) and hand the freed heap back to
+        the system: for a caller that stores what it asked for itself, such as a corpus encoded
+        shard by shard to disk."""
         self._memory.clear()
+        _trim_heap()
 
     def prefetch(self, requests: Iterable[EncodingRequest]) -> None:
         """Encode everything several tasks will ask for, as one queue per role."""

@@ -74,21 +74,19 @@ class DenseRetriever(Model):
     def _encode_passages(self, texts: Sequence[Any], langs: Sequence[str] | None) -> np.ndarray:
         """One shard's passages, length-batched by a service of this process alone (see
         :mod:`harness_dense.index` for why not the run's), :data:`PASSAGE_CHUNK` at a time; the
-        service forgets the vectors once the shard has them and keeps counting (tokens/s, share
-        of the peak) for the run's execution record."""
+        service forgets each chunk's vectors once they are copied out and keeps counting (tokens/s,
+        share of the peak) for the run's execution record."""
         if self._passages is None:
             inner = self.encoder.encoder if isinstance(self.encoder, EncodingService) else self.encoder
             batch_size = self.runtime.batch_size or getattr(inner, "batch_size", None)
             self._passages = EncodingService(inner, batch_size=batch_size, world=World(), show_progress=False,
                                              device=self.runtime.device_used, threads=self.runtime.threads)
-        service = self._passages
-        try:
-            return np.concatenate([
-                service.encode(texts[start : start + PASSAGE_CHUNK], role="passage",
-                               langs=None if langs is None else langs[start : start + PASSAGE_CHUNK])
-                for start in range(0, len(texts), PASSAGE_CHUNK)])
-        finally:
-            service.release()
+        chunks = []
+        for start in range(0, len(texts), PASSAGE_CHUNK):
+            chunks.append(self._passages.encode(texts[start : start + PASSAGE_CHUNK], role="passage",
+                                                langs=None if langs is None else langs[start : start + PASSAGE_CHUNK]))
+            self._passages.release()  # the chunk's vectors are copied out
+        return np.concatenate(chunks)
 
     @property
     def encoding_stats(self) -> EncodingStats | None:
