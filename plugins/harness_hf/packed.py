@@ -107,9 +107,9 @@ def padded_rows(tokens: int) -> int:
 
     Why: oneDNN, which runs torch's bfloat16 matrix products on a CPU, builds and caches a kernel
     (and a copy of the weights in its layout) for every shape it meets, up to 1,024 of them. Packed
-    batches have a new row count nearly every time, so a long corpus encoding grew by 13 MB a batch
-    (1.1 GB to 2.9 GB a process over a million passages) and paid the build each time; rounded, the
-    same few shapes come back. The extra rows (fewer than 16, or 1/32 of a larger batch: 1.5% on
+    batches have a new row count nearly every time, so an encoding grew by 13 MB a batch (with the C
+    heap's holes, see ``EncodingService.release``: 1.1 to 2.9 GB a process in the first 45 minutes of
+    a million-passage build) and paid the build each time; rounded, the same few shapes come back. The extra rows (fewer than 16, or 1/32 of a larger batch: 1.5% on
     average) are zeros that no attention span covers and the result drops."""
     step = max(16, 1 << max(0, tokens.bit_length() - 6))
     return -(-tokens // step) * step
