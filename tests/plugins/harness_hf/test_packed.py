@@ -64,12 +64,13 @@ def test_row_counts_come_back_to_few_shapes() -> None:
 
 
 def test_padding_rows_leave_the_real_rows_alone(tiny_encoder_dir: Path) -> None:
-    """Three texts of 49 tokens in all are packed into 64 rows; the states of the real ones are
-    each text's states computed alone (no padding row reaches them)."""
+    """Three texts of about 50 tokens in all are packed into 64 rows; the states of the real ones
+    are each text's states computed alone (no padding row reaches them)."""
     encoder = HFEncoder(runtime=Runtime(device_request="cpu"), path=tiny_encoder_dir)
     features = encoder._tokenize(TEXTS[:3], "passage")
     states, offsets = encoder.packed(features)
-    assert len(states) == offsets[-1] == 49 and padded_rows(49) == 64
+    total = int(offsets[-1])
+    assert len(states) == total < padded_rows(total) == 64  # rows were added
     for feature, start, end in zip(features, offsets[:-1], offsets[1:]):
         assert torch.allclose(states[start:end], encoder.packed([feature])[0], atol=1e-6)
 
