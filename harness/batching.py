@@ -9,11 +9,27 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
 
 T = TypeVar("T")
+
+
+@dataclass
+class ServiceStats:
+    """The counters every batching service (encoding, generation) keeps for the result's execution
+    record: inputs asked for, distinct ones, found in the cache, and the batches run."""
+
+    requested: int = 0
+    unique: int = 0
+    cache_hits: int = 0
+    padded_tokens: int = 0
+    batches: int = 0
+    batch_size: int = 0
+    oom_halvings: int = 0
+    seconds: float = 0.0
 
 
 def length_batches(lengths: Sequence[int], batch_size: int) -> list[np.ndarray]:

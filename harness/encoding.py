@@ -33,7 +33,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from harness.batching import AdaptiveBatcher
+from harness.batching import AdaptiveBatcher, ServiceStats
 from harness.cache import EmbeddingCache, Text, text_key
 from harness.distributed import World, current_world
 from harness.model import Model
@@ -93,19 +93,12 @@ class EncodingRequest:
 
 
 @dataclass
-class EncodingStats:
+class EncodingStats(ServiceStats):
     """What the service did, recorded in every result's provenance."""
 
-    requested: int = 0
-    unique: int = 0
-    cache_hits: int = 0
+    batch_size: int = DEFAULT_BATCH_SIZE
     encoded: int = 0
     tokens: int = 0
-    padded_tokens: int = 0
-    batches: int = 0
-    batch_size: int = DEFAULT_BATCH_SIZE
-    oom_halvings: int = 0
-    seconds: float = 0.0
     corrupted_cache_shards: list[str] = field(default_factory=list)
     #: FLOPs of the texts encoded, when the encoder is a :class:`FlopCounter` (else None).
     flops: float | None = None

@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from harness.batching import AdaptiveBatcher
+from harness.batching import AdaptiveBatcher, ServiceStats
 from harness.cache import model_key
 from harness.errors import HarnessError
 from harness.io import dump_json, sha256_text, write_atomic
@@ -193,20 +193,13 @@ class PromptCounter(Protocol):
 
 
 @dataclass
-class GenerationStats:
+class GenerationStats(ServiceStats):
     """What the service did, for the result's execution record and the benchmark."""
 
-    requested: int = 0
-    unique: int = 0
-    cache_hits: int = 0
+    batch_size: int = DEFAULT_BATCH_SIZE
     generated: int = 0
     prompt_tokens: int = 0
     new_tokens: int = 0
-    padded_tokens: int = 0
-    batches: int = 0
-    batch_size: int = DEFAULT_BATCH_SIZE
-    oom_halvings: int = 0
-    seconds: float = 0.0
     damaged_cache_lines: list[str] = field(default_factory=list)
 
     @property
