@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from harness.io import sha256_text
+from harness.leaderboard.scope import Scope
 from harness.model import ModelIdentity
 from harness.provenance import now_iso
 from harness.results import Interval, ResultRow, RunResult
@@ -71,13 +72,7 @@ class LeaderboardEntry:
     model identity): a run with the key of an entry replaces it, any other run adds one."""
 
     key: str
-    task: str
-    task_options: dict[str, Any]
-    split: str
-    languages: tuple[str, ...]
-    limit: int | None
-    demo: bool
-    data_fingerprint: str
+    scope: Scope
     #: The model part of the key (:meth:`ModelIdentity.key`: no ``details``).
     model: ModelIdentity
     main_metric: str
@@ -90,7 +85,6 @@ class LeaderboardEntry:
     finished_at: str
     harness_version: str
     main_interval: Interval | None = None
-    scorer_signature: str | None = None
     #: The result's diagnostics that are language x language matrices: name -> row -> column -> value.
     matrices: dict[str, Matrix] = field(default_factory=dict)
     card: ModelCard | None = None
@@ -113,32 +107,31 @@ class LeaderboardEntry:
                                       data.limit, model.key()], sort_keys=True))[:16]
         card = model.details.get(CARD_DETAIL)
         return cls(
-            key=key, task=task.name, task_options=task.options, split=data.split, languages=data.languages,
-            limit=data.limit, demo=data.demo, data_fingerprint=data.fingerprint,
+            key=key, scope=Scope(task.name, task.options, data.split, data.languages, data.limit, data.demo,
+                                 data.fingerprint, task.scorer_signature),
             model=ModelIdentity(model.name, model.label, model.weights, model.options),
             main_metric=result.main_score.metric, main_score=result.main_score.value,
             higher_is_better=task.higher_is_better, rows=result.rows, run_id=result.run_id, kind=result.kind,
             result_path=str(result_path), finished_at=result.provenance.finished_at,
             harness_version=result.provenance.harness_version, main_interval=result.main_score.interval,
-            scorer_signature=task.scorer_signature,
             matrices={name: value for name, value in result.diagnostics.items() if _is_matrix(value)},
             card=None if card is None else ModelCard.from_dict(card),
         )
 
     def to_dict(self) -> dict[str, Any]:
         """The entry as the schema lays it out (optional fields only where set)."""
+        scope = self.scope.to_dict()
+        signature = scope.pop("scorer_signature", None)  # written after the interval, as format 1.0 has it
         out: dict[str, Any] = {
-            "key": self.key, "task": self.task, "task_options": self.task_options, "split": self.split,
-            "languages": list(self.languages), "limit": self.limit, "demo": self.demo,
-            "data_fingerprint": self.data_fingerprint, "model": self.model.key(), "main_metric": self.main_metric,
+            "key": self.key, **scope, "model": self.model.key(), "main_metric": self.main_metric,
             "main_score": self.main_score, "higher_is_better": self.higher_is_better,
             "rows": [row.to_dict() for row in self.rows], "run_id": self.run_id, "kind": self.kind,
             "result_path": self.result_path, "finished_at": self.finished_at, "harness_version": self.harness_version,
         }
         if self.main_interval is not None:
             out["main_interval"] = list(self.main_interval)
-        if self.scorer_signature is not None:
-            out["scorer_signature"] = self.scorer_signature
+        if signature is not None:
+            out["scorer_signature"] = signature
         if self.matrices:
             out["matrices"] = self.matrices
         if self.card is not None:
@@ -150,14 +143,12 @@ class LeaderboardEntry:
         """An entry of a validated file."""
         interval, card = raw.get("main_interval"), raw.get("card")
         return cls(
-            key=raw["key"], task=raw["task"], task_options=raw["task_options"], split=raw["split"],
-            languages=tuple(raw["languages"]), limit=raw["limit"], demo=raw["demo"],
-            data_fingerprint=raw["data_fingerprint"], model=ModelIdentity(**raw["model"]),
+            key=raw["key"], scope=Scope.from_dict(raw), model=ModelIdentity(**raw["model"]),
             main_metric=raw["main_metric"], main_score=raw["main_score"], higher_is_better=raw["higher_is_better"],
             rows=tuple(ResultRow.from_dict(row) for row in raw["rows"]), run_id=raw["run_id"], kind=raw["kind"],
             result_path=raw["result_path"], finished_at=raw["finished_at"], harness_version=raw["harness_version"],
             main_interval=None if interval is None else (interval[0], interval[1]),
-            scorer_signature=raw.get("scorer_signature"), matrices=raw.get("matrices", {}),
+            matrices=raw.get("matrices", {}),
             card=None if card is None else ModelCard.from_dict(card),
         )
 
@@ -180,7 +171,7 @@ class Leaderboard:
     def with_entry(self, entry: LeaderboardEntry) -> Leaderboard:
         """This board with ``entry`` added, replacing the entry of the same key, updated now."""
         entries = [e for e in self.entries if e.key != entry.key] + [entry]
-        entries.sort(key=lambda e: (e.task, e.split, e.demo, e.key))
+        entries.sort(key=lambda e: (e.scope.task, e.scope.split, e.scope.demo, e.key))
         return Leaderboard(tuple(entries), now_iso())
 
     def zero_shot(self) -> Leaderboard:

@@ -1,9 +1,8 @@
-"""Which entries rank together (their scope), in which order, and which ranks are statistical ties.
+"""Which entries rank together, in which order, and which ranks are statistical ties.
 
-A number depends on more than the model: the task's options, the split, the languages, the
-data, ``--limit``, the scorer (issue 13). Only entries that agree on all of it are ranked
-together, one group per scope and main metric; the text tables, ``--json`` and the page all show
-these groups, so they rank alike.
+Only entries of the same :class:`~harness.leaderboard.scope.Scope` are ranked together, one
+group per scope and main metric; the text tables, ``--json`` and the page all show these groups,
+so they rank alike.
 """
 
 from __future__ import annotations
@@ -11,92 +10,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 from harness.leaderboard.entry import Leaderboard, LeaderboardEntry
+from harness.leaderboard.scope import Scope
 from harness.results import Interval
-
-#: Most languages a scope's description names one by one (more are counted).
-NAMED_LANGUAGES = 8
-
-
-@dataclass(frozen=True)
-class Scope:
-    """What an entry's number depends on besides the model: task and its options, split, language
-    set, limit, demo data or not, data fingerprint, and the scorer signature where the entry has
-    one. Demo and ``--limit`` runs thus never rank with full runs, nor MLQA XLT with G-XLT, nor a
-    subset of languages with all of them."""
-
-    task: str
-    task_options: dict[str, Any]
-    split: str
-    #: Sorted: a set (``--langs de,en`` is ``--langs en,de``).
-    languages: tuple[str, ...]
-    limit: int | None
-    demo: bool
-    data_fingerprint: str
-    scorer_signature: str | None = None
-
-    @classmethod
-    def of(cls, entry: LeaderboardEntry) -> Scope:
-        return cls(entry.task, entry.task_options, entry.split, tuple(sorted(entry.languages)), entry.limit,
-                   entry.demo, entry.data_fingerprint, entry.scorer_signature)
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {"task": self.task, "task_options": self.task_options, "split": self.split,
-               "languages": list(self.languages), "limit": self.limit, "demo": self.demo,
-               "data_fingerprint": self.data_fingerprint}
-        if self.scorer_signature is not None:
-            out["scorer_signature"] = self.scorer_signature
-        return out
-
-    def order(self) -> tuple[Any, ...]:
-        """Tables in reading order: by task and split; full data, then ``--limit``, then demo runs;
-        no options before options; more languages before fewer."""
-        return (self.task, self.split, self.demo, self.limit or 0, _options(self.task_options),
-                -len(self.languages), self.languages, json.dumps(self.to_dict(), sort_keys=True))
-
-    def describe(self) -> str:
-        """One line saying what the scope is, for the title of its table."""
-        parts = [_options(self.task_options) or "no options", coverage(self.languages, _task_languages(self.task)),
-                 "demo data" if self.demo else f"data {self.data_fingerprint[:12]}"]
-        if self.limit:
-            parts.append(f"limit {self.limit} per language")
-        if self.scorer_signature is not None:
-            parts.append(f"scorer {self.scorer_signature}")
-        return "; ".join(parts)
-
-
-def _options(options: dict[str, Any]) -> str:
-    return ",".join(f"{k}={v}" for k, v in sorted(options.items()))
-
-
-def coverage(languages: Sequence[str], declared: frozenset[str] | None) -> str:
-    """The languages of a scope: ``languages de,en`` (``12 languages`` when there are many), or,
-    where a run left out some of the task's ``declared`` languages, ``incomplete: N of M
-    languages`` naming the missing ones, or where they are many the ones there (one rule for
-    every task; a task no installed plugin knows declares None)."""
-    if declared is None or not set(languages) < declared:
-        return (f"{len(languages)} languages" if len(languages) > NAMED_LANGUAGES
-                else "languages " + ",".join(languages))
-    missing = sorted(declared - set(languages))
-    text = f"incomplete: {len(languages)} of {len(declared)} languages"
-    if len(missing) <= NAMED_LANGUAGES:
-        return f"{text} (missing {','.join(missing)})"
-    if len(languages) <= NAMED_LANGUAGES:
-        return f"{text} (only {','.join(languages)})"
-    return text
-
-
-@cache
-def _task_languages(task: str) -> frozenset[str] | None:
-    """The languages a task declares (from the installed plugins' light metadata), or None for a
-    task no installed plugin knows (a board from elsewhere)."""
-    from harness.registry import Registry
-
-    entry = Registry.discover().tasks.entries.get(task)
-    return None if entry is None else frozenset(entry[0].languages)
 
 
 @dataclass(frozen=True)
@@ -141,15 +59,15 @@ def ranked(board: Leaderboard, task: str | None = None) -> list[RankedGroup]:
     ``--limit`` runs before demo runs."""
     groups: dict[str, list[LeaderboardEntry]] = {}
     for entry in board.entries:
-        if task is None or entry.task == task:
-            groups.setdefault(json.dumps([Scope.of(entry).to_dict(), entry.main_metric], sort_keys=True),
+        if task is None or entry.scope.task == task:
+            groups.setdefault(json.dumps([entry.scope.canonical().to_dict(), entry.main_metric], sort_keys=True),
                               []).append(entry)
     out = []
     for members in groups.values():
         first = members[0]
         members.sort(key=lambda e: e.main_score, reverse=first.higher_is_better)
         marks = tie_marks([e.main_interval for e in members])
-        out.append(RankedGroup(Scope.of(first), first.main_metric, first.higher_is_better, tuple(
+        out.append(RankedGroup(first.scope.canonical(), first.main_metric, first.higher_is_better, tuple(
             RankedEntry(rank, tied, entry) for rank, (entry, tied) in enumerate(zip(members, marks), start=1))))
     out.sort(key=lambda g: g.scope.order() + (g.main_metric,))
     return out

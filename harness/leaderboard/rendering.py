@@ -91,7 +91,7 @@ def render_matrix(board: Leaderboard, task: str, metric: str | None = None) -> s
     context language, columns the question language); the title of each names its axes."""
     blocks = []
     for entry in board.entries:
-        if entry.task != task:
+        if entry.scope.task != task:
             continue
         found = _matrix(entry, metric)
         if found is None:
@@ -101,7 +101,7 @@ def render_matrix(board: Leaderboard, task: str, metric: str | None = None) -> s
         body = [[row] + [format_score(values.get(column)) for column in columns] for row, values in cells.items()]
         blocks.append(f"{entry.model.label} - {name} ({axes})\n" + format_table([""] + columns, body))
     if not blocks:
-        names = sorted({n for e in board.entries if e.task == task for n in e.matrices})
+        names = sorted({n for e in board.entries if e.scope.task == task for n in e.matrices})
         raise HarnessError(f"no matrix{f' {metric!r}' if metric else ''} for task '{task}' on this leaderboard "
                            f"(matrices: {', '.join(names) or 'none'}; or a row metric of language-pair rows)")
     return "\n\n".join(blocks)
@@ -117,7 +117,7 @@ def _matrix(entry: LeaderboardEntry, metric: str | None) -> tuple[str, Cells, st
         return None
     name = metric or next(iter(pairs[0].metrics))
     if name not in pairs[0].metrics:
-        raise HarnessError(f"'{name}' is neither a row metric nor a matrix of task {entry.task} "
+        raise HarnessError(f"'{name}' is neither a row metric nor a matrix of task {entry.scope.task} "
                            f"(known: {', '.join([*pairs[0].metrics, *entry.matrices])})")
     cells: dict[str, dict[str, float | None]] = {}
     for row in pairs:

@@ -10,7 +10,7 @@ import pytest
 
 from harness import leaderboard
 from harness.io import read_json, sha256_text
-from harness.leaderboard import Leaderboard, LeaderboardEntry, ModelCard
+from harness.leaderboard import Leaderboard, LeaderboardEntry, ModelCard, Scope
 from harness.results import ResultRow
 from tests.harness.leaderboard.boards import CARD, FINGERPRINT, ROWS, variant
 
@@ -49,9 +49,9 @@ def test_the_entry_of_a_result() -> None:
                                                 {"name": "m", "label": "m", "weights": None, "options": {}}],
                                                sort_keys=True))[:16]
     assert entry.model == type(model)(model.name, model.label, model.weights, model.options)  # no details
-    assert (entry.task, entry.task_options, entry.split, entry.languages, entry.main_score, entry.main_interval,
-            entry.scorer_signature, entry.result_path, entry.count) == (
-        "pairs", {"mode": "gxlt"}, "dev", ("de", "en"), 55.0, (50.0, 60.0), "sig", "runs/m/result.json", 5)
+    assert entry.scope == Scope("pairs", {"mode": "gxlt"}, "dev", ("de", "en"), None, False, FINGERPRINT, "sig")
+    assert (entry.main_score, entry.main_interval, entry.result_path, entry.count) == (
+        55.0, (50.0, 60.0), "runs/m/result.json", 5)
     assert entry.rows == tuple(ResultRow.from_dict(row) for row in ROWS)
     assert entry.card == ModelCard(name="a model", zero_shot=True, translated_training_data=False,
                                    link="https://example.org/model", parameters=118_000_000,

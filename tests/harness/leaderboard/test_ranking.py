@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness import leaderboard
-from harness.leaderboard import LeaderboardEntry, Scope
-from harness.leaderboard.ranking import coverage
+from harness.leaderboard import Leaderboard, LeaderboardEntry, ranked
+from harness.leaderboard.scope import coverage
 from tests.harness.leaderboard.boards import FINGERPRINT, variant
 
 
@@ -43,12 +43,20 @@ def test_only_entries_of_one_scope_are_ranked_together(tmp_path: Path) -> None:
 
 def test_a_scorer_signature_is_part_of_the_scope_where_an_entry_has_one() -> None:
     entry = LeaderboardEntry.from_result(variant("m", 1.0, languages=("en", "de")), Path("r.json"))
-    scope = Scope.of(entry)
+    assert entry.scope.languages == ("en", "de")  # as the run listed them: the file keeps that order
+    scope = entry.scope.canonical()
     assert "scorer_signature" not in scope.to_dict() and scope.languages == ("de", "en")
-    signed = Scope.of(dataclasses.replace(entry, scorer_signature="s1"))
+    signed = dataclasses.replace(scope, scorer_signature="s1")
     assert signed.to_dict() == {**scope.to_dict(), "scorer_signature": "s1"}
-    assert signed != Scope.of(dataclasses.replace(entry, scorer_signature="s2"))
+    assert signed != dataclasses.replace(scope, scorer_signature="s2")
     assert signed.describe().endswith("; scorer s1")
+
+
+def test_the_same_languages_in_another_order_rank_together() -> None:
+    board = Leaderboard(tuple(LeaderboardEntry.from_result(variant(label, score, languages=languages), Path("r.json"))
+                              for label, score, languages in (("a", 1.0, ("en", "de")), ("b", 2.0, ("de", "en")))))
+    (group,) = ranked(board)
+    assert [e.entry.model.label for e in group.entries] == ["b", "a"] and group.scope.languages == ("de", "en")
 
 
 def test_a_group_in_json_names_each_entry_with_its_card(tmp_path: Path) -> None:
