@@ -7,10 +7,11 @@ what follows) instead of failing the run.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, ClassVar, Self, TypeVar
 
 import numpy as np
 
@@ -30,6 +31,29 @@ class ServiceStats:
     batch_size: int = 0
     oom_halvings: int = 0
     seconds: float = 0.0
+
+    #: The counters summed over the ranks of a torchrun run: the work each rank did itself (its
+    #: share of a pool, its shards of a corpus). The others count what a rank was asked for,
+    #: which ranks sharing a pool all see alike.
+    SUMMED: ClassVar[tuple[str, ...]] = ("batches", "padded_tokens", "oom_halvings")
+    #: What :meth:`as_dict` derives from the counters (rates), recomputed for the whole run.
+    RATES: ClassVar[tuple[str, ...]] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def across_ranks(cls, ranks: Sequence[Self]) -> dict[str, Any]:
+        """The whole run's work from every rank's counters: :attr:`SUMMED` summed (a counter a
+        rank could not measure, None, makes the sum None), and the seconds of the slowest rank, as
+        the ranks ran at once, so the rates are the run's."""
+        sums = {name: _sum([getattr(rank, name) for rank in ranks]) for name in cls.SUMMED}
+        whole = dataclasses.replace(ranks[0], **sums, seconds=max(rank.seconds for rank in ranks)).as_dict()
+        return {name: whole[name] for name in (*cls.SUMMED, "seconds", *cls.RATES)}
+
+
+def _sum(values: Sequence[Any]) -> Any:
+    return None if any(value is None for value in values) else sum(values)
 
 
 def length_batches(lengths: Sequence[int], batch_size: int) -> list[np.ndarray]:

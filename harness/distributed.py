@@ -22,6 +22,7 @@ import os
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import cache
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -29,6 +30,8 @@ from harness.search import merge_top_k
 
 #: Seconds a collective may wait for the slowest rank (``HARNESS_DIST_TIMEOUT`` overrides it).
 DEFAULT_TIMEOUT = 6 * 3600
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,16 @@ class World:
         gathered = [torch.empty_like(padded) for _ in range(self.size)]
         dist.all_gather(gathered, padded)
         return [block[:count].cpu().numpy() for block, count in zip(gathered, counts)]
+
+    def gather_objects(self, local: T) -> list[T]:
+        """Every rank's ``local`` (a small picklable object), in rank order, on every rank."""
+        if self.size == 1:
+            return [local]
+        import torch.distributed as dist
+
+        gathered: list[Any] = [None] * self.size
+        dist.all_gather_object(gathered, local)
+        return gathered
 
     def merge_top_k(self, local: tuple[np.ndarray, np.ndarray], k: int) -> tuple[np.ndarray, np.ndarray]:
         """Every query's ``k`` best (corpus positions, scores) over all ranks, on every rank, from

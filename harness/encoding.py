@@ -27,7 +27,7 @@ import ctypes
 import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Protocol, runtime_checkable
 
@@ -104,7 +104,12 @@ class EncodingStats(ServiceStats):
     flops: float | None = None
     compute_dtype: str | None = None
     #: The machine's measured matmul peak in the compute dtype, GFLOP/s (None: not measured).
+    #: Summed over ranks: each rank measures the cores or GPU it runs on (one rank per GPU, or
+    #: ranks with cores of their own, as torchrun recipes place them).
     peak_gflops: float | None = None
+
+    SUMMED = (*ServiceStats.SUMMED, "encoded", "tokens", "flops", "peak_gflops")
+    RATES = ("tokens_per_s", "achieved_gflops", "peak_share")
 
     @property
     def tokens_per_s(self) -> float | None:
@@ -121,7 +126,7 @@ class EncodingStats(ServiceStats):
         return achieved / self.peak_gflops if achieved is not None and self.peak_gflops else None
 
     def as_dict(self) -> dict[str, Any]:
-        out = asdict(self)
+        out = super().as_dict()
         out["cache_misses"] = self.unique - self.cache_hits
         out["padding_share"] = round(1 - self.tokens / self.padded_tokens, 4) if self.padded_tokens else 0.0
         out["seconds"] = round(self.seconds, 3)

@@ -20,8 +20,8 @@ import numpy as np
 from harness.capabilities import declared, provide
 from harness.compose import ModelSource, model_service
 from harness.distributed import World, current_world
-from harness.encoding import EncodingPlan, EncodingRequest, EncodingService, ReportsEncoding
-from harness.generation import GenerationService, ReportsGeneration
+from harness.encoding import EncodingPlan, EncodingRequest, EncodingService, EncodingStats, ReportsEncoding
+from harness.generation import GenerationService, GenerationStats, ReportsGeneration
 from harness.errors import InputError
 from harness.io import dump_json, json_bytes, read_json, sha256_text
 from harness.layout import RunFolder, slug
@@ -127,18 +127,40 @@ class Session:
             encoding=service.plan(self.requests, seed=runtime.seed) if service is not None else None,
         )
 
-    def execution_record(self) -> dict[str, Any]:
-        """How the suite ran, for each result's provenance."""
-        service, runtime, model = self.model.service, self.runtime, self.model.model
+    def _stats(self) -> tuple[EncodingStats | None, GenerationStats | None]:
+        """What the model's services did: its own queue's, or a composite's (retrieve-read)."""
+        service, model = self.model.service, self.model.model
         encoding = (service.stats if isinstance(service, EncodingService)
                     else model.encoding_stats if isinstance(model, ReportsEncoding) else None)
         generation = (service.stats if isinstance(service, GenerationService)
                       else model.generation_stats if isinstance(model, ReportsGeneration) else None)
+        return encoding, generation
+
+    def gather_stats(self) -> list[tuple[EncodingStats | None, GenerationStats | None]] | None:
+        """Every rank's :meth:`_stats` under torchrun (a collective: every rank calls it at the
+        same point), None in one process."""
+        return self.world.gather_objects(self._stats()) if self.world.size > 1 else None
+
+    def execution_record(self, ranks: list[tuple[EncodingStats | None, GenerationStats | None]] | None = None,
+                         ) -> dict[str, Any]:
+        """How the suite ran, for each result's provenance. With ``ranks`` (:meth:`gather_stats`)
+        ``encoding`` and ``generation`` stay this rank's (rank 0's), ``ranks`` holds every
+        rank's, and ``all_ranks`` the whole run's work and rates
+        (:meth:`~harness.batching.ServiceStats.across_ranks`): a rank encodes its share only."""
+        runtime, model = self.runtime, self.model.model
+        encoding, generation = self._stats()
         stats = encoding or generation
-        return {"world_size": self.world.size, "device": runtime.device_used, "precision": model.precision,
-                "threads": runtime.threads, "batch_size": stats.batch_size if stats else runtime.batch_size,
-                "suite": [t.name for t in self.tasks], "encoding": None if encoding is None else encoding.as_dict(),
-                "generation": None if generation is None else generation.as_dict()}
+        record = {"world_size": self.world.size, "device": runtime.device_used, "precision": model.precision,
+                  "threads": runtime.threads, "batch_size": stats.batch_size if stats else runtime.batch_size,
+                  "suite": [t.name for t in self.tasks], "encoding": None if encoding is None else encoding.as_dict(),
+                  "generation": None if generation is None else generation.as_dict()}
+        if ranks is not None:
+            record["ranks"] = [{"encoding": None if e is None else e.as_dict(),
+                                "generation": None if g is None else g.as_dict()} for e, g in ranks]
+            record["all_ranks"] = {
+                "encoding": None if encoding is None else type(encoding).across_ranks([e for e, _ in ranks]),
+                "generation": None if generation is None else type(generation).across_ranks([g for _, g in ranks])}
+        return record
 
 
 def seed_everything(seed: int) -> None:

@@ -202,6 +202,9 @@ class GenerationStats(ServiceStats):
     new_tokens: int = 0
     damaged_cache_lines: list[str] = field(default_factory=list)
 
+    SUMMED = (*ServiceStats.SUMMED, "generated", "prompt_tokens", "new_tokens")
+    RATES = ("tokens_per_s", "padding_share")
+
     @property
     def padding_share(self) -> float:
         """The share of computed token slots that held padding."""
@@ -214,7 +217,7 @@ class GenerationStats(ServiceStats):
         return self.new_tokens / self.seconds if self.seconds > 0 else None
 
     def as_dict(self) -> dict[str, Any]:
-        out = asdict(self)
+        out = super().as_dict()
         out["padding_share"] = round(self.padding_share, 4)
         out["seconds"] = round(self.seconds, 3)
         out["tokens_per_s"] = None if self.tokens_per_s is None else round(self.tokens_per_s, 1)

@@ -102,6 +102,7 @@ def _run_task(session: Session, loaded: LoadedTask, resume: bool, output: Output
         if folder is not None and output.output_dir is not None:
             discard_if_empty(folder, output.output_dir)
         raise
+    ranks = session.gather_stats()  # every rank's work, gathered on every rank under torchrun
     if not world.is_main:
         return Outcome(None, evaluation, units.predictions, units.resumed)
     service = session.model.encoding
@@ -109,7 +110,7 @@ def _run_task(session: Session, loaded: LoadedTask, resume: bool, output: Output
         evaluation.diagnostics.update(timer.time("vector_analyses", lambda: task.vector_analyses(data, service)))
     runtime, model = session.runtime, session.model
     scored = Scored("run", loaded, identity, model.plugin, units.predictions, evaluation, units.resumed,
-                    device=runtime.device_used, seed=runtime.seed, execution=session.execution_record(),
+                    device=runtime.device_used, seed=runtime.seed, execution=session.execution_record(ranks),
                     reproducible=model.model.reproducible)
     return record(scored, run, files, folder, output, session.clock, {**session.shared.phases, **timer.phases})
 

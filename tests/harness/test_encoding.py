@@ -10,7 +10,7 @@ import pytest
 
 from harness.cache import EmbeddingCache, clear, describe
 from harness.batching import length_batches
-from harness.encoding import EncodingRequest, EncodingService
+from harness.encoding import EncodingRequest, EncodingService, EncodingStats
 
 IDENTITY = {"name": "fake", "label": "fake-encoder", "weights": "sha256:0", "options": {"dim": 4}}
 
@@ -146,3 +146,20 @@ def test_a_killed_encoding_keeps_the_rounds_it_finished(tmp_path: Path, monkeypa
     resumed = EncodingService(encoder, cache=EmbeddingCache(tmp_path, IDENTITY), batch_size=2, show_progress=False)
     assert np.array_equal(resumed.encode(texts, role="passage"), CountingEncoder().encode(texts, role="passage"))
     assert resumed.stats.cache_hits == 4 and resumed.stats.encoded == 6
+
+
+def test_the_work_of_all_ranks_is_summed_and_timed_by_the_slowest() -> None:
+    # Two ranks that encoded their own halves at once: 3,000 + 1,000 tokens in 2 s and 4 s, each
+    # on a 100 GFLOP/s core, 300 + 100 GFLOP computed. The run: 4,000 tokens in 4 s = 1,000
+    # tokens/s, 400 GFLOP / 4 s = 100 GFLOP/s of a 200 GFLOP/s peak = 0.5. What the ranks were
+    # asked for (a pool both saw) is not summed.
+    ranks = [EncodingStats(requested=10, unique=8, encoded=6, tokens=3000, seconds=2.0, batches=3,
+                           padded_tokens=3200, flops=300e9, peak_gflops=100.0),
+             EncodingStats(requested=10, unique=8, encoded=2, tokens=1000, seconds=4.0, batches=1,
+                           padded_tokens=1000, flops=100e9, peak_gflops=100.0)]
+    whole = EncodingStats.across_ranks(ranks)
+    assert whole == {"batches": 4, "padded_tokens": 4200, "oom_halvings": 0, "encoded": 8, "tokens": 4000,
+                     "flops": 400e9, "peak_gflops": 200.0, "seconds": 4.0, "tokens_per_s": 1000.0,
+                     "achieved_gflops": 100.0, "peak_share": 0.5}
+    ranks[1].flops = None  # a rank that could not count its FLOPs: no share of the peak for the run
+    assert EncodingStats.across_ranks(ranks)["peak_share"] is None
