@@ -1,5 +1,5 @@
 """Dense retrieval over a million vectors: float16 shards on disk, exact search shard by shard,
-and faiss IVF-PQ / HNSW with their recall@100 against exact search on the same queries.
+int8 shards and faiss IVF-PQ / HNSW with their recall@100 against exact search on the same queries.
 
     python benchmarks/bench_dense_scale.py --size 1000000 --work /work/scale-data/dense-1m
     python benchmarks/bench_dense_scale.py --size 200000 --work /tmp/dense --hnsw   # HNSW too
@@ -13,8 +13,9 @@ little noise, a query likewise (a question among its passages). Each phase runs 
 memory-mapped shards it touched, which the OS may drop) and the peak of RssAnon (heap alone,
 sampled every 20 ms):
 
-* ``write``: the shards encoded and written (float16);
-* ``exact``: every query's top 100 by exact search over the shards on disk;
+* ``write``: the shards encoded and written (float16, and int8 in a folder beside);
+* ``exact``: every query's top 100 by exact search over the shards on disk (the float16 ranking
+  is the reference; the int8 one's recall@100 against it is printed);
 * ``ivfpq``: an IVF-PQ index (``nlist`` lists, ``pq_m`` bytes a vector) trained and built from
   the shards, searched with ``nprobe`` 16 and 64: queries/s and recall@100 (the share of exact
   search's top 100 it finds), and its bytes per passage (index file / passages);
@@ -115,35 +116,40 @@ def _queries(n: int) -> list[str]:
     return [f"query {q}" for q in range(n)]
 
 
-def _open(size: int, folder: Path, settings: Any) -> Any:
+def _open(size: int, folder: Path, settings: Any, dtype: str = "float16") -> Any:
     from harness.protocols import Corpus
     from harness_dense.index import build_or_load
 
     texts = PositionTexts(size)
     corpus = Corpus(ids=texts, texts=texts, langs=["en"] * size)
     return build_or_load(corpus, folder=folder, settings=settings, encoder_identity={"name": "clusters", "dim": DIM},
-                         encode_passages=encode_passages, encode_queries=encode_queries, shard_size=65536)
+                         encode_passages=encode_passages, encode_queries=encode_queries, shard_size=65536,
+                         dtype=dtype)  # type: ignore[arg-type]
 
 
-def write(size: int, folder: Path) -> dict[str, Any]:
+def write(size: int, folder: Path, dtype: str) -> dict[str, Any]:
     from harness_dense.index import IndexSettings
 
     start = time.perf_counter()
-    _open(size, folder, IndexSettings("exact"))
+    _open(size, folder, IndexSettings("exact"), dtype)
     return {"write_s": time.perf_counter() - start, "disk_mib": size_mib(folder)}
 
 
-def exact(size: int, folder: Path, n_queries: int, out: Path) -> dict[str, Any]:
+def exact(size: int, folder: Path, dtype: str, n_queries: int, out: Path) -> dict[str, Any]:
     """Search shards already written (their vectors are no part of this phase's memory)."""
     from harness_dense.index import IndexSettings
 
     sampler = AnonymousPeak()
-    index = _open(size, folder, IndexSettings("exact"))
+    index = _open(size, folder, IndexSettings("exact"), dtype)
     start = time.perf_counter()
     ranking = index.search(_queries(n_queries), k=K)
     searched = time.perf_counter() - start
     np.save(out, ranking.indices)
     return {"qps": n_queries / searched, "peak_mib": memory_mib("VmHWM"), "anon_mib": sampler.stop()}
+
+
+def _recall(found: np.ndarray, expected: np.ndarray) -> float:
+    return float(np.mean([len(set(a) & set(b)) / K for a, b in zip(found, expected)]))
 
 
 def approximate(kind: str, size: int, folder: Path, n_queries: int, exact_top: Path, nlist: int,
@@ -168,8 +174,7 @@ def approximate(kind: str, size: int, folder: Path, n_queries: int, exact_top: P
         start = time.perf_counter()
         found = index.search(queries, k=K).indices
         searched = time.perf_counter() - start
-        recall = np.mean([len(set(a) & set(b)) / K for a, b in zip(found, expected)])
-        figures[str(probe)] = {"qps": n_queries / searched, "recall@100": float(recall)}
+        figures[str(probe)] = {"qps": n_queries / searched, "recall@100": _recall(found, expected)}
     figures.update(peak_mib=memory_mib("VmHWM"), anon_mib=sampler.stop())
     return figures
 
@@ -187,13 +192,16 @@ def main() -> None:
     folder, top = args.work / "index", args.work / "exact-top.npy"
     print(f"bench_dense_scale: {args.size:,} vectors of {DIM} dimensions around {CLUSTERS} centres, "
           f"{args.queries} queries, top {K}; each phase in a fresh process", flush=True)
-    written = run_phase(__file__, "write", args.size, folder)
-    done = written and run_phase(__file__, "exact", args.size, folder, args.queries, top)
-    if not written or not done:
-        return
-    print(f"exact  float16 shards {written['disk_mib']:,.0f} MiB on disk (written in {written['write_s']:.1f} s); "
-          f"search {done['qps']:.1f} queries/s; peak {done['peak_mib']:,.0f} MiB with mapped pages, "
-          f"{done['anon_mib']:,.0f} MiB heap", flush=True)
+    for dtype in ("float16", "int8"):
+        where, ranking = (folder, top) if dtype == "float16" else (args.work / "index-int8", args.work / "int8-top.npy")
+        written = run_phase(__file__, "write", args.size, where, dtype)
+        done = written and run_phase(__file__, "exact", args.size, where, dtype, args.queries, ranking)
+        if not written or not done:
+            return
+        recall = "" if dtype == "float16" else f", recall@100 {_recall(np.load(ranking), np.load(top)):.3f}"
+        print(f"exact  {dtype} shards {written['disk_mib']:,.0f} MiB on disk (written in {written['write_s']:.1f} s); "
+              f"search {done['qps']:.1f} queries/s{recall}; peak {done['peak_mib']:,.0f} MiB with mapped pages, "
+              f"{done['anon_mib']:,.0f} MiB heap", flush=True)
     kinds = [("ivfpq", [16, 64])] + ([("hnsw", [64, 256])] if args.hnsw else [])
     for kind, probes in kinds:
         got = run_phase(__file__, "approximate", kind, args.size, folder, args.queries, top, args.nlist, probes)

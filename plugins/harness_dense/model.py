@@ -5,7 +5,7 @@ large to encode into memory at once, on one process or across many (torchrun).
 ``index_dir`` and reuses it on later runs. The plain encoder-to-retriever adapter of the core
 (exact search over vectors held in memory) stays the default for small task pools; this model is
 for passage collections. Its identity names the encoder (with its weights), the vector type and
-the index parameters, since float16 vectors and an approximate index change the scores.
+the index parameters, since float16 or int8 vectors and an approximate index change the scores.
 """
 
 from __future__ import annotations
@@ -45,7 +45,8 @@ class DenseRetriever(Model):
         ``index``: exact, flat, hnsw, ivf or ivfpq (``refine``: candidates per result it scores
         again exactly from the shards); ``index_dir``: where vectors and index are
         kept (default: a temporary folder); ``shard_size``: passages encoded and stored per shard
-        (for a new index); ``dtype``: float16 (half the disk and memory) or float32."""
+        (for a new index); ``dtype``: float16 (half the disk and memory), float32, or int8 (a
+        quarter: codes with a per-dimension scale, :class:`~harness_dense.index.Shard`)."""
         self.runtime = runtime
         self.encoder_model, self.encoder = load_model(encoder, runtime, needs=Encoder, owner="dense")
         self.settings = IndexSettings(index, hnsw_m, ef_construction, ef_search, nlist, nprobe, pq_m, refine)

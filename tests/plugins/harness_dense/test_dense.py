@@ -73,6 +73,35 @@ def test_float16_shards_rank_as_float16_vectors_do(tiny_encoder_dir: Path, corpu
     np.testing.assert_array_equal(ranking.indices, expected)
 
 
+def test_int8_shards_rank_as_their_decoded_vectors(tiny_encoder_dir: Path, corpus: Corpus, tmp_path: Path) -> None:
+    """int8 shards: per shard, each dimension's largest |value| is code 127 and every value is
+    rounded to the nearest step; search ranks the decoded vectors (reference computed here in
+    float64), with a quarter of float32's bytes and nearly float32's top 10."""
+    folder = tmp_path / "idx"
+    dense = _dense(tiny_encoder_dir, index_dir=folder, shard_size=50, dtype="int8")
+    ranking = dense.index(corpus).search(QUERIES, k=10)
+    passages = dense.encoder.encode(list(corpus.texts), role="passage", langs=list(corpus.langs)).astype(np.float64)
+    decoded = []
+    for number, start in enumerate(range(0, len(corpus), 50)):
+        block = passages[start : start + 50]
+        step = np.abs(block).max(axis=0) / 127
+        codes = np.load(folder / f"vectors-{number:05d}.npy")
+        assert codes.dtype == np.int8 and codes.nbytes == block.size  # a byte a dimension
+        np.testing.assert_array_equal(codes, np.rint(block / step))
+        np.testing.assert_allclose(np.load(folder / f"vectors-{number:05d}.scale.npy"), step, rtol=1e-6)
+        decoded.append(codes * step)
+    queries = dense.encoder.encode(QUERIES, role="query").astype(np.float64)
+    scores = queries @ np.concatenate(decoded).T
+    np.testing.assert_array_equal(ranking.indices, np.argsort(-scores, axis=1, kind="stable")[:, :10])
+    np.testing.assert_allclose(ranking.scores, np.sort(scores, axis=1)[:, ::-1][:, :10], rtol=1e-4)
+    exact = np.argsort(-(queries @ passages.T), axis=1, kind="stable")[:, :10]
+    assert np.mean([len(set(a) & set(b)) / 10 for a, b in zip(ranking.indices, exact)]) >= 0.9
+    (folder / "vectors-00001.scale.npy").unlink()  # codes without their scale: encoded again
+    with pytest.warns(RuntimeWarning, match=r"\(vectors-00001.scale.npy is missing\): encoding passages 50-99 again"):
+        again = _dense(tiny_encoder_dir, index_dir=folder, dtype="int8").index(corpus).search(QUERIES, k=10)
+    np.testing.assert_array_equal(again.indices, ranking.indices)
+
+
 def test_ivfpq_compresses_and_refines_from_the_shards(tiny_encoder_dir: Path, corpus: Corpus, tmp_path: Path) -> None:
     """IVF-PQ keeps 16 bytes a vector; scoring its 4 x k best again with the shards' vectors
     finds more of exact search's top 10 than the codes alone, with exact scores."""
