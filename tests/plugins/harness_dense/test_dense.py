@@ -80,16 +80,19 @@ def test_int8_shards_rank_as_their_decoded_vectors(tiny_encoder_dir: Path, corpu
     folder = tmp_path / "idx"
     dense = _dense(tiny_encoder_dir, index_dir=folder, shard_size=50, dtype="int8")
     ranking = dense.index(corpus).search(QUERIES, k=10)
-    passages = dense.encoder.encode(list(corpus.texts), role="passage", langs=list(corpus.langs)).astype(np.float64)
+    passages = dense.encoder.encode(list(corpus.texts), role="passage", langs=list(corpus.langs))
     decoded = []
     for number, start in enumerate(range(0, len(corpus), 50)):
-        block = passages[start : start + 50]
-        step = np.abs(block).max(axis=0) / 127
+        block = passages[start : start + 50]  # float32, as the encoder gives them
+        step = np.abs(block).max(axis=0) / np.float32(127)
         codes = np.load(folder / f"vectors-{number:05d}.npy")
         assert codes.dtype == np.int8 and codes.nbytes == block.size  # a byte a dimension
+        assert np.abs(codes).max(axis=0).tolist() == [127] * block.shape[1]
         np.testing.assert_array_equal(codes, np.rint(block / step))
-        np.testing.assert_allclose(np.load(folder / f"vectors-{number:05d}.scale.npy"), step, rtol=1e-6)
-        decoded.append(codes * step)
+        scale = np.load(folder / f"vectors-{number:05d}.scale.npy")
+        np.testing.assert_array_equal(scale, step)
+        decoded.append(codes * scale.astype(np.float64))
+    passages = passages.astype(np.float64)
     queries = dense.encoder.encode(QUERIES, role="query").astype(np.float64)
     scores = queries @ np.concatenate(decoded).T
     np.testing.assert_array_equal(ranking.indices, np.argsort(-scores, axis=1, kind="stable")[:, :10])
