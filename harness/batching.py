@@ -11,9 +11,12 @@ import dataclasses
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from harness.distributed import World
 
 T = TypeVar("T")
 
@@ -80,8 +83,12 @@ class AdaptiveBatcher:
         self.batch_size = batch_size
         self.halvings = 0
 
-    def plan(self, lengths: Sequence[int]) -> list[np.ndarray]:
-        """Length-sorted batches at the current batch size."""
+    def plan(self, lengths: Sequence[int], world: World | None = None) -> list[np.ndarray]:
+        """Length-sorted batches at the current batch size. With several ranks (``world``), the
+        smallest size any rank has come down to (each halves its own on out-of-memory), so every
+        rank plans the same batches to deal out."""
+        if world is not None and world.size > 1:
+            self.batch_size = min(world.gather_objects(self.batch_size))
         return length_batches(lengths, self.batch_size)
 
     def run(self, batch: Sequence[int], work: Callable[[Sequence[int]], list[T]]) -> list[T]:

@@ -381,7 +381,7 @@ class EncodingService:
         gather.
         """
         lengths = self._lengths(texts, role)
-        batches = self.batcher.plan(lengths)
+        batches = self.batcher.plan(lengths, self.world)
         size, rank = self.world.size, self.world.rank
         per_round = max(size, ROUND_TEXTS // max(self.batcher.batch_size, 1))
         with Progress(len(texts), f"encoding {role} texts", enabled=self.show_progress, unit="text") as bar:

@@ -11,7 +11,11 @@ Generator, which
   similar length, which keeps left padding small (the padding share is measured: the token slots
   a batch computes, ``batch x (longest prompt + longest completion)``, that hold no real token);
 * halves a batch that runs out of GPU memory and carries on with the smaller size;
-* saves what it generated to the cache batch by batch, so a killed run loses one batch at most;
+* under torchrun, deals the batches out to the ranks (one per rank a round, each rank generating
+  with its own copy of the model, on its own GPU) and gathers the completions, so every rank
+  holds all of them and N GPUs share the work instead of each doing all of it;
+* saves what it generated to the cache batch by batch (rank 0 writes), so a killed run loses one
+  round at most;
 * measures prompt and generated tokens, and generated tokens per second.
 
 The tasks build the prompts themselves (:mod:`harness.prompting`), from a template named in their
@@ -39,6 +43,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from harness.batching import AdaptiveBatcher, ServiceStats
 from harness.cache import model_key
+from harness.distributed import World, current_world
 from harness.errors import HarnessError
 from harness.io import dump_json, sha256_text, write_atomic
 from harness.progress import Progress
@@ -239,10 +244,13 @@ class GenerationService:
     batched by prompt length (see the module docstring)."""
 
     def __init__(self, generator: Generator, *, cache: GenerationCache | None = None, batch_size: int | None = None,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+                 clock: Callable[[], float] = time.perf_counter, world: World | None = None) -> None:
+        """``world``: the ranks that share the work (each rank's own completions are in its
+        :attr:`stats`); by default this process alone."""
         self.generator = generator
         self.cache = cache
         self.clock = clock
+        self.world = world or World()
         self.batcher = AdaptiveBatcher(batch_size or DEFAULT_BATCH_SIZE)
         self.stats = GenerationStats(batch_size=self.batcher.batch_size,
                                      damaged_cache_lines=list(cache.damaged) if cache is not None else [])
@@ -253,9 +261,10 @@ class GenerationService:
         """The service a run puts in front of a generator model, as the encoding queue is put in
         front of an encoder: the on-disk cache under ``runtime.cache_dir`` (none if it is None),
         the run's batch size or the model's own. One per loaded model, so every task of a suite
-        shares its memo and statistics."""
+        shares its memo and statistics. Under torchrun the ranks share the batches."""
         cache = GenerationCache(runtime.cache_dir, identity) if runtime.cache_dir is not None else None
-        return cls(generator, cache=cache, batch_size=runtime.batch_size or getattr(generator, "batch_size", None))
+        return cls(generator, cache=cache, batch_size=runtime.batch_size or getattr(generator, "batch_size", None),
+                   world=current_world())
 
     def generate(self, requests: Sequence[GenerationRequest], *, progress: Progress | None = None) -> list[Generation]:
         """One completion per request, in order; ``progress`` moves by one per request answered."""
@@ -286,33 +295,46 @@ class GenerationService:
         return [len(prompt) for prompt in prompts]
 
     def _generate_group(self, requests: list[GenerationRequest], keys: list[str], progress: Progress | None) -> None:
-        """Generate requests that share decoding options, in length-sorted batches."""
+        """Generate requests that share decoding options, in length-sorted batches, one batch per
+        rank a round (every rank asks for the same requests in the same order, so all plan the
+        same batches)."""
         lengths = self._lengths([request.prompt for request in requests])
-        for batch in self.batcher.plan(lengths):
-            start = self.clock()
-
-            def work(part: Sequence[int]) -> list[Generation]:
-                out = list(self.generator.generate([requests[i] for i in part]))
-                if len(out) != len(part):
-                    raise HarnessError(f"the generator returned {len(out)} completions for {len(part)} prompts")
-                self.stats.batches += 1
-                self.stats.padded_tokens += len(part) * (max(g.prompt_tokens for g in out)
-                                                         + max(g.new_tokens for g in out))
-                return out
-
-            generations = self.batcher.run(batch, work)
-            self.stats.seconds += self.clock() - start
-            self.stats.batch_size, self.stats.oom_halvings = self.batcher.batch_size, self.batcher.halvings
-            done = [(keys[i], generation) for i, generation in zip(batch, generations)]
+        world = self.world
+        batches = self.batcher.plan(lengths, world)
+        for first in range(0, len(batches), world.size):
+            round_batches = batches[first : first + world.size]
+            mine = self._generate_batch(requests, keys, round_batches[world.rank]) if world.rank < len(
+                round_batches) else []
+            done = [pair for share in world.gather_objects(mine) for pair in share]
             for key, generation in done:
                 self._memory[key] = generation
-                self.stats.generated += 1
-                self.stats.prompt_tokens += generation.prompt_tokens
-                self.stats.new_tokens += generation.new_tokens
-            if self.cache is not None:
+            if self.cache is not None and world.is_main:
                 self.cache.put(done)
             if progress is not None:
-                progress.update(len(batch), tokens=sum(g.new_tokens for _, g in done))
+                progress.update(len(done), tokens=sum(g.new_tokens for _, g in done))
+
+    def _generate_batch(self, requests: list[GenerationRequest], keys: list[str],
+                        batch: Sequence[int]) -> list[tuple[str, Generation]]:
+        """One batch (halved on out-of-memory), counted in this rank's statistics."""
+        start = self.clock()
+
+        def work(part: Sequence[int]) -> list[Generation]:
+            out = list(self.generator.generate([requests[i] for i in part]))
+            if len(out) != len(part):
+                raise HarnessError(f"the generator returned {len(out)} completions for {len(part)} prompts")
+            self.stats.batches += 1
+            self.stats.padded_tokens += len(part) * (max(g.prompt_tokens for g in out)
+                                                     + max(g.new_tokens for g in out))
+            return out
+
+        generations = self.batcher.run(batch, work)
+        self.stats.seconds += self.clock() - start
+        self.stats.batch_size, self.stats.oom_halvings = self.batcher.batch_size, self.batcher.halvings
+        for generation in generations:
+            self.stats.generated += 1
+            self.stats.prompt_tokens += generation.prompt_tokens
+            self.stats.new_tokens += generation.new_tokens
+        return [(keys[i], generation) for i, generation in zip(batch, generations)]
 
 
 def generation_service(generator: Generator) -> GenerationService:

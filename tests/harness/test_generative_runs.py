@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import socket
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -232,3 +236,39 @@ def test_a_suite_shares_one_generation_service_and_a_rerun_reads_its_cache(harne
     first, second = generation(), generation()
     assert first["unique"] == len(questions) and first["generated"] == len(questions) and first["cache_hits"] == 0
     assert second["cache_hits"] == len(questions) and second["generated"] == 0
+
+
+@pytest.mark.slow
+def test_two_gloo_ranks_share_the_generation_and_give_the_single_process_scores(tmp_path: Path) -> None:
+    """Under torchrun each rank generates its batches and the completions are gathered: the ranks'
+    shares add up to every question once (each rank generating all would be twice), the scores
+    are one process's, and the cache written by rank 0 holds every completion."""
+    questions = read_span_file(parallel_qa_dir() / "en.json")
+    replies = {q.question: (q.answers[0] if i % 3 else "zzz", -1.0) for i, q in enumerate(questions)}
+    path = write_replies(tmp_path / "replies.json", replies)
+    args = ["xquad:prompt=qa", f"fake-generator:replies={path}", "--langs", "en", "--quiet", "--batch-size", "3",
+            "--bootstrap", "0"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    single = subprocess.run([sys.executable, "-m", "harness", "run", *args, "--output-dir", "single", "--no-cache",
+                             "--leaderboard", "single.json"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                            timeout=600)
+    assert single.returncode == 0, single.stderr
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    distributed = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc-per-node", "2", "--rdzv-backend",
+         "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}", "-m", "harness", "run", *args, "--output-dir", "dist",
+         "--cache-dir", "cache", "--leaderboard", "dist.json"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert distributed.returncode == 0, distributed.stderr[-3000:]
+    (one,), (two,) = (json.loads((tmp_path / name).read_text(encoding="utf-8"))["entries"]
+                      for name in ("single.json", "dist.json"))
+    assert two["rows"] == one["rows"]
+    (result,) = (tmp_path / "dist").rglob("result.json")
+    execution = json.loads(result.read_text(encoding="utf-8"))["provenance"]["execution"]
+    shares = [rank["generation"]["generated"] for rank in execution["ranks"]]
+    assert min(shares) > 0 and sum(shares) == execution["all_ranks"]["generation"]["generated"] == len(questions)
+    cached = [json.loads(line)["key"] for shard in (tmp_path / "cache").rglob("*.jsonl")
+              for line in shard.read_text(encoding="utf-8").splitlines()]
+    assert len(cached) == len(set(cached)) == len(questions)
