@@ -11,7 +11,7 @@ import dataclasses
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
@@ -45,14 +45,21 @@ class ServiceStats:
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
-    @classmethod
-    def across_ranks(cls, ranks: Sequence[Self]) -> dict[str, Any]:
-        """The whole run's work from every rank's counters: :attr:`SUMMED` summed (a counter a
-        rank could not measure, None, makes the sum None), and the seconds of the slowest rank, as
-        the ranks ran at once, so the rates are the run's."""
-        sums = {name: _sum([getattr(rank, name) for rank in ranks]) for name in cls.SUMMED}
-        whole = dataclasses.replace(ranks[0], **sums, seconds=max(rank.seconds for rank in ranks)).as_dict()
-        return {name: whole[name] for name in (*cls.SUMMED, "seconds", *cls.RATES)}
+
+def across_ranks(ranks: Sequence[ServiceStats | None]) -> dict[str, Any] | None:
+    """The whole run's work from every rank's counters (None: a rank without such a service):
+    :attr:`~ServiceStats.SUMMED` summed over the ranks that ran a batch, and the seconds of the
+    slowest rank, as the ranks ran at once, so the rates are the run's. A rank that ran no batch
+    (its shards all on disk, more ranks than work) adds nothing: it measured no FLOPs and no
+    peak. A counter a working rank could not measure (None) makes the sum None."""
+    present = [rank for rank in ranks if rank is not None]
+    if not present:
+        return None
+    worked = [rank for rank in present if rank.batches] or present[:1]
+    kind = type(worked[0])
+    sums = {name: _sum([getattr(rank, name) for rank in worked]) for name in kind.SUMMED}
+    whole = dataclasses.replace(worked[0], **sums, seconds=max(rank.seconds for rank in present)).as_dict()
+    return {name: whole[name] for name in (*kind.SUMMED, "seconds", *kind.RATES)}
 
 
 def _sum(values: Sequence[Any]) -> Any:

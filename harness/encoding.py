@@ -109,7 +109,7 @@ class EncodingStats(ServiceStats):
     peak_gflops: float | None = None
 
     SUMMED = (*ServiceStats.SUMMED, "encoded", "tokens", "flops", "peak_gflops")
-    RATES = ("tokens_per_s", "achieved_gflops", "peak_share")
+    RATES = ("padding_share", "tokens_per_s", "achieved_gflops", "peak_share")
 
     @property
     def tokens_per_s(self) -> float | None:

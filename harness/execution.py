@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.batching import across_ranks
 from harness.capabilities import declared, provide
 from harness.compose import ModelSource, model_service
 from harness.distributed import World, current_world
@@ -146,7 +147,7 @@ class Session:
         """How the suite ran, for each result's provenance. With ``ranks`` (:meth:`gather_stats`)
         ``encoding`` and ``generation`` stay this rank's (rank 0's), ``ranks`` holds every
         rank's, and ``all_ranks`` the whole run's work and rates
-        (:meth:`~harness.batching.ServiceStats.across_ranks`): a rank encodes its share only."""
+        (:func:`~harness.batching.across_ranks`): a rank encodes its share only."""
         runtime, model = self.runtime, self.model.model
         encoding, generation = self._stats()
         stats = encoding or generation
@@ -157,9 +158,8 @@ class Session:
         if ranks is not None:
             record["ranks"] = [{"encoding": None if e is None else e.as_dict(),
                                 "generation": None if g is None else g.as_dict()} for e, g in ranks]
-            record["all_ranks"] = {
-                "encoding": None if encoding is None else type(encoding).across_ranks([e for e, _ in ranks]),
-                "generation": None if generation is None else type(generation).across_ranks([g for _, g in ranks])}
+            record["all_ranks"] = {"encoding": across_ranks([e for e, _ in ranks]),
+                                   "generation": across_ranks([g for _, g in ranks])}
         return record
 
 

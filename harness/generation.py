@@ -302,10 +302,12 @@ class GenerationService:
         world = self.world
         batches = self.batcher.plan(lengths, world)
         for first in range(0, len(batches), world.size):
+            start = self.clock()  # the round, waiting for the other ranks included, as encoding times it
             round_batches = batches[first : first + world.size]
             mine = self._generate_batch(requests, keys, round_batches[world.rank]) if world.rank < len(
                 round_batches) else []
             done = [pair for share in world.gather_objects(mine) for pair in share]
+            self.stats.seconds += self.clock() - start
             for key, generation in done:
                 self._memory[key] = generation
             if self.cache is not None and world.is_main:
@@ -316,7 +318,6 @@ class GenerationService:
     def _generate_batch(self, requests: list[GenerationRequest], keys: list[str],
                         batch: Sequence[int]) -> list[tuple[str, Generation]]:
         """One batch (halved on out-of-memory), counted in this rank's statistics."""
-        start = self.clock()
 
         def work(part: Sequence[int]) -> list[Generation]:
             out = list(self.generator.generate([requests[i] for i in part]))
@@ -328,7 +329,6 @@ class GenerationService:
             return out
 
         generations = self.batcher.run(batch, work)
-        self.stats.seconds += self.clock() - start
         self.stats.batch_size, self.stats.oom_halvings = self.batcher.batch_size, self.batcher.halvings
         for generation in generations:
             self.stats.generated += 1

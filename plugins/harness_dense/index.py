@@ -132,7 +132,7 @@ class DamagedIndex(Exception):
     """A file of a dense index folder does not hold what ``index.json`` says."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Shard:
     """One shard's vectors as stored, memory-mapped: float16 or float32 rows, or int8 codes with
     a per-dimension ``scale`` (a vector is ``codes * scale``).
@@ -476,10 +476,10 @@ def _encode_missing(corpus: Corpus, folder: Path, layout: Layout, dtype: VectorT
         bar.update(sum(len(shard) for shard in shards.values()))
         for number in sorted([*missing, *damaged]):
             start, stop = layout.bounds(number)
-            path = folder / shard_name(number)
             vectors = np.asarray(encode(corpus.texts[start:stop], list(corpus.langs[start:stop])), dtype=np.float32)
-            if path.is_dir():
-                path.rmdir()
+            for name in (shard_name(number), scale_name(number)):
+                if (folder / name).is_dir():
+                    (folder / name).rmdir()
             _save_shard(folder, number, vectors, dtype)
             shards[number] = load_shard(folder, number, stop - start, dtype)
             bar.update(stop - start)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from harness.cache import EmbeddingCache, clear, describe
-from harness.batching import length_batches
+from harness.batching import across_ranks, length_batches
 from harness.encoding import EncodingRequest, EncodingService, EncodingStats
 
 IDENTITY = {"name": "fake", "label": "fake-encoder", "weights": "sha256:0", "options": {"dim": 4}}
@@ -157,9 +157,12 @@ def test_the_work_of_all_ranks_is_summed_and_timed_by_the_slowest() -> None:
                            padded_tokens=3200, flops=300e9, peak_gflops=100.0),
              EncodingStats(requested=10, unique=8, encoded=2, tokens=1000, seconds=4.0, batches=1,
                            padded_tokens=1000, flops=100e9, peak_gflops=100.0)]
-    whole = EncodingStats.across_ranks(ranks)
+    whole = across_ranks(ranks)
     assert whole == {"batches": 4, "padded_tokens": 4200, "oom_halvings": 0, "encoded": 8, "tokens": 4000,
-                     "flops": 400e9, "peak_gflops": 200.0, "seconds": 4.0, "tokens_per_s": 1000.0,
-                     "achieved_gflops": 100.0, "peak_share": 0.5}
-    ranks[1].flops = None  # a rank that could not count its FLOPs: no share of the peak for the run
-    assert EncodingStats.across_ranks(ranks)["peak_share"] is None
+                     "flops": 400e9, "peak_gflops": 200.0, "seconds": 4.0, "padding_share": round(1 - 4000 / 4200, 4),
+                     "tokens_per_s": 1000.0, "achieved_gflops": 100.0, "peak_share": 0.5}
+    # A rank that ran no batch (its shards on disk: no stats, or stats of nothing) adds no work.
+    assert across_ranks([None, *ranks]) == across_ranks([*ranks, EncodingStats(requested=10, unique=8)]) == whole
+    assert across_ranks([None, None]) is None
+    ranks[1].flops = None  # a working rank that could not count its FLOPs: no share of the peak for the run
+    assert across_ranks(ranks)["peak_share"] is None

@@ -107,7 +107,6 @@ def test_two_gloo_ranks_give_the_single_process_scores(tmp_path: Path, tiny_enco
     assert execution["encoding"]["encoded"] < execution["encoding"]["unique"]  # each rank encoded a share
     # Every rank's share is recorded, and together they are every text, once.
     shares = [rank["encoding"] for rank in execution["ranks"]]
-    assert shares[0]["tokens"] == execution["encoding"]["tokens"]  # the top level is rank 0's
     whole = execution["all_ranks"]["encoding"]
     assert len(shares) == 2 and whole["encoded"] == sum(s["encoded"] for s in shares) == shares[0]["unique"]
     assert whole["tokens"] == sum(s["tokens"] for s in shares)
