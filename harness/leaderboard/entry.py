@@ -68,8 +68,8 @@ class LeaderboardEntry:
     """One run on the board: its scope (what its number depends on besides the model), the model,
     the main score with its interval, the result's rows and the run it came from.
 
-    ``key`` names what makes scores comparable (task and options, split, data, languages, limit,
-    model identity): a run with the key of an entry replaces it, any other run adds one."""
+    ``key`` names what makes scores comparable (task and options, split, data, language set,
+    limit, model identity): a run of an entry's key replaces it, any other run adds one."""
 
     key: str
     scope: Scope
@@ -95,6 +95,12 @@ class LeaderboardEntry:
         return self.rows[0].count if self.rows else None
 
     @property
+    def comparable(self) -> str:
+        """:attr:`key` as this harness computes it from the entry's fields. A stored key may differ:
+        an older harness hashed the languages in the order the run listed them."""
+        return _key(self.scope, self.model)
+
+    @property
     def zero_shot(self) -> bool | None:
         """Whether the model card says the model saw English task data only; None without a card."""
         return None if self.card is None else self.card.zero_shot
@@ -103,13 +109,12 @@ class LeaderboardEntry:
     def from_result(cls, result: RunResult, result_path: Path) -> LeaderboardEntry:
         data, task = result.data, result.task
         model = result.model.identity
-        key = sha256_text(json.dumps([task.name, task.options, data.split, data.fingerprint, list(data.languages),
-                                      data.limit, model.key()], sort_keys=True))[:16]
+        scope = Scope(task.name, task.options, data.split, data.languages, data.limit, data.demo, data.fingerprint,
+                      task.scorer_signature)
+        bare = ModelIdentity(model.name, model.label, model.weights, model.options)
         card = model.details.get(CARD_DETAIL)
         return cls(
-            key=key, scope=Scope(task.name, task.options, data.split, data.languages, data.limit, data.demo,
-                                 data.fingerprint, task.scorer_signature),
-            model=ModelIdentity(model.name, model.label, model.weights, model.options),
+            key=_key(scope, bare), scope=scope, model=bare,
             main_metric=result.main_score.metric, main_score=result.main_score.value,
             higher_is_better=task.higher_is_better, rows=result.rows, run_id=result.run_id, kind=result.kind,
             result_path=str(result_path), finished_at=result.provenance.finished_at,
@@ -153,6 +158,14 @@ class LeaderboardEntry:
         )
 
 
+def _key(scope: Scope, model: ModelIdentity) -> str:
+    """The key of an entry: its scope's task and options, split, data, language set and limit,
+    and the model's identity (not the demo flag, implied by the data, nor the scorer signature:
+    a run scored by a newer scorer replaces its entry)."""
+    return sha256_text(json.dumps([scope.task, scope.task_options, scope.split, scope.data_fingerprint,
+                                   sorted(scope.languages), scope.limit, model.key()], sort_keys=True))[:16]
+
+
 def _is_matrix(value: Any) -> bool:
     """Whether a diagnostic is a language x language matrix: ``{row: {column: number}}`` (any
     task's: the leaderboard names no benchmark)."""
@@ -169,8 +182,9 @@ class Leaderboard:
     updated_at: str = field(default_factory=now_iso)
 
     def with_entry(self, entry: LeaderboardEntry) -> Leaderboard:
-        """This board with ``entry`` added, replacing the entry of the same key, updated now."""
-        entries = [e for e in self.entries if e.key != entry.key] + [entry]
+        """This board with ``entry`` added, replacing the entry it is comparable to (the same key,
+        computed again: a stored key may be an older harness's), updated now."""
+        entries = [e for e in self.entries if e.comparable != entry.comparable] + [entry]
         entries.sort(key=lambda e: (e.scope.task, e.scope.split, e.scope.demo, e.key))
         return Leaderboard(tuple(entries), now_iso())
 

@@ -55,7 +55,7 @@ class RankedGroup:
 def ranked(board: Leaderboard, task: str | None = None) -> list[RankedGroup]:
     """The entries (of ``task``, or all) grouped by scope and main metric (a task whose main metric
     depends on the run, such as XTREME's all_task and the mean of an incomplete submission, never
-    ranks the two together), best first; groups in :meth:`Scope.order`: full-data runs before
+    ranks the two together), best first (equal scores: the earlier run first); groups in :meth:`Scope.order`: full-data runs before
     ``--limit`` runs before demo runs."""
     groups: dict[str, list[LeaderboardEntry]] = {}
     for entry in board.entries:
@@ -65,6 +65,7 @@ def ranked(board: Leaderboard, task: str | None = None) -> list[RankedGroup]:
     out = []
     for members in groups.values():
         first = members[0]
+        members.sort(key=lambda e: e.finished_at)  # equal scores: the earlier run first
         members.sort(key=lambda e: e.main_score, reverse=first.higher_is_better)
         marks = tie_marks([e.main_interval for e in members])
         out.append(RankedGroup(first.scope.canonical(), first.main_metric, first.higher_is_better, tuple(

@@ -3,6 +3,7 @@ unchanged (a board written before the package split loads and is written back as
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -72,3 +73,19 @@ def test_the_zero_shot_board_keeps_the_entries_whose_card_says_so() -> None:
     board = Leaderboard(tuple(entries), "2026-11-21T00:00:00+00:00")
     assert [e.model.label for e in board.zero_shot().entries] == ["zs"]
     assert board.zero_shot().updated_at == board.updated_at
+
+
+def test_a_run_of_the_same_languages_in_another_order_replaces_the_entry() -> None:
+    """The key hashes the language set; an entry an older harness keyed by the run's order (MLQA's
+    en,es,de,...) is still replaced by a run of the same languages."""
+    first = LeaderboardEntry.from_result(variant("m", 1.0, languages=("en", "de")), Path("a.json"))
+    model = {"name": "m", "label": "m", "weights": None, "options": {}}
+    legacy = sha256_text(json.dumps(["pairs", {}, "dev", FINGERPRINT, ["en", "de"], None, model], sort_keys=True))[:16]
+    assert first.key == sha256_text(json.dumps(["pairs", {}, "dev", FINGERPRINT, ["de", "en"], None, model],
+                                               sort_keys=True))[:16] != legacy
+    old = dataclasses.replace(first, key=legacy)
+    again = LeaderboardEntry.from_result(variant("m", 2.0, languages=("de", "en")), Path("b.json"))
+    board = Leaderboard((old,), "2026-11-21T00:00:00+00:00").with_entry(again)
+    assert [(e.main_score, e.result_path) for e in board.entries] == [(2.0, "b.json")]
+    other = LeaderboardEntry.from_result(variant("m", 3.0, languages=("de",)), Path("c.json"))
+    assert len(board.with_entry(other).entries) == 2  # another language set: another entry

@@ -100,3 +100,12 @@ def test_coverage_names_what_a_run_lacks_once(languages: list[str], expected: st
 def test_coverage_of_many_of_many_languages_is_counted() -> None:
     declared = frozenset(f"l{i:02}" for i in range(40))
     assert coverage(sorted(declared)[:20], declared) == "incomplete: 20 of 40 languages"
+
+
+def test_equal_scores_rank_the_earlier_run_first() -> None:
+    late, early = (dataclasses.replace(LeaderboardEntry.from_result(variant(label, 50.0), Path("r.json")),
+                                       finished_at=at)
+                   for label, at in (("late", "2026-11-22T10:00:00+00:00"), ("early", "2026-11-21T10:00:00+00:00")))
+    for entries in ((late, early), (early, late)):
+        (group,) = ranked(Leaderboard(entries))
+        assert [e.entry.model.label for e in group.entries] == ["early", "late"]
