@@ -26,7 +26,7 @@ from harness.layout import (
 )
 from harness.model import ModelIdentity
 from harness.planning import LoadedTask, load_task, with_checked_data, with_data
-from harness.provenance import describe_files
+from harness.provenance import describe_files, git_commit
 from harness.recording import Outcome, Scored, record, run_id
 from harness.registry import Registry
 from harness.settings import DataOptions, ExecutionOptions, OutputOptions
@@ -75,6 +75,7 @@ def _open(task_texts: Sequence[str], model: object, model_args: str | dict[str, 
           loaded: Sequence[LoadedTask] | None) -> Session:
     """Plan (check outputs, runtime, tasks against the model, load the data), then load the model."""
     output.check()
+    git_commit()  # read now (it is cached): a run of hours records the code it started with, not an edit since
     if execution.resume and output.output_dir is None:
         raise HarnessError("resume continues a run saved in an output folder: give the output folder too")
     runtime = execution.runtime(registry)  # checks device, batch size, threads and the cache folder

@@ -176,3 +176,13 @@ def test_a_folder_of_benchmarks_serves_every_task(tmp_path: Path, registry: Regi
                          output=outputs(tmp_path), registry=registry)
     assert outcome.result.data.source == str(tmp_path / "benchmarks" / "fake" / "lookup")
     assert outcome.result.data.demo is False and outcome.evaluation.main_score == 1.0
+
+
+def test_the_commit_a_result_records_is_read_when_the_run_starts(tmp_path: Path, registry: Registry) -> None:
+    """A run of hours records the code it started with, not a commit made while it ran: the
+    (cached) commit is read when the run is opened, before any work."""
+    from harness import provenance
+
+    provenance.git_commit.cache_clear()
+    runner.plan_suite(["fake-lookup"], "word-overlap", output=outputs(tmp_path), registry=registry)
+    assert provenance.git_commit.cache_info().currsize == 1
