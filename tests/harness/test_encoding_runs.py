@@ -91,6 +91,9 @@ def test_distributed_rounds_are_cut_by_count_alone(tmp_path: Path, monkeypatch: 
         def gather_rows(self, local: np.ndarray, counts: list[int], dim: int) -> list[np.ndarray]:
             return [local, np.zeros((counts[1], dim), np.float32)]
 
+        def gather_objects(self, local: object) -> list[object]:  # the other rank's batch size: the same
+            return [local, local]
+
     clock = Clock()
     cache = EmbeddingCache(tmp_path, IDENTITY)
     saves = recorded_saves(cache, clock, monkeypatch)

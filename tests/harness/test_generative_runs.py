@@ -248,7 +248,9 @@ def test_two_gloo_ranks_share_the_generation_and_give_the_single_process_scores(
     path = write_replies(tmp_path / "replies.json", replies)
     args = ["xquad:prompt=qa", f"fake-generator:replies={path}", "--langs", "en", "--quiet", "--batch-size", "3",
             "--bootstrap", "0"]
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    root = str(Path(__file__).resolve().parents[2])  # the fake generator's plugin module, from the processes' folder
+    env = {**os.environ, "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
     single = subprocess.run([sys.executable, "-m", "harness", "run", *args, "--output-dir", "single", "--no-cache",
                              "--leaderboard", "single.json"], cwd=tmp_path, env=env, capture_output=True, text=True,
                             timeout=600)
