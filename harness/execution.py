@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.batching import across_ranks
+from harness.batching import ServiceStats, across_ranks
 from harness.capabilities import declared, provide
 from harness.compose import ModelSource, model_service
 from harness.distributed import World, current_world
@@ -153,14 +153,17 @@ class Session:
         stats = encoding or generation
         record = {"world_size": self.world.size, "device": runtime.device_used, "precision": model.precision,
                   "threads": runtime.threads, "batch_size": stats.batch_size if stats else runtime.batch_size,
-                  "suite": [t.name for t in self.tasks], "encoding": None if encoding is None else encoding.as_dict(),
-                  "generation": None if generation is None else generation.as_dict()}
+                  "suite": [t.name for t in self.tasks], "encoding": _as_dict(encoding),
+                  "generation": _as_dict(generation)}
         if ranks is not None:
-            record["ranks"] = [{"encoding": None if e is None else e.as_dict(),
-                                "generation": None if g is None else g.as_dict()} for e, g in ranks]
+            record["ranks"] = [{"encoding": _as_dict(e), "generation": _as_dict(g)} for e, g in ranks]
             record["all_ranks"] = {"encoding": across_ranks([e for e, _ in ranks]),
                                    "generation": across_ranks([g for _, g in ranks])}
         return record
+
+
+def _as_dict(stats: ServiceStats | None) -> dict[str, Any] | None:
+    return None if stats is None else stats.as_dict()
 
 
 def seed_everything(seed: int) -> None:

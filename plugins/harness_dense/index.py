@@ -220,6 +220,10 @@ def _save_shard(folder: Path, number: int, vectors: np.ndarray, dtype: VectorTyp
 
 
 def _save_npy(path: Path, array: np.ndarray) -> None:
+    """Write ``array`` at ``path`` atomically, clearing what a killed or damaged write left there
+    (a temporary beside it, an empty folder in its place)."""
+    if path.is_dir():
+        path.rmdir()
     remove_temporaries(path.parent, path.name)
     write_atomic(path, lambda handle: np.save(handle, array, allow_pickle=False))
 
@@ -477,9 +481,6 @@ def _encode_missing(corpus: Corpus, folder: Path, layout: Layout, dtype: VectorT
         for number in sorted([*missing, *damaged]):
             start, stop = layout.bounds(number)
             vectors = np.asarray(encode(corpus.texts[start:stop], list(corpus.langs[start:stop])), dtype=np.float32)
-            for name in (shard_name(number), scale_name(number)):
-                if (folder / name).is_dir():
-                    (folder / name).rmdir()
             _save_shard(folder, number, vectors, dtype)
             shards[number] = load_shard(folder, number, stop - start, dtype)
             bar.update(stop - start)
