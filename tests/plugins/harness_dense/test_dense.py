@@ -75,8 +75,10 @@ def test_float16_shards_rank_as_float16_vectors_do(tiny_encoder_dir: Path, corpu
 
 def test_int8_shards_rank_as_their_decoded_vectors(tiny_encoder_dir: Path, corpus: Corpus, tmp_path: Path) -> None:
     """int8 shards: per shard, each dimension's largest |value| is code 127 and every value is
-    rounded to the nearest step; search ranks the decoded vectors (reference computed here in
-    float64), with a quarter of float32's bytes and nearly float32's top 10."""
+    rounded to the nearest step, so a decoded value is within half a step of the encoder's; search
+    ranks the decoded vectors (reference computed here in float64), with a quarter of float32's
+    bytes. (Top-10 overlap with float32 search is a weak check on this tiny random encoder, whose
+    trained vocabulary differs between installs: 0.875 to 1 seen; the benchmark measures recall.)"""
     folder = tmp_path / "idx"
     dense = _dense(tiny_encoder_dir, index_dir=folder, shard_size=50, dtype="int8")
     ranking = dense.index(corpus).search(QUERIES, k=10)
@@ -92,13 +94,14 @@ def test_int8_shards_rank_as_their_decoded_vectors(tiny_encoder_dir: Path, corpu
         scale = np.load(folder / f"vectors-{number:05d}.scale.npy")
         np.testing.assert_array_equal(scale, step)
         decoded.append(codes * scale.astype(np.float64))
+        assert (np.abs(decoded[-1] - block) <= step.astype(np.float64) * (0.5 + 1e-5)).all()
     passages = passages.astype(np.float64)
     queries = dense.encoder.encode(QUERIES, role="query").astype(np.float64)
     scores = queries @ np.concatenate(decoded).T
     np.testing.assert_array_equal(ranking.indices, np.argsort(-scores, axis=1, kind="stable")[:, :10])
     np.testing.assert_allclose(ranking.scores, np.sort(scores, axis=1)[:, ::-1][:, :10], rtol=1e-4)
     exact = np.argsort(-(queries @ passages.T), axis=1, kind="stable")[:, :10]
-    assert np.mean([len(set(a) & set(b)) / 10 for a, b in zip(ranking.indices, exact)]) >= 0.9
+    assert np.mean([len(set(a) & set(b)) / 10 for a, b in zip(ranking.indices, exact)]) >= 0.75
     (folder / "vectors-00001.scale.npy").unlink()  # codes without their scale: encoded again
     with pytest.warns(RuntimeWarning, match=r"\(vectors-00001.scale.npy is missing\): encoding passages 50-99 again"):
         again = _dense(tiny_encoder_dir, index_dir=folder, dtype="int8").index(corpus).search(QUERIES, k=10)
@@ -110,8 +113,8 @@ def test_ivfpq_compresses_and_refines_from_the_shards(tiny_encoder_dir: Path, co
     finds more of exact search's top 10 than the codes alone, with exact scores."""
     exact = _dense(tiny_encoder_dir, index_dir=tmp_path / "idx").index(corpus).search(QUERIES, k=10)
 
-    def recall(found: np.ndarray) -> float:
-        return float(np.mean([len(set(a) & set(b)) / 10 for a, b in zip(found, exact.indices)]))
+    def recall(found: np.ndarray) -> float:  # hits over slots: 36 of 40 is 0.9 exactly, not a float mean's 0.8999...
+        return sum(len(set(a) & set(b)) for a, b in zip(found, exact.indices)) / exact.indices.size
 
     codes_only = _dense(tiny_encoder_dir, index="ivfpq", nlist=4, nprobe=4, pq_m=16, refine=1, index_dir=tmp_path / "idx")
     refined = _dense(tiny_encoder_dir, index="ivfpq", nlist=4, nprobe=4, pq_m=16, index_dir=tmp_path / "idx")
