@@ -228,14 +228,29 @@ class MultipleChoice(Protocol):
 class GenerationOptions:
     """How to decode one request. Every field changes the text, so all of them key the cache.
 
-    Decoding is greedy (the reproducible choice for scoring); ``stop`` strings end the answer
-    (the text is cut before the first one, after any reasoning trace); ``logprobs`` asks for the
-    log-probability of the answer's tokens (MKQA's No-Answer probability is made from it).
+    ``max_new_tokens`` is the answer's budget; a reasoning model's trace (``<think> ...
+    </think>``) has a budget of its own, ``reasoning_tokens``, spent before the answer's (0: the
+    trace shares the answer's budget). ``stop`` strings end the answer (the text is cut before
+    the first one, after any reasoning trace, never inside or right after it); ``logprobs`` asks
+    for the log-probability of the answer's tokens (MKQA's No-Answer probability is made from it).
+    Decoding is greedy (the reproducible choice for scoring) while ``temperature`` is 0; above it,
+    sampled with ``top_p`` and ``seed`` (several samples of one prompt are requests that differ in
+    ``seed``). ``system`` is the system prompt of a chat model (None: none).
     """
 
     max_new_tokens: int = 32
     stop: tuple[str, ...] = ()
     logprobs: bool = False
+    reasoning_tokens: int = 0
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int = 0
+    system: str | None = None
+
+    @property
+    def budget(self) -> int:
+        """The most tokens a request may generate: the trace's budget and the answer's."""
+        return self.reasoning_tokens + self.max_new_tokens
 
 
 @dataclass(frozen=True)
@@ -246,19 +261,27 @@ class GenerationRequest:
     options: GenerationOptions = GenerationOptions()
 
 
+#: Why a generation ended (``Generation.ended``): a stop string in the answer, the model's
+#: end-of-sequence token, or the token budget; None when the engine does not say.
+ENDINGS = ("stop", "eos", "length")
+
+
 @dataclass(frozen=True)
 class Generation:
     """A completion: ``text`` is the answer (reasoning stripped, cut at the first stop string);
     ``reasoning`` the ``<think>`` trace that came before it, if any (kept for the records, never
     scored); ``logprob`` the summed log-probability of the answer's tokens, when asked for;
     ``prompt_tokens`` and ``new_tokens`` the lengths the model computed on (for throughput and
-    the padding share)."""
+    the padding share); ``ended`` why generation stopped (one of :data:`ENDINGS`, None: not
+    known); ``trace_open`` that a reasoning trace was opened and never closed (so no answer came)."""
 
     text: str
     reasoning: str | None = None
     logprob: float | None = None
     prompt_tokens: int = 0
     new_tokens: int = 0
+    ended: str | None = None
+    trace_open: bool = False
 
 
 @runtime_checkable
@@ -267,6 +290,38 @@ class Generator(Protocol):
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         """Return one completion per request, in order."""
+        ...
+
+
+@dataclass(frozen=True)
+class LoglikelihoodRequest:
+    """A continuation to score after a context, as lm-evaluation-harness's ``loglikelihood``
+    request: the context is read as a generation prompt is (inside the chat template, with the
+    assistant's turn opened, when the model sends prompts that way; ``system`` as in
+    :class:`GenerationOptions`) and the continuation follows it verbatim."""
+
+    context: str
+    continuation: str
+    system: str | None = None
+
+
+@dataclass(frozen=True)
+class Loglikelihood:
+    """The summed log-probability of a continuation's tokens given its context, how many tokens
+    it took (for per-token normalisation), and whether greedy decoding would have produced it."""
+
+    logprob: float
+    tokens: int
+    greedy: bool
+
+
+@runtime_checkable
+class LoglikelihoodScorer(Protocol):
+    """A generator that can also score given continuations (the choice tasks by log-likelihood,
+    and MKQA's No-Answer probability where generation returns no token log-probabilities)."""
+
+    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[Loglikelihood]:
+        """Return one score per request, in order."""
         ...
 
 
