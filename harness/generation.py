@@ -60,12 +60,15 @@ DEFAULT_BATCH_SIZE = 16
 
 
 def answer_start(text: str, reasoning_end: str) -> int | None:
-    """Where the answer begins in a raw completion: after the last ``reasoning_end`` when there is
-    one; at 0 when the completion does not open a trace; None while a trace is still open (a
-    completion that starts with ``<think>`` and has no end marker yet). Engines use it to look for
-    stop strings in the answer only, never inside the trace."""
+    """Where the answer begins in a raw completion: after the last ``reasoning_end`` and the white
+    space that follows it, when there is one; at 0 when the completion does not open a trace; None
+    while a trace is still open (a completion that starts with ``<think>`` and has no end marker
+    yet). Engines use it to look for stop strings in the answer only: never inside the trace, nor
+    in the blank lines right after it (``</think>\n\nVolga`` with the stop string ``"\n"`` is
+    the answer "Volga", not "")."""
     if reasoning_end and reasoning_end in text:
-        return text.rindex(reasoning_end) + len(reasoning_end)
+        end = text.rindex(reasoning_end) + len(reasoning_end)
+        return len(text) - len(text[end:].lstrip())
     if text.lstrip().startswith(REASONING_START):
         return None
     return 0
@@ -79,7 +82,7 @@ def split_reasoning(text: str, reasoning_end: str = REASONING_END) -> tuple[str 
         return None, text
     if start is None:
         return text.strip().removeprefix(REASONING_START).strip(), ""
-    head = text[: start - len(reasoning_end)].strip().removeprefix(REASONING_START).strip()
+    head = text[: text.rindex(reasoning_end)].strip().removeprefix(REASONING_START).strip()
     return head, text[start:]
 
 
@@ -94,26 +97,32 @@ def stop_position(text: str, stops: Sequence[str], start: int = 0) -> int | None
 class Completion:
     """What an engine returns for one request before the harness finishes it: the raw text, and,
     when log-probabilities were asked for, the text of each generated token with its log-probability
-    (their concatenation is the raw text, up to tokens that decode to nothing, such as EOS)."""
+    (their concatenation is the raw text, up to tokens that decode to nothing, such as EOS);
+    ``ended``: why the engine stopped (one of :data:`~harness.protocols.ENDINGS`, None: it does
+    not say). :func:`finish` reports "stop" instead when a stop string cut the answer."""
 
     text: str
     prompt_tokens: int
     new_tokens: int
     pieces: Sequence[str] | None = None
     logprobs: Sequence[float] | None = None
+    ended: str | None = None
 
 
 def finish(completion: Completion, options: GenerationOptions, reasoning_end: str = REASONING_END) -> Generation:
-    """The answer of a raw completion: the trace split off, the rest cut before the first stop
-    string and stripped of surrounding white space; with log-probabilities, the sum over the tokens
-    that produced the answer *and its end* (the stop string, or the end-of-sequence token), so the
-    figure is the model's probability of answering exactly this and stopping there."""
+    """The answer of a raw completion, the one path every engine's text takes (``hf-generator``,
+    a server, vLLM, a Python object): the trace split off, the rest cut before the first stop
+    string (searched in the answer only, see :func:`answer_start`) and stripped of surrounding
+    white space; with log-probabilities, the sum over the tokens that produced the answer *and its
+    end* (the stop string, or the end-of-sequence token), so the figure is the model's probability
+    of answering exactly this and stopping there. A trace never closed gives no answer, and says
+    so (``trace_open``), as ``ended`` says why generation stopped."""
     raw = completion.text
     start = answer_start(raw, reasoning_end)
     reasoning, _ = split_reasoning(raw, reasoning_end)
     if start is None:
         return Generation("", reasoning, 0.0 if options.logprobs else None, completion.prompt_tokens,
-                          completion.new_tokens)
+                          completion.new_tokens, completion.ended, trace_open=True)
     stop = stop_position(raw, options.stop, start)
     cut = len(raw) if stop is None else stop
     body = raw[start:cut]
@@ -125,7 +134,8 @@ def finish(completion: Completion, options: GenerationOptions, reasoning_end: st
         first = start + (len(body) - len(body.lstrip()))  # the answer's own first character
         end = len(raw) if stop is None else stop + max(len(s) for s in options.stop if s and raw.startswith(s, stop))
         logprob = _span_logprob(completion.pieces, completion.logprobs, first, end)
-    return Generation(text, reasoning, logprob, completion.prompt_tokens, completion.new_tokens)
+    return Generation(text, reasoning, logprob, completion.prompt_tokens, completion.new_tokens,
+                      "stop" if stop is not None else completion.ended)
 
 
 def _span_logprob(pieces: Sequence[str], logprobs: Sequence[float], first: int, end: int) -> float:
@@ -143,9 +153,17 @@ def _span_logprob(pieces: Sequence[str], logprobs: Sequence[float], first: int, 
 # -- the cache ----------------------------------------------------------------------------------
 
 
+#: The decoding options every cache key names; the others (sampling, the trace's budget, the system
+#: prompt) came later and name a key only when set, so entries cached before them stay valid.
+KEYED_ALWAYS = ("max_new_tokens", "stop", "logprobs")
+
+
 def request_key(request: GenerationRequest) -> str:
     """The cache key of a request (the model is the cache folder): prompt and decoding options."""
-    return sha256_text(request.prompt, json.dumps(asdict(request.options), sort_keys=True))
+    default = GenerationOptions()
+    options = {name: value for name, value in asdict(request.options).items()
+               if name in KEYED_ALWAYS or value != getattr(default, name)}
+    return sha256_text(request.prompt, json.dumps(options, sort_keys=True))
 
 
 class GenerationCache:

@@ -27,6 +27,33 @@ def test_a_reasoning_trace_is_split_off_before_the_answer_is_cut_at_a_stop_strin
     assert split_reasoning("a[END]b", "[END]") == ("a", "b")  # a configured end marker
 
 
+def test_a_stop_string_never_fires_inside_a_trace_nor_in_the_blank_lines_right_after_it() -> None:
+    newline = GenerationOptions(stop=("\n",))
+    # the server case of issue 33: "\n" right after </think> used to leave the answer ""
+    volga = finish(Completion("<think>ok</think>\n\nVolga", 3, 6, ended="eos"), newline)
+    assert (volga.text, volga.reasoning, volga.ended, volga.trace_open) == ("Volga", "ok", "eos", False)
+    cut = finish(Completion("<think>a\nb</think>\n Volga\nMore", 3, 9, ended="length"), newline)
+    assert (cut.text, cut.reasoning, cut.ended) == ("Volga", "a\nb", "stop")  # the stop string ended the answer
+    still = finish(Completion("<think>a\nb and on", 3, 32, ended="length"), newline)
+    assert (still.text, still.reasoning, still.ended, still.trace_open) == ("", "a\nb and on", "length", True)
+    plain = finish(Completion("\nVolga", 3, 2), newline)  # no trace: the completion's own first line, as ever
+    assert (plain.text, plain.ended, plain.trace_open) == ("", "stop", False)
+
+
+def test_cache_keys_of_requests_made_before_the_sampling_options_are_unchanged() -> None:
+    import json
+
+    from harness.generation import request_key
+    from harness.io import sha256_text
+
+    old = sha256_text("Q?", json.dumps({"max_new_tokens": 16, "stop": ["\n"], "logprobs": False}, sort_keys=True))
+    assert request_key(GenerationRequest("Q?", GenerationOptions(16, ("\n",)))) == old
+    sampled = GenerationRequest("Q?", GenerationOptions(16, ("\n",), temperature=0.7, seed=1))
+    assert request_key(sampled) != old
+    assert request_key(sampled) != request_key(GenerationRequest("Q?", GenerationOptions(16, ("\n",),
+                                                                                          temperature=0.7, seed=2)))
+
+
 def test_the_answer_logprob_sums_its_tokens_and_the_stop_token_only() -> None:
     # tokens: the trace (-1), " Par" (-2), "is" (-3), "\n" (-4: the decision to stop), "x" (-5)
     pieces = ["<think>hm</think>", " Par", "is", "\n", "x"]
