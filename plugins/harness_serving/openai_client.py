@@ -1,16 +1,27 @@
 """The ``openai-compatible`` model: a generator behind a local OpenAI-compatible HTTP server.
 
 vLLM (``vllm serve``), SGLang and llama.cpp's ``llama-server`` serve the OpenAI API; this client
-sends each request to ``{url}/chat/completions`` (the server applies the model's chat template) or
-``{url}/completions`` (the prompt as it is), greedy (``temperature`` 0), with the request's stop
-strings and token limit, ``concurrency`` requests at a time (a server batches what arrives
-together). A connection error or an HTTP 408/429/5xx answer is retried ``retries`` times with
-doubling waits; a server that is not there is one line, said before any work (``GET /models``).
+sends each request to ``{url}/chat/completions`` (the server applies the model's chat template;
+the request's system prompt is the system message) or ``{url}/completions`` (the prompt as it is,
+after the system prompt and a blank line), ``concurrency`` requests at a time (a server batches
+what arrives together). Greedy (``temperature`` 0) unless the request samples (``temperature``,
+``top_p``, ``seed`` sent as they are). A connection error or an HTTP 408/429/5xx answer is
+retried ``retries`` times with doubling waits; a server that is not there is one line, said
+before any work (``GET /models``).
 
-Reasoning: a ``reasoning_content`` field (vLLM's reasoning parsers) is the trace; otherwise a
-``<think>`` trace in the text is split off as for every generator. Log-probabilities, when asked
-for, are the server's per-token ones; the server cuts the stop string off, so the answer's
-probability here lacks the probability of stopping that ``hf-generator`` includes.
+Reasoning models: the server is asked for the whole budget (``max_tokens`` = the trace's budget
+and the answer's: the server cannot tell them apart) and is sent **no stop strings**: a server
+applies them to the whole text, so a template's ``"\n"`` would end a trace, or fire on the blank
+line right after ``</think>``, and leave no answer. The harness cuts the answer at its stop
+strings itself (:func:`harness.generation.finish`), after the trace, as for every generator.
+``server_stop=true`` sends them to the server as well: fewer tokens for a model that never
+writes a trace, wrong answers for one that does. A ``reasoning_content`` field (vLLM's reasoning
+parsers) is the trace; otherwise a ``<think>`` trace in the text is split off. The server's
+``finish_reason`` says why a reply ended (``length``: the budget ran out), kept with the answer.
+
+Log-probabilities, when asked for, are the server's per-token ones; with the stop strings cut
+here, the answer's probability includes that of the stop string's token, as ``hf-generator``'s
+does (with ``server_stop`` the server cuts the stop string off, and with it that probability).
 """
 
 from __future__ import annotations
@@ -40,16 +51,19 @@ class OpenAICompatible(Model):
 
     def __init__(self, *, runtime: Runtime, model: str, url: str = "http://127.0.0.1:8000/v1",
                  endpoint: Literal["chat", "completions"] = "chat", concurrency: int = 8, retries: int = 3,
-                 timeout: float = 300.0, reasoning_end: str = REASONING_END, label: str | None = None) -> None:
+                 timeout: float = 300.0, reasoning_end: str = REASONING_END, server_stop: bool = False,
+                 label: str | None = None) -> None:
         """``model``: the served model's name; ``url``: the API root; ``endpoint``: chat (the server's
         chat template) or completions (the raw prompt); ``concurrency``: requests in flight;
-        ``retries``: tries after a transient failure; ``timeout``: seconds per request."""
+        ``retries``: tries after a transient failure; ``timeout``: seconds per request;
+        ``server_stop``: send the stop strings to the server too (only for a model that never
+        writes a reasoning trace: see the module docstring)."""
         if concurrency < 1 or retries < 0 or timeout <= 0:
             raise HarnessError(f"{OWNER}: concurrency must be at least 1, retries 0 or more, timeout positive")
         self.runtime = runtime
         self.model, self.url, self.endpoint = model, url.rstrip("/"), endpoint
         self.concurrency, self.retries, self.timeout = concurrency, retries, timeout
-        self.reasoning_end, self.label = reasoning_end, label
+        self.reasoning_end, self.server_stop, self.label = reasoning_end, server_stop, label
         self.batch_size = concurrency * 4  # what the service hands over at once: enough to keep the server busy
         served = [item.get("id") for item in self._call("GET", "/models").get("data", [])]
         if served and model not in served:
@@ -58,7 +72,8 @@ class OpenAICompatible(Model):
     def identity(self) -> ModelIdentity:
         return ModelIdentity(name=self.name or "openai-compatible", label=self.label or self.model, weights=None,
                              options={"model": self.model, "endpoint": self.endpoint,
-                                      "reasoning_end": self.reasoning_end},
+                                      "reasoning_end": self.reasoning_end,
+                                      **({"server_stop": True} if self.server_stop else {})},
                              details={"url": self.url, "concurrency": self.concurrency})
 
     # -- HTTP ---------------------------------------------------------------------------------
@@ -95,13 +110,17 @@ class OpenAICompatible(Model):
 
     def _one(self, request: GenerationRequest) -> Generation:
         options = request.options
-        body: dict[str, Any] = {"model": self.model, "max_tokens": options.max_new_tokens, "temperature": 0}
-        if options.stop:
+        body: dict[str, Any] = {"model": self.model, "max_tokens": options.budget,
+                                "temperature": options.temperature}
+        if options.temperature > 0:
+            body.update(top_p=options.top_p, seed=options.seed)
+        if options.stop and self.server_stop:
             body["stop"] = list(options.stop)
         if self.endpoint == "chat":
-            body.update(messages=[{"role": "user", "content": request.prompt}], logprobs=options.logprobs)
+            system = [{"role": "system", "content": options.system}] if options.system is not None else []
+            body.update(messages=[*system, {"role": "user", "content": request.prompt}], logprobs=options.logprobs)
         else:
-            body["prompt"] = request.prompt
+            body["prompt"] = request.prompt if options.system is None else f"{options.system}\n\n{request.prompt}"
             if options.logprobs:
                 body["logprobs"] = 1
         try:
@@ -130,7 +149,17 @@ class OpenAICompatible(Model):
         if offset and pieces is not None and values is not None:  # the trace came apart from the tokens
             pieces, values = [text[:offset], *pieces], [0.0, *values]
         return Completion(text, int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)),
-                          pieces, values)
+                          pieces, values, self._ended(choice.get("finish_reason")))
+
+    def _ended(self, reason: object) -> str | None:
+        """The server's ``finish_reason`` as :data:`~harness.protocols.ENDINGS` name it: "stop" is
+        the end-of-sequence token when no stop strings were sent (a stop string found here is
+        reported by :func:`~harness.generation.finish`)."""
+        if reason == "length":
+            return "length"
+        if reason == "stop":
+            return "stop" if self.server_stop else "eos"
+        return None
 
 
 def trace_offset(text: str, pieces: Sequence[str]) -> int:
