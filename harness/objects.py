@@ -10,6 +10,10 @@ satisfies a capability by duck typing, as MTEB takes any object with ``encode``:
   harness's ``role=`` gets it;
 - an object with the methods of another capability (``read``, ``index``, ``answer``,
   ``translate``, ...), called as the protocol says;
+- an object with ``generate(requests)``: a :class:`~harness.protocols.Generator`. Each
+  completion it returns (the raw text, or a :class:`~harness.protocols.Generation` whose
+  ``reasoning`` is None) is finished as every engine's is (:func:`harness.generation.finish`):
+  a ``<think>`` trace split off and kept, the answer cut at the request's stop strings after it;
 - a plain callable ``reader(question=..., context=...)`` returning the answer text, a
   :class:`~harness.protocols.SpanAnswer`, or a mapping with ``answer`` (and ``start``, ``score``)
   as a transformers question-answering pipeline returns: a :class:`~harness.protocols.Reader`.
@@ -35,8 +39,12 @@ import numpy as np
 
 from harness.capabilities import declared
 from harness.errors import HarnessError
+from harness.generation import Completion, finish
 from harness.model import Model, ModelIdentity
-from harness.protocols import CAPABILITIES, Encoder, Reader, ReadingExample, Role, SpanAnswer, protocol_methods
+from harness.protocols import (
+    CAPABILITIES, Encoder, Generation, GenerationRequest, Generator, Reader, ReadingExample, Role, SpanAnswer,
+    protocol_methods,
+)
 from harness.registry import PluginInfo
 
 #: The plugin a result names for a model object handed to the API.
@@ -119,6 +127,32 @@ class ObjectEncoder(ObjectModel):
         return _as_matrix(vectors, len(texts), self.label)
 
 
+class ObjectGenerator(ObjectModel):
+    """An object with ``generate``: its completions finished by the harness (see the module docstring)."""
+
+    provides = frozenset({Generator})
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
+        requests = list(requests)
+        out = list(self.obj.generate(requests))
+        if len(out) != len(requests):
+            raise HarnessError(f"generator {self.label} returned {len(out)} completions for {len(requests)} prompts")
+        return [self._finish(request, completion) for request, completion in zip(requests, out)]
+
+    def _finish(self, request: GenerationRequest, completion: object) -> Generation:
+        if isinstance(completion, str):
+            return finish(Completion(completion, 0, 0), request.options)
+        if not isinstance(completion, Generation):
+            raise HarnessError(f"generator {self.label} returned {type(completion).__name__}: expected the "
+                               "completion's text or a harness.protocols.Generation")
+        if completion.reasoning is not None:  # finished already: its trace split off by the object itself
+            return completion
+        raw = Completion(completion.text, completion.prompt_tokens, completion.new_tokens, ended=completion.ended)
+        if request.options.logprobs and completion.logprob is not None:  # one figure for the whole text
+            raw = Completion(raw.text, raw.prompt_tokens, raw.new_tokens, [raw.text], [completion.logprob], raw.ended)
+        return finish(raw, request.options)
+
+
 class CallableReader(ObjectModel):
     """A callable ``reader(question=..., context=...)`` as a :class:`~harness.protocols.Reader`."""
 
@@ -145,7 +179,8 @@ class CallableReader(ObjectModel):
 def _model_class(capabilities: frozenset[type]) -> type[ObjectModel]:
     """The wrapper class of an object with these capabilities: the encoder or reader wrapper
     where one applies, and the object's own methods for the rest of the protocol methods."""
-    base: type[ObjectModel] = ObjectEncoder if Encoder in capabilities else ObjectModel
+    base: type[ObjectModel] = (ObjectEncoder if Encoder in capabilities
+                               else ObjectGenerator if Generator in capabilities else ObjectModel)
     methods = {name: _delegate(name) for capability in capabilities - base.provides
                for name in protocol_methods(capability)}
     if not methods:

@@ -274,3 +274,26 @@ def test_two_gloo_ranks_share_the_generation_and_give_the_single_process_scores(
     cached = [json.loads(line)["key"] for shard in (tmp_path / "cache").rglob("*.jsonl")
               for line in shard.read_text(encoding="utf-8").splitlines()]
     assert len(cached) == len(set(cached)) == len(questions)
+
+
+def test_a_python_generator_object_gets_its_trace_stripped_and_its_answer_cut() -> None:
+    """Issue 33: ``generate`` returning "<think>...</think> Volga" scored F1 0.286 as it was; the
+    harness finishes an object's completions as every engine's (trace off, cut at "\\n" after it)."""
+    import harness
+    from harness.protocols import Generation
+
+    questions = {q.question: q.answers[0] for q in read_span_file(parallel_qa_dir() / "en.json")}
+
+    class Reasoner:
+        def generate(self, requests):
+            out = []
+            for i, request in enumerate(requests):
+                gold = questions[question_of(request.prompt)]
+                raw = f"<think>The context says\n{gold}.</think>\n\n{gold}\nmore words"
+                out.append(raw if i % 2 else Generation(raw))  # a text or an unfinished Generation
+            return out
+
+    (outcome,) = harness.evaluate("xquad:prompt=qa", Reasoner(), langs="en", progress=False, bootstrap=0)
+    assert outcome.result.rows[1].metrics == {"f1": 100.0, "exact_match": 100.0}
+    first = outcome.instances[0].prediction
+    assert first["answer"] == first["reasoning"].split("\n")[1].rstrip(".")
