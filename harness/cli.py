@@ -233,6 +233,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "LABELS/{task}/test-{lang}.*), for the tasks that take them")
     _add_output_arguments(submit)
     _add_statistics_arguments(submit)
+    from harness import datacommand
+
+    datacommand.add_parser(commands)
     _describe_commands(parser)
     return parser
 
@@ -352,8 +355,6 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str], registry: Registry) 
     """``harness run``: :func:`harness.api.evaluate` (or :func:`harness.api.plan`) with the options."""
     from harness import api
 
-    if args.data_dir is None:
-        print("Using the built-in demo data (pass --data-dir to score the real benchmark files).", file=sys.stderr)
     if args.task in registry.suites.entries and args.task in registry.tasks.entries and not args.model.startswith("@"):
         _check_task_not_suite(args, registry)
     common = dict(model_args=args.model_args, labels=args.labels, device=args.device, batch_size=args.batch_size,
@@ -683,6 +684,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             _cmd_validate(args)
         elif args.command == "submit":
             _cmd_submit(args, argv, _registry())
+        elif args.command == "data":
+            from harness import datacommand
+
+            datacommand.main(args, _registry())
     except HarnessError as exc:
         print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code

@@ -8,11 +8,13 @@ executes (:mod:`harness.execution`), then records (:mod:`harness.recording`).
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness import datahome
 from harness.capabilities import declared
 from harness.compose import ModelSource
 from harness.errors import HarnessError
@@ -119,26 +121,45 @@ def expand_suite(text: str, registry: Registry) -> SuiteRun:
 
 
 def load_data(task: Task, options: DataOptions) -> TaskData:
-    """Load the requested data, or the task's demo data when no folder is given."""
+    """Load the requested data; without a folder, the task's benchmark from the data home when it
+    is there (``harness data get``), else the task's demo data. Where the data comes from is said
+    on stderr once it has loaded, never before a mistake is reported."""
     meta = task.metadata
     split = options.split or meta.splits[0]
     if split not in meta.splits:
         raise HarnessError(f"unknown split '{split}' for task {meta.name} (splits: {', '.join(meta.splits)})")
     languages = task.check_languages(options.languages)
-    data_dir = options.data_dir
-    demo = data_dir is None
-    if demo:
-        data_dir = task.demo_data_dir()
+    data_dir, origin = options.data_dir, None
+    if data_dir is None:
+        data_dir = datahome.task_folder(meta, datahome.default_home(), split)
         if data_dir is None:
-            raise HarnessError(f"task {meta.name} has no built-in demo data; pass --data-dir with the benchmark files")
+            return _demo_data(task, DataRequest(None, split, languages, options.limit))
+        origin = "the data home's copy (pass --data-dir to use another)"
     elif not data_dir.exists():
         raise HarnessError(f"--data-dir {data_dir} does not exist")
-    elif meta.data_subdir and (data_dir / meta.data_subdir).is_dir():
+    if meta.data_subdir and (data_dir / meta.data_subdir).is_dir():
         data_dir = data_dir / meta.data_subdir  # a folder holding several benchmarks in their usual layout
     data = task.load(DataRequest(data_dir, split, languages, options.limit))
-    if demo:
-        data.demo = True
-        data.source = DEMO_SOURCE
+    if origin is not None:
+        print(f"Using {data_dir} for {meta.name}, {origin}", file=sys.stderr)
+    return data
+
+
+def _demo_data(task: Task, request: DataRequest) -> TaskData:
+    """The task's built-in demo data, said on stderr with how to get the real files; one line
+    when the task has none."""
+    meta = task.metadata
+    get = f"`harness data get {meta.data.name}` or " if meta.data is not None else ""
+    folder = task.demo_data_dir()
+    if folder is None:
+        raise HarnessError(f"task {meta.name} has no built-in demo data; "
+                           + (f"run `harness data get {meta.data.name}`, or " if meta.data is not None else "")
+                           + "pass --data-dir with the benchmark files")
+    data = task.load(DataRequest(folder, request.split, request.languages, request.limit))
+    data.demo = True
+    data.source = DEMO_SOURCE
+    print(f"Using the built-in demo data for {meta.name} (the real benchmark files: {get}--data-dir)",
+          file=sys.stderr)
     return data
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
+from harness.datahome import BenchmarkRef
 from harness.errors import HarnessError
 from harness.model import Runtime
 from harness.progress import Progress
@@ -76,6 +77,10 @@ class TaskMetadata:
     #: How instances group across units where the data is parallel; None where each instance is
     #: independent of the other units' (TyDi QA's questions were written in each language).
     clusters: Clusters | None = None
+    #: The benchmark whose official files this task reads, as its plugin's data manifest declares
+    #: them (``harness data get``; ``harness run`` without ``--data-dir`` then finds them in the data
+    #: home); None for a task with no files to fetch.
+    data: BenchmarkRef | None = None
 
     def __post_init__(self) -> None:
         """Refuse what a plugin got wrong as it loads, in one line naming the task and the field (the

@@ -91,8 +91,9 @@ def harness_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Tests never read or write the user's embedding cache."""
+    """Tests never read or write the user's embedding cache, nor find the user's data home."""
     os.environ["HARNESS_CACHE_DIR"] = str(tmp_path_factory.mktemp("embedding-cache"))
+    os.environ["HARNESS_DATA"] = str(tmp_path_factory.mktemp("data-home"))
 
 
 @pytest.fixture(autouse=True)

@@ -4,6 +4,7 @@ metadata."""
 
 from dataclasses import replace
 
+from harness.datahome import BenchmarkRef
 from harness.protocols import Retriever
 from harness.task import Clusters, TaskMetadata
 
@@ -30,6 +31,7 @@ LAREQA = TaskMetadata(
     scorer="lareqa|map,map@20|ties:pool-order|avg:global",
     unit="question language",
     clusters=Clusters("question group (xling_id)", xling_id),
+    data=BenchmarkRef.beside(__file__, "xquad-r"),
 )
 
 #: The languages of MLQA-R (MLQA's 7), in the order of the LAReQA paper's tables.
@@ -44,4 +46,5 @@ MLQA_R = replace(
     languages=MLQA_R_LANGUAGES,
     splits=("dev", "test"),
     data_subdir="mlqa",
+    data=None,  # MLQA's files, which the mlqa plugin declares (`harness data get mlqa`)
 )

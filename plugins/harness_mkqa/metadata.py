@@ -1,6 +1,7 @@
 """What the MKQA task is, in a module that imports nothing heavy: ``plugin.py`` builds the
 registry's entry from it for ``harness list``, and the task class uses it as its metadata."""
 
+from harness.datahome import BenchmarkRef
 from harness.protocols import OpenDomainQA
 from harness.task import Clusters, TaskMetadata
 
@@ -19,4 +20,5 @@ MKQA = TaskMetadata(
     data_subdir="mkqa",
     scorer="mkqa|norm:mkqa|sweep:best-threshold,file-order-ties|round:2|avg:macro",
     clusters=Clusters("example id"),  # each of the 10,000 examples in all 26 languages
+    data=BenchmarkRef.beside(__file__, "mkqa"),
 )

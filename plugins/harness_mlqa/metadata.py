@@ -1,6 +1,7 @@
 """What the MLQA task is, in a module that imports nothing heavy: ``plugin.py`` builds the
 registry's entry from it for ``harness list``, and the task class uses it as its metadata."""
 
+from harness.datahome import BenchmarkRef
 from harness.protocols import Reader
 from harness.task import Clusters, TaskMetadata
 
@@ -23,4 +24,5 @@ MLQA = TaskMetadata(
     scorer="mlqa|norm:mlqa-context|em+f1|avg:mean",
     unit="language (XLT) or context-question pair (G-XLT)",
     clusters=Clusters("question id"),  # a question's translations share its id (in 2 to 7 languages)
+    data=BenchmarkRef.beside(__file__, "mlqa"),
 )

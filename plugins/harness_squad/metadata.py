@@ -1,6 +1,7 @@
 """What the XQuAD task is, in a module that imports nothing heavy: ``plugin.py`` builds the
 registry's entry from it for ``harness list``, and the task class uses it as its metadata."""
 
+from harness.datahome import BenchmarkRef
 from harness.protocols import Reader
 from harness.task import Clusters, TaskMetadata
 
@@ -20,4 +21,5 @@ XQUAD = TaskMetadata(
     data_subdir="xquad",
     scorer="squad-v1.1|norm:ascii-english|em+f1|avg:mean",
     clusters=Clusters("question id"),  # every question in all 12 languages, under the same id
+    data=BenchmarkRef.beside(__file__, "xquad"),
 )

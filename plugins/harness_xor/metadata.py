@@ -1,11 +1,15 @@
 """What the XOR-TyDi QA tasks are, in a module that imports nothing heavy: ``plugin.py`` builds the
 registry's entries from it for ``harness list``, and the task classes use it as their metadata."""
 
+from harness.datahome import BenchmarkRef
 from harness.protocols import OpenDomainQA, Retriever
 from harness.task import TaskMetadata
 
 #: The seven XOR-TyDi QA languages, in the order of the official EnglishSpan scorer.
 XOR_LANGUAGES: tuple[str, ...] = ("ar", "bn", "fi", "ja", "ko", "ru", "te")
+
+#: The official v1.1 files all three tasks read (`harness data get xor-tydi`).
+XOR_TYDI = BenchmarkRef.beside(__file__, "xor-tydi")
 
 REFERENCE = "Asai et al., XOR QA: Cross-lingual Open-Retrieval Question Answering, NAACL 2021; AkariAsai/XORQA evals/"
 
@@ -19,6 +23,7 @@ XOR_ENGSPAN = TaskMetadata(
     needs=OpenDomainQA,
     prediction_format="xor-engspan-predictions",
     data_subdir="xor-tydi",
+    data=XOR_TYDI,
     scorer="xor-engspan|norm:squad-v1.1|f1+em|avg:mean",
 )
 
@@ -32,6 +37,7 @@ XOR_FULL = TaskMetadata(
     needs=OpenDomainQA,
     prediction_format="xor-full-predictions",
     data_subdir="xor-tydi",
+    data=XOR_TYDI,
     scorer="xor-full|norm:mecab|bleu:nltk-char4|avg:/7",
 )
 
@@ -46,5 +52,6 @@ XOR_RETRIEVE = TaskMetadata(
     needs=Retriever,
     prediction_format="xor-retrieve-predictions",
     data_subdir="xor-tydi",
+    data=XOR_TYDI,
     scorer="xor-retrieve|tok:nltk|match:raw-substring|yesno:skip|avg:macro",
 )

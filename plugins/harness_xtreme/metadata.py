@@ -2,6 +2,9 @@
 builds the registry's entries from it for ``harness list``, and the task classes use it as their
 metadata."""
 
+from dataclasses import replace
+
+from harness.datahome import BenchmarkRef
 from harness.protocols import Encoder, MultipleChoice, PairClassifier, PredictionSource, Reader, TokenTagger
 from harness.task import Clusters, TaskMetadata
 
@@ -43,6 +46,7 @@ TATOEBA_TASK = TaskMetadata(
     prediction_file="predictions",
     data_subdir="tatoeba/v1",
     scorer="tatoeba|cosine-nn|str-eq|avg:mean",
+    data=BenchmarkRef.beside(__file__, "tatoeba"),
 )
 
 #: Every language of any task of either version.
@@ -89,10 +93,11 @@ PAWSX_TASK = _submission_task(
     "pawsx", "PAWS-X paraphrase identification (7 languages): accuracy per language and the mean, as evaluate.py; "
     "any PairClassifier (hf-classifier).", "Yang et al., PAWS-X, EMNLP 2019", PAWSX, "accuracy", PairClassifier,
     "acc|str-eq|avg:mean")
-PANX_TASK = _submission_task(
+PANX_TASK = replace(_submission_task(
     "panx", "PAN-X (WikiANN) named entities (40 languages, XTREME-R 48): seqeval-1.2.2 span F1 per language and the mean, as "
     "evaluate.py; any TokenTagger (hf-tagger).", "Pan et al., WikiANN, ACL 2017",
-    task_defs("xtreme-r")["panx"].languages, "f1", TokenTagger, "seqeval-1.2.2|micro|f1|avg:mean")
+    task_defs("xtreme-r")["panx"].languages, "f1", TokenTagger, "seqeval-1.2.2|micro|f1|avg:mean"),
+    data=BenchmarkRef.beside(__file__, "panx"))  # behind a licence click: `harness data get panx` says what to do
 UDPOS_TASK = _submission_task(
     "udpos", "UD-POS part-of-speech tags (33 languages, XTREME-R 38): evaluate.py's seqeval-1.2.2 'F1' per language and the "
     "mean; any TokenTagger (hf-tagger).", "Nivre et al., Universal Dependencies v2.5",
