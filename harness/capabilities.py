@@ -14,12 +14,13 @@ from typing import Any
 import numpy as np
 
 from harness.errors import CapabilityError
+from harness.loglikelihood import LikelihoodChoice
 from harness.model import Model
 from harness.progress import Progress
 from harness.prompting import GenerativeQA
 from harness.protocols import (
-    CAPABILITIES, Corpus, Encoder, Generator, OpenDomainQA, Ranking, Reader, Retriever, SearchIndex, Translator,
-    protocol_methods,
+    CAPABILITIES, Corpus, Encoder, Generator, LoglikelihoodScorer, MultipleChoice, OpenDomainQA, PairClassifier,
+    Ranking, Reader, Retriever, SearchIndex, Translator, protocol_methods,
 )
 from harness.search import exact_search
 
@@ -66,13 +67,17 @@ class EncoderRetriever:
 
 #: For each capability, the other capabilities it can be built from, and how. A Generator reads
 #: and answers through :class:`~harness.prompting.GenerativeQA`, behind the shared generation
-#: service; the QA tasks find the generator behind it and prompt it with their own templates.
+#: service; the QA tasks find the generator behind it and prompt it with their own templates. A
+#: generator that scores continuations (a LoglikelihoodScorer) chooses through
+#: :class:`~harness.loglikelihood.LikelihoodChoice`, the choice tasks asking it their own prompts.
 ADAPTERS: dict[type, list[tuple[type, Callable[[Any], Any]]]] = {
     Retriever: [(Encoder, EncoderRetriever)],
     Encoder: [],
     Reader: [(Generator, GenerativeQA)],
     OpenDomainQA: [(Generator, GenerativeQA)],
     Translator: [],
+    MultipleChoice: [(LoglikelihoodScorer, LikelihoodChoice)],
+    PairClassifier: [(LoglikelihoodScorer, LikelihoodChoice)],
 }
 
 

@@ -18,10 +18,11 @@ from typing import Any, Protocol
 from harness.capabilities import declared, is_plain_encoder, provide
 from harness.encoding import EncodingService
 from harness.generation import GenerationService
+from harness.loglikelihood import ScoringService
 from harness.errors import HarnessError
 from harness.model import Model, ModelIdentity, Runtime
 from harness.options import bind_options, parse_named, path_options
-from harness.protocols import Generator
+from harness.protocols import Generator, LoglikelihoodScorer
 from harness.registry import PluginInfo, Registry, load_target
 
 
@@ -127,7 +128,9 @@ def model_service(model: Model, runtime: Runtime, identity: ModelIdentity, *,
     if is_plain_encoder(model):
         return EncodingService.for_model(model, runtime, identity.as_dict(), show_progress=show_progress)
     if Generator in declared(model):
-        return GenerationService.for_model(model, runtime, identity.as_dict())
+        # a generator that also scores continuations gets the log-likelihood service beside it
+        service = ScoringService if LoglikelihoodScorer in declared(model) else GenerationService
+        return service.for_model(model, runtime, identity.as_dict())
     return None
 
 

@@ -23,6 +23,7 @@ from harness.compose import ModelSource, model_service
 from harness.distributed import World, current_world
 from harness.encoding import EncodingPlan, EncodingRequest, EncodingService, EncodingStats, ReportsEncoding
 from harness.generation import GenerationService, GenerationStats, ReportsGeneration
+from harness.loglikelihood import LoglikelihoodStats, ScoringService
 from harness.errors import InputError
 from harness.io import dump_json, json_bytes, read_json, sha256_text
 from harness.layout import RunFolder, slug
@@ -128,37 +129,42 @@ class Session:
             encoding=service.plan(self.requests, seed=runtime.seed) if service is not None else None,
         )
 
-    def _stats(self) -> tuple[EncodingStats | None, GenerationStats | None]:
-        """What the model's services did: its own queue's, or a composite's (retrieve-read)."""
+    def _stats(self) -> tuple[EncodingStats | None, GenerationStats | None, LoglikelihoodStats | None]:
+        """What the model's services did: its own queue's, or a composite's (retrieve-read); the
+        log-likelihood service's beside the generation service's, for a model that scores."""
         service, model = self.model.service, self.model.model
         encoding = (service.stats if isinstance(service, EncodingService)
                     else model.encoding_stats if isinstance(model, ReportsEncoding) else None)
         generation = (service.stats if isinstance(service, GenerationService)
                       else model.generation_stats if isinstance(model, ReportsGeneration) else None)
-        return encoding, generation
+        scoring = service.scoring.stats if isinstance(service, ScoringService) else None
+        return encoding, generation, scoring
 
-    def gather_stats(self) -> list[tuple[EncodingStats | None, GenerationStats | None]] | None:
+    def gather_stats(self) -> list[tuple[EncodingStats | None, GenerationStats | None,
+                                         LoglikelihoodStats | None]] | None:
         """Every rank's :meth:`_stats` under torchrun (a collective: every rank calls it at the
         same point), None in one process."""
         return self.world.gather_objects(self._stats()) if self.world.size > 1 else None
 
-    def execution_record(self, ranks: list[tuple[EncodingStats | None, GenerationStats | None]] | None = None,
-                         ) -> dict[str, Any]:
+    def execution_record(self, ranks: list[tuple[EncodingStats | None, GenerationStats | None,
+                                                 LoglikelihoodStats | None]] | None = None) -> dict[str, Any]:
         """How the suite ran, for each result's provenance. With ``ranks`` (:meth:`gather_stats`)
         ``encoding`` and ``generation`` stay this rank's (rank 0's), ``ranks`` holds every
         rank's, and ``all_ranks`` the whole run's work and rates
         (:func:`~harness.batching.across_ranks`): a rank encodes its share only."""
         runtime, model = self.runtime, self.model.model
-        encoding, generation = self._stats()
+        encoding, generation, scoring = self._stats()
         stats = encoding or generation
         record = {"world_size": self.world.size, "device": runtime.device_used, "precision": model.precision,
                   "threads": runtime.threads, "batch_size": stats.batch_size if stats else runtime.batch_size,
                   "suite": [t.name for t in self.tasks], "encoding": _as_dict(encoding),
-                  "generation": _as_dict(generation)}
+                  "generation": _as_dict(generation), "loglikelihood": _as_dict(scoring)}
         if ranks is not None:
-            record["ranks"] = [{"encoding": _as_dict(e), "generation": _as_dict(g)} for e, g in ranks]
-            record["all_ranks"] = {"encoding": across_ranks([e for e, _ in ranks]),
-                                   "generation": across_ranks([g for _, g in ranks])}
+            record["ranks"] = [{"encoding": _as_dict(e), "generation": _as_dict(g), "loglikelihood": _as_dict(s)}
+                               for e, g, s in ranks]
+            record["all_ranks"] = {"encoding": across_ranks([e for e, _, _ in ranks]),
+                                   "generation": across_ranks([g for _, g, _ in ranks]),
+                                   "loglikelihood": across_ranks([s for _, _, s in ranks])}
         return record
 
 

@@ -327,7 +327,7 @@ class LoglikelihoodScorer(Protocol):
 
 #: What a model can declare it provides (``Model.provides``); a task's ``needs`` is one of these.
 CAPABILITIES: tuple[type, ...] = (Encoder, Retriever, Reader, OpenDomainQA, PredictionSource, Translator, PairClassifier,
-                                  TokenTagger, MultipleChoice, Generator)
+                                  TokenTagger, MultipleChoice, Generator, LoglikelihoodScorer)
 
 
 def protocol_methods(protocol: type) -> list[str]:

@@ -13,6 +13,11 @@
   line with a blank line after each sentence), whatever the split, so ``harness score xtreme``
   reads a run's ``predictions`` folder as it is, and the scores are the submission scorer's
   (:func:`harness_xtreme.submission.score_task`): accuracy, or seqeval-1.2.2 span F1.
+* A language model (a generator that scores continuations) runs XNLI, PAWS-X and XCOPA by
+  log-likelihood (:mod:`harness_xtreme.likelihood`): the submission file holds the choice of
+  highest summed log-likelihood, and ``{task}/{lang}.loglikelihoods.json`` beside it every
+  option's log-likelihood and the length-normalised choices, which the rows report beside
+  ``accuracy`` as ``accuracy_norm`` (per character) and ``accuracy_bytes`` (per UTF-8 byte).
 
 Refused with one line: a label or tag outside the task's set (in the data, a label folder or a
 prediction file), a tag sentence whose length differs from its sentence, a row that is not a
@@ -28,16 +33,20 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from harness.errors import HarnessError, InputError
-from harness.io import write_folder_atomic
+from harness.io import json_bytes, read_json, write_folder_atomic
+from harness.loglikelihood import NORMALISATIONS, ChoiceQuestion, LoglikelihoodService, choice_target, decide
 from harness.protocols import PairClassifier, TokenTagger
 from harness.stats.records import Instance, InstanceTable
-from harness.stats.statistics import Macro, RowStatistics
+from harness.stats.statistics import Macro, Mean, RowStatistics
 from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskData, TaskMetadata
 
 from harness_xtreme.benchmark import PANX_TAGS, UDPOS_TAGS, TaskDef, Version, task_defs
 from harness_xtreme.kinds import KINDS, check_classes, check_sentence_lengths, check_tags, example_count
+from harness_xtreme.likelihood import (
+    ITEM_VALUES, METRICS, PROMPT_VERSION, LikelihoodPredictions, is_likelihood, pawsx_question, xnli_question,
+)
 from harness_xtreme.metadata import PANX_TASK, PAWSX_TASK, UDPOS_TASK, XNLI_TASK
-from harness_xtreme.metrics import mean
+from harness_xtreme.metrics import mean, percent_mean
 from harness_xtreme.submission import LabelledTask, score_task
 
 #: A sentence pair (classification) or a sentence's words (tagging).
@@ -146,8 +155,16 @@ class XtremeFilesTask(Task[LabelledData]):
         """The model's answer for one language's inputs."""
         raise NotImplementedError
 
-    def predict(self, model: Any, data: LabelledData, unit: str, context: RunContext) -> list[Any]:
+    def choice_question(self, example: Example, lang: str) -> ChoiceQuestion:
+        """``example`` as a language model is asked it: a context and one continuation per label of
+        :attr:`label_set`, in its order (the choice tasks, :mod:`harness_xtreme.likelihood`)."""
+        raise HarnessError(f"task {self.metadata.name} does not run by log-likelihood")
+
+    def predict(self, model: Any, data: LabelledData, unit: str, context: RunContext) -> Any:
         inputs = data.inputs[unit]
+        scorer = choice_target(model)
+        if scorer is not None:
+            return self.predict_by_likelihood(scorer, inputs, unit, context)
         answers = self.ask(model, inputs)
         where = f"model output for {self.metadata.name} {unit}"
         if len(answers) != len(inputs):
@@ -155,12 +172,23 @@ class XtremeFilesTask(Task[LabelledData]):
         self.check_labels(where, answers, inputs)
         return answers
 
+    def predict_by_likelihood(self, scorer: LoglikelihoodService, inputs: Sequence[Example], unit: str,
+                              context: RunContext) -> dict[str, Any]:
+        """Every label of every example scored as a continuation; the choices by each normalisation."""
+        questions = [self.choice_question(example, unit) for example in inputs]
+        with context.progress(sum(len(q.options) for q in questions), f"{self.metadata.name} {unit}") as bar:
+            decisions = decide(scorer, questions, bar)
+        return LikelihoodPredictions.of(decisions, self.label_set).to_json()
+
     # -- scoring ------------------------------------------------------------------------------
 
     def evaluate(self, data: LabelledData, predictions: Mapping[str, Any]) -> Evaluation:
         """evaluate.py's scores of each language and their means (the task's ``avg_metric``),
         with each language's per-item records (:mod:`harness_xtreme.records`)."""
         assert data.definition is not None
+        by_likelihood = {lang: LikelihoodPredictions.from_json(p) for lang, p in predictions.items() if is_likelihood(p)}
+        if by_likelihood:
+            return self._evaluate_likelihood(data, by_likelihood)
         score = score_task(LabelledTask(data.definition, data.labels), predictions)
         overall = ScoreRow("mean", dict(score.averages), score.count)
         rows = [ScoreRow(lang, metrics, example_count(data.labels[lang]), (lang,))
@@ -171,11 +199,43 @@ class XtremeFilesTask(Task[LabelledData]):
                      for item in items(self.metadata.name, lang, data.labels[lang], predictions[lang])]
         return Evaluation(main_score=score.figure, rows=[overall, *rows], instances=instances)
 
+    def _evaluate_likelihood(self, data: LabelledData, predictions: Mapping[str, LikelihoodPredictions]) -> Evaluation:
+        """A language model's run: each normalisation's choices scored as a submission, the summed
+        one as ``accuracy`` (the main score), the others beside it; per item, whether each was right."""
+        assert data.definition is not None
+        if set(predictions) != set(data.labels):
+            raise HarnessError(f"{self.metadata.name}: some languages were chosen by log-likelihood and some not")
+        scores = {name: score_task(LabelledTask(data.definition, data.labels),
+                                   {lang: p.chosen[name] for lang, p in predictions.items()})
+                  for name in NORMALISATIONS}
+
+        def metrics(per: Any) -> dict[str, float]:
+            return {METRICS[name]: per(scores[name])["accuracy"] for name in NORMALISATIONS}
+
+        rows = [ScoreRow("mean", metrics(lambda s: s.averages), scores["sum"].count)]
+        rows += [ScoreRow(lang, metrics(lambda s, lang=lang: s.per_language[lang]), example_count(data.labels[lang]),
+                          (lang,)) for lang in scores["sum"].per_language]
+        items = KINDS[self.definition.kind].items
+        instances = []
+        for lang in scores["sum"].per_language:
+            labels, chosen = data.labels[lang], predictions[lang].chosen
+            extra = {name: items(self.metadata.name, lang, labels, chosen[name]) for name in NORMALISATIONS[1:]}
+            for number, item in enumerate(items(self.metadata.name, lang, labels, chosen["sum"])):
+                values = {**item.values, **{ITEM_VALUES[name]: extra[name][number].values["correct"] for name in extra}}
+                instances.append(Instance(item.id, lang, (lang,), item.gold, item.prediction, values))
+        diagnostics = {"chosen_by": {"prompt": PROMPT_VERSION, "accuracy": "highest summed log-likelihood (lm-eval acc)",
+                                     "accuracy_norm": "log-likelihood per character of the option (lm-eval acc_norm)",
+                                     "accuracy_bytes": "log-likelihood per UTF-8 byte of the option (lm-eval acc_bytes)"}}
+        return Evaluation(main_score=scores["sum"].figure, rows=rows, diagnostics=diagnostics, instances=instances)
+
     def statistics(self, table: InstanceTable) -> RowStatistics:
         """Per language, the kind's row metrics from its items; ``mean``, evaluate.py's mean of each
         over the languages."""
         per_language = KINDS[self.definition.kind].statistics
         rows: RowStatistics = {lang: dict(per_language(lang)) for lang in table.units}
+        for lang, values in table.units.items():  # a language model's normalised choices
+            rows[lang].update({METRICS[name]: Mean(lang, value, official=percent_mean, binary=True)
+                               for name, value in ITEM_VALUES.items() if value in values.values})
         metrics = next(iter(rows.values()))
         return {"mean": {metric: Macro(tuple(row[metric] for row in rows.values()), mean, clusters=self.metadata.clusters)
                          for metric in metrics},
@@ -196,18 +256,47 @@ class XtremeFilesTask(Task[LabelledData]):
                 raise InputError("missing: a predictions folder holds a file for every language", file=file)
             out[lang] = kind.read_predictions(file, labels)
             self.check_labels(file, out[lang], data.inputs[lang])
+            scores = folder / likelihood_file(lang)
+            if scores.is_file():
+                out[lang] = self._read_likelihood(scores, out[lang], data.inputs[lang])
         return out
+
+    def _read_likelihood(self, path: Path, submitted: list[Any], inputs: Sequence[Example]) -> dict[str, Any]:
+        """A language model's choices beside its submission file; the summed choice must be the file's."""
+        raw = read_json(path)
+        try:
+            predictions = LikelihoodPredictions.from_json(raw)
+            for name in NORMALISATIONS:
+                self.check_labels(path, list(predictions.chosen[name]), inputs)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise InputError("expected {\"chosen\": {\"sum\"|\"chars\"|\"bytes\": [label, ...]}, "
+                             "\"loglikelihoods\": [[number, ...], ...]}", file=path) from None
+        if predictions.chosen["sum"] != submitted:
+            raise InputError("its summed choices are not the labels of the submission file beside it", file=path,
+                             field="chosen.sum")
+        return predictions.to_json()
 
     def write_predictions(self, data: LabelledData, predictions: Mapping[str, Any], path: Path) -> None:
         write = KINDS[self.definition.kind].write
-        write_folder_atomic(path, {f"{self.metadata.name}/{self.definition.file_name(lang)}": write(predictions[lang])
-                                   for lang in data.inputs})
+        files = {}
+        for lang in data.inputs:
+            chosen = predictions[lang]
+            if is_likelihood(chosen):
+                files[f"{self.metadata.name}/{likelihood_file(lang)}"] = json_bytes(chosen, indent=None)
+                chosen = chosen["chosen"]["sum"]
+            files[f"{self.metadata.name}/{self.definition.file_name(lang)}"] = write(chosen)
+        write_folder_atomic(path, files)
 
     def reference_predictions(self, data: LabelledData, kind: str) -> dict[str, Any]:
         """``gold``: the labels themselves, as predictions of the task's kind."""
         if kind == "gold":
             return {lang: KINDS[self.definition.kind].gold(labels) for lang, labels in data.labels.items()}
         return super().reference_predictions(data, kind)
+
+
+def likelihood_file(lang: str) -> str:
+    """Where a language model's choices and log-likelihoods lie beside its submission files."""
+    return f"{lang}.loglikelihoods.json"
 
 
 def read_pair_file(path: Path) -> tuple[list[tuple[str, str]], list[str] | None]:
@@ -279,6 +368,7 @@ class PairClassification(XtremeFilesTask):
         return model.classify_pairs([tuple(pair) for pair in inputs], labels=self.label_set)
 
 
+
 class SequenceTagging(XtremeFilesTask):
     """PAN-X and UD-POS: a tag per word, seqeval span F1."""
 
@@ -297,10 +387,16 @@ class XNLI(PairClassification):
     metadata = XNLI_TASK
     label_set = task_defs("xtreme")["xnli"].classes
 
+    def choice_question(self, example: Example, lang: str) -> ChoiceQuestion:
+        return xnli_question(*example, lang, self.label_set)
+
 
 class PAWSX(PairClassification):
     metadata = PAWSX_TASK
     label_set = task_defs("xtreme")["pawsx"].classes
+
+    def choice_question(self, example: Example, lang: str) -> ChoiceQuestion:
+        return pawsx_question(*example, lang, self.label_set)
 
 
 class PANX(SequenceTagging):

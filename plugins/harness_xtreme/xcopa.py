@@ -4,7 +4,9 @@ Each example is a premise, a question (``cause`` or ``effect``) and two choices;
 chooses one, and the score per language is accuracy against the gold choice, its mean over the
 11 languages the task's figure (``evaluate.py``). The text each choice is paired with is
 ``f"{premise} What was the {question}?"`` (``run_xcopa.py``'s ``preprocess_function``), the
-choice itself the second text, in the order ``choice1``, ``choice2`` (output 0, 1).
+choice itself the second text, in the order ``choice1``, ``choice2`` (output 0, 1). A language
+model chooses by log-likelihood instead, with lm-evaluation-harness's prompt
+(:mod:`harness_xtreme.likelihood`).
 
 Files, as ``scripts/download_data.sh`` leaves them in ``xcopa/``: ``{split}-{lang}.jsonl``, one
 object a line with ``premise``, ``choice1``, ``choice2``, ``question`` and ``label``; the dev split
@@ -18,22 +20,30 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from harness.errors import InputError
 from harness.io import iter_jsonl
+from harness.loglikelihood import ChoiceQuestion
 from harness.protocols import MultipleChoice
 from harness.task import DataRequest
 
 from harness_xtreme.benchmark import Version
 from harness_xtreme.labelled import LabelledData, XtremeFilesTask
+from harness_xtreme.likelihood import xcopa_question
 from harness_xtreme.metadata import XCOPA_TASK
 
 #: The file prefix of each split in XTREME-R's download layout (XCOPA calls its dev split ``val``).
 FILE_SPLITS = {"test": "test", "dev": "val"}
 QUESTIONS = ("cause", "effect")
-#: A question: the text each choice is paired with, and the two choices.
-Question = tuple[str, tuple[str, str]]
+
+
+class Question(NamedTuple):
+    """One XCOPA example: the premise, what is asked (``cause`` or ``effect``), the two choices."""
+
+    premise: str
+    question: str
+    choices: tuple[str, str]
 
 
 def question_text(premise: str, question: str) -> str:
@@ -55,7 +65,7 @@ def read_examples(path: Path) -> tuple[list[Question], list[Any]]:
         if record.get("question") not in QUESTIONS:
             raise InputError(f"expected 'cause' or 'effect', got {record.get('question')!r}", file=path, record=where,
                              field="question")
-        questions.append((question_text(record["premise"], record["question"]), (record["choice1"], record["choice2"])))
+        questions.append(Question(record["premise"], record["question"], (record["choice1"], record["choice2"])))
         labels.append(record.get("label"))
     if not questions:
         raise InputError("no examples", file=path)
@@ -103,4 +113,7 @@ class XCOPA(XtremeFilesTask):
         return data
 
     def ask(self, model: MultipleChoice, inputs: Sequence[Question]) -> list[int]:
-        return model.choose([(text, list(choices)) for text, choices in inputs])
+        return model.choose([(question_text(q.premise, q.question), list(q.choices)) for q in inputs])
+
+    def choice_question(self, example: Question, lang: str) -> ChoiceQuestion:
+        return xcopa_question(example.premise, example.question, example.choices, lang)

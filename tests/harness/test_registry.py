@@ -193,7 +193,7 @@ def test_a_hook_may_return_the_task_class_itself(harness_cli: Any, plugin_dir: P
 @pytest.mark.parametrize("fields, line", [
     ('{"needs": str}', "task 'declared-lookup': field 'needs': str is not a capability (capabilities: Encoder, "
                        "Retriever, Reader, OpenDomainQA, PredictionSource, Translator, PairClassifier, TokenTagger, "
-                       "MultipleChoice, Generator)"),
+                       "MultipleChoice, Generator, LoglikelihoodScorer)"),
     ('{"languages": ()}', "task 'declared-lookup': field 'languages': names no language"),
     ('{"languages": "en"}', "task 'declared-lookup': field 'languages': must be tuple[str, ...], not str"),
     ('{"languages": ("en", "de", "en")}', "task 'declared-lookup': field 'languages': 'en' is listed twice"),

@@ -1,0 +1,333 @@
+"""One log-likelihood service for every task of a run, and the bridge from a scorer to the choice tasks.
+
+A :class:`~harness.protocols.LoglikelihoodScorer` is a generator that can also say how likely a
+given continuation is after a context (``hf-generator``; ``openai-compatible`` on the completions
+endpoint). Choice tasks run language models with it as lm-evaluation-harness and lighteval do:
+each option is a continuation of the same context, and the option the model finds most likely is
+its answer. The harness puts a :class:`LoglikelihoodService` in front of the scorer, as the
+generation service is put in front of a generator, which
+
+* keys every request by the model's identity, the context, the continuation and the system
+  prompt, so a request asked twice is scored once, and requests already in the on-disk cache
+  (``<cache>/loglikelihoods/<model-key>/``, beside ``generations/``) are not scored at all;
+* sorts requests by length (context and continuation, in tokens when the scorer can count them)
+  and cuts them into batches of similar length, halving a batch that runs out of GPU memory
+  (:class:`~harness.batching.AdaptiveBatcher`);
+* under torchrun deals the batches out to the ranks, one per rank a round, and gathers the scores
+  so every rank holds all of them (:class:`~harness.distributed.World`);
+* saves what it scored batch by batch (rank 0 writes), so a killed run loses one round at most;
+* counts requests, cache hits, continuation tokens and seconds for the result's execution record.
+
+A run's generator that is also a scorer gets a :class:`ScoringService`: the generation service
+with this one beside it. A task that needs a :class:`~harness.protocols.MultipleChoice` or a
+:class:`~harness.protocols.PairClassifier` is handed :class:`LikelihoodChoice` (the adapter
+:mod:`harness.capabilities` registers), finds the scorer behind it with :func:`choice_target`, and
+asks its own prompts through :func:`decide`, which names which option wins by the summed
+log-likelihood and by the length-normalised variants beside it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.batching import AdaptiveBatcher, ServiceStats
+from harness.cache import model_key
+from harness.distributed import World, current_world
+from harness.errors import HarnessError
+from harness.generation import DEFAULT_BATCH_SIZE, GenerationService, PromptCounter
+from harness.io import dump_json, sha256_text, write_atomic
+from harness.progress import Progress
+from harness.protocols import Generator, Loglikelihood, LoglikelihoodRequest, LoglikelihoodScorer
+
+# -- the cache ----------------------------------------------------------------------------------
+
+
+def request_key(request: LoglikelihoodRequest) -> str:
+    """The cache key of a request (the model is the cache folder): context, continuation, system."""
+    return sha256_text(json.dumps(asdict(request), sort_keys=True, ensure_ascii=False))
+
+
+class LoglikelihoodCache:
+    """Scores of one model on disk: ``<root>/loglikelihoods/<model-key>/`` holds ``model.json`` (the
+    identity the key was made from) and JSON-lines shards, each written whole (atomically), laid
+    out as the generation cache is. A line that does not parse is skipped with a warning, and its
+    request scored again."""
+
+    def __init__(self, root: Path, identity: dict[str, Any]) -> None:
+        self.folder = root / "loglikelihoods" / model_key(identity)
+        self.identity = identity
+        self.entries: dict[str, Loglikelihood] = {}
+        self.damaged: list[str] = []
+        for shard in sorted(self.folder.glob("*.jsonl")) if self.folder.is_dir() else []:
+            self._load(shard)
+
+    def _load(self, shard: Path) -> None:
+        for number, line in enumerate(shard.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+            try:
+                raw = json.loads(line)
+                score = raw["loglikelihood"]
+                self.entries[raw["key"]] = Loglikelihood(float(score["logprob"]), int(score["tokens"]),
+                                                         bool(score["greedy"]))
+            except (ValueError, KeyError, TypeError):
+                self.damaged.append(f"{shard}:{number}")
+                warnings.warn(f"log-likelihood cache {shard} line {number} is damaged: that request is scored again",
+                              RuntimeWarning, stacklevel=3)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.entries
+
+    def put(self, items: Sequence[tuple[str, Loglikelihood]]) -> None:
+        """Write one new shard with these scores."""
+        if not items:
+            return
+        if not (self.folder / "model.json").exists():
+            dump_json(self.identity, self.folder / "model.json")
+        payload = "".join(json.dumps({"key": key, "loglikelihood": asdict(score)}) + "\n"
+                          for key, score in items).encode("utf-8")
+        write_atomic(self.folder / f"{uuid.uuid4().hex}.jsonl", lambda handle: handle.write(payload))
+        self.entries.update(items)
+
+
+# -- the service --------------------------------------------------------------------------------
+
+
+@dataclass
+class LoglikelihoodStats(ServiceStats):
+    """What the service did, for the result's execution record. ``tokens``: the lengths the
+    batches were planned by (context and continuation, in tokens when the scorer counts them, else
+    characters: ``length_unit`` says which), so ``padding_share`` is the share of a batch's slots
+    that padding filled; ``continuation_tokens``: the scored tokens the scorer reported."""
+
+    batch_size: int = DEFAULT_BATCH_SIZE
+    scored: int = 0
+    tokens: int = 0
+    continuation_tokens: int = 0
+    length_unit: str = "tokens"
+    damaged_cache_lines: list[str] = field(default_factory=list)
+
+    SUMMED = (*ServiceStats.SUMMED, "scored", "tokens", "continuation_tokens")
+    RATES = ("requests_per_s", "padding_share")
+
+    @property
+    def padding_share(self) -> float:
+        return 1 - self.tokens / self.padded_tokens if self.padded_tokens else 0.0
+
+    @property
+    def requests_per_s(self) -> float | None:
+        """Requests scored per second of scoring (cache reads not timed)."""
+        return self.scored / self.seconds if self.seconds > 0 else None
+
+    def as_dict(self) -> dict[str, Any]:
+        out = super().as_dict()
+        out["padding_share"] = round(self.padding_share, 4)
+        out["seconds"] = round(self.seconds, 3)
+        out["requests_per_s"] = None if self.requests_per_s is None else round(self.requests_per_s, 2)
+        return out
+
+
+class LoglikelihoodService:
+    """A :class:`~harness.protocols.LoglikelihoodScorer` in front of a model: memoised, cached on
+    disk, batched by length, shared across ranks (see the module docstring)."""
+
+    def __init__(self, scorer: LoglikelihoodScorer, *, cache: LoglikelihoodCache | None = None,
+                 batch_size: int | None = None, clock: Callable[[], float] = time.perf_counter,
+                 world: World | None = None) -> None:
+        self.scorer = scorer
+        self.cache = cache
+        self.clock = clock
+        self.world = world or World()
+        self.batcher = AdaptiveBatcher(batch_size or DEFAULT_BATCH_SIZE)
+        self.stats = LoglikelihoodStats(batch_size=self.batcher.batch_size,
+                                        length_unit="tokens" if isinstance(scorer, PromptCounter) else "characters",
+                                        damaged_cache_lines=list(cache.damaged) if cache is not None else [])
+        self._memory: dict[str, Loglikelihood] = {}
+
+    @classmethod
+    def for_model(cls, scorer: LoglikelihoodScorer, runtime: Any, identity: dict[str, Any]) -> LoglikelihoodService:
+        """The service a run puts in front of a scoring model: the cache under ``runtime.cache_dir``
+        (none if it is None), the run's batch size or the model's own, the run's ranks."""
+        cache = LoglikelihoodCache(runtime.cache_dir, identity) if runtime.cache_dir is not None else None
+        return cls(scorer, cache=cache, batch_size=runtime.batch_size or getattr(scorer, "batch_size", None),
+                   world=current_world())
+
+    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest], *,
+                      progress: Progress | None = None) -> list[Loglikelihood]:
+        """One score per request, in order; ``progress`` moves by one per request answered."""
+        keys = [request_key(request) for request in requests]
+        self.stats.requested += len(requests)
+        pending: dict[str, LoglikelihoodRequest] = {}
+        for key, request in zip(keys, requests):
+            if key in self._memory or key in pending:
+                continue
+            self.stats.unique += 1
+            if self.cache is not None and key in self.cache:
+                self._memory[key] = self.cache.entries[key]
+                self.stats.cache_hits += 1
+            else:
+                pending[key] = request
+        if progress is not None:
+            progress.update(len(requests) - len(pending))
+        if pending:
+            self._score(list(pending.values()), list(pending), progress)
+        return [self._memory[key] for key in keys]
+
+    def _lengths(self, requests: list[LoglikelihoodRequest]) -> list[int]:
+        texts = [request.context + request.continuation for request in requests]
+        if isinstance(self.scorer, PromptCounter):
+            return list(self.scorer.prompt_lengths(texts))
+        return [len(text) for text in texts]
+
+    def _score(self, requests: list[LoglikelihoodRequest], keys: list[str], progress: Progress | None) -> None:
+        """Score in length-sorted batches, one batch per rank a round (every rank asks for the
+        same requests in the same order, so all plan the same batches)."""
+        lengths = self._lengths(requests)
+        world = self.world
+        batches = self.batcher.plan(lengths, world)
+        for first in range(0, len(batches), world.size):
+            start = self.clock()  # the round, waiting for the other ranks included, as generation times it
+            round_batches = batches[first : first + world.size]
+            mine = self._batch(requests, keys, lengths, round_batches[world.rank]) if world.rank < len(
+                round_batches) else []
+            done = [pair for share in world.gather_objects(mine) for pair in share]
+            self.stats.seconds += self.clock() - start
+            self._memory.update(done)
+            if self.cache is not None and world.is_main:
+                self.cache.put(done)
+            if progress is not None:
+                progress.update(len(done), tokens=sum(score.tokens for _, score in done))
+
+    def _batch(self, requests: list[LoglikelihoodRequest], keys: list[str], lengths: list[int],
+               batch: Sequence[int]) -> list[tuple[str, Loglikelihood]]:
+        """One batch (halved on out-of-memory), counted in this rank's statistics."""
+
+        def work(part: Sequence[int]) -> list[Loglikelihood]:
+            out = list(self.scorer.loglikelihood([requests[i] for i in part]))
+            if len(out) != len(part):
+                raise HarnessError(f"the model returned {len(out)} log-likelihoods for {len(part)} requests")
+            self.stats.batches += 1
+            self.stats.padded_tokens += len(part) * max(lengths[i] for i in part)
+            self.stats.tokens += sum(lengths[i] for i in part)
+            return out
+
+        scores = self.batcher.run(batch, work)
+        self.stats.batch_size, self.stats.oom_halvings = self.batcher.batch_size, self.batcher.halvings
+        self.stats.scored += len(scores)
+        self.stats.continuation_tokens += sum(score.tokens for score in scores)
+        return [(keys[i], score) for i, score in zip(batch, scores)]
+
+
+class ScoringService(GenerationService):
+    """The generation service of a model that can also score continuations: a Generator and a
+    :class:`~harness.protocols.LoglikelihoodScorer`, each request kind with its own memo, cache and
+    statistics (:attr:`scoring`)."""
+
+    def __init__(self, generator: Generator, **options: Any) -> None:
+        super().__init__(generator, **options)
+        self.scoring = LoglikelihoodService(generator, batch_size=self.batcher.batch_size,  # type: ignore[arg-type]
+                                            clock=self.clock, world=self.world)
+
+    @classmethod
+    def for_model(cls, generator: Generator, runtime: Any, identity: dict[str, Any]) -> ScoringService:
+        service = super().for_model(generator, runtime, identity)
+        assert isinstance(service, ScoringService)
+        service.scoring = LoglikelihoodService.for_model(generator, runtime, identity)  # type: ignore[arg-type]
+        return service
+
+    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest], *,
+                      progress: Progress | None = None) -> list[Loglikelihood]:
+        return self.scoring.loglikelihood(requests, progress=progress)
+
+
+def scoring_service(scorer: LoglikelihoodScorer) -> LoglikelihoodService:
+    """``scorer`` behind a service: the run's own (a :class:`ScoringService`'s, or a service
+    itself), else one of its own without a disk cache, for a scorer used directly."""
+    if isinstance(scorer, ScoringService):
+        return scorer.scoring
+    if isinstance(scorer, LoglikelihoodService):
+        return scorer
+    return LoglikelihoodService(scorer, batch_size=getattr(scorer, "batch_size", None))
+
+
+# -- choosing among continuations -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChoiceQuestion:
+    """One choice asked of a language model: a context and the options that may follow it, each a
+    continuation written out in full (with the space that joins it to the context, if any)."""
+
+    context: str
+    options: tuple[str, ...]
+    system: str | None = None
+
+
+#: The ways an option can win (:class:`Decision`), as lm-evaluation-harness names its metrics:
+#: the highest summed log-likelihood (``acc``); divided by the option's length in characters
+#: (``acc_norm``, Python's ``len``) or in UTF-8 bytes (``acc_bytes``).
+NORMALISATIONS = ("sum", "chars", "bytes")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Which option a model chose: ``loglikelihoods`` of each option, and the index of the winner
+    by each of :data:`NORMALISATIONS` (the first of equal scores wins, as ``numpy.argmax``)."""
+
+    loglikelihoods: tuple[float, ...]
+    chosen: dict[str, int]
+
+
+def _first_best(values: Sequence[float]) -> int:
+    return max(range(len(values)), key=lambda i: (values[i], -i))
+
+
+def choose(question: ChoiceQuestion, scores: Sequence[Loglikelihood]) -> Decision:
+    """The option chosen by each normalisation, from the options' scores."""
+    logprobs = tuple(score.logprob for score in scores)
+    per = {"sum": [1.0] * len(logprobs), "chars": [float(len(o)) for o in question.options],
+           "bytes": [float(len(o.encode("utf-8"))) for o in question.options]}
+    return Decision(logprobs, {name: _first_best([lp / size if size else lp for lp, size in zip(logprobs, per[name])])
+                               for name in NORMALISATIONS})
+
+
+def decide(service: LoglikelihoodService, questions: Sequence[ChoiceQuestion],
+           progress: Progress | None = None) -> list[Decision]:
+    """Every option of every question scored in one batch of requests, and each question's choice."""
+    requests = [LoglikelihoodRequest(q.context, option, q.system) for q in questions for option in q.options]
+    scores = service.loglikelihood(requests, progress=progress)
+    out, position = [], 0
+    for question in questions:
+        out.append(choose(question, scores[position : position + len(question.options)]))
+        position += len(question.options)
+    return out
+
+
+class LikelihoodChoice:
+    """A :class:`~harness.protocols.MultipleChoice` model made from a LoglikelihoodScorer (the
+    adapter for choice tasks, :mod:`harness.capabilities`): each candidate, after a space, as a
+    continuation of the question's text, the most likely chosen. The choice tasks (XCOPA, XNLI,
+    PAWS-X, also handed this adapter where they need a PairClassifier) ask the scorer behind it
+    (:func:`choice_target`) with prompts of their own, as lm-evaluation-harness writes them."""
+
+    def __init__(self, scorer: LoglikelihoodScorer) -> None:
+        self.service = scoring_service(scorer)
+
+    def choice_target(self) -> LoglikelihoodService:
+        return self.service
+
+    def choose(self, questions: Sequence[tuple[str, Sequence[str]]]) -> list[int]:
+        asked = [ChoiceQuestion(text, tuple(f" {candidate}" for candidate in candidates))
+                 for text, candidates in questions]
+        return [decision.chosen["sum"] for decision in decide(self.service, asked)]
+
+
+def choice_target(capability: object) -> LoglikelihoodService | None:
+    """The scorer behind ``capability`` (a :class:`LikelihoodChoice`), or None for a model that
+    chooses by itself (a fine-tuned multiple-choice or pair classifier)."""
+    return capability.choice_target() if isinstance(capability, LikelihoodChoice) else None
