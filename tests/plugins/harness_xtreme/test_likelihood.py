@@ -7,7 +7,6 @@ to the same rows (``harness score``), the submission file holding the summed cho
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -18,21 +17,15 @@ import harness
 from harness.errors import CapabilityError
 from harness.protocols import Generation, GenerationRequest, Loglikelihood, LoglikelihoodRequest
 from harness_xtreme.benchmark import PAWSX_CLASSES, XNLI_CLASSES
+from tests.harness.fake_scorer import known_logprob
 from tests.plugins.harness_xtreme.test_labelled import label_lines
 from tests.plugins.harness_xtreme.test_xcopa import write_xcopa
 
 Cli = Callable[..., tuple[int, str, str]]
 
 
-def known_logprob(context: str, continuation: str) -> float:
-    """The fake model's log-likelihood: a per-character rate in [0.2, 1.2) fixed by the two texts,
-    times the continuation's length (so the sum and the normalised choices often differ)."""
-    digest = hashlib.sha256(f"{context}\x00{continuation}".encode()).digest()
-    return -(0.2 + int.from_bytes(digest[:4], "big") / 2**32) * len(continuation)
-
-
-class FakeScorer:
-    """A generator that scores continuations by :func:`known_logprob`, keeping what it was asked."""
+class ScoringObject:
+    """A Python generator object that scores continuations by :func:`known_logprob`, keeping what it was asked."""
 
     def __init__(self) -> None:
         self.asked: list[LoglikelihoodRequest] = []
@@ -80,7 +73,7 @@ def test_xnli_by_loglikelihood(tmp_path: Path) -> None:
         word = {"entailment": yes, "neutral": also, "contradiction": no}
         expected[lang] = [(f"{premise}, {right}?", [f" {word[label]}, {hypothesis}" for label in XNLI_CLASSES],
                            XNLI_CLASSES.index(label)) for (premise, hypothesis), label in zip(pairs, gold)]
-    scorer = FakeScorer()
+    scorer = ScoringObject()
     [outcome] = harness.evaluate("xnli", scorer, data_dir=tmp_path / "xnli", split="dev", langs=list(langs),
                                  progress=False, bootstrap=0)
     asked = {(r.context, r.continuation) for r in scorer.asked}
@@ -105,7 +98,7 @@ def test_pawsx_prompt_and_cli_readback(tmp_path: Path, harness_cli: Cli, monkeyp
     expected = [(f"{first.removesuffix('.')}, n'est-ce pas?",
                  [f" Non, {second[0].lower()}{second[1:]}", f" Oui, {second[0].lower()}{second[1:]}"],
                  PAWSX_CLASSES.index(label)) for (first, second), label in zip(pairs, gold)]
-    [outcome] = harness.evaluate("pawsx", FakeScorer(), data_dir=tmp_path / "data" / "pawsx", split="dev",
+    [outcome] = harness.evaluate("pawsx", ScoringObject(), data_dir=tmp_path / "data" / "pawsx", split="dev",
                                  langs=["fr"], progress=False, bootstrap=200, output_dir=tmp_path / "out")
     rows = rows_of(outcome)
     assert rows["fr"] == pytest.approx(accuracies(expected), abs=1e-9)
@@ -150,7 +143,7 @@ def test_xcopa_by_loglikelihood(tmp_path: Path) -> None:
         expected[lang] = [(f"{r['premise'].strip().removesuffix('.')} {cause if r['question'] == 'cause' else effect}",
                            [" " + r["choice1"][0].lower() + r["choice1"][1:], " " + r["choice2"][0].lower() + r["choice2"][1:]],
                            label) for r, label in zip(records, gold)]
-    scorer = FakeScorer()
+    scorer = ScoringObject()
     [outcome] = harness.evaluate("xcopa", scorer, data_dir=tmp_path / "xcopa", split="dev", langs=list(connectors),
                                  progress=False, bootstrap=0)
     assert {(r.context, r.continuation) for r in scorer.asked} == {
