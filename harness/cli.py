@@ -189,6 +189,11 @@ def build_parser() -> argparse.ArgumentParser:
                       "scope (task, options, split, languages, limit, demo, data, scorer)")
     show.add_argument("--matrix", nargs="?", const="", metavar="METRIC",
                       help="print language-pair rows (e.g. MLQA G-XLT) as a matrix of METRIC (needs --task)")
+    show.add_argument("--model", help="one table across tasks for the models whose label contains MODEL (any case)")
+    show.add_argument("--csv", action="store_true", help="every number as CSV, one line per entry, subset and metric "
+                      "(with --task, --model, --reported)")
+    show.add_argument("--reported", action="store_true", help="also the papers' reported results (reported/*.json "
+                      "beside the leaderboard file): shown apart, never ranked with the entries, not re-scored")
     page = board_commands.add_parser("page", help="write a self-contained HTML page of a leaderboard file, or "
                                      "serve it on this machine")
     page.add_argument("--leaderboard", "--file", dest="file", type=Path, default=DEFAULT_LEADERBOARD,
@@ -435,10 +440,28 @@ def _cmd_leaderboard(args: argparse.Namespace) -> None:
         if not args.task:
             raise HarnessError("--matrix needs --task")
         print(leaderboard.render_matrix(board, args.task, args.matrix or None))
-    elif args.json:
-        print(leaderboard.render_json(board, args.task))
     else:
-        print(leaderboard.render(board, args.task, _width(args)))
+        _show(args, board)
+
+
+def _show(args: argparse.Namespace, board: Leaderboard) -> None:
+    """``leaderboard show``: the ranked tables (or one model's table across tasks), then the
+    papers' reported results when asked; as CSV or JSON for scripts."""
+    from harness import leaderboard
+
+    reported = leaderboard.select(leaderboard.load_reported(leaderboard.reported_folder(args.file)), args.task,
+                                  args.model) if args.reported else ()
+    if args.reported and not reported:
+        print(f"no reported results{f' for task {args.task!r}' if args.task else ''} in "
+              f"{leaderboard.reported_folder(args.file)}", file=sys.stderr)
+    if args.csv:
+        print(leaderboard.board_csv(board, args.task, args.model, reported), end="")
+    elif args.json:
+        print(leaderboard.render_json(board, args.task, reported if args.reported else None, args.model))
+    else:
+        tables = (leaderboard.render_model(board, args.model, _width(args)) if args.model
+                  else leaderboard.render(board, args.task, _width(args)))
+        print(tables if not reported else f"{tables}\n\n{leaderboard.render_reported(reported, _width(args))}")
 
 
 def _p_value(p: float | None) -> str:

@@ -11,18 +11,28 @@ One module a concern:
   (:class:`Scope`), described in a line;
 * :mod:`~harness.leaderboard.ranking` -- which entries rank together (one scope), in which
   order, and which ranks are statistical ties;
-* :mod:`~harness.leaderboard.rendering` -- text tables, language matrices and ``--json``;
+* :mod:`~harness.leaderboard.rendering` -- text tables, a model's table across tasks, language
+  matrices, ``--json`` and ``--csv``;
+* :mod:`~harness.leaderboard.records` -- every number as a flat record (CSV, data frames);
+* :mod:`~harness.leaderboard.reported` -- the papers' reported results, kept beside a board and
+  shown apart from it (:class:`ReportedResult`);
 * :mod:`~harness.leaderboard.page` -- the HTML page and the server of ``leaderboard page --serve``.
 """
 
 from harness.leaderboard.entry import CARD_DETAIL, Leaderboard, LeaderboardEntry, ModelCard
 from harness.leaderboard.page import page, page_server
 from harness.leaderboard.ranking import RankedEntry, RankedGroup, ranked, tie_marks
-from harness.leaderboard.rendering import render, render_json, render_matrix
+from harness.leaderboard.records import entry_records, reported_records, result_records
+from harness.leaderboard.rendering import (board_csv, model_rows, render, render_json, render_matrix, render_model,
+                                           render_reported)
+from harness.leaderboard.reported import ReportedResult, load_reported, select
+from harness.leaderboard.reported import folder_of as reported_folder
 from harness.leaderboard.scope import Scope
 from harness.leaderboard.storage import add_result, load
 
 __all__ = [
-    "CARD_DETAIL", "Leaderboard", "LeaderboardEntry", "ModelCard", "RankedEntry", "RankedGroup", "Scope",
-    "add_result", "load", "page", "page_server", "ranked", "render", "render_json", "render_matrix", "tie_marks",
+    "CARD_DETAIL", "Leaderboard", "LeaderboardEntry", "ModelCard", "RankedEntry", "RankedGroup", "ReportedResult",
+    "Scope", "add_result", "board_csv", "entry_records", "load", "load_reported", "model_rows", "page", "page_server",
+    "ranked", "render", "render_json", "render_matrix", "render_model", "render_reported", "reported_folder",
+    "reported_records", "result_records", "select", "tie_marks",
 ]

@@ -9,17 +9,59 @@ from __future__ import annotations
 
 import json
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from harness.errors import HarnessError
 from harness.leaderboard.entry import PAIR_AXES, Leaderboard, LeaderboardEntry, ModelCard
 from harness.leaderboard.ranking import RankedGroup, ranked
+from harness.leaderboard.records import entry_records, reported_records, to_csv
+from harness.leaderboard.reported import ReportedResult
+from harness.leaderboard.scope import coverage, task_languages
 from harness.tables import format_score, format_table
 
 #: Indent of a wrapped line's continuation.
 INDENT = "  "
 #: A matrix's cells: row language -> column language -> value (None: not computed).
 Cells = Mapping[str, Mapping[str, float | None]]
+
+
+#: Decimals of a metric in fractions (LAReQA's mAP: 0.1722) and in percent (F1: 26.99): one
+#: format per metric, whatever the values of a table (issue 31: 26.9962, 51.2428 and 60 side by side).
+DECIMALS = {"fraction": 4, "percent": 2}
+
+
+def metric_unit(values: Iterable[float | None]) -> str:
+    """A metric's unit as its values show it, where nothing declares it: ``fraction`` when every
+    value lies in [0, 1], else ``percent`` (read over a whole board, so one metric keeps one unit)."""
+    return "fraction" if all(0 <= v <= 1 for v in values if v is not None) else "percent"
+
+
+def metric_units(board: Leaderboard, reported: Sequence[ReportedResult] = ()) -> dict[str, str]:
+    """The unit of every metric on ``board`` and among ``reported`` (whose files declare it)."""
+    values: dict[str, list[float | None]] = {}
+    for entry in board.entries:
+        for row in entry.rows:
+            for name, value in row.metrics.items():
+                values.setdefault(name, []).append(value)
+    units = {name: metric_unit(found) for name, found in values.items()}
+    for result in reported:
+        units.setdefault(result.metric, result.unit)
+    return units
+
+
+def number(value: float | None, unit: str, interval: Sequence[float] | None = None) -> str:
+    """A number in its metric's one format (:data:`DECIMALS`), with its interval when given."""
+    if value is None:
+        return "-"
+    places = DECIMALS[unit]
+    text = f"{value:.{places}f}"
+    return text if interval is None else f"{text} [{interval[0]:.{places}f}, {interval[1]:.{places}f}]"
+
+
+def printed(value: float | None) -> str:
+    """A reported number as the paper printed it (to its own last digit: 0.29, 45.07)."""
+    return "-" if value is None else f"{value:g}"
 
 
 def render(board: Leaderboard, task: str | None = None, max_width: int | None = None) -> str:
@@ -29,17 +71,18 @@ def render(board: Leaderboard, task: str | None = None, max_width: int | None = 
     groups = ranked(board, task)
     if not groups:
         return "(no entries)" if task is None else f"(no entries for task '{task}')"
-    return "\n\n".join(_block(group, max_width) for group in groups)
+    units = metric_units(board)
+    return "\n\n".join(_block(group, units[group.main_metric], max_width) for group in groups)
 
 
-def _block(group: RankedGroup, max_width: int | None) -> str:
+def _block(group: RankedGroup, unit: str, max_width: int | None) -> str:
     scope = group.scope
-    lines = [*_fit(f"{scope.task} ({scope.split}) - main score: {group.main_metric}", max_width),
+    lines = [*_fit(f"{scope.task} ({scope.split}) - main score: {group.main_metric} ({unit})", max_width),
              *_fit(f"scope: {group.description}", max_width)]
     rows = [[f"={e.tied_with}" if e.tied_with else str(e.rank), e.entry.model.label,
-             format_score(e.entry.main_score, e.entry.main_interval), "-" if e.entry.count is None else str(e.entry.count),
+             number(e.entry.main_score, unit, e.entry.main_interval), "-" if e.entry.count is None else str(e.entry.count),
              e.entry.finished_at[:10]] for e in group.entries]
-    lines.append(format_table(["#", "model", group.main_metric, "count", "date"], rows, max_width))
+    lines.append(format_table(["#", "model", f"{group.main_metric} [95% interval]", "count", "date"], rows, max_width))
     cards = [(e.entry.model.label, e.entry.card) for e in group.entries if e.entry.card is not None]
     if cards:
         lines.append("model cards:")
@@ -79,9 +122,25 @@ def compact(count: int) -> str:
     return str(count)
 
 
-def render_json(board: Leaderboard, task: str | None = None) -> str:
-    """The ranked groups (:meth:`RankedGroup.to_dict`) as ``harness leaderboard show --json`` prints them."""
-    return json.dumps([group.to_dict() for group in ranked(board, task)], indent=1, ensure_ascii=False)
+def render_json(board: Leaderboard, task: str | None = None, reported: Sequence[ReportedResult] | None = None,
+                model: str | None = None) -> str:
+    """The ranked groups (:meth:`RankedGroup.to_dict`) as ``harness leaderboard show --json`` prints
+    them, or a model's rows across tasks (:func:`model_rows`); with ``reported`` (``--reported``)
+    an object holding those (``groups`` or ``model_rows``) and the reported results apart."""
+    verified: Any = model_rows(board, model) if model else [group.to_dict() for group in ranked(board, task)]
+    if reported is None:
+        return json.dumps(verified, indent=1, ensure_ascii=False)
+    return json.dumps({"model_rows" if model else "groups": verified,
+                       "reported": [result.to_dict() for result in reported]}, indent=1, ensure_ascii=False)
+
+
+def board_csv(board: Leaderboard, task: str | None = None, model: str | None = None,
+              reported: Sequence[ReportedResult] = ()) -> str:
+    """Every number of the entries (of ``task``, of the models whose label contains ``model``) as
+    CSV records (:mod:`~harness.leaderboard.records`), then those of ``reported``, marked so."""
+    entries = [e for e in board.entries if (task is None or e.scope.task == task)
+               and (model is None or model.casefold() in e.model.label.casefold())]
+    return to_csv([*(r for e in entries for r in entry_records(e)), *(r for x in reported for r in reported_records(x))])
 
 
 def render_matrix(board: Leaderboard, task: str, metric: str | None = None) -> str:
@@ -123,3 +182,64 @@ def _matrix(entry: LeaderboardEntry, metric: str | None) -> tuple[str, Cells, st
     for row in pairs:
         cells.setdefault(row.languages[0], {})[row.languages[1]] = row.metrics[name]
     return name, cells, f"rows: {PAIR_AXES[0]} language, columns: {PAIR_AXES[1]} language"
+
+
+def model_rows(board: Leaderboard, model: str) -> list[dict[str, Any]]:
+    """One row per entry of the models whose label contains ``model`` (any case), across tasks:
+    the entry's scope, main score with its interval and unit, and its rank in its scope (of how
+    many), in the order of the ranked tables. A one-line error naming the board's models where
+    none matches."""
+    units = metric_units(board)
+    rows = []
+    for group in ranked(board):
+        for placed in group.entries:
+            entry = placed.entry
+            if model.casefold() in entry.model.label.casefold():
+                rows.append({"model": entry.model.label, "task": group.scope.task, "split": group.scope.split,
+                             "scope": group.description, "main_metric": group.main_metric,
+                             "unit": units[group.main_metric], "main_score": entry.main_score,
+                             "main_interval": None if entry.main_interval is None else list(entry.main_interval),
+                             "rank": placed.rank, "tied_with": placed.tied_with, "of": len(group.entries),
+                             "count": entry.count, "key": entry.key})
+    if not rows:
+        labels = sorted({e.model.label for e in board.entries})
+        raise HarnessError(f"no entry of a model matching '{model}' on this leaderboard "
+                           f"(models: {', '.join(labels) or 'none'})")
+    return rows
+
+
+def render_model(board: Leaderboard, model: str, max_width: int | None = None) -> str:
+    """One table across tasks for the models whose label contains ``model`` (:func:`model_rows`)."""
+    body = [[r["model"], f"{r['task']} ({r['split']})", r["scope"], f"{r['main_metric']} ({r['unit']})",
+             number(r["main_score"], r["unit"], r["main_interval"]),
+             f"{'=' + str(r['tied_with']) if r['tied_with'] else r['rank']} of {r['of']}",
+             "-" if r["count"] is None else str(r["count"])] for r in model_rows(board, model)]
+    return format_table(["model", "task", "scope", "main metric", "score [95% interval]", "rank", "count"], body,
+                        max_width)
+
+
+def render_reported(results: Sequence[ReportedResult], max_width: int | None = None) -> str:
+    """Papers' reported results as text: one table per scope (task, options, split, languages,
+    metric), systems in the papers' order, numbers as printed, a column per language the papers
+    print -- not ranked, and said to be neither re-scored nor comparable with the board's entries
+    unless their scopes agree."""
+    if not results:
+        return "(no reported results)"
+    groups: dict[str, list[ReportedResult]] = {}
+    for result in results:
+        key = json.dumps([result.task, result.task_options, result.split, sorted(result.languages), result.metric],
+                         sort_keys=True)
+        groups.setdefault(key, []).append(result)
+    blocks = []
+    for members in groups.values():
+        first = members[0]
+        options = ",".join(f"{k}={v}" for k, v in sorted(first.task_options.items())) or "no options"
+        lines = [*_fit(f"REPORTED {first.task} ({first.split}) - {first.metric} ({first.unit}): as printed in the "
+                       "papers, no predictions, not re-scored, not ranked", max_width),
+                 *_fit(f"scope: {options}; {coverage(first.languages, task_languages(first.task))}", max_width)]
+        subsets = list(dict.fromkeys(subset for r in members for subset in r.main.subsets))
+        rows = [[r.model, printed(r.score) if r.spread is None else f"{printed(r.score)} ± {r.spread:g}",
+                 *(printed(r.main.subsets.get(subset)) for subset in subsets), r.source] for r in members]
+        lines.append(format_table(["system", first.metric, *subsets, "source"], rows, max_width))
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)

@@ -64,7 +64,7 @@ class Scope:
 
     def describe(self) -> str:
         """One line saying what the scope is, for the title of its table."""
-        parts = [_options(self.task_options) or "no options", coverage(self.languages, _task_languages(self.task)),
+        parts = [_options(self.task_options) or "no options", coverage(self.languages, task_languages(self.task)),
                  "demo data" if self.demo else f"data {self.data_fingerprint[:12]}"]
         if self.limit:
             parts.append(f"limit {self.limit} per language")
@@ -95,7 +95,7 @@ def coverage(languages: Sequence[str], declared: frozenset[str] | None) -> str:
 
 
 @cache
-def _task_languages(task: str) -> frozenset[str] | None:
+def task_languages(task: str) -> frozenset[str] | None:
     """The languages a task declares (from the installed plugins' light metadata), or None for a
     task no installed plugin knows (a board from elsewhere)."""
     from harness.registry import Registry

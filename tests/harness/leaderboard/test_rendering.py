@@ -21,10 +21,11 @@ def test_the_table_ranks_best_first(tmp_path: Path) -> None:
     leaderboard.add_result(path, result_for("weak", 20.0), Path("a.json"))
     leaderboard.add_result(path, result_for("strong", 60.0), Path("b.json"))
     table = leaderboard.render(leaderboard.load(path)).splitlines()
-    assert table[:3] == ["pairs (dev) - main score: f1", f"scope: no options; languages de,en; data {FINGERPRINT[:12]}",
-                         "#  model   f1  count  date"]
-    assert table[4].split() == ["1", "strong", "60", "5", "2026-11-21"]  # count: the first (summary) row's
-    assert table[5].split() == ["2", "weak", "20", "5", "2026-11-21"]
+    assert table[:3] == ["pairs (dev) - main score: f1 (percent)",
+                         f"scope: no options; languages de,en; data {FINGERPRINT[:12]}",
+                         "#  model   f1 [95% interval]  count  date"]
+    assert table[4].split() == ["1", "strong", "60.00", "5", "2026-11-21"]  # count: the first (summary) row's
+    assert table[5].split() == ["2", "weak", "20.00", "5", "2026-11-21"]
 
 
 def test_tied_ranks_are_marked(tmp_path: Path) -> None:

@@ -1,0 +1,147 @@
+"""Results the benchmarks' papers report, kept as data beside a leaderboard and shown apart from it.
+
+A reported number has no predictions, so nothing can re-score it, and it was measured on a scope
+of its own (the paper's split, model and setting): it is shown beside the board, marked as
+reported, and never ranked with the board's entries. Each paper is one file
+``reported/<paper>.json`` beside the board file (schema ``reported``): for each result, the
+table it comes from, the system as the paper names it, and the exact scope -- task and the
+harness's task options that match the paper's setting, split, languages, metric and unit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from harness.errors import HarnessError
+from harness.io import read_json
+from harness.validation import validate
+
+#: The schema of a paper's file (``schemas/reported.schema.json``).
+SCHEMA = "reported"
+#: The folder of the papers' files, beside a leaderboard file.
+FOLDER = "reported"
+
+Unit = Literal["fraction", "percent"]
+
+
+@dataclass(frozen=True)
+class Paper:
+    """Where reported numbers come from."""
+
+    key: str
+    title: str
+    authors: str
+    year: int
+    venue: str
+    url: str | None = None
+    text: str | None = None
+
+    @property
+    def citation(self) -> str:
+        """``Roy et al. 2020`` style: the first author's name and the year."""
+        first = self.authors.split(",")[0].strip()
+        return f"{first}{' et al.' if ',' in self.authors else ''} {self.year}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class Reported:
+    """A metric as a paper prints it: the headline number (None where the paper prints none) and
+    its per-language (or per-pair) cells, in the table's order."""
+
+    score: float | None
+    subsets: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReportedResult:
+    """One system's result in one of a paper's tables, with the scope it was measured on."""
+
+    paper: Paper
+    table: str
+    model: str
+    description: str
+    task: str
+    task_options: dict[str, Any]
+    split: str
+    languages: tuple[str, ...]
+    metric: str
+    unit: Unit
+    main: Reported
+    other_metrics: dict[str, Reported] = field(default_factory=dict)
+    spread: float | None = None
+    zero_shot: bool | None = None
+    translated_training_data: bool | None = None
+    note: str | None = None
+
+    @property
+    def score(self) -> float | None:
+        return self.main.score
+
+    @property
+    def source(self) -> str:
+        """``Roy et al. 2020, Table 2``: where the number is printed."""
+        return f"{self.paper.citation}, {self.table}"
+
+    def metrics(self) -> dict[str, Reported]:
+        """Every metric reported, the main one first."""
+        return {self.metric: self.main, **self.other_metrics}
+
+    def to_dict(self) -> dict[str, Any]:
+        """As ``leaderboard show --reported --json`` prints it and the page reads it."""
+        out: dict[str, Any] = {
+            "paper": self.paper.to_dict(), "source": self.source, "table": self.table, "model": self.model,
+            "description": self.description, "task": self.task, "task_options": self.task_options,
+            "split": self.split, "languages": list(self.languages), "metric": self.metric, "unit": self.unit,
+            "score": self.main.score, "subsets": self.main.subsets,
+            "other_metrics": {name: {"score": r.score, "subsets": r.subsets} for name, r in self.other_metrics.items()},
+        }
+        for name in ("spread", "zero_shot", "translated_training_data", "note"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        return out
+
+    @classmethod
+    def from_dict(cls, paper: Paper, raw: dict[str, Any]) -> ReportedResult:
+        """A result of a validated paper file."""
+        return cls(
+            paper=paper, table=raw["table"], model=raw["model"], description=raw["description"], task=raw["task"],
+            task_options=raw["task_options"], split=raw["split"], languages=tuple(raw["languages"]),
+            metric=raw["metric"], unit=raw["unit"], main=Reported(raw["score"], raw.get("subsets", {})),
+            other_metrics={name: Reported(value["score"], value.get("subsets", {}))
+                           for name, value in raw.get("other_metrics", {}).items()},
+            spread=raw.get("spread"), zero_shot=raw.get("zero_shot"),
+            translated_training_data=raw.get("translated_training_data"), note=raw.get("note"))
+
+
+def folder_of(board: Path) -> Path:
+    """Where the papers' files of the board at ``board`` are: ``reported/`` beside it."""
+    return board.parent / FOLDER
+
+
+def load_paper(path: Path) -> tuple[ReportedResult, ...]:
+    """One paper's file, validated (one line naming the file and field where it is not one)."""
+    raw = read_json(path, unique_keys=True)
+    validate(raw, SCHEMA, file=path)
+    paper = Paper(**raw["paper"])
+    if paper.key != path.stem:
+        raise HarnessError(f"{path}: paper.key: '{paper.key}' is not the file's name ('{path.stem}')")
+    return tuple(ReportedResult.from_dict(paper, item) for item in raw["results"])
+
+
+def load_reported(folder: Path) -> tuple[ReportedResult, ...]:
+    """Every paper's results in ``folder`` (none where it does not exist), papers by name."""
+    if not folder.is_dir():
+        return ()
+    return tuple(result for path in sorted(folder.glob("*.json")) for result in load_paper(path))
+
+
+def select(results: tuple[ReportedResult, ...], task: str | None = None,
+           model: str | None = None) -> tuple[ReportedResult, ...]:
+    """The results of ``task`` and of the systems whose name contains ``model`` (any case)."""
+    return tuple(r for r in results if (task is None or r.task == task)
+                 and (model is None or model.casefold() in r.model.casefold()))
