@@ -66,8 +66,8 @@ def test_xnli_by_loglikelihood(tmp_path: Path) -> None:
              "zh": ("正确", "是的", "所以", "不是的")}
     expected: dict[str, list[tuple[str, list[str], int]]] = {}
     for number, lang in enumerate(langs):
-        gold = [XNLI_CLASSES[(n * 5 + number) % 3] for n in range(9)]
-        pairs = [(f"{lang} Prämisse 前提 {n}" + " x" * (n % 4), f"Hypothese {n} 假设" + "字" * (n % 3)) for n in range(9)]
+        gold = [XNLI_CLASSES[(n * 5 + number) % 3] for n in range(30)]
+        pairs = [(f"{lang} Prämisse 前提 {n}" + " x" * (n % 4), f"Hypothese {n} 假设" + "字" * (n % 3)) for n in range(30)]
         write_pairs_exact(tmp_path / "xnli" / f"dev-{lang}.tsv", pairs, gold)
         right, yes, also, no = langs[lang]
         word = {"entailment": yes, "neutral": also, "contradiction": no}
