@@ -32,11 +32,13 @@ kept in the per-instance records.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -364,6 +366,116 @@ def generation_service(generator: Generator) -> GenerationService:
     return GenerationService(generator, batch_size=getattr(generator, "batch_size", None))
 
 
+# -- a run's generation options -------------------------------------------------------------------
+
+#: The keys of ``--gen-kwargs`` (as lm-eval's ``--gen_kwargs``), with the type each value is read as.
+GEN_KWARGS: dict[str, type] = {"max_new_tokens": int, "stop": str, "reasoning_tokens": int, "temperature": float,
+                               "top_p": float, "seed": int, "samples": int}
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """A run's generation options (``--gen-kwargs``, ``--system-prompt``; the API's ``gen_kwargs``
+    and ``system_prompt``), laid over each prompt template's own: ``max_new_tokens`` and ``stop``
+    replace the template's when given (None: the template's); ``reasoning_tokens``, sampling
+    (``temperature`` above 0, ``top_p``, ``seed``), the system prompt and ``samples`` (answers
+    drawn per prompt, seeds ``seed``, ``seed + 1``, ...) are as in
+    :class:`~harness.protocols.GenerationOptions`. Those not at their default are recorded in the
+    task's options and its scorer signature, so runs made with other options never rank together."""
+
+    max_new_tokens: int | None = None
+    stop: tuple[str, ...] | None = None
+    reasoning_tokens: int = 0
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int = 0
+    samples: int = 1
+    system: str | None = None
+
+    def __post_init__(self) -> None:
+        problem = (
+            "max_new_tokens must be at least 1" if self.max_new_tokens is not None and self.max_new_tokens < 1 else
+            "reasoning_tokens must be 0 or more" if self.reasoning_tokens < 0 else
+            "temperature must be 0 (greedy) or more" if self.temperature < 0 else
+            "top_p must be above 0 and at most 1" if not 0 < self.top_p <= 1 else
+            "samples must be at least 1" if self.samples < 1 else
+            f"samples={self.samples} with temperature 0 draws {self.samples} equal greedy answers: set a temperature "
+            "above 0" if self.samples > 1 and self.temperature == 0 else
+            "stop strings must not be empty" if self.stop is not None and not all(self.stop) else None)
+        if problem:
+            raise HarnessError(f"gen_kwargs (--gen-kwargs): {problem}")
+
+    @classmethod
+    def parse(cls, gen_kwargs: str | Mapping[str, Any] | None = None, system: str | None = None) -> GenerationSettings:
+        """From ``key=value,...`` (lm-eval's form; ``stop=\\n`` with backslash escapes, repeated for
+        several stop strings), a JSON object, or a mapping; ``system``: the system prompt."""
+        if isinstance(gen_kwargs, str) and gen_kwargs.strip().startswith("{"):
+            try:
+                gen_kwargs = json.loads(gen_kwargs)
+            except ValueError as error:
+                raise HarnessError(f"gen_kwargs (--gen-kwargs): not a JSON object ({error})") from None
+            if not isinstance(gen_kwargs, dict):
+                raise HarnessError("gen_kwargs (--gen-kwargs): not a JSON object")
+        pairs: list[tuple[str, Any]] = []
+        if isinstance(gen_kwargs, str):
+            for item in filter(None, (part.strip() for part in gen_kwargs.split(","))):
+                key, sep, value = item.partition("=")
+                if not sep:
+                    raise HarnessError(f"gen_kwargs (--gen-kwargs): '{item}' is not key=value")
+                pairs.append((key.strip(), _unescape(value) if key.strip() == "stop" else value.strip()))
+        elif gen_kwargs is not None:
+            for key, value in gen_kwargs.items():
+                pairs += [(key, v) for v in value] if key == "stop" and isinstance(value, (list, tuple)) else [
+                    (key, value)]
+        values: dict[str, Any] = {}
+        for key, value in pairs:
+            if key not in GEN_KWARGS:
+                raise HarnessError(f"gen_kwargs (--gen-kwargs): unknown option '{key}' (options: "
+                                   f"{', '.join(GEN_KWARGS)}; the system prompt is system_prompt, --system-prompt)")
+            kind = GEN_KWARGS[key]
+            try:
+                typed = kind(value) if not (kind is int and isinstance(value, float)) else None
+            except (TypeError, ValueError):
+                typed = None
+            if typed is None or isinstance(value, bool):
+                raise HarnessError(f"gen_kwargs (--gen-kwargs): {key}={value!r} is not {'an' if kind is int else 'a'} "
+                                   f"{ {int: 'integer', float: 'number', str: 'text'}[kind] }")
+            if key == "stop":
+                values["stop"] = (*values.get("stop", ()), typed)
+            else:
+                values[key] = typed
+        return cls(**values, system=system)
+
+    def options(self, template: GenerationOptions, *, logprobs: bool = False, sample: int = 0) -> GenerationOptions:
+        """The decoding options of a request: the template's, with these laid over them; ``sample``:
+        which of the :attr:`samples` (its seed)."""
+        return GenerationOptions(
+            max_new_tokens=self.max_new_tokens or template.max_new_tokens,
+            stop=template.stop if self.stop is None else self.stop, logprobs=logprobs,
+            reasoning_tokens=self.reasoning_tokens, temperature=self.temperature, top_p=self.top_p,
+            seed=self.seed + sample, system=self.system)
+
+    def recorded(self) -> dict[str, Any]:
+        """The options not at their default, as results record them."""
+        default = GenerationSettings()
+        return {name: list(value) if isinstance(value, tuple) else value
+                for name, value in asdict(self).items() if value != getattr(default, name)}
+
+    def signature(self) -> str:
+        """The scorer signature's part (``|gen:...``; "" at the defaults)."""
+        recorded = self.recorded()
+        if not recorded:
+            return ""
+        if "system" in recorded:  # the text may be long: its digest
+            recorded["system"] = sha256_text(recorded["system"])[:12]
+        return "|gen:" + ",".join(f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in recorded.items())
+
+
+def _unescape(text: str) -> str:
+    """``\\n``, ``\\t``, ``\\r`` and ``\\\\`` in a stop string typed on a command line."""
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t", "r": "\r"}.get(m.group(1), m.group(1)), text)
+
+
 # -- what tasks prompt ------------------------------------------------------------------------
 
 
@@ -390,35 +502,144 @@ def prompt_target(capability: object) -> PromptTarget | None:
 
 @dataclass(frozen=True)
 class GeneratedAnswer:
-    """A generated answer as a unit's predictions keep it (JSON in the saved parts): the answer that
-    is scored, and what the per-instance records keep beside it (the reasoning trace, the ids of the
-    passages in the prompt)."""
+    """A generated answer as a unit's predictions keep it (JSON in the saved parts, and the
+    prediction of its per-instance record): the answer that is scored, and what is kept beside it
+    to inspect the run (lm-eval's ``--log_samples``): the reasoning trace, the ids of the passages
+    in the prompt, why generation ended (``ended``, ``trace_open``: see
+    :class:`~harness.protocols.Generation`), the rendered prompt's SHA-256 (of its UTF-8 text, as
+    ``sha256sum`` computes it: always) and the text itself (with
+    ``log_samples``), and the answers of the further samples when several were drawn."""
 
     answer: str
     reasoning: str | None = None
     passages: tuple[str, ...] = ()
+    ended: str | None = None
+    trace_open: bool = False
+    prompt_sha256: str | None = None
+    prompt: str | None = None
+    samples: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, generation: Generation, prompt: str, *, answer: str | None = None, passages: Sequence[str] = (),
+           log_samples: bool = False, samples: Sequence[Generation] = ()) -> GeneratedAnswer:
+        """The record of ``generation`` (``answer``: what is scored, when not its text) for ``prompt``."""
+        return cls(generation.text if answer is None else answer, generation.reasoning, tuple(passages),
+                   generation.ended, generation.trace_open, hashlib.sha256(prompt.encode("utf-8")).hexdigest(),
+                   prompt if log_samples else None,
+                   tuple(sample.text for sample in samples))
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"answer": self.answer}
-        if self.reasoning is not None:
-            out["reasoning"] = self.reasoning
-        if self.passages:
-            out["passages"] = list(self.passages)
+        for name in KEPT_FIELDS:
+            value = getattr(self, name)
+            if value not in (None, (), False):
+                out[name] = list(value) if isinstance(value, tuple) else value
         return out
+
+    @classmethod
+    def from_json(cls, record: dict[str, Any], answer: str | None = None) -> GeneratedAnswer:
+        kept_values = {name: tuple(record[name]) if name in ("passages", "samples") else record[name]
+                       for name in KEPT_FIELDS if name in record}
+        return cls(record.get("answer", "") if answer is None else answer, **kept_values)
 
 
 #: The fields of a prediction record that hold what a generated answer keeps beside the answer.
-KEPT_FIELDS = ("reasoning", "passages")
+KEPT_FIELDS = ("reasoning", "passages", "ended", "trace_open", "prompt_sha256", "prompt", "samples")
 
 
 def kept(answer: str, record: dict[str, Any]) -> str | dict[str, Any]:
-    """What a per-instance record shows as the prediction: the answer, with the reasoning trace and
-    passage ids when the prediction ``record`` carries them (a generative run's)."""
+    """What a per-instance record shows as the prediction: the answer, with what a generated
+    answer keeps beside it when the prediction ``record`` carries it (a generative run's)."""
     if not any(name in record for name in KEPT_FIELDS):
         return answer
-    return GeneratedAnswer(answer, record.get("reasoning"), tuple(record.get("passages", ()))).to_json()
+    return GeneratedAnswer.from_json(record, answer).to_json()
 
 
 def answer_text(value: str | dict[str, Any]) -> str:
     """The scored answer of a prediction: the text itself, or a :class:`GeneratedAnswer`'s answer."""
     return value["answer"] if isinstance(value, dict) else value
+
+
+def generated(value: object) -> bool:
+    """Whether a prediction is a generated answer's record (:meth:`GeneratedAnswer.to_json`)."""
+    return isinstance(value, dict) and isinstance(value.get("answer"), str) and "prompt_sha256" in value
+
+
+def with_sample(predictions: Any, sample: int) -> Any:
+    """``predictions`` (any task's unit -> predictions) with each generated answer replaced by its
+    ``sample``-th further sample (1: the second answer drawn), to score every sample alike: the
+    answer is a record's ``answer`` or, in a task's own line format (MKQA), its ``prediction``."""
+    if isinstance(predictions, list):
+        return [with_sample(item, sample) for item in predictions]
+    if not isinstance(predictions, dict):
+        return predictions
+    if isinstance(predictions.get("samples"), list) and len(predictions["samples"]) >= sample:
+        name = "answer" if "answer" in predictions else "prediction"
+        return {**predictions, name: predictions["samples"][sample - 1]}
+    return {key: with_sample(value, sample) for key, value in predictions.items()}
+
+
+# -- answers that never came ----------------------------------------------------------------------
+
+
+@dataclass
+class AnswerCounts:
+    """Of a unit's generated answers: how many there are, how many came back empty, and why
+    (a reasoning trace never closed; the token budget ran out), so no 0 is silent."""
+
+    answers: int = 0
+    empty: int = 0
+    trace_open: int = 0
+    cut_by_budget: int = 0
+    empty_cut_by_budget: int = 0
+
+    def add(self, record: dict[str, Any]) -> None:
+        self.answers += 1
+        empty = not record["answer"].strip()
+        self.empty += empty
+        self.trace_open += bool(record.get("trace_open"))
+        self.cut_by_budget += record.get("ended") == "length"
+        self.empty_cut_by_budget += empty and record.get("ended") == "length" and not record.get("trace_open")
+
+
+def answer_counts(units: dict[str, Sequence[object]]) -> dict[str, AnswerCounts]:
+    """:class:`AnswerCounts` per unit (a language, a file) of its generated predictions; units
+    without any are left out."""
+    out: dict[str, AnswerCounts] = {}
+    for unit, predictions in units.items():
+        for prediction in predictions:
+            if generated(prediction):
+                out.setdefault(unit, AnswerCounts()).add(prediction)  # type: ignore[arg-type]
+    return out
+
+
+def answer_notes(counts: dict[str, AnswerCounts], options: GenerationOptions | None) -> list[str]:
+    """The lines under a table that say where answers are missing or cut, e.g. "37 of 1,190
+    answers empty: trace not closed within 512 tokens (de 30, ja 7)"; none when all came."""
+    total = sum(c.answers for c in counts.values())
+    budget = "" if options is None else f" within {options.budget:,} tokens"
+    answer_budget = "" if options is None else f" ({options.max_new_tokens:,} new tokens)"
+    notes = []
+    for field_name, text in (("trace_open", f"empty: trace not closed{budget}"),
+                             ("empty_cut_by_budget", f"empty: cut by the token budget{answer_budget}")):
+        per_unit = {unit: getattr(c, field_name) for unit, c in counts.items() if getattr(c, field_name)}
+        if per_unit:
+            notes.append(f"{sum(per_unit.values()):,} of {total:,} answers {text}{_by_unit(per_unit, counts)}")
+    other_empty = {unit: c.empty - c.trace_open - c.empty_cut_by_budget for unit, c in counts.items()}
+    other_empty = {unit: n for unit, n in other_empty.items() if n}
+    if other_empty:
+        notes.append(f"{sum(other_empty.values()):,} of {total:,} answers empty: the model answered nothing"
+                     f"{_by_unit(other_empty, counts)}")
+    cut = {unit: c.cut_by_budget - c.trace_open - c.empty_cut_by_budget for unit, c in counts.items()}
+    cut = {unit: n for unit, n in cut.items() if n}
+    if cut:
+        notes.append(f"{sum(cut.values()):,} of {total:,} answers cut by the token budget{answer_budget} before "
+                     f"a stop string or the end of sequence{_by_unit(cut, counts)}")
+    return notes
+
+
+def _by_unit(per_unit: dict[str, int], counts: dict[str, AnswerCounts]) -> str:
+    """`` (de 30, ja 7)`` where more than one unit was scored."""
+    if len(counts) < 2:
+        return ""
+    return " (" + ", ".join(f"{unit} {n:,}" for unit, n in per_unit.items()) + ")"

@@ -15,8 +15,16 @@ A template is a JSON file (the built-in ones are in ``harness/prompts/``; a task
 * ``stop``, ``max_new_tokens``: the decoding options; ``no_answer``: the reply that abstains.
 
 A k-shot prompt is the instruction, k solved examples and the question. The k examples are drawn
-for each question from the task's pool (its dev split where it has one), seeded by the task's
-``shot_seed`` and the question's id, never the question itself.
+for each question from the task's pool (its dev split where it has one, else the scored file
+itself: the result says which), seeded by the task's ``shot_seed`` and the question's id, never
+the question itself nor another question of its article (a shot's context would give the answer
+away).
+
+Every task that prompts has a default template (its canonical one: ``qa`` for reading
+comprehension, ``closed-book`` for open-domain questions, ``rag`` for a retrieval-augmented
+model), so a generator runs without ``prompt=``; the result and the scorer signature name it.
+The run's generation options (:class:`~harness.generation.GenerationSettings`: ``--gen-kwargs``,
+``--system-prompt``) are laid over the template's and recorded beside it.
 """
 
 from __future__ import annotations
@@ -26,13 +34,13 @@ import math
 import random
 import string
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError, InputError
-from harness.generation import GeneratedAnswer, PromptTarget, generation_service
+from harness.generation import GeneratedAnswer, GenerationSettings, PromptTarget, generation_service, prompt_target
 from harness.qa.passages import Passage
 from harness.io import read_json, sha256_text
 from harness.progress import Progress
@@ -185,27 +193,30 @@ def language_name(code: str) -> str:
 
 @dataclass(frozen=True)
 class Shot:
-    """A solved example: its id, the template fields it fills in, and its answer."""
+    """A solved example: its id, the template fields it fills in, and its answer; ``group`` the
+    article (or paragraph) it comes from, where questions share one."""
 
     id: str
     values: Mapping[str, str]
     answer: str
     #: For a retrieval-augmented prompt, the question to retrieve the shot's passages for.
     question: OpenQuestion | None = None
+    group: str | None = None
 
 
-def draw_shots(pool: Sequence[Shot], k: int, seed: int, question_id: str) -> list[Shot]:
+def draw_shots(pool: Sequence[Shot], k: int, seed: int, question_id: str, group: str | None = None) -> list[Shot]:
     """``k`` shots for one question, drawn from ``pool`` by a generator seeded with ``seed`` and the
-    question's id (so a question gets the same shots in every run), never the question itself."""
+    question's id (so a question gets the same shots in every run), never the question itself nor
+    a question of its ``group`` (its article)."""
     if k == 0:
         return []
     rng = random.Random(sha256_text(str(seed), question_id))
-    if len(pool) - any(shot.id == question_id for shot in pool) < k:
-        others = len(pool) - any(shot.id == question_id for shot in pool)
-        raise HarnessError(f"{k} shot(s) asked for, but only {others} example(s) other than question {question_id} "
-                           "are there to draw them from: ask for fewer shots")
-    picked = [pool[i] for i in rng.sample(range(len(pool)), min(k + 1, len(pool)))]
-    return [shot for shot in picked if shot.id != question_id][:k]
+    eligible = [shot for shot in pool if shot.id != question_id and (group is None or shot.group != group)]
+    if len(eligible) < k:
+        raise HarnessError(f"{k} shot(s) asked for, but only {len(eligible)} example(s) outside question "
+                           f"{question_id}{' and its article' if group is not None else ''} are there to draw them "
+                           "from: ask for fewer shots")
+    return rng.sample(eligible, k)
 
 
 # -- the choice a task makes --------------------------------------------------------------------
@@ -213,76 +224,129 @@ def draw_shots(pool: Sequence[Shot], k: int, seed: int, question_id: str) -> lis
 
 @dataclass(frozen=True)
 class PromptChoice:
-    """A task's prompt options: the template (None: the task runs non-generative models only), the
-    number of shots and their seed. Built from the task's ``prompt``, ``shots`` and ``shot_seed``."""
+    """A task's prompt options: the template (None: not chosen, or the task runs non-generative
+    models only), the number of shots and their seed, from the task's ``prompt``, ``shots`` and
+    ``shot_seed``; ``default`` the task's canonical template, used for a generator when no
+    ``prompt`` is given; the run's generation options (``settings``) and whether the rendered
+    prompts are kept whole (``log_samples``)."""
 
     template: PromptTemplate | None
     shots: int = 0
     seed: int = 0
+    default: str | None = None
+    settings: GenerationSettings = field(default_factory=GenerationSettings)
+    log_samples: bool = False
+    #: The template is the task's default (said in the output).
+    defaulted: bool = False
 
     @classmethod
     def of(cls, prompt: str | None, shots: int, seed: int, *, task: str, required: frozenset[str],
-           allowed: frozenset[str]) -> PromptChoice:
+           allowed: frozenset[str], default: str | None = None) -> PromptChoice:
         if shots < 0:
             raise HarnessError(f"task {task}: shots must be 0 or more, not {shots}")
         if prompt is None:
-            if shots:
+            if shots and default is None:
                 raise HarnessError(f"task {task}: shots are examples in a prompt: choose a template too "
                                    f"({task}:prompt=NAME,shots={shots})")
-            return cls(None)
+            return cls(None, shots, seed, default)
         template = load_template(prompt)
         template.check(required, allowed, f"task {task}")
-        return cls(template, shots, seed)
+        return cls(template, shots, seed, default)
 
     def options(self) -> dict[str, Any]:
         """What the task records: nothing without a template (runs of extractive models keep their
-        options), else the template's label and digest, the shots and their seed."""
+        options), else the template's label and digest, the shots and their seed, and the run's
+        generation options where they are not the defaults."""
         if self.template is None:
             return {}
+        recorded = self.settings.recorded()
         return {"prompt": self.template.label, "prompt_digest": self.template.digest, "shots": self.shots,
-                "shot_seed": self.seed}
+                "shot_seed": self.seed, **({"generation": recorded} if recorded else {})}
 
     def signature(self) -> str:
         """The part of the scorer signature that tells prompts apart ("" without a template)."""
         if self.template is None:
             return ""
-        return f"|prompt:{self.template.label}#{self.template.digest}|shots:{self.shots}@{self.seed}"
+        return (f"|prompt:{self.template.label}#{self.template.digest}|shots:{self.shots}@{self.seed}"
+                f"{self.settings.signature()}")
 
-    def for_model(self, capability: object, target: PromptTarget | None, task: str) -> PromptTemplate | None:
-        """The template to prompt ``capability`` with (None: it is not a generator and answers as
-        usual), or a one-line error when model and options do not go together."""
+    def for_model(self, capability: object, target: PromptTarget | None, task: str) -> PromptChoice:
+        """This choice for ``capability``: as it is for a model that does not generate (which must
+        not be given prompt options), with the template resolved for a generator (the task's
+        default when none was chosen); a one-line error when model and options do not go together."""
         if target is None:
-            if self.template is not None:
-                raise HarnessError(f"task {task}: prompt={self.template.name} is for generative models; "
+            asked = ("prompt=" + self.template.name if self.template is not None else
+                     f"shots={self.shots}" if self.shots else
+                     "generation options (gen_kwargs, system_prompt)" if self.settings != GenerationSettings() else None)
+            if asked is not None:
+                raise HarnessError(f"task {task}: {asked} is for generative models; "
                                    f"{type(capability).__name__} does not generate")
-            return None
-        if self.template is None:
-            raise HarnessError(f"task {task}: a generative model needs a prompt template: {task}:prompt=NAME "
-                               f"(built-in: {', '.join(builtin_templates())}), or prompt=FILE.json")
-        with_passages = "passages" in self.template.fields
+            return self
+        template, defaulted = self.template, False
+        if template is None:
+            default = "rag" if target.retrieve is not None else self.default
+            if default is None:
+                raise HarnessError(f"task {task}: a generative model needs a prompt template: {task}:prompt=NAME "
+                                   f"(built-in: {', '.join(builtin_templates())}), or prompt=FILE.json")
+            template, defaulted = load_template(default), True
+        with_passages = "passages" in template.fields
         if target.retrieve is None and with_passages:
-            raise HarnessError(f"task {task}: template {self.template.label} shows {{passages}}, but the model "
+            raise HarnessError(f"task {task}: template {template.label} shows {{passages}}, but the model "
                                "retrieves none (use retrieve-read:generator=...)")
         if target.retrieve is not None and not with_passages:
-            raise HarnessError(f"task {task}: the model retrieves passages, but template {self.template.label} "
+            raise HarnessError(f"task {task}: the model retrieves passages, but template {template.label} "
                                "does not show them (prompt=rag)")
-        return self.template
+        return replace(self, template=template, defaulted=defaulted or self.defaulted)
+
+    def draw(self, pool: Sequence[Shot], question_id: str, group: str | None = None) -> list[Shot]:
+        """The shots of one question (see :func:`draw_shots`)."""
+        return draw_shots(pool, self.shots, self.seed, question_id, group)
+
+    def request_options(self, *, logprobs: bool = False, sample: int = 0) -> GenerationOptions:
+        """The decoding options of a request: the template's, with the run's laid over them."""
+        assert self.template is not None
+        return self.settings.options(self.template.options, logprobs=logprobs, sample=sample)
+
+    def describe(self, task: str) -> str:
+        """One line for the output: the template (and whether it is the task's default), the shots."""
+        assert self.template is not None
+        default = f" ({task}'s default; prompt=NAME chooses another)" if self.defaulted else ""
+        return f"prompt {self.template.label}{default}, {self.shots} shot(s)"
 
 
 class PromptedTask:
     """A task's ``prompt``, ``shots`` and ``shot_seed`` options (list it before the task base):
     the :class:`PromptChoice` they make, in the task's options and its scorer signature.
-    ``prompt_fields`` are the template fields the task always fills in, ``prompt_allowed`` all it can."""
+    ``prompt_fields`` are the template fields the task always fills in, ``prompt_allowed`` all it
+    can, ``default_prompt`` its canonical template (a generator's when ``prompt`` is not given)."""
 
     metadata: Any
     prompt_fields: frozenset[str] = frozenset({"question"})
     prompt_allowed: frozenset[str] = OPEN_FIELDS
+    default_prompt: str | None = "closed-book"
 
     def __init__(self, prompt: str | None = None, shots: int = 0, shot_seed: int = 0) -> None:
         """``prompt``: the template a generative model is prompted with (a built-in name or a .json
-        file); ``shots``: solved examples in each prompt; ``shot_seed``: their draw."""
+        file; default: the task's canonical one); ``shots``: solved examples in each prompt;
+        ``shot_seed``: their draw."""
         self.prompting = PromptChoice.of(prompt, shots, shot_seed, task=self.metadata.name,
-                                         required=self.prompt_fields, allowed=self.prompt_allowed)
+                                         required=self.prompt_fields, allowed=self.prompt_allowed,
+                                         default=self.default_prompt)
+
+    def prepare_prompting(self, capability: object, settings: GenerationSettings, log_samples: bool = False) -> None:
+        """Fix the prompt before the run (so its options, run id and signature name it): the
+        template for the model the task will ask (``capability``), and the run's generation options."""
+        self.prompting = replace(self.prompting, settings=settings, log_samples=log_samples).for_model(
+            capability, prompt_target(capability), self.metadata.name)
+
+    def prompt_for(self, capability: object, target: PromptTarget | None) -> PromptTemplate | None:
+        """The template to prompt ``capability`` with (None: it does not generate and answers as usual)."""
+        self.prompting = self.prompting.for_model(capability, target, self.metadata.name)
+        return self.prompting.template if target is not None else None
+
+    def shot_source(self, data: Any) -> str:
+        """Where the shots come from, in words (said in the output and the result)."""
+        return "the questions scored (their own split)"
 
     def options(self) -> dict[str, Any]:
         return self.prompting.options()
@@ -294,13 +358,29 @@ class PromptedTask:
 # -- asking ---------------------------------------------------------------------------------------
 
 
-def ask_reading(target: PromptTarget, template: PromptTemplate, examples: Sequence[ReadingExample],
-                shots: Callable[[ReadingExample], Sequence[Shot]], progress: Progress) -> list[Generation]:
-    """Generations for reading-comprehension examples (context and question in the prompt)."""
-    requests = [GenerationRequest(template.render(
-        {"context": e.context, "question": e.question, "language": language_name(e.context_lang)},
-        e.question_lang, shots(e)), template.options) for e in examples]
-    return target.generator.generate(requests, progress=progress)
+def complete(target: PromptTarget, choice: PromptChoice, prompts: Sequence[str], progress: Progress, *,
+             logprobs: bool = False) -> list[tuple[Generation, list[Generation]]]:
+    """Each prompt's generation and, with several samples, the further ones (seeds ``seed + 1``, ...)."""
+    samples = choice.settings.samples
+    requests = [GenerationRequest(prompt, choice.request_options(logprobs=logprobs, sample=sample))
+                for sample in range(samples) for prompt in prompts]
+    generations = target.generator.generate(requests, progress=progress if samples == 1 else None)
+    if samples > 1:
+        progress.update(len(prompts))
+    n = len(prompts)
+    return [(generations[i], [generations[i + n * sample] for sample in range(1, samples)]) for i in range(n)]
+
+
+def ask_reading(target: PromptTarget, choice: PromptChoice, examples: Sequence[ReadingExample],
+                shots: Callable[[ReadingExample], Sequence[Shot]], progress: Progress) -> list[GeneratedAnswer]:
+    """Generated answers to reading-comprehension examples (context and question in the prompt)."""
+    template = choice.template
+    assert template is not None
+    prompts = [template.render({"context": e.context, "question": e.question,
+                                "language": language_name(e.context_lang)}, e.question_lang, shots(e))
+               for e in examples]
+    return [GeneratedAnswer.of(first, prompt, log_samples=choice.log_samples, samples=more)
+            for prompt, (first, more) in zip(prompts, complete(target, choice, prompts, progress))]
 
 
 @dataclass(frozen=True)
@@ -327,18 +407,19 @@ def no_answer_probability(generation: Generation, template: PromptTemplate) -> f
     return 1.0 if not generation.text else 1.0 - probability
 
 
-def ask_open(target: PromptTarget, template: PromptTemplate, questions: Sequence[OpenQuestion],
+def ask_open(target: PromptTarget, choice: PromptChoice, questions: Sequence[OpenQuestion],
              shots: Callable[[OpenQuestion], Sequence[Shot]], progress: Progress, *,
              logprobs: bool = False) -> list[OpenGeneration]:
     """Generated answers to open-domain questions, closed-book or with the passages ``target``
-    retrieves (for the shots too); ``logprobs``: also the No-Answer probability."""
+    retrieves (for the shots too); ``logprobs``: also the No-Answer probability (of the first sample)."""
+    template = choice.template
+    assert template is not None
     chosen = [list(shots(q)) for q in questions]
     passages: dict[str, list[Passage]] = {}
     if target.retrieve is not None:
         asked = {q.id: q for q in questions}
         asked.update((s.id, s.question) for picked in chosen for s in picked if s.question is not None)
         passages = dict(zip(asked, target.retrieve(list(asked.values()))))
-    options = GenerationOptions(template.max_new_tokens, template.stop, logprobs)
 
     def values(question: OpenQuestion) -> dict[str, str]:
         out = {"question": question.text, "language": language_name(question.answer_lang or question.lang)}
@@ -346,16 +427,21 @@ def ask_open(target: PromptTarget, template: PromptTemplate, questions: Sequence
             out["passages"] = template.show_passages(passages[question.id])
         return out
 
-    requests = []
+    prompts = []
     for question, picked in zip(questions, chosen):
         if target.retrieve is not None:  # a shot's prompt shows its own passages
             picked = [Shot(s.id, {**s.values, **values(s.question)}, s.answer) if s.question else s for s in picked]
-        requests.append(GenerationRequest(template.render(values(question), question.lang, picked), options))
-    generations = target.generator.generate(requests, progress=progress)
-    return [OpenGeneration(
-        GeneratedAnswer("" if template.abstains(g.text) else g.text, g.reasoning,
-                        tuple(p.id for p in passages.get(q.id, ()))),
-        no_answer_probability(g, template) if logprobs else None) for q, g in zip(questions, generations)]
+        prompts.append(template.render(values(question), question.lang, picked))
+    out = []
+    for question, prompt, (first, more) in zip(questions, prompts, complete(target, choice, prompts, progress,
+                                                                            logprobs=logprobs)):
+        answer = GeneratedAnswer.of(first, prompt, answer="" if template.abstains(first.text) else first.text,
+                                    passages=[p.id for p in passages.get(question.id, ())],
+                                    log_samples=choice.log_samples, samples=more)
+        if more:  # a further sample's abstention is no answer either
+            answer = replace(answer, samples=tuple("" if template.abstains(g.text) else g.text for g in more))
+        out.append(OpenGeneration(answer, no_answer_probability(first, template) if logprobs else None))
+    return out
 
 
 class GenerativeQA:
@@ -373,12 +459,11 @@ class GenerativeQA:
     def read(self, examples: Sequence[ReadingExample]) -> list[SpanAnswer]:
         """Each answer with its offset in the context (-1 when the model did not copy a span)."""
         with Progress(len(examples), "generating", enabled=False) as bar:
-            generations = ask_reading(self.target, load_template("qa"), examples, lambda _: (), bar)
-        return [SpanAnswer(g.text, e.context.find(g.text) if g.text else -1, 0.0)
-                for e, g in zip(examples, generations)]
+            answers = ask_reading(self.target, PromptChoice(load_template("qa")), examples, lambda _: (), bar)
+        return [SpanAnswer(a.answer, e.context.find(a.answer) if a.answer else -1, 0.0)
+                for e, a in zip(examples, answers)]
 
     def answer(self, questions: Sequence[OpenQuestion]) -> list[OpenAnswer]:
-        template = load_template("closed-book")
         with Progress(len(questions), "generating", enabled=False) as bar:
-            answers = ask_open(self.target, template, questions, lambda _: (), bar, logprobs=False)
+            answers = ask_open(self.target, PromptChoice(load_template("closed-book")), questions, lambda _: (), bar)
         return [OpenAnswer(a.answer.answer) for a in answers]

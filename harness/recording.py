@@ -9,19 +9,22 @@ its predictions' digest taken from a temporary copy, and returned in memory.
 from __future__ import annotations
 
 import json
+import statistics
 import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from harness import leaderboard
+from harness.generation import answer_counts, answer_notes, with_sample
 from harness.io import dump_json, remove_temporaries, sha256_path, sha256_text
 from harness.layout import RunFolder
 from harness.model import ModelIdentity
 from harness.planning import LoadedTask
+from harness.prompting import PromptedTask
 from harness.provenance import environment, now_iso
 from harness.registry import PluginInfo
 from harness.results import (
@@ -31,6 +34,7 @@ from harness.results import (
 from harness.settings import OutputOptions
 from harness.stats.bootstrap import BootstrapSettings, row_intervals
 from harness.stats.records import Instance, InstanceTable, write_instances
+from harness.tables import format_score
 from harness.task import Evaluation, Task, TaskData, main_cell
 from harness.timing import Clock
 from harness.validation import validate
@@ -128,6 +132,8 @@ def record(scored: Scored, run: str, files: list[dict[str, Any]], folder: RunFol
     """Write the predictions in the task's format and the per-instance records (into ``folder``;
     None: nowhere), compute the intervals, then the validated result and its leaderboard entry."""
     evaluation = scored.evaluation
+    report_generation(scored)
+    report_answer_script(evaluation)
     written = _write_files(scored, folder)
     intervals: dict[str, RowIntervals] = {}
     bootstrap = None
@@ -142,6 +148,67 @@ def record(scored: Scored, run: str, files: list[dict[str, Any]], folder: RunFol
     result = _build_result(scored, run, files, written, intervals, bootstrap, provenance)
     path = None if folder is None else write_result(result, folder, output.leaderboard)
     return Outcome(result, evaluation, scored.predictions, scored.resumed, path)
+
+
+def report_generation(scored: Scored) -> None:
+    """What a generative run must say beside its scores (``diagnostics.generation`` and notes under
+    the table): the prompt (and whether it is the task's default), where the shots came from, the
+    decoding options, the answers that came back empty or cut and why, per unit (never a silent
+    0), and with several samples, the main score of each and their spread."""
+    task, data, evaluation = scored.loaded.task, scored.loaded.data, scored.evaluation
+    if not isinstance(task, PromptedTask) or task.prompting.template is None:
+        return
+    by_unit: dict[str, list[object]] = {}
+    for instance in evaluation.instances:
+        by_unit.setdefault(instance.unit, []).append(instance.prediction)
+    counts = answer_counts(by_unit)
+    if not counts:  # predictions made elsewhere (harness score): nothing generated here
+        return
+    choice, name = task.prompting, task.metadata.name
+    options = choice.request_options()
+    report: dict[str, Any] = {
+        "prompt": choice.template.label, "default_prompt": choice.defaulted,
+        "options": {**asdict(options), "stop": list(options.stop), "samples": choice.settings.samples},
+        "shots": {"k": choice.shots, "seed": choice.seed, "source": task.shot_source(data) if choice.shots else None},
+        "answers": {unit: asdict(c) for unit, c in counts.items()},
+    }
+    decoding = ("greedy" if options.temperature == 0 else
+                f"sampled (temperature {options.temperature:g}, top-p {options.top_p:g}, seed {options.seed})")
+    notes = [f"Generated with {choice.describe(name)}; {decoding}, {options.max_new_tokens} new tokens"
+             f"{f' after a {options.reasoning_tokens}-token trace budget' if options.reasoning_tokens else ''}, "
+             f"stop at {', '.join(json.dumps(s) for s in options.stop) or 'the end of sequence only'}"
+             f"{'; with a system prompt' if options.system is not None else ''}."]
+    if choice.shots:
+        notes.append(f"Shots: {choice.shots} per question from {task.shot_source(data)}.")
+    notes += answer_notes(counts, options)
+    if choice.settings.samples > 1:
+        scores = [evaluation.main_score] + [task.evaluate(data, with_sample(scored.predictions, k)).main_score
+                                            for k in range(1, choice.settings.samples)]
+        spread = statistics.stdev(scores)
+        report["samples"] = {"main_scores": scores, "mean": statistics.fmean(scores), "std": spread}
+        notes.append(f"Main score over {len(scores)} samples: mean {format_score(statistics.fmean(scores))}, "
+                     f"std {format_score(spread)} (the main score above is the first sample's).")
+    evaluation.diagnostics["generation"] = report
+    evaluation.notes.extend(notes)
+
+
+#: Below this share of answers in the script of the language scored, the table says so.
+LOW_SCRIPT_SHARE = 0.8
+
+
+def report_answer_script(evaluation: Evaluation) -> None:
+    """A note under the table where few answers are written in the script of the language scored
+    (``diagnostics.answer_script``, see :func:`harness.qa.answer_language.script_share`): a model
+    answering Japanese questions in English scores low F1 for a reason the table should say."""
+    shares = evaluation.diagnostics.get("answer_script")
+    if not isinstance(shares, dict):
+        return
+    low = {lang: share for lang, share in shares.items() if share is not None and share < LOW_SCRIPT_SHARE}
+    if low:
+        listed = ", ".join(f"{lang} {share:.0%}" for lang, share in low.items())
+        evaluation.notes.append(f"Few answers are written in the script of the language scored: {listed} of the "
+                                "answers with letters (diagnostics.answer_script): the model may answer in another "
+                                "language.")
 
 
 def _write_files(scored: Scored, folder: RunFolder | None) -> _Files:

@@ -26,6 +26,7 @@ from harness.layout import (
 )
 from harness.model import ModelIdentity
 from harness.planning import LoadedTask, load_task, with_checked_data, with_data
+from harness.prompting import PromptedTask
 from harness.provenance import describe_files, git_commit
 from harness.recording import Outcome, Scored, record, run_id
 from harness.registry import Registry
@@ -84,8 +85,13 @@ def _open(task_texts: Sequence[str], model: object, model_args: str | dict[str, 
     source: ModelSource = resolve_model(model, registry, model_args, label)
     tasks = list(loaded) if loaded is not None else with_checked_data(named, source, data)
     typed = model if isinstance(model, str) else None
-    return Session(tasks, load_model(source, runtime, shared, typed=typed, show_progress=output.show_progress),
-                   runtime, shared=shared, clock=clock)
+    session = Session(tasks, load_model(source, runtime, shared, typed=typed, show_progress=output.show_progress),
+                      runtime, shared=shared, clock=clock)
+    for loaded_task in session.tasks:  # the prompt and generation options fixed before the run id is taken
+        if isinstance(loaded_task.task, PromptedTask) and not session.model.replay:
+            loaded_task.task.prepare_prompting(session.model.capability(loaded_task), execution.generation,
+                                               execution.log_samples)
+    return session
 
 
 def _run_task(session: Session, loaded: LoadedTask, resume: bool, output: OutputOptions) -> Outcome:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.errors import HarnessError
+from harness.generation import GenerationSettings
 from harness.io import check_folder
 from harness.model import Runtime, default_threads
 from harness.stats.bootstrap import DEFAULT_RESAMPLES, BootstrapSettings
@@ -51,6 +52,10 @@ class ExecutionOptions:
     cache_dir: Path | None = None
     #: Reuse the units an interrupted run of the same configuration saved (needs an output folder).
     resume: bool = False
+    #: A generator's decoding options over each prompt template's (``--gen-kwargs``, ``--system-prompt``).
+    generation: GenerationSettings = field(default_factory=GenerationSettings)
+    #: Keep each rendered prompt's text in the per-instance records (``--log-samples``; its digest is always kept).
+    log_samples: bool = False
 
     def runtime(self, registry: Registry) -> Runtime:
         """The :class:`~harness.model.Runtime` models are built with (which checks device, batch

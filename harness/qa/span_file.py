@@ -19,12 +19,15 @@ from harness.io import read_json
 
 @dataclass(frozen=True)
 class SpanQuestion:
-    """One question of a span-QA file: its context and every gold answer text."""
+    """One question of a span-QA file: its context and every gold answer text; ``article`` names
+    the article it comes from (its title, else its place in the file), so a few-shot prompt never
+    shows a shot from the question's own article (its answer may be there)."""
 
     id: str
     question: str
     context: str
     answers: tuple[str, ...]
+    article: str = ""
 
 
 def _expect(value: Any, kind: type, *, file: Path, record: str, field: str) -> Any:
@@ -74,5 +77,7 @@ def read_span_file(path: Path) -> list[SpanQuestion]:
                     raise InputError(f"duplicate question id '{qid}'", file=path, record=qa_record, field="id")
                 seen.add(qid)
                 text = _expect(qa.get("question"), str, file=path, record=qa_record, field="question")
-                questions.append(SpanQuestion(qid, text, context, _answers(qa, file=path, record=qa_record)))
+                title = article.get("title")
+                questions.append(SpanQuestion(qid, text, context, _answers(qa, file=path, record=qa_record),
+                                              title if isinstance(title, str) and title else f"data[{a}]"))
     return questions

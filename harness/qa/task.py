@@ -36,9 +36,9 @@ from typing import Any, ClassVar
 
 from harness.demo import FILE_NAME as DEMO_FILE_NAME
 from harness.errors import HarnessError, InputError
-from harness.generation import GeneratedAnswer, PromptTarget, answer_text, prompt_target
+from harness.generation import PromptTarget, answer_text, prompt_target
 from harness.io import check_known_ids, json_bytes, read_json, write_folder_atomic
-from harness.prompting import PromptedTask, PromptTemplate, Shot, ask_reading, draw_shots
+from harness.prompting import PromptedTask, Shot, ask_reading
 from harness.protocols import Reader, ReadingExample
 from harness.qa.answer_language import foreign_span_answers, refuse_or_warn
 from harness.qa.normalize import Normalizer
@@ -156,6 +156,7 @@ class SpanQATask(PromptedTask, Task[SpanQAData]):
 
     prompt_fields = READING_FIELDS
     prompt_allowed = READING_FIELDS | {"language"}
+    default_prompt = "qa"
 
     @abstractmethod
     def normalizer(self, unit: SpanUnit) -> Normalizer:
@@ -197,9 +198,8 @@ class SpanQATask(PromptedTask, Task[SpanQAData]):
         examples = [ReadingExample(q.id, q.question, q.context, part.question_lang, part.context_lang)
                     for q in part.questions]
         target = prompt_target(model)
-        template = self.prompting.for_model(model, target, self.metadata.name)
-        if target is not None and template is not None:
-            return self.generate(target, template, data, unit, examples, context)
+        if target is not None and self.prompt_for(model, target) is not None:
+            return self.generate(target, data, unit, examples, context)
         answers: dict[str, Prediction] = {}
         with context.progress(len(examples), f"{self.metadata.name} {unit}") as bar:
             for start in range(0, len(examples), READ_CHUNK):
@@ -211,20 +211,33 @@ class SpanQATask(PromptedTask, Task[SpanQAData]):
                 bar.update(len(chunk))
         return answers
 
-    def generate(self, target: PromptTarget, template: PromptTemplate, data: SpanQAData, unit: str,
-                 examples: list[ReadingExample], context: RunContext) -> dict[str, Prediction]:
-        """Prompt the generator with each example (and its shots); the answers as generated."""
-        pool = [Shot(q.id, {"context": q.context, "question": q.question}, q.answers[0])
+    def generate(self, target: PromptTarget, data: SpanQAData, unit: str, examples: list[ReadingExample],
+                 context: RunContext) -> dict[str, Prediction]:
+        """Prompt the generator with each example (and its shots, never from the example's own
+        article); the answers as generated, with what the records keep."""
+        pool = [Shot(q.id, {"context": q.context, "question": q.question}, q.answers[0], group=q.article)
                 for q in self.shot_pool(data, unit, context).questions] if self.prompting.shots else []
+        articles = {q.id: q.article for q in data.units[unit].questions}
         with context.progress(len(examples), f"{self.metadata.name} {unit}") as bar:
-            generations = ask_reading(target, template, examples, lambda e: draw_shots(
-                pool, self.prompting.shots, self.prompting.seed, e.id), bar)
-        return {e.id: GeneratedAnswer(g.text, g.reasoning).to_json() for e, g in zip(examples, generations)}
+            answers = ask_reading(target, self.prompting, examples,
+                                  lambda e: self.prompting.draw(pool, e.id, articles[e.id]), bar)
+        return {e.id: answer.to_json() for e, answer in zip(examples, answers)}
+
+    def shot_split(self, data: SpanQAData) -> str:
+        """The split shots come from: dev where the benchmark has one, else the split scored."""
+        return "dev" if "dev" in self.metadata.splits else data.split
+
+    def shot_source(self, data: SpanQAData) -> str:
+        split = self.shot_split(data)
+        if split != data.split:
+            return f"the {split} split's file of the same language(s)"
+        return (f"the scored file itself ({self.metadata.name} has no dev split), never the question's own "
+                "article")
 
     def shot_pool(self, data: SpanQAData, unit: str, context: RunContext) -> SpanUnit:
         """The file the shots of ``unit`` come from: the same file of the dev split where the
         benchmark has one, else the scored file itself, read whole (``--limit`` aside)."""
-        split = "dev" if "dev" in self.metadata.splits else data.split
+        split = self.shot_split(data)
         if split == data.split and len(data.units[unit].questions) == len(data.units[unit].known_ids):
             return data.units[unit]
         assert data.request is not None

@@ -38,7 +38,7 @@ from typing import Any
 from harness.errors import HarnessError
 from harness.generation import PromptTarget, kept, prompt_target
 from harness.open_domain import ask
-from harness.prompting import OpenGeneration, PromptedTask, PromptTemplate, Shot, ask_open, draw_shots
+from harness.prompting import OpenGeneration, PromptedTask, Shot, ask_open
 from harness.protocols import OpenAnswer, OpenDomainQA, OpenQuestion
 from harness.qa.answer_language import script_share
 from harness.stats.records import Instance, InstanceTable
@@ -104,22 +104,23 @@ class MKQA(PromptedTask, Task[MKQAData]):
         questions = [OpenQuestion(id=example_id, text=text, lang=unit, answer_lang=unit)
                      for example_id, text in zip(data.example_ids, data.queries[unit])]
         target = prompt_target(model)
-        template = self.prompting.for_model(model, target, self.metadata.name)
-        if target is not None and template is not None:
-            return self.generate(target, template, data, unit, questions, context)
+        if target is not None and self.prompt_for(model, target) is not None:
+            return self.generate(target, data, unit, questions, context)
         answers = ask(model, questions, context, f"mkqa {unit}")
         return [_record(raw_id, answer) for raw_id, answer in zip(data.raw_ids, answers)]
 
-    def generate(self, target: PromptTarget, template: PromptTemplate, data: MKQAData, unit: str,
-                 questions: list[OpenQuestion], context: RunContext) -> list[dict[str, Any]]:
+    def generate(self, target: PromptTarget, data: MKQAData, unit: str, questions: list[OpenQuestion],
+                 context: RunContext) -> list[dict[str, Any]]:
         """Prompt the generator with each question (and its shots: other questions of the language,
         the abstention reply answering the unanswerable); official lines with its own No-Answer
         probability."""
+        template = self.prompting.template
+        assert template is not None
         pool = [Shot(q.id, {"question": q.text}, a.reference if a.answerable else (template.no_answer or ""), q)
                 for q, a in zip(questions, data.annotations[unit])] if self.prompting.shots else []
         with context.progress(len(questions), f"mkqa {unit}") as bar:
-            answers = ask_open(target, template, questions, lambda q: draw_shots(
-                pool, self.prompting.shots, self.prompting.seed, q.id), bar, logprobs=True)
+            answers = ask_open(target, self.prompting, questions, lambda q: self.prompting.draw(pool, q.id), bar,
+                               logprobs=True)
         return [_generated_record(raw_id, answer) for raw_id, answer in zip(data.raw_ids, answers)]
 
     def reference_predictions(self, data: MKQAData, kind: str) -> dict[str, list[dict[str, Any]]]:

@@ -85,7 +85,7 @@ from harness.io import sha256_file
 from harness.model import Model, ModelIdentity, Runtime
 from harness.options import ModelOption
 from harness.progress import Progress
-from harness.prompting import ask_open, load_template
+from harness.prompting import PromptChoice, ask_open, load_template
 from harness.protocols import (
     Generator, OpenAnswer, OpenDomainQA, OpenQuestion, Ranking, Reader, ReadingExample, Retriever, SearchIndex,
     SpanAnswer, Translator,
@@ -220,7 +220,7 @@ class RetrieveRead(Model):
             return []
         if self.target is not None:
             with Progress(len(questions), OWNER, enabled=False) as bar:
-                generated = ask_open(self.target, load_template("rag"), questions, lambda _: (), bar)
+                generated = ask_open(self.target, PromptChoice(load_template("rag")), questions, lambda _: (), bar)
             return [OpenAnswer(g.answer.answer) for g in generated]
         assert self.reader is not None
         passages, texts, langs, ranking = self.retrieve(questions)

@@ -46,7 +46,7 @@ from harness.errors import HarnessError, InputError
 from harness.generation import PromptTarget, answer_text, prompt_target
 from harness.io import check_known_ids, dump_json, read_json
 from harness.open_domain import ask
-from harness.prompting import PromptedTask, PromptTemplate, Shot, ask_open, draw_shots
+from harness.prompting import PromptedTask, Shot, ask_open
 from harness.protocols import OpenDomainQA, OpenQuestion, Retriever
 from harness.qa.answer_language import script_share
 from harness.qa.normalize import ascii_english
@@ -139,21 +139,19 @@ class _AnswerTask(PromptedTask, _XorTask):
         questions = data.questions_in(unit)
         asked = [OpenQuestion(q.id, q.text, q.lang, self.answer_lang(q.lang)) for q in questions]
         target = prompt_target(model)
-        template = self.prompting.for_model(model, target, self.metadata.name)
-        if target is not None and template is not None:
-            return self.generate(target, template, data, asked, context)
+        if target is not None and self.prompt_for(model, target) is not None:
+            return self.generate(target, data, asked, context)
         answers = ask(model, asked, context, f"{self.metadata.name} {unit}")
         return {q.id: a.yes_no or a.text for q, a in zip(questions, answers)}
 
-    def generate(self, target: PromptTarget, template: PromptTemplate, data: XorData, questions: list[OpenQuestion],
+    def generate(self, target: PromptTarget, data: XorData, questions: list[OpenQuestion],
                  context: RunContext) -> dict[str, Any]:
         """Prompt the generator with each question (and its shots, from the loaded questions of the
         same language, first answer as the solution)."""
         pool = [Shot(q.id, {"question": q.text}, data.by_id[q.id].answers[0], q)
                 for q in questions] if self.prompting.shots else []
         with context.progress(len(questions), f"{self.metadata.name} {questions[0].lang if questions else ''}") as bar:
-            answers = ask_open(target, template, questions, lambda q: draw_shots(
-                pool, self.prompting.shots, self.prompting.seed, q.id), bar)
+            answers = ask_open(target, self.prompting, questions, lambda q: self.prompting.draw(pool, q.id), bar)
         return {q.id: a.answer.to_json() for q, a in zip(questions, answers)}
 
     def reference_predictions(self, data: XorData, kind: str) -> dict[str, dict[str, str]]:

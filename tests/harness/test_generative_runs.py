@@ -6,6 +6,7 @@ in the options and the scorer signature. Every run is scored again from its pred
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -27,6 +28,7 @@ from harness.settings import DataOptions
 from harness.task import RunContext
 
 from tests.harness.fake_generator import FakeGenerator, question_of
+from harness_squad.xquad import XQuAD as XQuADTask
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -76,7 +78,11 @@ def test_xquad_answers_are_scored_as_extracted_ones_and_traces_are_kept(harness_
     written = json.loads((run_dir / "predictions" / "en.json").read_text(encoding="utf-8"))
     assert written[questions[0].id] == questions[0].answers[0] and written[questions[1].id] == "zzz qqq"
     first = json.loads((run_dir / "instances.jsonl").read_text(encoding="utf-8").splitlines()[0])
-    assert first["prediction"] == {"answer": questions[0].answers[0], "reasoning": "Let me see.\nYes."}
+    prompt = (f"Answer the question with a short span copied from the context.\n\nContext: {questions[0].context}\n"
+              f"Question: {questions[0].question}\nAnswer:")  # the qa template, rendered by hand
+    assert first["prediction"] == {"answer": questions[0].answers[0], "reasoning": "Let me see.\nYes.",
+                                   "ended": "stop", "prompt_sha256": hashlib.sha256(prompt.encode()).hexdigest()}
+    assert "Generated with prompt qa@1, 0 shot(s); greedy, 32 new tokens, stop at \"\\n\"." in result["notes"]
     assert scored_again(harness_cli, "xquad", run_dir / "predictions", "--langs", "en") == rows(result)
 
 
@@ -190,8 +196,6 @@ def test_xor_full_closed_book_and_retrieval_augmented(harness_cli: Cli, xor_dir:
 
 def test_prompts_and_models_that_do_not_go_together_are_one_line(harness_cli: Cli, tmp_path: Path) -> None:
     replies = write_replies(tmp_path / "replies.json", {})
-    code, _, err = harness_cli("run", "xquad", f"fake-generator:replies={replies}", "--langs", "en", "--quiet")
-    assert code == 2 and "a generative model needs a prompt template: xquad:prompt=NAME" in err
     bad = tmp_path / "bad.json"
     template = json.loads(load_template("qa").path.read_text(encoding="utf-8"))
     bad.write_text(json.dumps({**template, "example": "Context: {context}\nAnswer:"}), encoding="utf-8")
@@ -202,8 +206,6 @@ def test_prompts_and_models_that_do_not_go_together_are_one_line(harness_cli: Cl
     bad.write_text(json.dumps(template), encoding="utf-8")
     code, _, err = harness_cli("run", f"xquad:prompt={bad}", f"fake-generator:replies={replies}", "--quiet")
     assert code == 2 and err.strip().splitlines()[-1] == f"error: {bad}: field 'stop': missing"
-    code, _, err = harness_cli("run", "xquad:shots=2", f"fake-generator:replies={replies}", "--quiet")
-    assert code == 2 and "choose a template too" in err
 
 
 def test_a_prompt_change_changes_the_scorer_signature(tmp_path: Path) -> None:
@@ -297,3 +299,17 @@ def test_a_python_generator_object_gets_its_trace_stripped_and_its_answer_cut() 
     assert outcome.result.rows[1].metrics == {"f1": 100.0, "exact_match": 100.0}
     first = outcome.instances[0].prediction
     assert first["answer"] == first["reasoning"].split("\n")[1].rstrip(".")
+
+
+def test_a_generator_runs_with_the_tasks_default_prompt_named_in_the_result(harness_cli: Cli, tmp_path: Path) -> None:
+    questions = read_span_file(parallel_qa_dir() / "en.json")
+    path = write_replies(tmp_path / "replies.json", {q.question: (q.answers[0], 0.0) for q in questions})
+    code, _, err = harness_cli("run", "xquad", f"fake-generator:replies={path}", "--langs", "en", "--quiet")
+    assert code == 0, err
+    result, _ = result_of(tmp_path, "xquad")
+    explicit = XQuADTask(prompt="qa")
+    assert result["task"]["options"] == explicit.options() and result["task"]["options"]["prompt"] == "qa@1"
+    assert result["task"]["scorer_signature"] == explicit.scorer_signature()  # the default is named, as if chosen
+    assert any(note.startswith("Generated with prompt qa@1 (xquad's default; prompt=NAME chooses another)")
+               for note in result["notes"])
+    assert rows(result)["en"]["f1"] == 100.0

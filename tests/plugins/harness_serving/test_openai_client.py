@@ -64,12 +64,14 @@ class Server:
                     (g,) = server.generator.generate([GenerationRequest(prompt, GenerationOptions(
                         body["max_tokens"], tuple(body.get("stop") or ()), wants))])
                 usage = {"prompt_tokens": g.prompt_tokens, "completion_tokens": g.new_tokens}
+                reason = "length" if g.ended == "length" else "stop"  # as OpenAI says it: stop string or EOS
                 if chat:
                     logprobs = {"content": [{"token": g.text, "logprob": g.logprob}]} if wants else None
-                    choice = {"message": {"role": "assistant", "content": g.text}, "logprobs": logprobs}
+                    choice = {"message": {"role": "assistant", "content": g.text}, "logprobs": logprobs,
+                              "finish_reason": reason}
                 else:
                     logprobs = {"tokens": [g.text], "token_logprobs": [g.logprob]} if wants else None
-                    choice = {"text": g.text, "logprobs": logprobs}
+                    choice = {"text": g.text, "logprobs": logprobs, "finish_reason": reason}
                 self.reply(200, {"choices": [choice], "usage": usage})
 
         self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
