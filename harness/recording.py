@@ -66,6 +66,23 @@ class Outcome:
         """One record per scored question, from which every row's number is reproduced."""
         return self.evaluation.instances
 
+    def records(self) -> list[dict[str, Any]]:
+        """The result's numbers as flat records, one per (subset, metric), with the run's scope,
+        interval and count beside each (:mod:`harness.leaderboard.records`): what
+        ``pandas.DataFrame`` reads as it is, and ``harness leaderboard show --csv`` writes."""
+        from harness.leaderboard.records import ordered, result_records
+
+        if self.result is None:
+            return []
+        return ordered(result_records(self.result, None if self.result_path is None else str(self.result_path)))
+
+    def to_frame(self) -> Any:
+        """:meth:`records` as a ``pandas.DataFrame`` (pandas is not a dependency: one line where it
+        is not installed)."""
+        from harness.leaderboard.records import to_frame
+
+        return to_frame(self.records())
+
 
 @dataclass
 class Scored:
