@@ -18,11 +18,13 @@ CLI passes ``results/``, ``results/leaderboard.json`` and the default cache fold
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from harness.errors import HarnessError
+from harness.generation import GenerationSettings
 from harness.execution import Plan
 from harness.recording import Outcome
 from harness.registry import Registry, load_target
@@ -74,6 +76,7 @@ def evaluate(
     langs: str | Iterable[str] | None = None, limit: int | None = None, labels: str | Path | None = None,
     device: str = "auto", batch_size: int | None = None, seed: int = 0, threads: int | None = None,
     cache_dir: str | Path | None = None, resume: bool = False,
+    gen_kwargs: str | Mapping[str, Any] | None = None, system_prompt: str | None = None, log_samples: bool = False,
     output_dir: str | Path | None = None, leaderboard: str | Path | None = None, progress: bool = True,
     bootstrap: int = DEFAULT_RESAMPLES, bootstrap_seed: int = 0, command: Sequence[str] | None = None,
     registry: Registry | None = None,
@@ -84,6 +87,10 @@ def evaluate(
     and predictions. ``model="@family.json"`` runs a suite with a model per task (XTREME), its
     runs then scored as one submission against ``labels`` (the last outcome).
 
+    A generative model's decoding options (``gen_kwargs``: ``"max_new_tokens=64,temperature=0.7"``
+    or a mapping; ``system_prompt``) are laid over each prompt template's and recorded with the
+    result; ``log_samples`` keeps each rendered prompt's text in the per-instance records.
+
     ``command`` is what the results record as the command that ran (default: this process's).
     """
     from harness import family, planning, runner
@@ -91,7 +98,8 @@ def evaluate(
     registry = registry or Registry.discover()
     data = _data(data_dir, split, langs, limit)
     execution = ExecutionOptions(device=device, batch_size=batch_size, seed=seed, threads=threads,
-                                 cache_dir=as_path(cache_dir), resume=resume)
+                                 cache_dir=as_path(cache_dir), resume=resume,
+                                 generation=GenerationSettings.parse(gen_kwargs, system_prompt), log_samples=log_samples)
     output = output_options(output_dir, leaderboard, progress=progress, bootstrap=bootstrap,
                             bootstrap_seed=bootstrap_seed, command=command)
     if isinstance(model, str) and model.startswith("@"):
@@ -114,6 +122,7 @@ def plan(
     data_dir: str | Path | None = None, split: str | None = None, langs: str | Iterable[str] | None = None,
     limit: int | None = None, labels: str | Path | None = None, device: str = "auto", batch_size: int | None = None,
     seed: int = 0, threads: int | None = None, cache_dir: str | Path | None = None,
+    gen_kwargs: str | Mapping[str, Any] | None = None, system_prompt: str | None = None, log_samples: bool = False,
     registry: Registry | None = None,
 ) -> list[Plan]:
     """What :func:`evaluate` would do with the same arguments (``harness run --dry-run``): the
@@ -123,7 +132,8 @@ def plan(
     registry = registry or Registry.discover()
     data = _data(data_dir, split, langs, limit)
     execution = ExecutionOptions(device=device, batch_size=batch_size, seed=seed, threads=threads,
-                                 cache_dir=as_path(cache_dir))
+                                 cache_dir=as_path(cache_dir), generation=GenerationSettings.parse(gen_kwargs, system_prompt),
+                                 log_samples=log_samples)
     if isinstance(model, str) and model.startswith("@"):
         suite = planning.expand_suite(_task_text(tasks), registry)
         return family.plan_family(suite, Path(model[1:]), labels=as_path(labels), data=data, execution=execution,

@@ -154,6 +154,14 @@ def build_parser() -> argparse.ArgumentParser:
     execution.add_argument("--resume", action="store_true", help="reuse the units an interrupted run already saved")
     execution.add_argument("--dry-run", action="store_true",
                            help="print the plan (tasks, unique texts, estimated tokens, cache hits, device) and stop")
+    generation = run.add_argument_group("generation (generative models)")
+    generation.add_argument("--gen-kwargs", help="decoding options over the prompt template's, as lm-eval's "
+                            "--gen_kwargs: max_new_tokens=64,temperature=0.7,top_p=0.9,seed=1,samples=4,"
+                            "reasoning_tokens=512,stop=\\n (stop repeated for several; or a JSON object); "
+                            "recorded in the result and the scorer signature")
+    generation.add_argument("--system-prompt", help="the system prompt of a chat model (lm-eval's --system_instruction)")
+    generation.add_argument("--log-samples", action="store_true",
+                            help="keep each rendered prompt's text in instances.jsonl (its SHA-256 is always kept)")
     _add_cache_arguments(execution)
     _add_output_arguments(run)
     _add_statistics_arguments(run)
@@ -363,7 +371,8 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str], registry: Registry) 
     if args.task in registry.suites.entries and args.task in registry.tasks.entries and not args.model.startswith("@"):
         _check_task_not_suite(args, registry)
     common = dict(model_args=args.model_args, labels=args.labels, device=args.device, batch_size=args.batch_size,
-                  seed=args.seed, threads=args.threads, cache_dir=_cache_dir(args),
+                  seed=args.seed, threads=args.threads, cache_dir=_cache_dir(args), gen_kwargs=args.gen_kwargs,
+                  system_prompt=args.system_prompt, log_samples=args.log_samples,
                   registry=registry, **_data_arguments(args))
     if args.dry_run:
         for number, plan in enumerate(api.plan(args.task, args.model, **common)):
@@ -516,9 +525,12 @@ def _page(args: argparse.Namespace, board: Leaderboard) -> None:
         if output.is_dir():
             raise HarnessError(f"--output {output} is a folder: name the HTML file to write")
         check_folder(output.parent, "--output's folder")
-        html = leaderboard.page(board).encode("utf-8")
+        reported = leaderboard.load_reported(leaderboard.reported_folder(args.file))
+        html = leaderboard.page(board, reported).encode("utf-8")
         write_atomic(output, lambda handle: handle.write(html))
-        print(f"{output}: the page of {args.file} ({len(board.entries)} entries)")
+        count = len(board.entries)
+        papers = f"; {len(reported)} reported in the papers beside it" if reported else ""
+        print(f"{output}: the page of {args.file} ({count} {'entry' if count == 1 else 'entries'}{papers})")
         return
     server = leaderboard.page_server(args.file, args.port)
     print(f"serving the page of {args.file} at http://{server.server_address[0]}:{server.server_address[1]}/ "

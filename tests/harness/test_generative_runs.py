@@ -313,3 +313,45 @@ def test_a_generator_runs_with_the_tasks_default_prompt_named_in_the_result(harn
     assert any(note.startswith("Generated with prompt qa@1 (xquad's default; prompt=NAME chooses another)")
                for note in result["notes"])
     assert rows(result)["en"]["f1"] == 100.0
+
+
+def test_generation_options_from_the_command_line_are_recorded_and_the_prompts_logged(
+        harness_cli: Cli, tmp_path: Path) -> None:
+    questions = read_span_file(parallel_qa_dir() / "en.json")
+    path = write_replies(tmp_path / "replies.json", {q.question: (f"{q.answers[0]}. More", 0.0) for q in questions})
+    code, _, err = harness_cli("run", "xquad", f"fake-generator:replies={path}", "--langs", "en", "--quiet",
+                               "--gen-kwargs", "max_new_tokens=8,stop=.,stop=\\n", "--system-prompt", "Be brief.",
+                               "--log-samples")
+    assert code == 0, err
+    result, run_dir = result_of(tmp_path, "xquad")
+    assert result["task"]["options"]["generation"] == {"max_new_tokens": 8, "stop": [".", "\n"],
+                                                       "system": "Be brief."}
+    from harness.io import sha256_text
+
+    # the signature names the system prompt by a digest of its text
+    assert result["task"]["scorer_signature"].endswith(
+        f'|gen:max_new_tokens=8,stop=[".", "\\n"],system="{sha256_text("Be brief.")[:12]}"')
+    assert rows(result)["en"]["f1"] == 100.0  # cut at the "." the options added
+    first = json.loads((run_dir / "instances.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert first["prediction"]["prompt"].endswith(f"Question: {questions[0].question}\nAnswer:")
+    assert first["prediction"]["prompt_sha256"] == hashlib.sha256(first["prediction"]["prompt"].encode()).hexdigest()
+    code, _, err = harness_cli("run", "xquad", f"fake-generator:replies={path}", "--gen-kwargs", "temp=1", "--quiet")
+    assert code == 2 and "unknown option 'temp'" in err
+
+
+def test_several_samples_report_the_spread_of_the_main_score() -> None:
+    import harness
+
+    questions = {q.question: q.answers[0] for q in read_span_file(parallel_qa_dir() / "en.json")}
+
+    class Sampler:  # right with an even seed, wrong with an odd one
+        def generate(self, requests):
+            return [questions[question_of(r.prompt)] if r.options.seed % 2 == 0 else "zzz" for r in requests]
+
+    (outcome,) = harness.evaluate("xquad", Sampler(), langs="en", progress=False, bootstrap=0,
+                                  gen_kwargs={"temperature": 0.7, "samples": 3})
+    samples = outcome.result.diagnostics["generation"]["samples"]
+    assert samples["main_scores"] == [100.0, 0.0, 100.0]  # seeds 0, 1, 2
+    assert samples["std"] == pytest.approx(57.735, abs=1e-3) and samples["mean"] == pytest.approx(200 / 3)
+    assert any(note.startswith("Main score over 3 samples: mean 66.6667, std 57.735") for note in outcome.result.notes)
+    assert outcome.instances[0].prediction["samples"] == ["zzz", questions[next(iter(questions))]]
