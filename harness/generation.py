@@ -130,9 +130,9 @@ def finish(completion: Completion, options: GenerationOptions, reasoning_end: st
     body = raw[start:cut]
     text = body.strip()
     logprob = None
-    if options.logprobs:
-        if completion.pieces is None or completion.logprobs is None:
-            raise HarnessError("the generator returned no token log-probabilities, though they were asked for")
+    if options.logprobs and completion.pieces is not None and completion.logprobs is not None:
+        # an engine that gives none leaves logprob None: a model that scores continuations fills it
+        # in (harness.loglikelihood.ScoringService), and a task that needs it says so
         first = start + (len(body) - len(body.lstrip()))  # the answer's own first character
         end = len(raw) if stop is None else stop + max(len(s) for s in options.stop if s and raw.startswith(s, stop))
         logprob = _span_logprob(completion.pieces, completion.logprobs, first, end)

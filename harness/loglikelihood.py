@@ -19,7 +19,8 @@ generation service is put in front of a generator, which
 * counts requests, cache hits, continuation tokens and seconds for the result's execution record.
 
 A run's generator that is also a scorer gets a :class:`ScoringService`: the generation service
-with this one beside it. A task that needs a :class:`~harness.protocols.MultipleChoice` or a
+with this one beside it, which also scores a generated answer whose engine returned no token
+log-probabilities where a task asked for them (MKQA's No-Answer probability). A task that needs a :class:`~harness.protocols.MultipleChoice` or a
 :class:`~harness.protocols.PairClassifier` is handed :class:`LikelihoodChoice` (the adapter
 :mod:`harness.capabilities` registers), finds the scorer behind it with :func:`choice_target`, and
 asks its own prompts through :func:`decide`, which names which option wins by the summed
@@ -33,9 +34,11 @@ import time
 import uuid
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from harness.batching import AdaptiveBatcher, ServiceStats
 from harness.cache import model_key
@@ -44,7 +47,9 @@ from harness.errors import HarnessError
 from harness.generation import DEFAULT_BATCH_SIZE, GenerationService, PromptCounter
 from harness.io import dump_json, sha256_text, write_atomic
 from harness.progress import Progress
-from harness.protocols import Generator, Loglikelihood, LoglikelihoodRequest, LoglikelihoodScorer
+from harness.protocols import (
+    Generation, GenerationRequest, Generator, Loglikelihood, LoglikelihoodRequest, LoglikelihoodScorer,
+)
 
 # -- the cache ----------------------------------------------------------------------------------
 
@@ -243,6 +248,37 @@ class ScoringService(GenerationService):
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest], *,
                       progress: Progress | None = None) -> list[Loglikelihood]:
         return self.scoring.loglikelihood(requests, progress=progress)
+
+    def generate(self, requests: Sequence[GenerationRequest], *, progress: Progress | None = None) -> list[Generation]:
+        """Completions as the generation service gives them; where a request asked for the answer's
+        log-probability and the engine returned no token log-probabilities (a server that gives
+        none with its completions), it is scored instead (:func:`answer_requests`)."""
+        generations = super().generate(requests, progress=progress)
+        missing = [i for i, (request, generation) in enumerate(zip(requests, generations))
+                   if request.options.logprobs and generation.logprob is None]
+        if not missing:
+            return generations
+        asked = [answer_requests(requests[i], generations[i].text) for i in missing]
+        scores = iter(self.scoring.loglikelihood([request for forms in asked for request in forms]))
+        out = list(generations)
+        for i, forms in zip(missing, asked):
+            logprobs = [next(scores).logprob for _ in forms]
+            out[i] = replace(generations[i], logprob=float(np.logaddexp.reduce(logprobs)) if logprobs else 0.0)
+        return out
+
+
+def answer_requests(request: GenerationRequest, answer: str) -> list[LoglikelihoodRequest]:
+    """The continuations whose probability is a generated answer's, after the request's prompt: the
+    answer and its end (the first stop string; without one the end-of-sequence token, which no
+    text can stand for, is left out), once as it is and once after a space. The answer is scored
+    with surrounding white space stripped, so its probability is that of every form that strips
+    to it; these two carry nearly all of it (a completion prompt ending in ``Answer:`` is answered
+    `` Paris``, a chat model's turn starts ``Paris``), and their probabilities add up."""
+    end = request.options.stop[0] if request.options.stop else ""
+    if not answer and not end:
+        return []
+    return [LoglikelihoodRequest(request.prompt, f"{lead}{answer}{end}", request.options.system)
+            for lead in ("", " ")]
 
 
 def scoring_service(scorer: LoglikelihoodScorer) -> LoglikelihoodService:

@@ -24,7 +24,10 @@ passages) with the task's ``prompt`` template (``closed-book``, ``rag``), ``shot
 of the same language (never the question itself) drawn with ``shot_seed``. Its ``no_answer_prob``
 is its own (:func:`harness.prompting.no_answer_probability`): the probability of the abstention
 reply when it abstains, else one minus the probability of its answer; a "yes"/"no" answer is
-given as ``binary_answer``. Reasoning traces and passage ids ride along in each prediction line
+given as ``binary_answer``. Where the engine returns no token log-probabilities, a model that
+scores continuations gives its answer's probability by log-likelihood
+(:class:`harness.loglikelihood.ScoringService`); one that can do neither stops with one line
+saying what MKQA needs. Reasoning traces and passage ids ride along in each prediction line
 (fields the official scorer ignores) and in the per-instance records.
 """
 
@@ -53,6 +56,13 @@ from harness_mkqa.scoring import (
     ExampleScores, LanguageResult, answer_type_breakdown, evaluate_language, example_values, language_statistics,
     macro_average, score_examples,
 )
+
+#: Why a generator that neither returns token log-probabilities nor scores text cannot run MKQA.
+NO_LOGPROBS = ("mkqa: the No-Answer probability is made from the model's probability of its own answer, but this "
+               "generator returned no token log-probabilities and cannot score text either: use one that does "
+               "(hf-generator; openai-compatible on a server that returns logprobs, or with endpoint=completions on one "
+               "that echoes them, as vLLM does)")
+
 
 def _record(example_id: Any, answer: OpenAnswer) -> dict[str, Any]:
     """A model's answer as an official prediction line (no ``no_answer_prob`` if it has no score,
@@ -121,6 +131,8 @@ class MKQA(PromptedTask, Task[MKQAData]):
         with context.progress(len(questions), f"mkqa {unit}") as bar:
             answers = ask_open(target, self.prompting, questions, lambda q: self.prompting.draw(pool, q.id), bar,
                                logprobs=True)
+        if any(answer.no_answer_prob is None for answer in answers):
+            raise HarnessError(NO_LOGPROBS)
         return [_generated_record(raw_id, answer) for raw_id, answer in zip(data.raw_ids, answers)]
 
     def reference_predictions(self, data: MKQAData, kind: str) -> dict[str, list[dict[str, Any]]]:
