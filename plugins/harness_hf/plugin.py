@@ -1,7 +1,10 @@
-"""Declares the transformers-based models; importing this module imports nothing heavy."""
+"""Declares the transformers-based models; importing this module imports nothing heavy (the
+packaged models' summaries say whether their package is installed, found without importing it)."""
 
 from harness.hookspecs import hookimpl
 from harness.registry import ModelSpec
+
+from harness_hf.cards import GEMMA3, SMOLLM2
 
 
 @hookimpl
@@ -47,9 +50,11 @@ def harness_models() -> list[ModelSpec]:
             "hf-generator",
             "harness_hf.generator:HFGenerator",
             "a causal or seq2seq language model (path=FOLDER, or org/name from the local Hugging Face cache) as a "
-            "generator: chat template when the tokenizer has one, greedy, stop strings, <think> traces split off; "
-            "QA tasks prompt it with their prompt=TEMPLATE option",
+            "generator, or a GGUF file (path=FILE.gguf, dequantised once into the cache): chat template when the "
+            "tokenizer has one, greedy or sampled, stop strings, <think> traces split off; log-likelihood scoring",
         ),
+        ModelSpec("smollm2-135m-instruct", "harness_hf.packaged:SmolLM2Instruct", SMOLLM2.card.summary(SMOLLM2.installed())),
+        ModelSpec("gemma3-270m", "harness_hf.packaged:Gemma3Base", GEMMA3.card.summary(GEMMA3.installed())),
         ModelSpec(
             "hf-translator",
             "harness_hf.translator:HFTranslator",
