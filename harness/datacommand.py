@@ -150,6 +150,7 @@ def get(benchmark: Benchmark, home: Path, split: str | None = None, *, mirror: s
     archives = [a for a in benchmark.archives_for(split) if not _archive_installed(benchmark, home, a, record)]
     report.kept = len(benchmark.expected(split)) - len(files) - sum(len(a.members) for a in archives)
     if not files and not archives:
+        record.save()  # files found in place and hashed are recorded
         return report
     if offline():
         first = files[0] if files else archives[0]
@@ -160,13 +161,16 @@ def get(benchmark: Benchmark, home: Path, split: str | None = None, *, mirror: s
     total = None if any(s is None for s in sizes) else sum(s for s in sizes if s is not None)
     from tqdm import tqdm
 
-    with tqdm(total=total, desc=benchmark.name, unit="B", unit_scale=True, unit_divisor=1024, leave=False,
-              disable=None if show_progress else True, dynamic_ncols=True) as bar, \
-            Downloader(mirror=mirror, timeout=timeout or DEFAULT_TIMEOUT, progress=bar) as downloader:
-        for item in files:
-            _fetch_file(benchmark, home, item, record, downloader, report)
-        for archive in archives:
-            _fetch_archive(benchmark, home, archive, split, record, downloader, report)
+    try:
+        with tqdm(total=total, desc=benchmark.name, unit="B", unit_scale=True, unit_divisor=1024, leave=False,
+                  disable=None if show_progress else True, dynamic_ncols=True) as bar, \
+                Downloader(mirror=mirror, timeout=timeout or DEFAULT_TIMEOUT, progress=bar) as downloader:
+            for item in files:
+                _fetch_file(benchmark, home, item, record, downloader, report)
+            for archive in archives:
+                _fetch_archive(benchmark, home, archive, split, record, downloader, report)
+    finally:  # once, not per file (a killed run's unrecorded files are hashed and recorded by the next)
+        record.save()
     return report
 
 
@@ -185,7 +189,6 @@ def _installed(benchmark: Benchmark, home: Path, item: DataFile, record: HomeRec
     if item.sha256 is not None and got != item.sha256:
         return False  # fetched again; the download replaces it atomically
     record.add(key, got, path.stat().st_size, item.url, pinned=item.sha256 is not None)
-    record.save()
     return True
 
 
@@ -209,7 +212,6 @@ def _fetch_file(benchmark: Benchmark, home: Path, item: DataFile, record: HomeRe
     expected = item.sha256 or record.recorded(key)
     fetched = downloader.fetch(item.url, benchmark.path(home, item), expected, item.size)
     record.add(key, fetched.sha256, fetched.size, item.url, pinned=item.sha256 is not None)
-    record.save()
     report.installed += 1
     report.transferred += fetched.transferred
     if expected is None:
@@ -257,7 +259,6 @@ def _fetch_archive(benchmark: Benchmark, home: Path, archive: Archive, split: st
         target.unlink(missing_ok=True)
     record.add(key, fetched.sha256, fetched.size, archive.url, pinned=archive.sha256 is not None)
     record.files[key]["archive"] = True
-    record.save()
     if expected is None:
         report.notes.append(_unpinned_note(archive.name, archive.unpinned, fetched.sha256, record))
 

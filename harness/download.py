@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 DEFAULT_TIMEOUT = 60.0
 #: Attempts of one file while each brings more bytes (a cut connection is resumed at once).
 ATTEMPTS = 5
-CHUNK = 1 << 16
 
 
 def mirrored(url: str, mirror: str | None) -> str:
@@ -81,6 +80,7 @@ class Downloader:
         """Download ``url`` to ``target`` (resuming a partial copy), check it against ``sha256``
         (None: not pinned, any content is taken and its checksum returned) and rename it into place."""
         source = mirrored(url, self.mirror)
+        size = size if sha256 is not None else None  # an unpinned file's declared size only guides the bar
         part = partial_path(target)
         target.parent.mkdir(parents=True, exist_ok=True)
         transferred = 0
@@ -129,7 +129,7 @@ class Downloader:
                 with open(part, "ab" if resumed else "wb") as handle:
                     if have and not resumed and self.progress is not None:
                         self.progress.update(-have)  # the server sent the whole file again
-                    for chunk in response.iter_bytes(CHUNK):
+                    for chunk in response.iter_raw():  # as the bytes arrive: a cut loses none
                         handle.write(chunk)
                         received += len(chunk)
                         if self.progress is not None:

@@ -181,9 +181,9 @@ def test_leaderboard_shows_a_matrix_a_result_carries(harness_cli: Cli, tmp_path:
 
 @pytest.mark.parametrize(("args", "line"), [
     (["frobnicate"], "error: unknown command 'frobnicate' (known: list, run, score, compare, leaderboard, cache, "
-                     "validate, submit)"),
+                     "validate, submit, data)"),
     (["valdate", "x.json"], "error: unknown command 'valdate'; did you mean 'validate'? (known: list, run, score, "
-                            "compare, leaderboard, cache, validate, submit)"),
+                            "compare, leaderboard, cache, validate, submit, data)"),
     (["leaderboard", "shw"], "error: unknown action 'shw'; did you mean 'show'? (known: show, page)"),
     (["run", "xquad"], "error: harness run: the following arguments are required: model (see harness run --help)"),
 ])
