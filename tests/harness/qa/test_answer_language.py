@@ -80,3 +80,5 @@ def test_the_share_of_answers_in_the_script_asked_for() -> None:
     assert script_share(["Pariisi", "Париж"], "fi") == 1 / 2
     assert script_share(["北京", "Bei京"], "zh_cn") == 1 / 2
     assert script_share(["", "1912"], "ru") is None
+    # XOR-TyDi QA and MKQA answer yes/no questions with the English labels in every language: not counted
+    assert script_share(["yes", "Москва", "No", "1 января"], "ru") == 1.0

@@ -55,3 +55,41 @@ def test_sampling_options_and_the_system_prompt_reach_the_server(server: TraceSe
     (body,) = server.bodies
     assert (body["temperature"], body["top_p"], body["seed"]) == (0.7, 0.9, 3)
     assert body["messages"][0] == {"role": "system", "content": "Be brief."}
+
+
+def test_answers_that_never_came_are_counted_under_the_table(harness_cli, tmp_path) -> None:
+    """Issue 33's "never a silent 0": through a server, traces closed (a blank line after
+    </think>), never closed (the budget ran out) and cut answers are each counted, in the result
+    and under the table, and the closed ones score as the plain answers would."""
+    import json
+
+    from harness.demo import parallel_qa_dir
+    from harness.qa.span_file import read_span_file
+
+    questions = read_span_file(parallel_qa_dir() / "en.json")
+    replies = {}
+    for i, q in enumerate(questions):
+        replies[q.question] = (Reply("<think>hm, let me see", "length", tokens=544) if i % 4 == 0 else
+                               Reply(f"<think>ok</think>\n\n{q.answers[0]}\nmore") if i % 4 == 1 else
+                               Reply(f"{q.answers[0]} and a long", "length") if i % 4 == 2 else Reply(""))
+    running = TraceServer(replies)
+    try:
+        code, out, err = harness_cli("run", "xquad", f"openai-compatible:model={SERVED},url={running.url}",
+                                     "--langs", "en", "--gen-kwargs", "reasoning_tokens=512", "--no-leaderboard")
+    finally:
+        running.stop()
+    assert code == 0, err
+    n = len(questions)
+    unclosed, closed, cut, empty = (len(range(r, n, 4)) for r in range(4))
+    (path,) = tmp_path.glob("results/**/result.json")
+    result = json.loads(path.read_text(encoding="utf-8"))
+    assert result["diagnostics"]["generation"]["answers"]["en"] == {
+        "answers": n, "empty": unclosed + empty, "trace_open": unclosed, "cut_by_budget": unclosed + cut,
+        "empty_cut_by_budget": 0}
+    notes = [f"{unclosed} of {n} answers empty: trace not closed within 544 tokens",
+             f"{empty} of {n} answers empty: the model answered nothing",
+             f"{cut} of {n} answers cut by the token budget (32 new tokens) before a stop string or the end of sequence"]
+    assert all(note in result["notes"] and note in out for note in notes)
+    assert all(body["max_tokens"] == 544 and "stop" not in body for body in running.bodies)
+    rows = {row["subset"]: row["metrics"] for row in result["rows"]}
+    assert rows["en"]["exact_match"] == 100 * closed / n  # the closed traces' answers, cut at the "\n" after them
