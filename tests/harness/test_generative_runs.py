@@ -355,3 +355,21 @@ def test_several_samples_report_the_spread_of_the_main_score() -> None:
     assert samples["std"] == pytest.approx(57.735, abs=1e-3) and samples["mean"] == pytest.approx(200 / 3)
     assert any(note.startswith("Main score over 3 samples: mean 66.6667, std 57.735") for note in outcome.result.notes)
     assert outcome.instances[0].prediction["samples"] == ["zzz", questions[next(iter(questions))]]
+
+
+def test_a_shot_never_comes_from_the_scored_questions_own_article() -> None:
+    from harness_squad.xquad import XQuAD
+
+    questions = read_span_file(parallel_qa_dir() / "en.json")
+    article = {q.question: q.article for q in questions}
+    assert len(set(article.values())) > 1  # the demo file has several articles to draw from
+    task = XQuAD(prompt="qa", shots=3, shot_seed=1)
+    data = load_data(task, DataOptions(languages=("en",)))
+    generator = FakeGenerator(runtime=Runtime(device_request="cpu"), replies=parallel_qa_dir() / "en.json")
+    generator.replies = {}
+    task.predict(GenerativeQA(generator), data, "en", RunContext(Runtime(device_request="cpu"), show_progress=False))
+    assert len(generator.prompts) == len(questions)
+    for prompt in generator.prompts:
+        asked, *shots = reversed([part.split("\n")[0] for part in prompt.split("Question: ")[1:]])
+        assert len(shots) == 3 and all(article[shot] != article[asked] for shot in shots)
+    assert task.shot_source(data).startswith("the scored file itself (xquad has no dev split)")
