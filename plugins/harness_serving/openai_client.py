@@ -22,6 +22,11 @@ parsers) is the trace; otherwise a ``<think>`` trace in the text is split off. T
 Log-probabilities, when asked for, are the server's per-token ones; with the stop strings cut
 here, the answer's probability includes that of the stop string's token, as ``hf-generator``'s
 does (with ``server_stop`` the server cuts the stop string off, and with it that probability).
+
+Log-likelihood (the choice tasks, and MKQA's No-Answer probability where the server's completions
+carry no log-probabilities): ``endpoint=completions`` only, the prompt echoed with its tokens'
+log-probabilities, as lm-evaluation-harness's ``local-completions`` asks (see
+:meth:`OpenAICompatible.loglikelihood`); a chat endpoint, or a server that echoes none, is one line.
 """
 
 from __future__ import annotations
@@ -37,7 +42,9 @@ from typing import Any, Literal
 from harness.errors import HarnessError
 from harness.generation import REASONING_END, REASONING_START, Completion, finish
 from harness.model import Model, ModelIdentity, Runtime
-from harness.protocols import Generation, GenerationRequest, Generator
+from harness.protocols import (
+    Generation, GenerationRequest, Generator, Loglikelihood, LoglikelihoodRequest, LoglikelihoodScorer,
+)
 
 OWNER = "model openai-compatible"
 #: HTTP statuses worth trying again: the server is busy, restarting or overloaded.
@@ -45,9 +52,10 @@ TRANSIENT = frozenset({408, 429, 500, 502, 503, 504})
 
 
 class OpenAICompatible(Model):
-    """A :class:`~harness.protocols.Generator` over an OpenAI-compatible server."""
+    """A :class:`~harness.protocols.Generator` over an OpenAI-compatible server, and a
+    :class:`~harness.protocols.LoglikelihoodScorer` on its completions endpoint."""
 
-    provides = frozenset({Generator})
+    provides = frozenset({Generator, LoglikelihoodScorer})
 
     def __init__(self, *, runtime: Runtime, model: str, url: str = "http://127.0.0.1:8000/v1",
                  endpoint: Literal["chat", "completions"] = "chat", concurrency: int = 8, retries: int = 3,
@@ -160,6 +168,53 @@ class OpenAICompatible(Model):
         if reason == "stop":
             return "stop" if self.server_stop else "eos"
         return None
+
+
+    # -- LoglikelihoodScorer ------------------------------------------------------------------
+
+    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[Loglikelihood]:
+        """Each continuation scored as lm-evaluation-harness's ``local-completions`` scores it: the
+        context (after the system prompt and a blank line, as a completions prompt is sent) and the
+        continuation go to ``/completions`` as one prompt with ``echo`` and ``logprobs`` (and one
+        token to generate, which is not counted), and the server returns the prompt's tokens with
+        their log-probabilities and text offsets (:func:`echoed_loglikelihood`). The chat endpoint
+        cannot: it scores no given text."""
+        if self.endpoint != "completions":
+            raise HarnessError(f"{OWNER}: scoring text by log-likelihood needs endpoint=completions (a chat endpoint "
+                               "gives no log-probabilities of given text), on a server that echoes the prompt's "
+                               "log-probabilities, as vLLM does")
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            return list(pool.map(self._score, requests))
+
+    def _score(self, request: LoglikelihoodRequest) -> Loglikelihood:
+        context = request.context if request.system is None else f"{request.system}\n\n{request.context}"
+        body = {"model": self.model, "prompt": context + request.continuation, "max_tokens": 1, "temperature": 0,
+                "logprobs": 1, "echo": True}
+        answer = self._call("POST", "/completions", body)
+        try:
+            logprobs = answer["choices"][0]["logprobs"]
+            return echoed_loglikelihood(logprobs, len(context), len(context) + len(request.continuation))
+        except (KeyError, IndexError, TypeError):
+            raise HarnessError(f"{OWNER}: the server at {self.url} returned no log-probabilities of the prompt "
+                               "(completions with echo and logprobs), so it cannot score text: serve the model "
+                               "with one that does, as vLLM does") from None
+
+
+def echoed_loglikelihood(logprobs: dict[str, Any], start: int, end: int) -> Loglikelihood:
+    """The continuation ``[start, end)`` of an echoed prompt, from a completions answer's
+    ``logprobs`` (``tokens``, ``token_logprobs``, ``text_offset``, ``top_logprobs``): the sum over
+    the tokens whose text ends past ``start`` and begins before ``end`` (a token across the
+    boundary counts as the continuation's, since the server cut the text itself; the generated
+    token after the prompt does not count); greedy when each of them is its position's most likely
+    token (lm-eval's test; unknown without ``top_logprobs``, then False)."""
+    tokens, values, offsets = logprobs["tokens"], logprobs["token_logprobs"], logprobs["text_offset"]
+    tops = logprobs.get("top_logprobs")
+    chosen = [i for i, (offset, token) in enumerate(zip(offsets, tokens)) if offset + len(token) > start and offset < end]
+    if any(values[i] is None for i in chosen):  # the prompt's first token has none: nothing came before it
+        raise HarnessError(f"{OWNER}: a continuation with no context before it cannot be scored (its first token "
+                           "has no log-probability)")
+    greedy = bool(tops) and all(tops[i] and values[i] >= max(tops[i].values()) for i in chosen)
+    return Loglikelihood(float(sum(values[i] for i in chosen)), len(chosen), greedy)
 
 
 def trace_offset(text: str, pieces: Sequence[str]) -> int:
