@@ -91,9 +91,12 @@ def harness_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Tests never read or write the user's embedding cache, nor find the user's data home."""
+    """Tests never read or write the user's embedding cache, nor find the user's data home, nor
+    reach the internet (a model name missing from the cache is not fetched from the hub; the
+    download tests serve their own files on 127.0.0.1 and lift this)."""
     os.environ["HARNESS_CACHE_DIR"] = str(tmp_path_factory.mktemp("embedding-cache"))
     os.environ["HARNESS_DATA"] = str(tmp_path_factory.mktemp("data-home"))
+    os.environ["HARNESS_OFFLINE"] = "1"
 
 
 @pytest.fixture(autouse=True)

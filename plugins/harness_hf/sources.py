@@ -1,12 +1,17 @@
-"""Where a checkpoint comes from: a local folder, or a model the user already has in the Hugging
-Face cache, and what a sentence-transformers folder says about how to encode with it.
+"""Where a checkpoint comes from: a local folder, or a model named as on the Hugging Face hub, and
+what a sentence-transformers folder says about how to encode with it.
 
 Names such as ``intfloat/multilingual-e5-small`` (optionally ``@revision``) are looked up in the
-local Hugging Face cache only, through ``huggingface_hub.snapshot_download(local_files_only=True)``
+local Hugging Face cache first, through ``huggingface_hub.snapshot_download(local_files_only=True)``
 so the cache layout (``models--org--name/refs/<branch>``, ``snapshots/<commit>/``) is read by
-the library that writes it. The cache folder is computed here on every call from
-``HF_HUB_CACHE``, ``HF_HOME``/hub or ``~/.cache/huggingface/hub`` and passed explicitly, because
-``huggingface_hub`` fixes its own default when it is first imported. Nothing is ever downloaded.
+the library that writes it. A name not in the cache is downloaded through the same library when
+the machine may go online (neither ``HARNESS_OFFLINE``, ``HF_HUB_OFFLINE`` nor
+``TRANSFORMERS_OFFLINE`` is set): the revision (a branch, tag or commit; ``main`` by default) is
+resolved to its commit, whose snapshot folder the model then loads, so the model's identity and
+the result name the exact commit (:func:`hub_commit`). A second run finds the snapshot in the
+cache without a request. The cache folder and the hub's address (``HF_ENDPOINT``) are read here
+on every call and passed explicitly, because ``huggingface_hub`` fixes its own defaults when it
+is first imported.
 
 A sentence-transformers folder is read as data (the package is not a dependency): its
 ``modules.json`` names the transformer folder, the pooling and whether vectors are
@@ -68,10 +73,42 @@ def split_revision(source: str) -> tuple[str, str | None]:
     return name, (revision if at else None)
 
 
+#: Files a hub snapshot is fetched without: other frameworks' weights and exports, which no HF
+#: model here loads (a repository often holds its weights in three or four of them).
+NOT_FETCHED = ("*.onnx", "*.onnx_data", "onnx/*", "openvino/*", "coreml/*", "*.h5", "*.msgpack", "*.ot",
+               "*.tflite", "tf_model*", "flax_model*", "rust_model*")
+#: PyTorch pickles, fetched only when the repository has no safetensors weights.
+PICKLED = ("*.bin", "*.pt", "*.pth")
+#: What makes the hub off limits (any set to 1, true, yes or on).
+OFFLINE_VARIABLES = ("HARNESS_OFFLINE", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+
+
+def offline() -> str | None:
+    """The variable that keeps the hub off limits (``NAME=value``), or None when downloads may run."""
+    for name in OFFLINE_VARIABLES:
+        if os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}:
+            return f"{name}={os.environ[name]}"
+    return None
+
+
+def hub_endpoint() -> str | None:
+    """``HF_ENDPOINT`` read now (a site's hub mirror, or a test's server); None: the library's default."""
+    return os.environ.get("HF_ENDPOINT") or None
+
+
+def hub_commit(folder: Path) -> str | None:
+    """The commit a hub snapshot folder holds (``.../snapshots/<commit>``, or a folder inside
+    one such as a sentence-transformers model's ``0_Transformer``); None for any other folder."""
+    for candidate in (folder, *folder.parents):
+        if candidate.parent.name == "snapshots" and candidate.parent.parent.name.startswith("models--"):
+            return candidate.name
+    return None
+
+
 def cached_snapshot(source: str, revision: str | None, owner: str) -> Path:
-    """The snapshot folder of a model name in the local Hugging Face cache, or a one-line error
-    saying where it looked. ``revision`` (or ``@rev`` in the name) is a branch or tag recorded in
-    ``refs/`` or a full commit hash; without one it is ``main``."""
+    """The snapshot folder of a model name: from the local Hugging Face cache, else downloaded from
+    the hub when the machine may go online; a one-line error otherwise. ``revision`` (or ``@rev``
+    in the name) is a branch, tag or full commit hash; without one it is ``main``."""
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import HFValidationError, IncompleteSnapshotError, LocalEntryNotFoundError
 
@@ -82,25 +119,88 @@ def cached_snapshot(source: str, revision: str | None, owner: str) -> Path:
     cache = hub_cache()
     repo_folder = cache / ("models--" + name.replace("/", "--"))
     try:
-        folder = snapshot_download(name, revision=revision, cache_dir=cache, local_files_only=True)
+        # the files a download skips are not asked for (the cached listing names them all)
+        folder = snapshot_download(name, revision=revision, cache_dir=cache, local_files_only=True,
+                                   ignore_patterns=[*NOT_FETCHED, *PICKLED])
     except HFValidationError:
         raise HarnessError(f"{owner}: path={source} is not a local checkpoint folder nor a Hugging Face "
                            "model name (nothing is downloaded)") from None
-    except IncompleteSnapshotError:
-        raise HarnessError(f"{owner}: the cached snapshot of {name} at revision {revision} lacks files "
-                           f"({repo_folder}); nothing is downloaded") from None
-    except LocalEntryNotFoundError:
+    except (IncompleteSnapshotError, LocalEntryNotFoundError) as error:
+        blocked = offline()
+        if blocked is None:
+            return download_snapshot(name, revision, owner)
+        if isinstance(error, IncompleteSnapshotError):
+            raise HarnessError(f"{owner}: the cached snapshot of {name} at revision {revision} lacks files "
+                               f"({repo_folder}); {blocked}, so nothing is downloaded") from None
         if repo_folder.is_dir():
             raise HarnessError(f"{owner}: {name} has no revision {revision} in the Hugging Face cache "
-                               f"({repo_folder}: refs/, snapshots/); nothing is downloaded") from None
+                               f"({repo_folder}: refs/, snapshots/); {blocked}, so nothing is downloaded") from None
         raise HarnessError(f"{owner}: path={source} is not a local checkpoint folder and not in the Hugging Face cache "
-                           f"({repo_folder}); nothing is downloaded") from None
+                           f"({repo_folder}); {blocked}, so nothing is downloaded") from None
+    return Path(folder)
+
+
+def _hub_failure(error: BaseException, name: str, revision: str, where: str) -> str:
+    """Why the hub gave nothing, from ``error`` or the errors it was raised from (the library
+    wraps the answer of its first request in the error of a later step)."""
+    from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError, RevisionNotFoundError
+
+    root: BaseException = error
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, GatedRepoError):
+            return (f"{name} is gated on the hub: accept its terms at {where}/{name} and log in (`hf auth login` or "
+                    "HF_TOKEN), or pass path=FOLDER")
+        if isinstance(cause, RevisionNotFoundError):
+            return f"{name} has no revision {revision} on the hub ({where}/{name})"
+        if isinstance(cause, RepositoryNotFoundError):
+            return (f"{name} is not a model on the hub ({where}/{name}), or a private one (log in with "
+                    "`hf auth login` or HF_TOKEN)")
+        cause = cause.__cause__
+    while root.__cause__ is not None:  # the first failure (not the cache miss that led here)
+        root = root.__cause__
+    reason = str(root).splitlines()[0] if str(root) else type(root).__name__
+    return f"{name} is not in the Hugging Face cache and the hub ({where}) could not give it: {reason}"
+
+
+def _silent_tqdm() -> type:
+    from tqdm.auto import tqdm
+
+    class Silent(tqdm):  # type: ignore[misc, valid-type]
+        """No bar for the listing that comes before a download (the download draws its own)."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **{**kwargs, "disable": True})
+
+    return Silent
+
+
+def download_snapshot(name: str, revision: str, owner: str) -> Path:
+    """Download model ``name`` at ``revision`` from the hub into the Hugging Face cache (the
+    library resolves the revision to its commit and writes ``refs/<revision>``, so the next run
+    finds it offline); the files a transformers model needs, safetensors weights before pickles.
+    A gated, missing or unreachable repository is one line."""
+    import httpx2
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+
+    endpoint = hub_endpoint()
+    where = endpoint or "https://huggingface.co"
+    try:
+        listing = snapshot_download(name, revision=revision, cache_dir=hub_cache(), endpoint=endpoint,
+                                    ignore_patterns=list(NOT_FETCHED), dry_run=True, tqdm_class=_silent_tqdm())
+        has_safetensors = any(item.filename.endswith(".safetensors") for item in listing)
+        skipped = [*NOT_FETCHED, *(PICKLED if has_safetensors else ())]
+        folder = snapshot_download(name, revision=revision, cache_dir=hub_cache(), endpoint=endpoint,
+                                   ignore_patterns=skipped)
+    except (LocalEntryNotFoundError, HfHubHTTPError, httpx2.HTTPError, OSError) as error:
+        raise HarnessError(f"{owner}: {_hub_failure(error, name, revision, where)}") from None
     return Path(folder)
 
 
 def resolve_source(source: str | Path, owner: str, revision: str | None = None) -> Path:
     """The folder a model's ``path`` option names: an existing local folder as given, otherwise a
-    model name looked up in the local Hugging Face cache."""
+    model name from the Hugging Face cache or the hub (:func:`cached_snapshot`)."""
     local = Path(source).expanduser()
     if local.is_dir() and revision is None:
         return local
