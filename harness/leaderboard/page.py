@@ -13,10 +13,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from collections.abc import Sequence
+
 from harness.errors import HarnessError
 from harness.leaderboard.entry import PAIR_AXES, Leaderboard
 from harness.leaderboard.ranking import ranked
-from harness.leaderboard.rendering import card_summary
+from harness.leaderboard.rendering import DECIMALS, card_summary, metric_units
+from harness.leaderboard.reported import ReportedResult, folder_of, load_reported
 from harness.leaderboard.storage import load
 
 #: The page's HTML and script; :func:`page` puts a leaderboard's JSON where the marker is.
@@ -28,28 +31,30 @@ PAGE_DATA_MARKER = "/*LEADERBOARD_JSON*/"
 _SCRIPT_SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
 
 
-def page_data(board: Leaderboard) -> dict[str, Any]:
+def page_data(board: Leaderboard, reported: Sequence[ReportedResult] = ()) -> dict[str, Any]:
     """What the page embeds: the board as stored, its ranking by scope, the ranking of its
     zero-shot entries alone (the page's filter ranks them among themselves, with their own tie
-    marks), the model cards in the words of ``leaderboard show`` (by entry key), and what a
-    language pair's two languages are."""
+    marks), the model cards in the words of ``leaderboard show`` (by entry key), what a
+    language pair's two languages are, each metric's unit and its decimals (one format per
+    metric, as ``leaderboard show``), and the papers' reported results (shown apart, unranked)."""
     return {"board": board.to_dict(), "groups": [group.to_dict() for group in ranked(board)],
             "zero_shot_groups": [group.to_dict() for group in ranked(board.zero_shot())],
             "cards": {entry.key: card_summary(entry.card) for entry in board.entries if entry.card is not None},
-            "pair_axes": list(PAIR_AXES)}
+            "pair_axes": list(PAIR_AXES), "units": metric_units(board, reported), "decimals": DECIMALS,
+            "reported": [result.to_dict() for result in reported]}
 
 
-def page(board: Leaderboard) -> str:
-    """The self-contained HTML page of ``board``."""
-    data = json.dumps(page_data(board), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+def page(board: Leaderboard, reported: Sequence[ReportedResult] = ()) -> str:
+    """The self-contained HTML page of ``board``, with ``reported`` results apart."""
+    data = json.dumps(page_data(board, reported), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     template = PAGE_TEMPLATE.read_text(encoding="utf-8")
     return template.replace(PAGE_DATA_MARKER, data.translate(_SCRIPT_SAFE), 1)
 
 
 def page_server(path: Path, port: int, host: str = "127.0.0.1") -> ThreadingHTTPServer:
-    """An HTTP server whose every GET of ``/`` answers the page of the leaderboard at ``path``, read
-    afresh (a run finishing meanwhile shows on reload); anything else is 404. Nothing is bound
-    beyond ``host`` (this machine by default)."""
+    """An HTTP server whose every GET of ``/`` answers the page of the leaderboard at ``path`` and
+    of the reported results beside it, read afresh (a run finishing meanwhile shows on reload);
+    anything else is 404. Nothing is bound beyond ``host`` (this machine by default)."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
@@ -57,7 +62,7 @@ def page_server(path: Path, port: int, host: str = "127.0.0.1") -> ThreadingHTTP
                 self.send_error(404)
                 return
             try:
-                body = page(load(path)).encode("utf-8")
+                body = page(load(path), load_reported(folder_of(path))).encode("utf-8")
             except HarnessError as exc:
                 self.send_error(500, explain=str(exc))
                 return

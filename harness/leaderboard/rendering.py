@@ -31,23 +31,28 @@ Cells = Mapping[str, Mapping[str, float | None]]
 DECIMALS = {"fraction": 4, "percent": 2}
 
 
-def metric_unit(values: Iterable[float | None]) -> str:
+def metric_unit(values: Iterable[float | None]) -> str | None:
     """A metric's unit as its values show it, where nothing declares it: ``fraction`` when every
-    value lies in [0, 1], else ``percent`` (read over a whole board, so one metric keeps one unit)."""
-    return "fraction" if all(0 <= v <= 1 for v in values if v is not None) else "percent"
+    value lies in [0, 1] and one lies strictly between, ``percent`` when one exceeds 1, None when
+    the values cannot tell (all 0 or 1). Read over a whole board, so one metric keeps one unit."""
+    found = [v for v in values if v is not None]
+    if any(v > 1 for v in found):
+        return "percent"
+    return "fraction" if any(0 < v < 1 for v in found) else None
 
 
 def metric_units(board: Leaderboard, reported: Sequence[ReportedResult] = ()) -> dict[str, str]:
-    """The unit of every metric on ``board`` and among ``reported`` (whose files declare it)."""
+    """The unit of every metric on ``board`` and among ``reported`` (whose files declare it): as
+    the board's values show it, else as the papers declare it, else ``percent`` (values that are
+    all 0 or 1 cannot tell; an F1 of an empty baseline is one)."""
     values: dict[str, list[float | None]] = {}
     for entry in board.entries:
+        values.setdefault(entry.main_metric, []).append(entry.main_score)  # a main score may name a row (XTREME's all_task)
         for row in entry.rows:
             for name, value in row.metrics.items():
                 values.setdefault(name, []).append(value)
-    units = {name: metric_unit(found) for name, found in values.items()}
-    for result in reported:
-        units.setdefault(result.metric, result.unit)
-    return units
+    declared = {result.metric: result.unit for result in reported}
+    return {**declared, **{name: metric_unit(found) or declared.get(name, "percent") for name, found in values.items()}}
 
 
 def number(value: float | None, unit: str, interval: Sequence[float] | None = None) -> str:

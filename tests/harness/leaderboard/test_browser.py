@@ -105,8 +105,12 @@ def _luminance(css: str) -> float:
 
 
 def _shown(value: float) -> str:
-    """A number as the page writes it: four decimals, trailing zeros dropped."""
-    return f"{value:.4f}".rstrip("0").rstrip(".")
+    """A percent as the page writes it: always two decimals (one format per metric, issue 31)."""
+    return f"{value:.2f}"
+
+
+#: The lightest colour of the heatmaps' scale (ColorBrewer Blues' first stop).
+LIGHTEST = "rgba(247, 251, 255, 1)"
 
 
 def test_the_page_in_chromium(harness_cli: Cli, board: Path, browser: object, tmp_path: Path) -> None:
@@ -151,7 +155,7 @@ def test_the_page_in_chromium(harness_cli: Cli, board: Path, browser: object, tm
             context = tr.find_element(By.TAG_NAME, "th").text
             for question, td in zip(questions, tr.find_elements(By.TAG_NAME, "td")):
                 assert float(td.get_attribute("data-value")) == rows_by_pair[(context, question)]
-                assert td.text == f"{rows_by_pair[(context, question)]:.3g}"  # three significant digits
+                assert td.text == _shown(rows_by_pair[(context, question)])  # F1's one format
                 cells.append((rows_by_pair[(context, question)], _luminance(td.value_of_css_property("background-color"))))
         assert len(rows_by_pair) == 49 and len(questions) == 7
     cells.sort()
@@ -175,7 +179,7 @@ def test_the_page_in_chromium(harness_cli: Cli, board: Path, browser: object, tm
                 "tydiqa": 93.05555555555556}  # the official evaluate.py's numbers (tests/fixtures/xtreme/README.md)
     assert {head: cells_by_head[head] for head in expected} == {head: _shown(v) for head, v in expected.items()}
     low, high = entry["main_interval"]  # the all_task row's bootstrap interval
-    assert cells_by_head["all_task [interval]"] == f"{_shown(62.1932649076773)} [{_shown(low)}, {_shown(high)}]"
+    assert cells_by_head["all_task (percent) [95% interval]"] == f"{_shown(62.1932649076773)} [{_shown(low)}, {_shown(high)}]"
 
     # LAReQA: the language matrices its result carries (Figure 4's one_target_mrr), cell by cell
     (lareqa_entry,) = [e for e in read_json(board)["entries"] if e["task"] == "lareqa" and e["kind"] == "run"]
@@ -237,3 +241,70 @@ def test_the_page_in_chromium(harness_cli: Cli, board: Path, browser: object, tm
     height = browser.execute_script("return document.documentElement.scrollHeight")
     browser.set_window_size(1100, height + 150)
     assert browser.save_screenshot(str(artifacts / "leaderboard-page.png"))
+
+
+def test_an_all_zero_heatmap_is_lightest_and_one_entry_is_one(harness_cli: Cli, browser: object) -> None:
+    """Issue 31: a G-XLT matrix of zeros was drawn darkest with the legend "0 - 0", and the page said
+    "1 entries"."""
+    code, _, err = harness_cli("run", "mlqa:mode=gxlt", "empty", "--quiet")
+    assert code == 0, err
+    code, out, err = harness_cli("leaderboard", "page", "--leaderboard", "results/leaderboard.json", "--output",
+                                 "page.html")
+    assert code == 0, err
+    assert out == "page.html: the page of results/leaderboard.json (1 entry)\n"
+    browser.get(Path("page.html").resolve().as_uri())
+    assert browser.find_element(By.ID, "meta").text.startswith("1 entry, updated ")
+    cells = browser.find_elements(By.CSS_SELECTOR, ".heatmap td")
+    assert len(cells) == 49 and {td.text for td in cells} == {"0.00"}
+    assert {td.value_of_css_property("background-color") for td in cells} == {LIGHTEST}
+    legend = browser.find_element(By.CSS_SELECTOR, ".legend").text.split("\n")
+    assert legend[:3] == ["f1 (percent):", "0.00", "100.00"]  # the metric's full scale, not "0 - 0"
+    # one format per metric: every F1 on the page with two decimals, the count an integer
+    (row,) = browser.find_elements(By.CSS_SELECTOR, "table.ranked tr.entry")
+    assert row.find_element(By.CSS_SELECTOR, "td.main").text == "0.00 [0.00, 0.00]"
+
+
+SHIPPED = Path(__file__).resolve().parents[3] / "leaderboard"
+
+
+def test_the_shipped_page_in_chromium(harness_cli: Cli, browser: object) -> None:
+    """The page of the shipped board (written by `harness leaderboard page`, as
+    benchmarks/reference_runs.py does): intervals, the papers' results apart and unranked, behind
+    their box, and one model's table across tasks."""
+    code, _, err = harness_cli("leaderboard", "page", "--leaderboard", SHIPPED / "leaderboard.json", "--output",
+                               "page.html")
+    assert code == 0, err
+    browser.get(Path("page.html").resolve().as_uri())
+    board = read_json(SHIPPED / "leaderboard.json")
+    mains = browser.find_elements(By.CSS_SELECTOR, "table.ranked td.main")
+    assert len(mains) == len(board["entries"])
+    assert all(td.find_elements(By.CSS_SELECTOR, ".interval") for td in mains)  # every entry has its interval
+    # reported: its own section after the boards, in no ranked table, no rank column
+    reported = browser.find_element(By.ID, "reported")
+    assert reported.is_displayed()
+    assert browser.execute_script("return document.getElementById('boards').compareDocumentPosition("
+                                  "document.getElementById('reported')) & Node.DOCUMENT_POSITION_FOLLOWING")
+    rows = reported.find_elements(By.CSS_SELECTOR, "tr.reported-row")
+    papers = sum(len(read_json(path)["results"]) for path in (SHIPPED / "reported").glob("*.json"))
+    assert len(rows) == papers
+    assert browser.find_elements(By.CSS_SELECTOR, "table.ranked tr.reported-row") == []
+    assert reported.value_of_css_property("border-top-style") == "dashed"
+    first = reported.find_element(By.CSS_SELECTOR, "section.reported-group")
+    heads = [th.text for th in first.find_elements(By.CSS_SELECTOR, "tr:first-of-type th")]
+    assert heads[:2] == ["system", "map (fraction)"] and "#" not in heads and heads[-2:] == ["source", "model card"]
+    cells = [td.text for td in first.find_element(By.CSS_SELECTOR, "tr.reported-row").find_elements(By.TAG_NAME, "td")]
+    assert cells[:2] == ["En-En", "0.29"] and cells[-2] == "Roy et al. 2020, Table 2"  # as printed
+    link = first.find_element(By.CSS_SELECTOR, "tr.reported-row a")
+    assert link.get_attribute("href") == "https://arxiv.org/abs/2004.05484"
+    browser.find_element(By.ID, "show-reported").click()  # the filter
+    assert not reported.is_displayed()
+    browser.find_element(By.ID, "show-reported").click()
+    assert reported.is_displayed()
+    # one model across tasks
+    from selenium.webdriver.support.ui import Select
+
+    Select(browser.find_element(By.ID, "model-select")).select_by_value("BM25")
+    shown = browser.find_elements(By.CSS_SELECTOR, "#model-table tr.model-row")
+    bm25 = [e for e in board["entries"] if e["model"]["label"] == "BM25"]
+    assert sorted(tr.get_attribute("data-key") for tr in shown) == sorted(e["key"] for e in bm25)
+    assert len({tr.find_element(By.TAG_NAME, "td").text for tr in shown}) > 1  # across tasks
