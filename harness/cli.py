@@ -344,8 +344,12 @@ def _print_plan(plan: Any) -> None:
     print(format_table(["task", "data", "split", "units", "questions"],
                        [[t["task"], t["source"], t["split"], ",".join(t["units"]),
                          str(t["statistics"].get("questions", "-"))] for t in plan.tasks]))
+    for task in plan.tasks:
+        if task.get("generation") is not None:
+            _print_generation_plan(task["task"], task["generation"])
     if plan.encoding is None:
-        print("encoding: none (the model is not an encoder)")
+        if not any(task.get("generation") is not None for task in plan.tasks):
+            print("encoding: none (the model is not an encoder)")
         return
     e = plan.encoding
     tokens = f"{e.estimated_tokens} tokens" if e.tokens_exact else f"~{e.estimated_tokens} tokens, estimated from a sample"
@@ -353,6 +357,20 @@ def _print_plan(plan: Any) -> None:
           f"{e.to_encode} to encode ({tokens})")
     seconds = "unknown" if e.estimated_seconds is None else _duration(e.estimated_seconds)
     print(f"estimated encoding time: {seconds} ({e.calibration})")
+
+
+def _print_generation_plan(task: str, g: Any) -> None:
+    """A generative task's plan: requests, prompt tokens, the budget, the time, one rendered prompt."""
+    tokens = ("prompt tokens unknown: the model cannot count them" if g.prompt_tokens is None else
+              f"{g.prompt_tokens:,} prompt tokens" if g.tokens_exact else
+              f"~{g.prompt_tokens:,} prompt tokens, estimated from a seeded sample")
+    trace = f" after a trace of up to {g.reasoning_tokens:,}" if g.reasoning_tokens else ""
+    print(f"generation ({task}): {g.requests:,} requests, {g.unique:,} unique, {g.cache_hits:,} in the cache, "
+          f"{g.to_generate:,} to generate ({tokens}); up to {g.max_new_tokens:,} new tokens a request{trace}")
+    seconds = "unknown" if g.estimated_seconds is None else _duration(g.estimated_seconds)
+    print(f"estimated generation time: {seconds} ({g.calibration})")
+    print("one rendered prompt:")
+    print("\n".join(f"  | {line}" for line in g.example_prompt.splitlines()))
 
 
 def _duration(seconds: float) -> str:

@@ -34,12 +34,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import re
 import time
 import uuid
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -355,6 +356,77 @@ class GenerationService:
             self.stats.prompt_tokens += generation.prompt_tokens
             self.stats.new_tokens += generation.new_tokens
         return [(keys[i], generation) for i, generation in zip(batch, generations)]
+
+
+#: Prompts a dry run tokenises to estimate the prompt tokens of all (a seeded sample).
+PLAN_SAMPLE = 256
+#: Prompts a dry run generates, as one batch, to estimate the generation time.
+CALIBRATION_BATCH = 4
+
+
+@dataclass(frozen=True)
+class GenerationPlan:
+    """What a run would generate (``--dry-run``): the requests, those the cache already holds, the
+    prompt tokens (exact when every prompt was tokenised, else tokens per character of a seeded
+    sample times all characters; None when the model cannot count tokens), the budget of new tokens
+    a request may use (the trace's and the answer's), one rendered prompt, and the time estimated
+    from generating one small batch of sample prompts (None when it could not be measured,
+    ``calibration`` saying how or why not)."""
+
+    requests: int
+    unique: int
+    cache_hits: int
+    to_generate: int
+    prompt_tokens: int | None
+    tokens_exact: bool
+    max_new_tokens: int
+    reasoning_tokens: int
+    example_prompt: str
+    estimated_seconds: float | None
+    calibration: str
+
+
+def plan_generation(service: GenerationService, requests: Sequence[GenerationRequest], *, seed: int = 0,
+                    sample_size: int = PLAN_SAMPLE) -> GenerationPlan | None:
+    """What ``service`` would do with ``requests``, without generating them all (None: no request).
+    The time is the per-prompt time of one batch of :data:`CALIBRATION_BATCH` sampled prompts,
+    generated for real (not cached) after a one-token warm-up, times the prompts to generate,
+    shared by the ranks: an upper bound for engines whose larger batches take little longer."""
+    if not requests:
+        return None
+    unique = {request_key(request): request for request in requests}
+    cached = {key for key in unique if key in service._memory or (service.cache is not None and key in service.cache)}
+    missing = [request for key, request in unique.items() if key not in cached]
+    rng = random.Random(seed)
+    sample = missing if len(missing) <= sample_size else rng.sample(missing, sample_size)
+    tokens: int | None = None
+    exact = sample is missing
+    if isinstance(service.generator, PromptCounter) and sample:
+        counted = sum(service.generator.prompt_lengths([request.prompt for request in sample]))
+        characters = sum(len(request.prompt) for request in sample)
+        tokens = counted if exact else round(counted / max(characters, 1) * sum(len(r.prompt) for r in missing))
+    seconds: float | None = 0.0
+    how = "nothing to generate"
+    if missing:
+        batch = rng.sample(missing, min(CALIBRATION_BATCH, len(missing)))
+        try:
+            warm = batch[0]  # one token first: lazy loading and first-call work are no part of the rate
+            service.generator.generate([GenerationRequest(warm.prompt, replace(warm.options, max_new_tokens=1,
+                                                                                reasoning_tokens=0))])
+            start = service.clock()
+            service.generator.generate(batch)
+            elapsed = service.clock() - start
+        except Exception as error:  # an estimate must not stop the plan; the run would show the error
+            seconds, how = None, f"unknown: the calibration generation failed ({type(error).__name__}: {error})"
+        else:
+            batches = -(-len(missing) // service.batcher.batch_size)
+            per_batch = elapsed / len(batch) * min(service.batcher.batch_size, len(missing))
+            seconds = per_batch * batches / service.world.size
+            how = (f"{elapsed:.2f} s for a batch of {len(batch)} sample prompt(s), scaled to {batches} batch(es) of "
+                   f"up to {service.batcher.batch_size}: an upper bound where larger batches cost little more")
+    options = requests[0].options
+    return GenerationPlan(len(requests), len(unique), len(cached), len(missing), tokens, exact and tokens is not None,
+                          options.max_new_tokens, options.reasoning_tokens, requests[0].prompt, seconds, how)
 
 
 def generation_service(generator: Generator) -> GenerationService:

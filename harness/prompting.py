@@ -40,7 +40,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError, InputError
-from harness.generation import GeneratedAnswer, GenerationSettings, PromptTarget, generation_service, prompt_target
+from harness.generation import (
+    GeneratedAnswer, GenerationService, GenerationSettings, PromptTarget, generation_service, prompt_target,
+)
 from harness.qa.passages import Passage
 from harness.io import read_json, sha256_text
 from harness.progress import Progress
@@ -442,6 +444,32 @@ def ask_open(target: PromptTarget, choice: PromptChoice, questions: Sequence[Ope
             answer = replace(answer, samples=tuple("" if template.abstains(g.text) else g.text for g in more))
         out.append(OpenGeneration(answer, no_answer_probability(first, template) if logprobs else None))
     return out
+
+
+class PromptRecorder(GenerationService):
+    """A generation service that keeps the requests it is asked, in the task's order, and answers
+    nothing (with log-probability 0, so a task that needs one goes on): how a dry run learns a
+    task's prompts without a model."""
+
+    def __init__(self) -> None:
+        super().__init__(self)
+        self.requests: list[GenerationRequest] = []
+
+    def generate(self, requests: Sequence[GenerationRequest], *, progress: Progress | None = None) -> list[Generation]:
+        self.requests.extend(requests)
+        if progress is not None:
+            progress.update(len(requests))
+        return [Generation("", logprob=0.0) for _ in requests]
+
+
+def task_requests(task: Any, data: Any, context: Any) -> list[GenerationRequest]:
+    """The requests ``task`` (a :class:`PromptedTask`) would send a generator on ``data``, every
+    unit's, rendered as the run renders them (``context``: a :class:`~harness.task.RunContext`)."""
+    recorder = PromptRecorder()
+    model = GenerativeQA(recorder)
+    for unit in task.units(data):
+        task.predict(model, data, unit, context)
+    return recorder.requests
 
 
 class GenerativeQA:

@@ -26,12 +26,13 @@ from harness.layout import (
 )
 from harness.model import ModelIdentity
 from harness.planning import LoadedTask, load_task, with_checked_data, with_data
-from harness.prompting import PromptedTask
+from harness.generation import GenerationService, plan_generation
+from harness.prompting import PromptedTask, task_requests
 from harness.provenance import describe_files, git_commit
 from harness.recording import Outcome, Scored, record, run_id
 from harness.registry import Registry
 from harness.settings import DataOptions, ExecutionOptions, OutputOptions
-from harness.task import InputRules
+from harness.task import InputRules, RunContext
 from harness.timing import Clock, PhaseTimer
 
 
@@ -67,8 +68,18 @@ def plan_suite(task_texts: Sequence[str], model: object, *, data: DataOptions | 
                loaded: Sequence[LoadedTask] | None = None) -> Plan:
     """What :func:`run_suite` would do with the same arguments (``--dry-run``): the model is
     loaded and the data read, but nothing is encoded, predicted or written."""
-    return _open(task_texts, model, model_args, None, data or DataOptions(), execution or ExecutionOptions(),
-                 output or OutputOptions(), registry or Registry.discover(), loaded).plan()
+    execution = execution or ExecutionOptions()
+    session = _open(task_texts, model, model_args, None, data or DataOptions(), execution, output or OutputOptions(),
+                    registry or Registry.discover(), loaded)
+    plan = session.plan()
+    service = session.model.service
+    if isinstance(service, GenerationService):  # each prompted task's prompts, tokens, budget and time
+        context = RunContext(runtime=session.runtime, show_progress=False)
+        for entry, task in zip(plan.tasks, session.tasks):
+            if isinstance(task.task, PromptedTask):
+                entry["generation"] = plan_generation(service, task_requests(task.task, task.data, context),
+                                                      seed=execution.seed)
+    return plan
 
 
 def _open(task_texts: Sequence[str], model: object, model_args: str | dict[str, object] | None, label: str | None,

@@ -39,6 +39,10 @@ class FakeGenerator(Model):
     def identity(self) -> ModelIdentity:
         return ModelIdentity("fake-generator", "fake-generator", weights=self.replies_path.read_text(encoding="utf-8"))
 
+    def prompt_lengths(self, prompts: Sequence[str]) -> list[int]:
+        """A prompt's "tokens": its words, as ``prompt_tokens`` counts them."""
+        return [len(prompt.split()) for prompt in prompts]
+
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         out = []
         for request in requests:

@@ -373,3 +373,22 @@ def test_a_shot_never_comes_from_the_scored_questions_own_article() -> None:
         asked, *shots = reversed([part.split("\n")[0] for part in prompt.split("Question: ")[1:]])
         assert len(shots) == 3 and all(article[shot] != article[asked] for shot in shots)
     assert task.shot_source(data).startswith("the scored file itself (xquad has no dev split)")
+
+
+def test_a_dry_run_of_a_generator_shows_a_prompt_its_tokens_the_budget_and_a_time(harness_cli: Cli,
+                                                                                  tmp_path: Path) -> None:
+    questions = read_span_file(parallel_qa_dir() / "en.json")
+    path = write_replies(tmp_path / "replies.json", {})
+    code, out, err = harness_cli("run", "xquad", f"fake-generator:replies={path}", "--langs", "en", "--dry-run",
+                                 "--gen-kwargs", "reasoning_tokens=64,max_new_tokens=16")
+    assert code == 0, err
+    rendered = [f"Answer the question with a short span copied from the context.\n\nContext: {q.context}\n"
+                f"Question: {q.question}\nAnswer:" for q in questions]  # the qa template, by hand
+    words = sum(len(prompt.split()) for prompt in rendered)  # the fake model's tokens are words
+    assert (f"generation (xquad): {len(questions)} requests, {len(questions)} unique, 0 in the cache, "
+            f"{len(questions)} to generate ({words:,} prompt tokens); up to 16 new tokens a request after a trace "
+            "of up to 64") in out
+    assert "estimated generation time: " in out and "for a batch of 4 sample prompt(s)" in out
+    shown = "\n".join(f"  | {line}" for line in rendered[0].splitlines())  # the first question's prompt
+    assert f"one rendered prompt:\n{shown}\n" in out
+    assert not list(tmp_path.glob("results/**/result.json"))  # nothing run, nothing written
