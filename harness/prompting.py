@@ -281,7 +281,8 @@ class PromptChoice:
                      f"shots={self.shots}" if self.shots else
                      "generation options (gen_kwargs, system_prompt)" if self.settings != GenerationSettings() else None)
             if asked is not None:
-                raise HarnessError(f"task {task}: {asked} is for generative models; "
+                raise HarnessError(f"task {task}: {asked} {'are' if asked.startswith('generation') else 'is'} for "
+                                   "generative models; "
                                    f"{type(capability).__name__} does not generate")
             return self
         template, defaulted = self.template, False

@@ -392,3 +392,33 @@ def test_a_dry_run_of_a_generator_shows_a_prompt_its_tokens_the_budget_and_a_tim
     shown = "\n".join(f"  | {line}" for line in rendered[0].splitlines())  # the first question's prompt
     assert f"one rendered prompt:\n{shown}\n" in out
     assert not list(tmp_path.glob("results/**/result.json"))  # nothing run, nothing written
+
+
+def test_answers_in_another_script_are_said_under_the_table(harness_cli: Cli, xor_dir: Path, tmp_path: Path) -> None:
+    """Issue 31 item 5: a model answering Japanese questions in English scores low F1 for a reason
+    the table now says; yes/no labels and digits are no evidence either way."""
+    replies = {"Missä Eiffel-torni sijaitsee?": ("Pariisi", 0.0), "Milloin Titanic upposi?": ("1912", 0.0),
+               "日本の首都は？": ("Tokyo", 0.0), "Является ли Москва столицей?": ("yes", 0.0)}
+    path = write_replies(tmp_path / "replies.json", replies)
+    code, out, err = harness_cli("run", "xor-full", f"fake-generator:replies={path}", "--data-dir", xor_dir,
+                                 "--no-leaderboard")
+    assert code == 0, err
+    result, _ = result_of(tmp_path, "xor-full")
+    assert result["diagnostics"]["answer_script"] == {"fi": 1.0, "ja": 0.0, "ru": None}
+    note = ("Few answers are written in the script of the language scored: ja 0% of the answers with letters "
+            "(diagnostics.answer_script): the model may answer in another language.")
+    assert note in result["notes"] and note in out
+
+
+def test_generation_options_for_a_model_that_does_not_generate_are_one_line() -> None:
+    import harness
+    from harness.errors import HarnessError
+
+    def reader(question: str, context: str) -> str:
+        return context.split()[0]
+
+    with pytest.raises(HarnessError, match=r"task xquad: generation options \(gen_kwargs, system_prompt\) are for "
+                                           "generative models; CallableReader does not generate"):
+        harness.evaluate("xquad", reader, langs="en", progress=False, gen_kwargs="max_new_tokens=5")
+    (outcome,) = harness.evaluate("xquad", reader, langs="en", progress=False, bootstrap=0)
+    assert outcome.result.task.options == {} and "generation" not in outcome.result.diagnostics  # as ever
