@@ -66,11 +66,11 @@ def main(args: argparse.Namespace, registry: Registry) -> None:
     elif args.data_command == "get":
         for name in args.benchmarks:  # every name checked before any download
             known.get(name).check_split(args.split)
-        from harness.download import DEFAULT_TIMEOUT
-
+        if args.timeout is not None and args.timeout <= 0:
+            raise HarnessError(f"--timeout {args.timeout:g}: give a number of seconds above 0")
         for name in args.benchmarks:
             report = get(known.get(name), home, args.split, mirror=args.mirror or os.environ.get(MIRROR_ENV),
-                         timeout=args.timeout or DEFAULT_TIMEOUT, show_progress=not args.quiet)
+                         timeout=args.timeout, show_progress=not args.quiet)
             print(report.summary())
             for note in report.notes:
                 print(f"note: {note}")
@@ -139,9 +139,26 @@ def get(benchmark: Benchmark, home: Path, split: str | None = None, *, mirror: s
     """Download ``benchmark``'s files of ``split`` (None: all) into ``home``, resuming partial
     downloads, checking each file against its pinned SHA-256 before it is put in place, and
     extracting archives with every member checked. Files already installed are kept."""
-    from harness.download import DEFAULT_TIMEOUT, Downloader
+    from harness.download import DEFAULT_TIMEOUT
 
     benchmark.check_split(split)
+    with home_lock(home):
+        return _get(benchmark, home, split, mirror, timeout or DEFAULT_TIMEOUT, show_progress)
+
+
+def home_lock(home: Path) -> Any:
+    """The lock two commands writing one data home take in turn (its manifest is read, changed and
+    written whole)."""
+    from filelock import FileLock
+
+    home.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(home / ".manifest.lock"))
+
+
+def _get(benchmark: Benchmark, home: Path, split: str | None, mirror: str | None, timeout: float,
+         show_progress: bool) -> GetReport:
+    from harness.download import Downloader
+
     record = HomeRecord(home)
     report = GetReport(benchmark, home / benchmark.folder)
     if benchmark.manual is not None:
@@ -164,7 +181,7 @@ def get(benchmark: Benchmark, home: Path, split: str | None = None, *, mirror: s
     try:
         with tqdm(total=total, desc=benchmark.name, unit="B", unit_scale=True, unit_divisor=1024, leave=False,
                   disable=None if show_progress else True, dynamic_ncols=True) as bar, \
-                Downloader(mirror=mirror, timeout=timeout or DEFAULT_TIMEOUT, progress=bar) as downloader:
+                Downloader(mirror=mirror, timeout=timeout, progress=bar) as downloader:
             for item in files:
                 _fetch_file(benchmark, home, item, record, downloader, report)
             for archive in archives:
@@ -293,10 +310,13 @@ def verify_home(known: Known, home: Path, names: Sequence[str] = ()) -> list[Fin
     """Every file of the named benchmarks (default: those in the data home) hashed against its
     pinned or recorded checksum; unpinned files seen for the first time are recorded."""
     benchmarks = [known.get(name) for name in names] or [b for b in known.benchmarks.values() if present(b, home)]
-    record = HomeRecord(home)
-    findings = [f for b in benchmarks for f in verify(b, home, record)]
-    if any(f.verdict == "recorded" for f in findings):
-        record.save()
+    if not home.is_dir():
+        return [f for b in benchmarks for f in verify(b, home, HomeRecord(home))]  # all missing; nothing to write
+    with home_lock(home):
+        record = HomeRecord(home)
+        findings = [f for b in benchmarks for f in verify(b, home, record)]
+        if any(f.verdict == "recorded" for f in findings):
+            record.save()
     return findings
 
 

@@ -122,45 +122,58 @@ def expand_suite(text: str, registry: Registry) -> SuiteRun:
 
 def load_data(task: Task, options: DataOptions) -> TaskData:
     """Load the requested data; without a folder, the task's benchmark from the data home when it
-    is there (``harness data get``), else the task's demo data. Where the data comes from is said
-    on stderr once it has loaded, never before a mistake is reported."""
+    is there (``harness data get``), else the task's demo data (:func:`announce_data` says which)."""
     meta = task.metadata
     split = options.split or meta.splits[0]
     if split not in meta.splits:
         raise HarnessError(f"unknown split '{split}' for task {meta.name} (splits: {', '.join(meta.splits)})")
     languages = task.check_languages(options.languages)
-    data_dir, origin = options.data_dir, None
+    data_dir = options.data_dir
     if data_dir is None:
         data_dir = datahome.task_folder(meta, datahome.default_home(), split)
         if data_dir is None:
             return _demo_data(task, DataRequest(None, split, languages, options.limit))
-        origin = "the data home's copy (pass --data-dir to use another)"
     elif not data_dir.exists():
         raise HarnessError(f"--data-dir {data_dir} does not exist")
     if meta.data_subdir and (data_dir / meta.data_subdir).is_dir():
         data_dir = data_dir / meta.data_subdir  # a folder holding several benchmarks in their usual layout
-    data = task.load(DataRequest(data_dir, split, languages, options.limit))
-    if origin is not None:
-        print(f"Using {data_dir} for {meta.name}, {origin}", file=sys.stderr)
-    return data
+    return task.load(DataRequest(data_dir, split, languages, options.limit))
+
+
+def _get_hint(task: Task) -> str:
+    """How to get a task's real files: ``harness data get NAME``, where its plugin declares them."""
+    return f"`harness data get {task.metadata.data.name}`" if task.metadata.data is not None else ""
 
 
 def _demo_data(task: Task, request: DataRequest) -> TaskData:
-    """The task's built-in demo data, said on stderr with how to get the real files; one line
-    when the task has none."""
+    """The task's built-in demo data; one line when the task has none."""
     meta = task.metadata
-    get = f"`harness data get {meta.data.name}` or " if meta.data is not None else ""
     folder = task.demo_data_dir()
     if folder is None:
-        raise HarnessError(f"task {meta.name} has no built-in demo data; "
-                           + (f"run `harness data get {meta.data.name}`, or " if meta.data is not None else "")
+        get = _get_hint(task)
+        raise HarnessError(f"task {meta.name} has no built-in demo data; " + (f"run {get}, or " if get else "")
                            + "pass --data-dir with the benchmark files")
     data = task.load(DataRequest(folder, request.split, request.languages, request.limit))
     data.demo = True
     data.source = DEMO_SOURCE
-    print(f"Using the built-in demo data for {meta.name} (the real benchmark files: {get}--data-dir)",
-          file=sys.stderr)
     return data
+
+
+def announce_data(tasks: Sequence[LoadedTask], options: DataOptions) -> None:
+    """Say on stderr where each task's data comes from when no ``--data-dir`` named it: the data
+    home's folder, or the demo data and how to get the real files. Called once every task's data
+    has loaded, so nothing is said before a mistake is reported."""
+    if options.data_dir is not None:
+        return
+    for loaded in tasks:
+        name, data = loaded.name, loaded.data
+        if data.demo:
+            get = _get_hint(loaded.task)
+            print(f"Using the built-in demo data for {name} (the real benchmark files: "
+                  + (f"{get} or " if get else "") + "--data-dir)", file=sys.stderr)
+        else:
+            print(f"Using {data.source} for {name}, the data home's copy (pass --data-dir to use another)",
+                  file=sys.stderr)
 
 
 @dataclass
@@ -198,4 +211,6 @@ def with_checked_data(tasks: Sequence[tuple[Task, PluginInfo]], source: ModelSou
                       data: DataOptions) -> list[LoadedTask]:
     """``tasks`` checked against the model, then their data loaded."""
     check_model(source, [task for task, _ in tasks])
-    return [with_data(task, plugin, data) for task, plugin in tasks]
+    loaded = [with_data(task, plugin, data) for task, plugin in tasks]
+    announce_data(loaded, data)
+    return loaded

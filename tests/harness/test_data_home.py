@@ -167,6 +167,23 @@ def test_offline_makes_no_request(tmp_path: Path, server: FileServer, monkeypatc
     assert server.requests == []
 
 
+def test_split_takes_only_its_files(tmp_path: Path, server: FileServer) -> None:
+    benchmark, home = _benchmark(tmp_path), tmp_path / "home"
+    _serve(server)
+    with pytest.raises(HarnessError, match=r"^benchmark toy has no split 'dev' \(splits: test\)$"):
+        get(benchmark, home, "dev", mirror=server.url, show_progress=False)
+    assert server.requests == []
+    dev = json.loads(benchmark.manifest.read_text())
+    dev["benchmarks"][0]["files"][1]["split"] = "dev"
+    (tmp_path / "split" / "data.json").parent.mkdir()
+    (tmp_path / "split" / "data.json").write_text(json.dumps(dev))
+    split_benchmark = read_manifest(tmp_path / "split" / "data.json")["toy"]
+    assert get(split_benchmark, home, "dev", mirror=server.url, show_progress=False).installed == 1
+    assert [r.path for r in server.requests] == ["/example.org/toy/sub/two.txt"]
+    assert not (home / "toy-folder/one.txt").exists()
+    assert [f.verdict for f in verify(split_benchmark, home, HomeRecord(home))] == ["ok"]  # test never fetched
+
+
 def test_unpinned_file_records_its_first_checksum_and_is_held_to_it(tmp_path: Path, server: FileServer) -> None:
     benchmark, home = _benchmark(tmp_path, pinned=False), tmp_path / "home"
     _serve(server)
@@ -345,7 +362,8 @@ def test_run_without_the_data_home_says_how_to_get_it(harness_cli, tmp_path: Pat
 
 
 @pytest.mark.parametrize("args", [("nosuchtask", "oracle"), ("xquad", "nosuchmodel"), ("xquad", "oracle:nosuch=1"),
-                                  ("xquad", "oracle", "--split", "nosuch"), ("xor-full", "oracle")])
+                                  ("xquad", "oracle", "--split", "nosuch"), ("xor-full", "oracle"),
+                                  ("xquad,xor-full", "oracle")])
 def test_where_the_data_comes_from_is_said_only_once_it_is_used(harness_cli, args: tuple[str, ...]) -> None:
     code, out, err = harness_cli("run", *args, "--no-leaderboard")
     assert code == 2 and err.startswith("error: ") and err.count("\n") == 1 and "Using" not in err
