@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from harness.loglikelihood import (
-    ChoiceQuestion, LoglikelihoodCache, LoglikelihoodService, choose, decide,
+    ChoiceQuestion, LikelihoodChoice, LoglikelihoodCache, LoglikelihoodService, choice_target, choose, decide,
 )
 from harness.protocols import Loglikelihood, LoglikelihoodRequest
 from tests.plugins.harness_xtreme.test_xcopa import write_xcopa
@@ -107,6 +107,14 @@ def test_the_choice_by_sum_per_character_and_per_byte() -> None:
     service = LoglikelihoodService(LengthScorer())
     [made] = decide(service, [ChoiceQuestion("c", (" long option", " short"))])
     assert made.loglikelihoods == (-12.0, -6.0) and made.chosen["sum"] == 1
+
+
+def test_the_adapter_chooses_the_most_likely_candidate_after_a_space() -> None:
+    scorer = LengthScorer()
+    chooser = LikelihoodChoice(scorer)
+    assert chooser.choose([("Text", ["long one", "short"]), ("Other", ["ab", "abc"])]) == [1, 0]
+    assert scorer.calls == [["Text long one", "Text short", "Other abc", "Other ab"]]  # one length-sorted batch
+    assert choice_target(chooser) is chooser.service and choice_target(scorer) is None
 
 
 def _execution(harness_cli: Cli, *args: Any) -> dict[str, Any]:
