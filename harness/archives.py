@@ -1,10 +1,11 @@
 """Extracting an official archive (MLQA's zip, XTREME's tarballs) without trusting its member names.
 
-Every member is checked before anything is written: a path that is absolute, climbs with
-``..``, or names a drive is refused, and so is every link (symbolic or hard: the official archives
-hold none; one whose target lands outside the folder is named as such), device or pipe. An archive with one such member is refused
-whole, in one line naming it, with nothing extracted. The members are written into a staging
-folder and handed back by name, so the caller checks them before moving any into place.
+Every member is checked before anything is written: a path that is absolute, climbs with ``..``
+or names a drive is refused, and so is every link (symbolic or hard: the official archives hold
+none; one whose target lands outside the folder is named as such), device or pipe. An archive
+with one such member is refused whole, in one line naming it, with nothing extracted. The
+members are written into a staging folder and handed back by name, so the caller checks them
+before moving any into place.
 """
 
 from __future__ import annotations

@@ -219,7 +219,8 @@ def _archive_installed(benchmark: Benchmark, home: Path, archive: Archive, recor
 
 
 def _unpinned_note(what: str, reason: str | None, sha256: str, record: HomeRecord) -> str:
-    return f"{what} has no pinned checksum ({reason}); the sha256 it downloaded with, {sha256}, is recorded in {record.path}"
+    return (f"{what} has no pinned checksum ({reason}); the sha256 it downloaded with, {sha256}, is recorded in "
+            f"{record.path}")
 
 
 def _fetch_file(benchmark: Benchmark, home: Path, item: DataFile, record: HomeRecord, downloader: Downloader,
@@ -253,7 +254,8 @@ def _fetch_archive(benchmark: Benchmark, home: Path, archive: Archive, split: st
         staging = folder / f".extract-{archive.name}"
         with extracted(target, archive.format, staging) as paths:
             names = {p.as_posix() for p in paths}
-            absent = [m.path for m in archive.members if m.path not in names and (split is None or m.split in (None, split))]
+            wanted = (m for m in archive.members if split is None or m.split in (None, split))
+            absent = [m.path for m in wanted if m.path not in names]
             if absent:
                 raise HarnessError(f"{target}: holds no {absent[0]} (and {len(absent) - 1} more declared members); "
                                    "refused, nothing installed")

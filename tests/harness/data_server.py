@@ -71,7 +71,8 @@ class FileServer:
                 path = self.path
                 if path in behaviour.stall:
                     time.sleep(behaviour.stall[path])
-                route = next((r for prefix, r in behaviour.routes.items() if path.split("?")[0].startswith(prefix)), None)
+                bare = path.split("?")[0]
+                route = next((r for prefix, r in behaviour.routes.items() if bare.startswith(prefix)), None)
                 if route is not None:
                     status, headers, body = route(path)
                     self._send(status, headers, body, head, request)

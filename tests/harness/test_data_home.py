@@ -128,8 +128,9 @@ def test_a_changed_byte_is_refused_and_nothing_installed(tmp_path: Path, server:
     benchmark, home = _benchmark(tmp_path), tmp_path / "home"
     _serve(server)
     server.behaviour.changed.add("/example.org/toy/sub/two.txt")
-    with pytest.raises(HarnessError, match=rf"two.txt has sha256 [0-9a-f]{{64}}, expected {_sha(FILES['sub/two.txt'])}; "
-                                           "refused, nothing installed"):
+    expected = _sha(FILES["sub/two.txt"])
+    with pytest.raises(HarnessError, match=rf"two.txt has sha256 [0-9a-f]{{64}}, expected {expected}; refused, "
+                                           "nothing installed"):
         get(benchmark, home, mirror=server.url, show_progress=False)
     target = home / "toy-folder/sub/two.txt"
     assert not target.exists() and not partial_path(target).exists()

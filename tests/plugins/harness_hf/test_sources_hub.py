@@ -103,7 +103,8 @@ def test_a_run_records_the_commit_and_a_second_run_sends_no_request(hub_server: 
 @pytest.mark.parametrize("variable", ["HARNESS_OFFLINE", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"])
 def test_offline_sends_no_request(hub_server: FileServer, monkeypatch: pytest.MonkeyPatch, variable: str) -> None:
     monkeypatch.setenv(variable, "1")
-    with pytest.raises(HarnessError, match=rf"not in the Hugging Face cache .*; {variable}=1, so nothing is downloaded$"):
+    expected = rf"not in the Hugging Face cache .*; {variable}=1, so nothing is downloaded$"
+    with pytest.raises(HarnessError, match=expected):
         resolve_source("org/tiny", OWNER)
     assert hub_server.requests == []
 
