@@ -179,13 +179,14 @@ def test_xor_full_closed_book_and_retrieval_augmented(harness_cli: Cli, xor_dir:
     corpus.write_text("id\ttext\ttitle\np0\tThe Eiffel Tower stands in Paris.\tParis\n"
                       "p1\tThe Titanic sank in 1912.\tTitanic\n", encoding="utf-8")
     args = json.dumps({"corpus": str(corpus), "generator": f"fake-generator:replies={path}", "top_k": 1})
-    code, _, err = harness_cli("run", "xor-full:prompt=rag", "retrieve-read", "--model-args", args,
+    code, _, err = harness_cli("run", "xor-full", "retrieve-read", "--model-args", args,
                                "--data-dir", xor_dir, "--quiet", "--no-leaderboard", "--output-dir", tmp_path / "rag")
     assert code == 0, err
     (rag_result,) = (tmp_path / "rag").glob("**/result.json")
     records = [json.loads(line) for line in (rag_result.parent / "instances.jsonl").read_text().splitlines()]
     assert all(len(r["prediction"]["passages"]) == 1 for r in records)  # the passage in each prompt, kept
     assert rows(json.loads(rag_result.read_text()))["fi"]["f1"] == 100.0
+    assert json.loads(rag_result.read_text())["task"]["options"]["prompt"] == "rag@1"  # the default with passages
     # the inner generator's work is in the execution record, one prompt a question
     generation = json.loads(rag_result.read_text())["provenance"]["execution"]["generation"]
     assert generation["requested"] == generation["generated"] == len(records) == 4
