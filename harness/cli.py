@@ -308,7 +308,11 @@ def _report(outcome: Outcome, leaderboard_path: Path | None, width: int | None) 
     print(format_table(["subset", *metrics, "count"],
                        [[row.subset, *(format_score(row.metrics.get(m)) for m in metrics), str(row.count)]
                         for row in result.rows], width))
-    print(f"main score: {result.main_score.metric} = {format_score(result.main_score.value, result.main_score.interval)}")
+    samples = (result.diagnostics.get("generation") or {}).get("samples")
+    spread = (f"  (over {len(samples['main_scores'])} samples: mean {format_score(samples['mean'])}, std "
+              f"{format_score(samples['std'])})" if samples else "")
+    print(f"main score: {result.main_score.metric} = "
+          f"{format_score(result.main_score.value, result.main_score.interval)}{spread}")
     for note in result.notes:
         print(f"note: {note}")
     if outcome.resumed_units:

@@ -423,3 +423,13 @@ def test_generation_options_for_a_model_that_does_not_generate_are_one_line() ->
         harness.evaluate("xquad", reader, langs="en", progress=False, gen_kwargs="max_new_tokens=5")
     (outcome,) = harness.evaluate("xquad", reader, langs="en", progress=False, bootstrap=0)
     assert outcome.result.task.options == {} and "generation" not in outcome.result.diagnostics  # as ever
+
+
+def test_the_spread_of_several_samples_is_printed_beside_the_main_score(harness_cli: Cli, tmp_path: Path) -> None:
+    questions = read_span_file(parallel_qa_dir() / "en.json")
+    path = write_replies(tmp_path / "replies.json", {q.question: (q.answers[0], 0.0) for q in questions})
+    code, out, err = harness_cli("run", "xquad", f"fake-generator:replies={path}", "--langs", "en", "--bootstrap",
+                                 "0", "--gen-kwargs", "temperature=0.5,samples=2")
+    assert code == 0, err
+    # the fake model answers alike whatever the seed: both samples score 100, their spread 0
+    assert "main score: f1 = 100  (over 2 samples: mean 100, std 0)" in out
