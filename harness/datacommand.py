@@ -171,7 +171,8 @@ def _get(benchmark: Benchmark, home: Path, split: str | None, mirror: str | None
         return report
     if offline():
         first = files[0] if files else archives[0]
-        where = benchmark.path(home, first) if isinstance(first, DataFile) else home / DOWNLOADS / first.name
+        where = (benchmark.path(home, first) if isinstance(first, DataFile)
+                 else home / DOWNLOADS / benchmark.folder / first.name)
         raise HarnessError(f"offline ({offline_variable()}): {benchmark.name} needs {first.url} for {where}; "
                            "nothing was downloaded")
     sizes = [f.size for f in files] + [a.size for a in archives]
@@ -245,7 +246,7 @@ def _fetch_archive(benchmark: Benchmark, home: Path, archive: Archive, split: st
 
     key = _archive_key(benchmark, archive)
     expected = archive.sha256 or record.recorded(key)
-    target = home / DOWNLOADS / archive.name
+    target = home / DOWNLOADS / benchmark.folder / archive.name
     fetched = downloader.fetch(archive.url, target, expected, archive.size)
     report.transferred += fetched.transferred
     folder = home / benchmark.folder

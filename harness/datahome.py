@@ -26,7 +26,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.errors import HarnessError
+from harness.errors import HarnessError, did_you_mean
 
 if TYPE_CHECKING:
     from harness.registry import Registry
@@ -218,8 +218,6 @@ class Known:
     tasks: dict[str, tuple[str, ...]]
 
     def get(self, name: str) -> Benchmark:
-        from harness.errors import did_you_mean
-
         if name not in self.benchmarks:
             raise HarnessError(f"unknown benchmark '{name}'{did_you_mean(name, self.benchmarks)} "
                                f"(known: {', '.join(sorted(self.benchmarks))}; see `harness data list`)")
@@ -348,9 +346,9 @@ def task_folder(meta: TaskMetadata, home: Path, split: str) -> Path | None:
     if meta.data is None:
         return None
     benchmark = resolve(meta.data)
-    absent = missing(benchmark, home, split if split in benchmark.splits else None)
     if not present(benchmark, home):
         return None
+    absent = missing(benchmark, home, split if split in benchmark.splits else None)
     if absent:
         raise HarnessError(f"the data home {home} holds part of {benchmark.name} ({len(absent)} files missing, "
                            f"e.g. {benchmark.path(home, absent[0])}): run `harness data get {benchmark.name}` "

@@ -83,12 +83,16 @@ class Downloader:
         size = size if sha256 is not None else None  # an unpinned file's declared size only guides the bar
         part = partial_path(target)
         target.parent.mkdir(parents=True, exist_ok=True)
+        if size is not None and part.exists() and part.stat().st_size >= size and _hash(part) != (sha256, size):
+            part.unlink()  # a partial copy as long as the file that is not the file: a stale one
         transferred = 0
         for attempt in range(ATTEMPTS):
             before = part.stat().st_size if part.exists() else 0
             try:
                 transferred += self._attempt(source, part, size)
                 break
+            except _Restart:  # the server has nothing after the partial copy: it changed, start over
+                continue
             except _Cut as cut:
                 transferred += cut.received
                 got = part.stat().st_size if part.exists() else 0
@@ -119,9 +123,9 @@ class Downloader:
         received = 0
         try:
             with self._client.stream("GET", source, headers=headers) as response:
-                if response.status_code == 416 and have:  # nothing after what we have: restart it
+                if response.status_code == 416 and have:
                     part.unlink()
-                    raise _Cut(0, "the server refused the resume")
+                    raise _Restart()
                 if response.status_code >= 400:
                     reason = response.reason_phrase or ""
                     raise HarnessError(f"{source}: HTTP {response.status_code} {reason}".rstrip())
@@ -147,6 +151,10 @@ class Downloader:
         except httpx2.HTTPError as error:
             raise HarnessError(f"{source}: {_reason(error)}") from None
         return received
+
+
+class _Restart(Exception):
+    """A resume the server refused (416): the partial copy is gone, the next attempt starts over."""
 
 
 class _Cut(Exception):

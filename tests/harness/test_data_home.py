@@ -124,6 +124,20 @@ def test_interrupted_run_leaves_a_partial_file_the_next_run_resumes(tmp_path: Pa
     assert target.read_bytes() == FILES["one.txt"] and not partial_path(target).exists()
 
 
+@pytest.mark.parametrize("pinned", [True, False])
+def test_a_stale_partial_copy_is_started_over(tmp_path: Path, server: FileServer, pinned: bool) -> None:
+    benchmark, home = _benchmark(tmp_path, pinned=pinned), tmp_path / "home"
+    _serve(server)
+    target = home / "toy-folder/one.txt"
+    target.parent.mkdir(parents=True)
+    partial_path(target).write_bytes(b"an older, longer file " * 4000)  # 88,000 bytes, the file has 55,000
+    get(benchmark, home, mirror=server.url, show_progress=False)
+    assert target.read_bytes() == FILES["one.txt"] and not partial_path(target).exists()
+    requests = server.requests_for("/example.org/toy/one.txt")
+    # pinned: the stale copy is seen before any request; unpinned: the server answers 416 to its resume
+    assert [r.range for r in requests] == ([None] if pinned else ["bytes=88000-", None])
+
+
 def test_a_changed_byte_is_refused_and_nothing_installed(tmp_path: Path, server: FileServer) -> None:
     benchmark, home = _benchmark(tmp_path), tmp_path / "home"
     _serve(server)
@@ -250,7 +264,7 @@ def test_archive_extracted_with_members_checked(tmp_path: Path, server: FileServ
     record = HomeRecord(home)
     assert record.files["toy-folder/data/README"]["pinned"] is False  # extracted, its checksum recorded
     assert record.files[f"toy-folder/{benchmark.archives[0].name}"]["sha256"] == _sha(payload)
-    assert not (home / ".downloads" / benchmark.archives[0].name).exists()  # deleted once extracted
+    assert not (home / ".downloads" / "toy-folder" / benchmark.archives[0].name).exists()  # deleted once extracted
     assert sorted(f.verdict for f in verify(benchmark, home, record)) == ["ok", "ok", "ok"]
     (home / "toy-folder/data/README").write_bytes(b"changed\n")
     assert [f.path.name for f in verify(benchmark, home, HomeRecord(home)) if f.verdict == "changed"] == ["README"]
