@@ -313,8 +313,13 @@ def verify_home(known: Known, home: Path, names: Sequence[str] = ()) -> list[Fin
     """Every file of the named benchmarks (default: those in the data home) hashed against its
     pinned or recorded checksum; unpinned files seen for the first time are recorded."""
     benchmarks = [known.get(name) for name in names] or [b for b in known.benchmarks.values() if present(b, home)]
-    if not home.is_dir():
-        return [f for b in benchmarks for f in verify(b, home, HomeRecord(home))]  # all missing; nothing to write
+    for benchmark in benchmarks:
+        if not present(benchmark, home):
+            raise HarnessError(f"{benchmark.name} is not in the data home {home}: "
+                               + (f"see `harness data get {benchmark.name}`" if benchmark.manual else
+                                  f"run `harness data get {benchmark.name}`"))
+    if not benchmarks:
+        return []
     with home_lock(home):
         record = HomeRecord(home)
         findings = [f for b in benchmarks for f in verify(b, home, record)]

@@ -393,6 +393,13 @@ def test_partial_data_home_is_one_line(tmp_path: Path, harness_cli, monkeypatch:
     assert code == 2 and "holds part of xquad (11 files missing" in err and "harness data get xquad" in err
 
 
+def test_verify_of_a_benchmark_not_there_is_one_line(harness_cli, tmp_path: Path) -> None:
+    code, out, err = harness_cli("data", "verify", "--data-home", tmp_path / "home")
+    assert code == 0 and "no benchmark there yet" in out
+    code, out, err = harness_cli("data", "verify", "xquad", "--data-home", tmp_path / "home")
+    assert code == 2 and err == f"error: xquad is not in the data home {tmp_path / 'home'}: run `harness data get xquad`\n"
+
+
 def test_data_list_names_every_plugin_benchmark(harness_cli, tmp_path: Path) -> None:
     code, out, _ = harness_cli("data", "list", "--json", "--data-home", tmp_path)
     listed = {b["name"]: b for b in json.loads(out)["benchmarks"]}
