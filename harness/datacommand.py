@@ -20,6 +20,7 @@ from harness.datahome import (
     DATA_ENV, MIRROR_ENV, Archive, Benchmark, DataFile, Finding, HomeRecord, Known, default_home, known_benchmarks,
     missing, offline, offline_variable, present, verify,
 )
+from harness.download import DEFAULT_TIMEOUT
 from harness.errors import HarnessError
 from harness.tables import format_table, terminal_width
 
@@ -46,14 +47,14 @@ def add_parser(commands: Any) -> None:
     get.add_argument("--mirror", default=None, metavar="URL", help=f"a site's copy of the sources, laid out as "
                      f"URL/HOST/PATH of each official URL (default: ${MIRROR_ENV})")
     get.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                     help="wait this long for a connection or for more bytes (default: 60)")
+                     help=f"wait this long for a connection or for more bytes (default: {DEFAULT_TIMEOUT:g})")
     get.add_argument("--quiet", action="store_true", help="no progress bar")
     verify_parser = actions.add_parser("verify", help="hash the data home's files against the pinned checksums "
                                        "(exit 2 naming any changed or missing file)")
     verify_parser.add_argument("benchmarks", nargs="*", metavar="BENCHMARK",
                                help="benchmarks to check (default: every one in the data home)")
     for parser in (listing, get, verify_parser):
-        parser.add_argument("--data-home", type=Path, help=f"the data home (default: ${DATA_ENV}, else "
+        parser.add_argument("--data-home", type=Path, metavar="DIR", help=f"the data home (default: ${DATA_ENV}, else "
                             "~/.cache/xlqa-harness/data)")
 
 
@@ -139,8 +140,6 @@ def get(benchmark: Benchmark, home: Path, split: str | None = None, *, mirror: s
     """Download ``benchmark``'s files of ``split`` (None: all) into ``home``, resuming partial
     downloads, checking each file against its pinned SHA-256 before it is put in place, and
     extracting archives with every member checked. Files already installed are kept."""
-    from harness.download import DEFAULT_TIMEOUT
-
     benchmark.check_split(split)
     with home_lock(home):
         return _get(benchmark, home, split, mirror, timeout or DEFAULT_TIMEOUT, show_progress)
