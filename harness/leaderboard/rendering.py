@@ -248,3 +248,42 @@ def render_reported(results: Sequence[ReportedResult], max_width: int | None = N
         lines.append(format_table(["system", first.metric, *subsets, "source"], rows, max_width))
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
+
+
+def render_markdown(board: Leaderboard, reported: Sequence[ReportedResult] = ()) -> str:
+    """The headline numbers of a board as a Markdown table (the README's): each entry of a model
+    with a model card, its main score with its interval, and beside it the best number the papers
+    report on a :func:`comparable` scope, with who reports it and the options it was measured with
+    where they differ from the entry's."""
+    units = metric_units(board, reported)
+    lines = ["| task (split) | scope | model | main metric | score [95% interval] | best reported in the papers |",
+             "|---|---|---|---|---|---|"]
+    for group in ranked(board):
+        for placed in group.entries:
+            entry = placed.entry
+            if entry.card is None:
+                continue
+            unit = units[group.main_metric]
+            best = max(comparable(group, reported), key=lambda r: r.score or 0.0, default=None)
+            beside = "–" if best is None else f"{printed(best.score)} ({best.model}{_differing(best, group)}; {best.source})"
+            scope = ", ".join(filter(None, [",".join(f"{k}={v}" for k, v in sorted(group.scope.task_options.items())),
+                                            f"limit {group.scope.limit} per language" if group.scope.limit else ""]))
+            lines.append(f"| {group.scope.task} ({group.scope.split}) | {scope or '–'} | {entry.model.label} | "
+                         f"{group.main_metric} ({unit}) | {number(entry.main_score, unit, entry.main_interval)} | {beside} |")
+    return "\n".join(lines)
+
+
+def comparable(group: RankedGroup, reported: Sequence[ReportedResult]) -> list[ReportedResult]:
+    """The reported results measured on nearly the scope of ``group``: the same task, split, metric
+    and language set, and no task option the group's scope lacks (LAReQA's monolingual pools, say,
+    are another task); an option's value may differ (a candidate form), and is then named."""
+    scope = group.scope
+    return [r for r in reported if r.score is not None and (r.task, r.split, r.metric) == (
+        scope.task, scope.split, group.main_metric) and set(r.languages) == set(scope.languages)
+        and set(r.task_options) <= set(scope.task_options)]
+
+
+def _differing(result: ReportedResult, group: RankedGroup) -> str:
+    """``, candidates=pair``: the reported result's options whose values are not the group's."""
+    options = [f"{k}={v}" for k, v in sorted(result.task_options.items()) if group.scope.task_options.get(k) != v]
+    return "".join(f", {option}" for option in options)
