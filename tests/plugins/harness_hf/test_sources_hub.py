@@ -128,3 +128,26 @@ def test_an_unreachable_hub_is_one_line(hub_server: FileServer, monkeypatch: pyt
     message = str(caught.value)
     assert message.startswith(f"{OWNER}: org/tiny is not in the Hugging Face cache and the hub (http://127.0.0.1:")
     assert "could not give it: " in message and "\n" not in message
+
+
+def test_data_get_then_run_by_hub_name_needs_no_other_step(hub_server: FileServer, real_data: Path, tmp_path: Path,
+                                                           harness_cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``harness data get xquad && harness run xquad hf-reader:path=org/name``: the XQuAD files
+    from the mirror (the same server, copies of the real files), the model from the hub."""
+    from harness.datahome import read_manifest
+    from harness_squad import metadata
+
+    benchmark = read_manifest(metadata.XQUAD.data.manifest)["xquad"]
+    for item in benchmark.files:
+        host_path = item.url.split("://", 1)[1]
+        hub_server.behaviour.files[f"/{host_path}"] = real_data / benchmark.folder / item.path
+    monkeypatch.setenv("HARNESS_DATA", str(tmp_path / "data-home"))
+    monkeypatch.setenv("HARNESS_DATA_MIRROR", hub_server.url)
+    code, out, err = harness_cli("data", "get", "xquad", "--quiet")
+    assert code == 0, err
+    code, out, err = harness_cli("run", "xquad", "hf-reader:path=org/tiny", "--limit", "2", "--no-leaderboard",
+                                 "--quiet", "--bootstrap", "0", "--json", "--no-cache")
+    assert code == 0, err
+    result = json.loads(out)["results"][0]["result"]
+    assert result["data"]["source"] == str(tmp_path / "data-home" / "xquad") and not result["data"]["demo"]
+    assert [row["count"] for row in result["rows"] if row["subset"] != "mean"] == [2] * 12  # 2 real questions each
