@@ -29,6 +29,7 @@ TYDIQA_GOLDP = TaskMetadata(
     prediction_file="predictions",
     data_subdir="tydiqa",
     scorer="squad-v1.1|norm:ascii-english|em+f1|avg:mean-with-en",
+    data=BenchmarkRef.beside(__file__, "tydiqa"),
 )
 
 TATOEBA_TASK = TaskMetadata(

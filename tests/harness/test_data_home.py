@@ -364,6 +364,30 @@ def test_get_of_the_real_benchmarks_then_verify_and_run(real_data: Path, tmp_pat
     assert code == 2 and f"error: {changed} is changed: sha256" in err and err.count("\n") == 1
 
 
+def test_a_plugin_tarball_is_fetched_unpinned_recorded_and_run(tmp_path: Path, server: FileServer, harness_cli,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """XTREME's TyDiQA-GoldP tarball (no copy here: unpinned), stood in for by a tarball of the demo
+    data under the release's names: extracted, recorded, then found by ``harness run tydiqa``."""
+    from harness.demo import parallel_qa_dir
+
+    english = (parallel_qa_dir() / "en.json").read_bytes()
+    names = ["arabic", "bengali", "english", "finnish", "indonesian", "korean", "russian", "swahili", "telugu"]
+    payload = _tar({f"tydiqa-goldp-v1.1-dev/tydiqa-goldp-dev-{name}.json": english for name in names})
+    server.behaviour.files["/storage.googleapis.com/tydiqa/v1.1/tydiqa-goldp-v1.1-dev.tgz"] = payload
+    home = tmp_path / "home"
+    code, out, err = harness_cli("data", "get", "tydiqa", "--data-home", home, "--mirror", server.url, "--quiet")
+    assert code == 0, err
+    assert "tydiqa: 9 files installed" in out and f"sha256 it downloaded with, {_sha(payload)}, is recorded" in out
+    record = json.loads((home / "manifest.json").read_text())["files"]
+    assert record["tydiqa/tydiqa-goldp-v1.1-dev/tydiqa-goldp-dev-swahili.json"]["sha256"] == _sha(english)
+    code, out, err = harness_cli("data", "verify", "tydiqa", "--data-home", home)
+    assert code == 0 and out.endswith("9 files; ok 9\n")
+    monkeypatch.setenv("HARNESS_DATA", str(home))
+    code, out, err = harness_cli("run", "tydiqa", "oracle", "--langs", "en", "--limit", "1", "--no-leaderboard",
+                                 "--quiet", "--bootstrap", "0")
+    assert code == 0 and f"Using {home / 'tydiqa'} for tydiqa" in err
+
+
 def test_run_without_the_data_home_says_how_to_get_it(harness_cli, tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HARNESS_DATA", str(tmp_path / "empty"))
