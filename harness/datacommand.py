@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -145,13 +147,23 @@ def get(benchmark: Benchmark, home: Path, split: str | None = None, *, mirror: s
         return _get(benchmark, home, split, mirror, timeout or DEFAULT_TIMEOUT, show_progress)
 
 
-def home_lock(home: Path) -> Any:
+@contextmanager
+def home_lock(home: Path) -> Iterator[None]:
     """The lock two commands writing one data home take in turn (its manifest is read, changed and
-    written whole)."""
-    from filelock import FileLock
+    written whole); the second says on stderr that it waits."""
+    from filelock import FileLock, Timeout
 
     home.mkdir(parents=True, exist_ok=True)
-    return FileLock(str(home / ".manifest.lock"))
+    lock = FileLock(str(home / ".manifest.lock"))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        print(f"waiting for another harness data command on {home} to finish", file=sys.stderr)
+        lock.acquire()
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def _get(benchmark: Benchmark, home: Path, split: str | None, mirror: str | None, timeout: float,

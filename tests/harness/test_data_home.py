@@ -182,6 +182,26 @@ def test_offline_makes_no_request(tmp_path: Path, server: FileServer, monkeypatc
     assert server.requests == []
 
 
+def test_two_gets_on_one_home_keep_both_records(tmp_path: Path, server: FileServer,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    import threading
+    import time
+
+    first, home = _benchmark(tmp_path), tmp_path / "home"
+    second = _benchmark(tmp_path, {"three.txt": b"third file\n" * 100}, name="other")
+    _serve(server)
+    server.behaviour.files["/example.org/toy/three.txt"] = b"third file\n" * 100
+    server.behaviour.stall["/example.org/toy/one.txt"] = 0.5  # the first holds the home while the second starts
+    worker = threading.Thread(target=get, args=(first, home), kwargs={"mirror": server.url, "show_progress": False})
+    worker.start()
+    while not server.requests:
+        time.sleep(0.01)
+    get(second, home, mirror=server.url, show_progress=False)
+    worker.join()
+    assert {"toy-folder/one.txt", "toy-folder/sub/two.txt", "other-folder/three.txt"} <= set(HomeRecord(home).files)
+    assert f"waiting for another harness data command on {home}" in capsys.readouterr().err
+
+
 def test_split_takes_only_its_files(tmp_path: Path, server: FileServer) -> None:
     benchmark, home = _benchmark(tmp_path), tmp_path / "home"
     _serve(server)
