@@ -433,3 +433,24 @@ def test_the_spread_of_several_samples_is_printed_beside_the_main_score(harness_
     assert code == 0, err
     # the fake model answers alike whatever the seed: both samples score 100, their spread 0
     assert "main score: f1 = 100  (over 2 samples: mean 100, std 0)" in out
+
+
+def test_a_python_generator_objects_unclosed_traces_are_counted_not_silent() -> None:
+    import harness
+
+    questions = read_span_file(parallel_qa_dir() / "en.json")
+    gold = {q.question: q.answers[0] for q in questions}
+
+    rambles = set(sorted(gold)[::3])  # every third question (in text order): a trace that never closes
+
+    class Rambler:
+        def generate(self, requests):
+            return [f"<think>{'hmm ' * 50}" if question_of(r.prompt) in rambles
+                    else f"<think>ok</think> {gold[question_of(r.prompt)]}" for r in requests]
+
+    (outcome,) = harness.evaluate("xquad", Rambler(), langs="en", progress=False, bootstrap=0)
+    unclosed = len(rambles)
+    counts = outcome.result.diagnostics["generation"]["answers"]["en"]
+    assert (counts["answers"], counts["empty"], counts["trace_open"]) == (len(gold), unclosed, unclosed)
+    assert f"{unclosed} of {len(gold)} answers empty: trace not closed within 32 tokens" in outcome.result.notes
+    assert outcome.result.rows[1].metrics["exact_match"] == 100 * (len(gold) - unclosed) / len(gold)
