@@ -71,12 +71,16 @@ def main(args: argparse.Namespace, registry: Registry) -> None:
             known.get(name).check_split(args.split)
         if args.timeout is not None and args.timeout <= 0:
             raise HarnessError(f"--timeout {args.timeout:g}: give a number of seconds above 0")
-        for name in args.benchmarks:
-            report = get(known.get(name), home, args.split, mirror=args.mirror or os.environ.get(MIRROR_ENV),
-                         timeout=args.timeout, show_progress=not args.quiet)
-            print(report.summary())
-            for note in report.notes:
-                print(f"note: {note}")
+        try:
+            for name in args.benchmarks:
+                report = get(known.get(name), home, args.split, mirror=args.mirror or os.environ.get(MIRROR_ENV),
+                             timeout=args.timeout, show_progress=not args.quiet)
+                print(report.summary())
+                for note in report.notes:
+                    print(f"note: {note}")
+        except KeyboardInterrupt:
+            print("interrupted: what was downloaded is kept; run the same command again to resume", file=sys.stderr)
+            raise SystemExit(130) from None
     else:
         _verify(known, home, args.benchmarks)
 

@@ -85,6 +85,8 @@ class Downloader:
         target.parent.mkdir(parents=True, exist_ok=True)
         if size is not None and part.exists() and part.stat().st_size >= size and _hash(part) != (sha256, size):
             part.unlink()  # a partial copy as long as the file that is not the file: a stale one
+        if part.exists() and self.progress is not None:
+            self.progress.update(part.stat().st_size)  # the bar counts the bytes on disk
         transferred = 0
         for attempt in range(ATTEMPTS):
             before = part.stat().st_size if part.exists() else 0
@@ -100,6 +102,8 @@ class Downloader:
                     raise HarnessError(f"{source}: the connection broke after {got:,} of "
                                        f"{'?' if size is None else f'{size:,}'} bytes of {target.name} "
                                        f"({cut.reason}); run the same command again to resume") from None
+        else:
+            raise HarnessError(f"{source}: the server refused to resume {target.name} {ATTEMPTS} times")
         digest, length = _hash(part)
         if size is not None and length != size:
             part.unlink()

@@ -464,3 +464,18 @@ def test_manual_step_is_stated_then_verified(tmp_path: Path, harness_cli) -> Non
     (home / "panx" / "AmazonPhotos.zip").write_bytes(b"another file")
     code, out, err = harness_cli("data", "verify", "panx", "--data-home", home)
     assert code == 2 and "AmazonPhotos.zip is changed" in err
+
+
+def test_ctrl_c_during_get_says_how_to_resume(harness_cli, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from harness import datacommand
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(datacommand, "get", interrupted)
+    with pytest.raises(SystemExit) as caught:
+        harness_cli("data", "get", "xquad")
+    assert caught.value.code == 130
+    assert capsys.readouterr().err == ("interrupted: what was downloaded is kept; run the same command again to "
+                                       "resume\n")
