@@ -227,13 +227,20 @@ class Known:
 def known_benchmarks(registry: Registry) -> Known:
     """Every benchmark the installed plugins declare: those their tasks point at, and the others of
     the same manifests. One name declared by two manifests is refused in one line."""
+    import warnings
+
+    from harness.errors import RegistryError
     from harness.registry import load_target
 
     benchmarks: dict[str, Benchmark] = {}
     tasks: dict[str, list[str]] = {}
     manifests: dict[Path, None] = {}
     for name, (spec, plugin) in sorted(registry.tasks.entries.items()):
-        ref = load_target(spec, plugin, "task").metadata.data
+        try:
+            ref = load_target(spec, plugin, "task").metadata.data
+        except RegistryError as error:  # one broken plugin hides its own benchmarks, not the others'
+            warnings.warn(str(error), stacklevel=2)
+            continue
         if ref is not None:
             tasks.setdefault(ref.name, []).append(name)
             manifests[ref.manifest] = None

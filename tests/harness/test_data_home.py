@@ -479,3 +479,20 @@ def test_ctrl_c_during_get_says_how_to_resume(harness_cli, monkeypatch: pytest.M
     assert caught.value.code == 130
     assert capsys.readouterr().err == ("interrupted: what was downloaded is kept; run the same command again to "
                                        "resume\n")
+
+
+def test_each_task_reads_its_files_inside_its_benchmarks_folder() -> None:
+    """A task's ``data_subdir`` (where ``--data-dir`` finds its files) lies inside the folder its
+    benchmark's files are installed in, so the data home serves the task as it is."""
+    from harness.datahome import resolve
+    from harness.registry import load_target
+
+    registry = Registry.discover()
+    checked = 0
+    for name, (spec, plugin) in registry.tasks.entries.items():
+        meta = load_target(spec, plugin, "task").metadata
+        if meta.data is not None:
+            folder = resolve(meta.data).folder
+            assert meta.data_subdir == folder or meta.data_subdir.startswith(folder + "/"), name
+            checked += 1
+    assert checked >= 10  # xquad, lareqa, mlqa, three xor tasks, mkqa, tatoeba, tydiqa, panx
