@@ -56,7 +56,8 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> Any:
     """The data options of run and score; returns their group, for options of one command."""
     group = parser.add_argument_group("data")
     group.add_argument("--data-dir", type=Path, help="folder with the benchmark files in their official layout "
-                       "(default: the task's built-in demo data)")
+                       "(default: the benchmark in the data home, `harness data get`, else the task's built-in "
+                       "demo data)")
     group.add_argument("--split", help="data split (default: the task's first split)")
     group.add_argument("--langs", type=_languages, help="comma-separated language codes (default: all); a "
                        "language pair as first-second, e.g. es-en (context-question)")
@@ -241,7 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
     submit.add_argument("submissions", type=Path, nargs="+", metavar="FOLDER",
                         help="a submission folder (with submission.json) or a folder of them")
     submit.add_argument("--data-dir", type=Path, help="the benchmark files every submission is scored against "
-                        "(default: the tasks' demo data)")
+                        "(default: the data home's, `harness data get`, else the tasks' demo data)")
     submit.add_argument("--labels", type=Path, help="gold labels kept apart from the inputs (XTREME's test labels: "
                         "LABELS/{task}/test-{lang}.*), for the tasks that take them")
     _add_output_arguments(submit)

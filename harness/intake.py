@@ -87,10 +87,12 @@ def rescore_result(result_path: Path, data_dir: Path | None = None, registry: Re
     task, rules = _task(result, registry, labels)
     data_record = result.data
     source = None if data_record.demo else (data_dir or Path(data_record.source))
-    data = load_data(task, DataOptions(data_dir=source, split=data_record.split, limit=data_record.limit))
+    data = load_data(task, DataOptions(data_dir=source, split=data_record.split, limit=data_record.limit,
+                                       demo=data_record.demo))
     if tuple(data.languages) != tuple(data_record.languages):  # the result was a --langs selection
         data = load_data(task, DataOptions(data_dir=source, split=data_record.split,
-                                           languages=data_record.languages, limit=data_record.limit))
+                                           languages=data_record.languages, limit=data_record.limit,
+                                           demo=data_record.demo))
     data.input_rules = rules
     claimed_files = sorted(f.sha256 for f in data_record.files)
     if sorted(f["sha256"] for f in describe_files(data.files)) != claimed_files:

@@ -130,7 +130,7 @@ def load_data(task: Task, options: DataOptions) -> TaskData:
     languages = task.check_languages(options.languages)
     data_dir = options.data_dir
     if data_dir is None:
-        data_dir = datahome.task_folder(meta, datahome.default_home(), split)
+        data_dir = None if options.demo else datahome.task_folder(meta, datahome.default_home(), split)
         if data_dir is None:
             return _demo_data(task, DataRequest(None, split, languages, options.limit))
     elif not data_dir.exists():

@@ -27,12 +27,16 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class DataOptions:
     """Which data a run or a scoring reads: a folder in the benchmark's official layout (None:
-    the task's built-in demo data), a split, languages and a per-language question limit."""
+    the benchmark in the data home, ``harness data get``, else the task's built-in demo data), a
+    split, languages and a per-language question limit."""
 
     data_dir: Path | None = None
     split: str | None = None
     languages: tuple[str, ...] | None = None
     limit: int | None = None
+    #: Without ``data_dir``: the demo data even where the data home holds the benchmark (a result
+    #: made on the demo data is rescored on it).
+    demo: bool = False
 
     def __post_init__(self) -> None:
         if self.limit is not None and self.limit < 1:

@@ -496,3 +496,20 @@ def test_each_task_reads_its_files_inside_its_benchmarks_folder() -> None:
             assert meta.data_subdir == folder or meta.data_subdir.startswith(folder + "/"), name
             checked += 1
     assert checked >= 10  # xquad, lareqa, mlqa, three xor tasks, mkqa, tatoeba, tydiqa, panx
+
+
+def test_a_demo_result_is_rescored_on_the_demo_data_not_the_data_home(harness_cli, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.demo import parallel_qa_dir
+
+    monkeypatch.setenv("HARNESS_DATA", str(tmp_path / "home"))
+    code, out, err = harness_cli("run", "xquad", "oracle", "--limit", "2", "--no-leaderboard", "--bootstrap", "0",
+                                 "--quiet", "--output-dir", tmp_path / "results")
+    assert code == 0, err
+    (result,) = (tmp_path / "results").glob("xquad/*/*/result.json")
+    home = tmp_path / "home" / "xquad"  # a data home holding other XQuAD files
+    home.mkdir(parents=True)
+    for lang in ("ar", "de", "el", "en", "es", "hi", "ro", "ru", "th", "tr", "vi", "zh"):
+        (home / f"xquad.{lang}.json").write_bytes((parallel_qa_dir() / "en.json").read_bytes())
+    code, out, err = harness_cli("validate", result, "--rescore")
+    assert code == 0 and "are what its predictions score" in out, err
