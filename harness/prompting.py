@@ -206,6 +206,10 @@ class Shot:
     group: str | None = None
 
 
+#: The way shots are drawn (:func:`draw_shots`), named in the scorer signature of few-shot runs.
+SHOT_DRAW = "draw2"
+
+
 def draw_shots(pool: Sequence[Shot], k: int, seed: int, question_id: str, group: str | None = None) -> list[Shot]:
     """``k`` shots for one question, drawn from ``pool`` by a generator seeded with ``seed`` and the
     question's id (so a question gets the same shots in every run), never the question itself nor
@@ -269,8 +273,9 @@ class PromptChoice:
         """The part of the scorer signature that tells prompts apart ("" without a template)."""
         if self.template is None:
             return ""
-        return (f"|prompt:{self.template.label}#{self.template.digest}|shots:{self.shots}@{self.seed}"
-                f"{self.settings.signature()}")
+        # shots drawn outside the question's article (since issue 33) are other shots than before: marked
+        draw = f"@{self.seed}/{SHOT_DRAW}" if self.shots else f"@{self.seed}"
+        return f"|prompt:{self.template.label}#{self.template.digest}|shots:{self.shots}{draw}{self.settings.signature()}"
 
     def for_model(self, capability: object, target: PromptTarget | None, task: str) -> PromptChoice:
         """This choice for ``capability``: as it is for a model that does not generate (which must
