@@ -62,25 +62,27 @@ DEFAULT_BATCH_SIZE = 16
 # -- turning a raw completion into an answer ----------------------------------------------------
 
 
-def answer_start(text: str, reasoning_end: str) -> int | None:
+def answer_start(text: str, reasoning_end: str, opened: bool = False) -> int | None:
     """Where the answer begins in a raw completion: after the last ``reasoning_end`` and the white
     space that follows it, when there is one; at 0 when the completion does not open a trace; None
-    while a trace is still open (a completion that starts with ``<think>`` and has no end marker
-    yet). Engines use it to look for stop strings in the answer only: never inside the trace, nor
-    in the blank lines right after it (``</think>\n\nVolga`` with the stop string ``"\n"`` is
-    the answer "Volga", not "")."""
+    while a trace is still open (a completion that starts with ``<think>``, or any completion when
+    the prompt ``opened`` the trace, as chat templates ending in ``<think>`` do, and has no end
+    marker yet). Engines use it to look for stop strings in the answer only: never inside the
+    trace, nor in the blank lines right after it (``</think>\n\nVolga`` with the stop string
+    ``"\n"`` is the answer "Volga", not "")."""
     if reasoning_end and reasoning_end in text:
         end = text.rindex(reasoning_end) + len(reasoning_end)
         return len(text) - len(text[end:].lstrip())
-    if text.lstrip().startswith(REASONING_START):
+    if opened or text.lstrip().startswith(REASONING_START):
         return None
     return 0
 
 
-def split_reasoning(text: str, reasoning_end: str = REASONING_END) -> tuple[str | None, str]:
+def split_reasoning(text: str, reasoning_end: str = REASONING_END, opened: bool = False) -> tuple[str | None, str]:
     """``(trace, rest)`` of a raw completion: the trace without its ``<think>`` / end markers (None
-    when there is none), and the text after it. A trace never closed leaves no answer."""
-    start = answer_start(text, reasoning_end)
+    when there is none), and the text after it; ``opened``: the prompt opened the trace (see
+    :func:`answer_start`). A trace never closed leaves no answer."""
+    start = answer_start(text, reasoning_end, opened)
     if start == 0:
         return None, text
     if start is None:
@@ -102,7 +104,9 @@ class Completion:
     when log-probabilities were asked for, the text of each generated token with its log-probability
     (their concatenation is the raw text, up to tokens that decode to nothing, such as EOS);
     ``ended``: why the engine stopped (one of :data:`~harness.protocols.ENDINGS`, None: it does
-    not say). :func:`finish` reports "stop" instead when a stop string cut the answer."""
+    not say). :func:`finish` reports "stop" instead when a stop string cut the answer.
+    ``opened``: the prompt itself opened the reasoning trace (a chat template that ends in
+    ``<think>``), so the completion is inside it until ``reasoning_end``."""
 
     text: str
     prompt_tokens: int
@@ -110,6 +114,7 @@ class Completion:
     pieces: Sequence[str] | None = None
     logprobs: Sequence[float] | None = None
     ended: str | None = None
+    opened: bool = False
 
 
 def finish(completion: Completion, options: GenerationOptions, reasoning_end: str = REASONING_END) -> Generation:
@@ -121,8 +126,8 @@ def finish(completion: Completion, options: GenerationOptions, reasoning_end: st
     of answering exactly this and stopping there. A trace never closed gives no answer, and says
     so (``trace_open``), as ``ended`` says why generation stopped."""
     raw = completion.text
-    start = answer_start(raw, reasoning_end)
-    reasoning, _ = split_reasoning(raw, reasoning_end)
+    start = answer_start(raw, reasoning_end, completion.opened)
+    reasoning, _ = split_reasoning(raw, reasoning_end, completion.opened)
     if start is None:
         return Generation("", reasoning, 0.0 if options.logprobs else None, completion.prompt_tokens,
                           completion.new_tokens, completion.ended, trace_open=True)

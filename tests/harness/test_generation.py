@@ -39,6 +39,15 @@ def test_a_stop_string_never_fires_inside_a_trace_nor_in_the_blank_lines_right_a
     assert (plain.text, plain.ended, plain.trace_open) == ("", "stop", False)
 
 
+def test_a_trace_the_prompt_opened_is_a_trace_until_it_closes() -> None:
+    # a chat template ending in "<think>" (Qwen3, DeepSeek-R1): the completion starts inside the trace
+    newline = GenerationOptions(stop=("\n",))
+    closed = finish(Completion("Let me see.\nYes.</think>\n\nVolga\nMore", 3, 9, opened=True), newline)
+    assert (closed.text, closed.reasoning, closed.trace_open) == ("Volga", "Let me see.\nYes.", False)
+    still = finish(Completion("Let me see.\nand", 3, 32, ended="length", opened=True), newline)
+    assert (still.text, still.reasoning, still.trace_open) == ("", "Let me see.\nand", True)
+
+
 def test_cache_keys_of_requests_made_before_the_sampling_options_are_unchanged() -> None:
     import json
 
