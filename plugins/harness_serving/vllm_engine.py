@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from harness.cache import file_digest
 from harness.errors import HarnessError
-from harness.generation import REASONING_END, Completion, finish
+from harness.generation import REASONING_END, REASONING_START, Completion, finish
 from harness.model import Model, ModelIdentity, Runtime
 from harness.protocols import Generation, GenerationRequest, Generator
 
@@ -68,8 +69,10 @@ class VLLMGenerator(Model):
                                             max_tokens=r.options.budget,
                                             logprobs=0 if r.options.logprobs else None) for r in requests]
         outputs = self.llm.generate(prompts, params, use_tqdm=False)
-        return [finish(self._completion(output), request.options, self.reasoning_end)
-                for output, request in zip(outputs, requests)]
+        # a chat template that ends in <think> opens the trace in the prompt: the completion starts inside it
+        return [finish(replace(self._completion(output), opened=prompt.rstrip().endswith(REASONING_START)),
+                       request.options, self.reasoning_end)
+                for output, request, prompt in zip(outputs, requests, prompts)]
 
     def _model_input(self, request: GenerationRequest) -> str:
         """The prompt inside the chat template (after the system prompt), or as it is."""
