@@ -25,12 +25,24 @@ it to the output files. Memory is the vocabulary, 4 bytes a document (its length
 one block, whatever the corpus size. An index is plain ``.npy`` arrays plus a JSON vocabulary (no
 pickle), written in a staging folder moved into place whole; on reload the per-term and
 per-document arrays are read (8 bytes a term or a document) and the postings stay on disk.
+
+Top-k search skips postings (see :mod:`harness_bm25.kernel`): the build writes, per block of
+:data:`BLOCK` postings of a term, its largest weight and last document, and per term its largest
+weight, so a compiled MaxScore search returns the exact top k of the full ranking (ties by
+position) while reading a fraction of the long lists. For that search the postings and block
+bounds are memory-mapped, and the pages a batch of queries touched are handed back to the page
+cache after it (``madvise(MADV_DONTNEED)``), so the search's resident memory stays about one
+batch's pages above the per-document arrays. An index of format 3 (before the bounds) gains them
+in place on first load, in one pass over its postings.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import mmap
+import os
+import sys
 import tempfile
 from array import array
 from collections.abc import Iterable, Sequence
@@ -45,10 +57,22 @@ from harness.errors import HarnessError
 from harness.io import atomic_folder, parse_json
 from harness.search import top_k
 
-#: Bumped when the saved layout changes; an index of another format is rebuilt, never misread.
-FORMAT = 3
+from harness_bm25 import kernel
+
+#: Bumped when the saved layout changes; an index of another format is rebuilt, never misread
+#: (format 3, the same without the block bounds, is upgraded in place on load).
+FORMAT = 4
+_UPGRADABLE = 3
 #: Read whole on load (8 bytes a term or a document); the postings are read as queries need them.
-_IN_MEMORY = ("indptr", "idf", "norms")
+_IN_MEMORY = ("indptr", "idf", "norms", "term_max")
+
+#: Postings per block of a term's list whose largest weight is kept (12 bytes a block: 0.1 byte a
+#: posting). Smaller blocks bound scores more tightly and take more room; PISA and Lucene use 64
+#: to 128.
+BLOCK = 128
+#: Queries searched per call of the compiled kernel; the mapped pages they touched are released
+#: after each batch, which bounds the search's resident memory.
+QUERY_BATCH = 64
 
 #: A query whose postings number less than ``n_docs / SPARSE_SHARE`` is summed over the union of
 #: its postings (a sort of that union); a longer one into a dense vector of all documents, which
@@ -110,6 +134,19 @@ class StoredArray:
             raise HarnessError(f"{self.path} was cut short while the index was open")
         return values
 
+    def mapped(self) -> np.ndarray:
+        """The whole array, memory-mapped read-only (mapped once; see :meth:`release`)."""
+        if not hasattr(self, "_map"):
+            self._map = mmap.mmap(self._handle.fileno(), 0, access=mmap.ACCESS_READ) if self.length else None
+            self._array = (np.frombuffer(self._map, dtype=self.dtype, count=self.length, offset=self._offset)
+                           if self._map is not None else np.empty(0, dtype=self.dtype))
+        return self._array
+
+    def release(self) -> None:
+        """Drop the mapped pages from the process (they stay in the page cache, shared)."""
+        if getattr(self, "_map", None) is not None:
+            self._map.madvise(mmap.MADV_DONTNEED)
+
 
 @dataclass(frozen=True)
 class Postings:
@@ -126,6 +163,7 @@ class Postings:
     idf: np.ndarray  # float64, vocabulary
     norms: np.ndarray  # float64, documents
     k1: float
+    bounds: BlockBounds
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -146,6 +184,25 @@ class Postings:
         weights /= tf
         weights *= self.idf[term]
         return docs, weights
+
+
+@dataclass(frozen=True)
+class BlockBounds:
+    """What pruning knows without reading postings: term ``t``'s postings form blocks
+    ``bptr[t]`` to ``bptr[t + 1]`` of ``block`` postings (the last one shorter), each with its
+    largest weight (``block_max``) and last document (``block_last``), both read from disk as
+    needed; ``term_max`` is each term's largest weight (in memory)."""
+
+    block: int
+    bptr: np.ndarray  # int64, vocabulary + 1 (computed from indptr on load)
+    block_max: StoredArray  # float64, blocks
+    block_last: StoredArray  # int32, blocks
+    term_max: np.ndarray  # float64, vocabulary
+
+    @staticmethod
+    def pointers(indptr: np.ndarray, block: int) -> np.ndarray:
+        """Where each term's blocks start (and the number of blocks, last)."""
+        return np.concatenate([[0], np.cumsum((np.diff(indptr) + block - 1) // block)]).astype(np.int64)
 
 
 # -- building -----------------------------------------------------------------------------------
@@ -257,11 +314,9 @@ def _merge(runs: _Runs, folder: Path, k1: float, b: float, epsilon: float) -> No
     del norms
     count_type = _count_type(max((run.largest_count for run in runs.runs), default=0))
     total = int(indptr[-1])
-    bounds = np.unique(np.concatenate([
-        np.searchsorted(indptr, np.arange(0, total, MERGE_POSTINGS), side="right") - 1, [len(doc_freq)]]))
     with _npy_writer(folder / "counts.npy", count_type, total) as counts, \
             _npy_writer(folder / "indices.npy", np.int32, total) as indices:
-        for t0, t1 in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        for t0, t1 in _term_steps(indptr):
             base = int(indptr[t0])
             docs = np.empty(int(indptr[t1]) - base, dtype=np.int32)
             tf = np.empty(len(docs), dtype=count_type)
@@ -281,6 +336,39 @@ def _merge(runs: _Runs, folder: Path, k1: float, b: float, epsilon: float) -> No
                 cursor[: stop - t0] += run_counts
             counts.write(tf.tobytes())
             indices.write(docs.tobytes())
+
+
+def _term_steps(indptr: np.ndarray) -> list[tuple[int, int]]:
+    """Consecutive term ranges of about :data:`MERGE_POSTINGS` postings each (a longer term alone)."""
+    bounds = np.unique(np.concatenate([
+        np.searchsorted(indptr, np.arange(0, int(indptr[-1]), MERGE_POSTINGS), side="right") - 1,
+        [len(indptr) - 1]]))
+    return list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+
+
+def _write_bounds(folder: Path, k1: float, block: int) -> None:
+    """Write the block bounds of the index in ``folder`` (``block_max.npy``, ``block_last.npy``,
+    ``term_max.npy``) from its postings, term range by term range (the merge's memory bound).
+    Each file is written under a temporary name and renamed, so a reader, or another process
+    upgrading the same index, never sees one half-written."""
+    indptr, idf, norms = (np.load(folder / f"{name}.npy", allow_pickle=False) for name in ("indptr", "idf", "norms"))
+    counts, indices = StoredArray(folder / "counts.npy"), StoredArray(folder / "indices.npy")
+    bptr = BlockBounds.pointers(indptr, block)
+    term_max = np.zeros(len(idf))
+    suffix = f".{os.getpid()}.tmp"
+    with _npy_writer(folder / f"block_max.npy{suffix}", np.float64, int(bptr[-1])) as block_max, \
+            _npy_writer(folder / f"block_last.npy{suffix}", np.int32, int(bptr[-1])) as block_last:
+        for t0, t1 in _term_steps(indptr):
+            lo, hi = int(indptr[t0]), int(indptr[t1])
+            maxima, lasts = np.empty(int(bptr[t1] - bptr[t0])), np.empty(int(bptr[t1] - bptr[t0]), dtype=np.int32)
+            kernel.block_bounds(indptr[t0 : t1 + 1] - lo, indices.read(lo, hi), counts.read(lo, hi), idf[t0:t1],
+                                norms, k1, block, maxima, lasts, term_max[t0:t1])
+            block_max.write(maxima.tobytes())
+            block_last.write(lasts.tobytes())
+    np.save(folder / f"term_max.npy{suffix}.npy", term_max, allow_pickle=False)
+    for name in ("block_max.npy", "block_last.npy"):
+        os.replace(folder / f"{name}{suffix}", folder / name)
+    os.replace(folder / f"term_max.npy{suffix}.npy", folder / "term_max.npy")
 
 
 def _lower_bound(totals: np.ndarray, k: int) -> float:
@@ -328,9 +416,10 @@ class BM25Index:
                 runs = _Runs(Path(scratch), max(1, run_tokens))
                 runs.add(documents)
                 _merge(runs, staging, k1, b, epsilon)
+            _write_bounds(staging, float(k1), BLOCK)
             _write_vocabulary(runs.vocabulary, staging)
-            info = {"format": FORMAT, "shape": [len(runs.vocabulary), len(runs.lengths)], "parameters": parameters,
-                    **(metadata or {})}
+            info = {"format": FORMAT, "shape": [len(runs.vocabulary), len(runs.lengths)], "block": BLOCK,
+                    "parameters": parameters, **(metadata or {})}
             (staging / "index.json").write_text(json.dumps(info, ensure_ascii=False, indent=1), encoding="utf-8")
         index = cls.load(folder)
         index._owned = owned
@@ -372,17 +461,57 @@ class BM25Index:
             row[:] = self._dense_scores(self._terms(tokens))
         return out
 
-    def top_k(self, queries: Sequence[Sequence[str]], k: int) -> tuple[np.ndarray, np.ndarray]:
+    def top_k(self, queries: Sequence[Sequence[str]], k: int, *,
+              exhaustive: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """The ``min(k, n_docs)`` best documents of each query and their scores, best first, ties
-        by document position (lower first), as a stable sort of all scores would order them."""
+        by document position (lower first), as a stable sort of all scores would order them.
+
+        Queries whose terms all have idf > 0 (any corpus where no term is in half the documents)
+        go to the compiled pruned search, :data:`QUERY_BATCH` at a time over every core; the
+        others, or all with ``exhaustive=True``, are scored over every posting of their terms (the
+        pruned search's reference, and the way a negative idf floor ranks)."""
         k = min(k, self.n_docs)
         indices = np.empty((len(queries), k), dtype=np.int64)
         scores = np.empty((len(queries), k), dtype=np.float64)
         if k == 0:
             return indices, scores
-        for q, tokens in enumerate(queries):
-            indices[q], scores[q] = self._best(self._terms(tokens), k)
+        terms = [self._terms(tokens) for tokens in queries]
+        idf = self.postings.idf
+        pruned = [] if exhaustive else [q for q, query in enumerate(terms) if bool(np.all(idf[query] > 0))]
+        for q in sorted(set(range(len(queries))) - set(pruned)):
+            indices[q], scores[q] = self._best(terms[q], k)
+        for start in range(0, len(pruned), QUERY_BATCH):
+            batch = pruned[start : start + QUERY_BATCH]
+            indices[batch], scores[batch] = self._pruned([terms[q] for q in batch], k)
         return indices, scores
+
+    def _pruned(self, queries: list[list[int]], k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The top k of each query by the compiled MaxScore search (:func:`kernel.top_k_batch`):
+        each query as its distinct terms, how often each occurs, and its tokens as positions among
+        its distinct terms (the order rank-bm25 adds their weights in)."""
+        query_ptr, token_ptr, distinct, mult, tokens = [0], [0], [], [], []
+        for terms in queries:
+            position: dict[int, int] = {}
+            for term in terms:
+                position.setdefault(term, len(position))
+            occurrences = np.bincount([position[term] for term in terms], minlength=len(position))
+            distinct += position
+            mult += occurrences.tolist()
+            tokens += [position[term] for term in terms]
+            query_ptr.append(len(distinct))
+            token_ptr.append(len(tokens))
+        postings, bounds = self.postings, self.postings.bounds
+        docs = np.empty((len(queries), k), dtype=np.int64)
+        scores = np.empty((len(queries), k), dtype=np.float64)
+        mapped = (postings.indices, postings.counts, bounds.block_max, bounds.block_last)
+        kernel.top_k_batch(np.array(query_ptr, dtype=np.int64), np.array(distinct, dtype=np.int64),
+                           np.array(mult, dtype=np.float64), np.array(token_ptr, dtype=np.int64),
+                           np.array(tokens, dtype=np.int64), k, postings.indptr, bounds.bptr,
+                           *(stored.mapped() for stored in mapped), bounds.term_max, postings.idf, postings.norms,
+                           postings.k1, bounds.block, docs, scores)
+        for stored in mapped:
+            stored.release()
+        return docs, scores
 
     def _best(self, terms: list[int], k: int) -> tuple[np.ndarray, np.ndarray]:
         candidates: np.ndarray | None  # document ids of ``totals``; None: totals covers every document
@@ -426,22 +555,51 @@ class BM25Index:
 
     @classmethod
     def load(cls, folder: Path) -> BM25Index:
-        """Reload an index written by :meth:`build`; the postings stay on disk (see :class:`StoredArray`)."""
+        """Reload an index written by :meth:`build`; the postings stay on disk (see :class:`StoredArray`).
+        An index of format 3 first gets its block bounds written (see :func:`_upgrade`)."""
         info = cls.saved_metadata(folder)
+        if info is not None and info.get("format") == _UPGRADABLE:
+            info = _upgrade(folder, info)
         if info is None or info.get("format") != FORMAT:
-            raise HarnessError(f"{folder} holds no BM25 index of format {FORMAT}")
+            found = "" if info is None else f" (it holds format {info.get('format')}: delete the folder to rebuild it)"
+            raise HarnessError(f"{folder} holds no BM25 index of format {FORMAT}{found}")
         try:
             counts, indices = StoredArray(folder / "counts.npy"), StoredArray(folder / "indices.npy")
-            indptr, idf, norms = (np.load(folder / f"{name}.npy", allow_pickle=False) for name in _IN_MEMORY)
+            block_max, block_last = StoredArray(folder / "block_max.npy"), StoredArray(folder / "block_last.npy")
+            indptr, idf, norms, term_max = (np.load(folder / f"{name}.npy", allow_pickle=False) for name in _IN_MEMORY)
             n_terms, n_docs = info["shape"]
+            bptr = BlockBounds.pointers(indptr, int(info["block"]))
             if (len(indptr) != n_terms + 1 or len(idf) != n_terms or len(norms) != n_docs
-                    or len(counts) != len(indices) or len(counts) != indptr[-1]):
+                    or len(counts) != len(indices) or len(counts) != indptr[-1] or len(term_max) != n_terms
+                    or len(block_max) != bptr[-1] or len(block_last) != bptr[-1]):
                 raise ValueError(f"arrays of {len(counts)} counts, {len(indices)} documents, {len(indptr)} offsets, "
-                                 f"{len(idf)} idfs and {len(norms)} norms for {n_terms} terms and {n_docs} documents")
+                                 f"{len(idf)} idfs, {len(norms)} norms, {len(term_max)} term bounds and "
+                                 f"{len(block_max)}/{len(block_last)} block bounds for {n_terms} terms and "
+                                 f"{n_docs} documents")
             terms = parse_json((folder / "vocabulary.json").read_text(encoding="utf-8"))
             vocabulary = {term: i for i, term in enumerate(terms)}
             parameters = info["parameters"]
-            return cls(Postings(counts, indices, indptr, idf, norms, float(parameters["k1"])), vocabulary, parameters)
+            bounds = BlockBounds(int(info["block"]), bptr, block_max, block_last, term_max)
+            return cls(Postings(counts, indices, indptr, idf, norms, float(parameters["k1"]), bounds), vocabulary,
+                       parameters)
         except (OSError, ValueError, KeyError, TypeError) as exc:  # a file missing, cut short or replaced
             raise HarnessError(f"{folder} holds a damaged BM25 index ({exc.__class__.__name__}: {exc}): delete "
                                "the folder to build it again") from None
+
+
+def _upgrade(folder: Path, info: dict[str, Any]) -> dict[str, Any]:
+    """Give an index of format 3 (the same postings, no block bounds) its bounds, in place: one
+    pass over its postings, a minute or so for 21 M passages against 40 for a rebuild. The
+    description is replaced last, so a crash leaves a format-3 index that upgrades again."""
+    print(f"bm25: {folder} is an index of format {_UPGRADABLE}: writing its block bounds (one pass over its "
+          f"postings) to make it format {FORMAT}", file=sys.stderr)
+    try:
+        _write_bounds(folder, float(info["parameters"]["k1"]), BLOCK)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise HarnessError(f"{folder} holds a BM25 index of format {_UPGRADABLE} that could not be upgraded "
+                           f"({exc.__class__.__name__}: {exc}): delete the folder to build it again") from None
+    info = {**info, "format": FORMAT, "block": BLOCK}
+    staged = folder / f"index.json.{os.getpid()}.tmp"
+    staged.write_text(json.dumps(info, ensure_ascii=False, indent=1), encoding="utf-8")
+    os.replace(staged, folder / "index.json")
+    return info

@@ -43,8 +43,9 @@ def test_saved_index_reloads_with_the_same_rankings(tmp_path: Path) -> None:
     corpus = _demo_corpus()
     folder = tmp_path / "index"
     first = BM25(runtime=Runtime(), index_dir=folder).index(corpus).search(QUERIES, langs=["en"] * 3, k=5)
-    assert sorted(p.name for p in folder.iterdir()) == ["counts.npy", "idf.npy", "index.json", "indices.npy",
-                                                         "indptr.npy", "norms.npy", "vocabulary.json"]
+    assert sorted(p.name for p in folder.iterdir()) == ["block_last.npy", "block_max.npy", "counts.npy", "idf.npy",
+                                                         "index.json", "indices.npy", "indptr.npy", "norms.npy",
+                                                         "term_max.npy", "vocabulary.json"]
     reloaded = BM25(runtime=Runtime(), index_dir=folder).index(corpus)
     assert isinstance(reloaded.index.postings.counts, StoredArray)  # read as queries need it, not loaded
     again = reloaded.search(QUERIES, langs=["en"] * 3, k=5)

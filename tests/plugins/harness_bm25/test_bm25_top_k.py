@@ -8,6 +8,7 @@ import os
 import stat
 from collections import Counter
 from collections.abc import Iterator
+from functools import partialmethod
 from pathlib import Path
 
 import numpy as np
@@ -26,10 +27,15 @@ def stable_ranking(reference: BM25Okapi, query: list[str], k: int) -> tuple[np.n
     return order, scores[order]
 
 
-@pytest.fixture(params=["sparse", "dense", "dense, 3 postings at a time"])
+@pytest.fixture(params=["pruned", "sparse", "dense", "dense, 3 postings at a time"])
 def accumulation(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Force one way of summing a query's postings: over their union, or into all documents
-    (reading a few postings at a time, as over a corpus of millions)."""
+    """Force one way of finding a query's top k: the compiled pruned search (blocks of 2
+    postings), or every posting summed over their union, or into all documents (reading a few
+    postings at a time, as over a corpus of millions)."""
+    if request.param == "pruned":
+        monkeypatch.setattr(bm25_index, "BLOCK", 2)
+        return request.param
+    monkeypatch.setattr(BM25Index, "top_k", partialmethod(BM25Index.top_k, exhaustive=True))
     monkeypatch.setattr(bm25_index, "SPARSE_SHARE", 0 if request.param == "sparse" else 10**12)
     if request.param.endswith("at a time"):
         monkeypatch.setattr(bm25_index, "READ_POSTINGS", 3)
@@ -153,7 +159,7 @@ def test_saved_index_has_normal_permissions(tmp_path: Path, umask: int) -> None:
     assert stat.S_IMODE(folder.stat().st_mode) == 0o777 & ~umask == 0o750  # not mkdtemp's 0700
     modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()}
     assert modes == dict.fromkeys(["counts.npy", "indices.npy", "indptr.npy", "idf.npy", "norms.npy", "vocabulary.json",
-                                   "index.json"], 0o640)
+                                   "index.json", "block_max.npy", "block_last.npy", "term_max.npy"], 0o640)
     assert [p.name for p in folder.parent.iterdir()] == ["index"]  # no staging folder left behind
 
 

@@ -1,0 +1,103 @@
+"""The pruned top-k search (MaxScore with block bounds, compiled) returns the full ranking's top k,
+ties included: against the exhaustive path over every posting and against rank-bm25's stable
+ranking, on random corpora made of a few words (many equal scores), with repeated query terms,
+blocks of a few postings and k from 1 to past the corpus; a format-3 index is upgraded in place."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rank_bm25 import BM25Okapi
+
+from harness.errors import HarnessError
+from harness_bm25 import index as bm25_index
+from harness_bm25.index import BM25Index
+
+
+def random_corpus(seed: int) -> tuple[list[list[str]], list[list[str]]]:
+    """Documents of 1 to 12 tokens from a skewed vocabulary of 40 words (frequent words repeat
+    within documents, many documents are equal), with rare words no query needs, and queries of
+    1 to 7 tokens that repeat words."""
+    rng = np.random.default_rng(seed)
+    vocabulary = [f"w{i}" for i in range(40)]
+    weights = 1.0 / np.arange(1, 41) ** 1.1
+    weights /= weights.sum()
+    documents = [list(rng.choice(vocabulary, size=rng.integers(1, 13), p=weights)) for _ in range(400)]
+    # Rare filler words keep every query word's idf > 0 (in under half of the documents), so the
+    # pruned path is the one taken.
+    documents += [[f"rare{i}", f"rare{i}"] for i in range(400)]
+    queries = [list(rng.choice(vocabulary[:25], size=rng.integers(1, 8))) for _ in range(60)]
+    queries += [["w0", "w0", "w0"], ["w39", "w0"], ["unseen"], []]
+    return documents, queries
+
+
+@pytest.mark.parametrize("block", [1, 3, 128])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_pruned_top_k_is_the_full_ranking_top_k(seed: int, block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bm25_index, "BLOCK", block)
+    monkeypatch.setattr(bm25_index, "QUERY_BATCH", 7)  # several kernel calls, the last one short
+    documents, queries = random_corpus(seed)
+    index = BM25Index.build(documents)
+    assert index.postings.bounds.block == block
+    idf = index.postings.idf
+    known = [[index.vocabulary[t] for t in q if t in index.vocabulary] for q in queries]
+    assert all(np.all(idf[q] > 0) for q in known)  # every query takes the pruned path
+    reference = BM25Okapi(documents)
+    expected = [reference.get_scores(q) for q in queries]
+    for k in (1, 5, 10, 50, len(documents) + 5):
+        got_docs, got_scores = index.top_k(queries, k)
+        full_docs, full_scores = index.top_k(queries, k, exhaustive=True)
+        np.testing.assert_array_equal(got_docs, full_docs)
+        np.testing.assert_array_equal(got_scores, full_scores)
+        for q, scores in enumerate(expected):
+            order = np.argsort(-scores, kind="stable")[:k]
+            np.testing.assert_array_equal(got_docs[q], order)
+            np.testing.assert_array_equal(got_scores[q], scores[order])  # the same bits
+    # The corpus is made for ties: equal scores straddle the cut of most of these queries.
+    straddling = sum(np.sum(s == np.sort(s)[::-1][9]) > 1 for s in expected)
+    assert straddling > 20
+
+
+def test_bounds_are_the_largest_weights(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each block's bound is its largest weight and its last document; a term's, its largest."""
+    monkeypatch.setattr(bm25_index, "BLOCK", 2)
+    documents = random_corpus(3)[0]
+    postings = BM25Index.build(documents).postings
+    bounds = postings.bounds
+    block_max, block_last = bounds.block_max.read(0, len(bounds.block_max)), bounds.block_last.read(0, len(bounds.block_last))
+    for term in range(postings.shape[0]):
+        docs, weights = postings.weights(term)
+        blocks = range(int(bounds.bptr[term]), int(bounds.bptr[term + 1]))
+        assert len(blocks) == (len(docs) + 1) // 2
+        for j, b in enumerate(blocks):
+            assert block_max[b] == weights[2 * j : 2 * j + 2].max()
+            assert block_last[b] == docs[min(2 * j + 1, len(docs) - 1)]
+        assert bounds.term_max[term] == weights.max()
+
+
+def test_an_index_of_format_3_is_upgraded_in_place(tmp_path: Path) -> None:
+    documents, queries = random_corpus(4)
+    folder = tmp_path / "index"
+    expected = BM25Index.build(documents, folder).top_k(queries, 10)
+    info = json.loads((folder / "index.json").read_text(encoding="utf-8"))
+    for name in ("block_max.npy", "block_last.npy", "term_max.npy"):
+        (folder / name).unlink()
+    del info["block"]
+    (folder / "index.json").write_text(json.dumps({**info, "format": 3}), encoding="utf-8")
+    got = BM25Index.load(folder).top_k(queries, 10)
+    np.testing.assert_array_equal(got[0], expected[0])
+    np.testing.assert_array_equal(got[1], expected[1])
+    assert json.loads((folder / "index.json").read_text(encoding="utf-8"))["format"] == bm25_index.FORMAT
+    assert sorted(p.name for p in folder.iterdir() if "tmp" in p.name) == []
+
+
+def test_an_index_of_an_unknown_format_is_refused_with_its_format(tmp_path: Path) -> None:
+    folder = tmp_path / "index"
+    BM25Index.build([["a", "b"]], folder)
+    info = json.loads((folder / "index.json").read_text(encoding="utf-8"))
+    (folder / "index.json").write_text(json.dumps({**info, "format": 2}), encoding="utf-8")
+    with pytest.raises(HarnessError, match="holds format 2: delete the folder"):
+        BM25Index.load(folder)
