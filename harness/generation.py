@@ -697,11 +697,13 @@ def answer_notes(counts: dict[str, AnswerCounts], options: GenerationOptions | N
     budget = "" if options is None else f" within {options.budget:,} tokens"
     answer_budget = "" if options is None else f" ({options.max_new_tokens:,} new tokens)"
     notes = []
-    for field_name, text in (("trace_open", f"empty: trace not closed{budget}"),
-                             ("empty_cut_by_budget", f"empty: cut by the token budget{answer_budget}")):
+    hint = "" if options is None or options.reasoning_tokens else ": give the trace a budget of its own " \
+        "(--gen-kwargs reasoning_tokens=N)"
+    for field_name, text, after in (("trace_open", f"empty: trace not closed{budget}", hint),
+                                    ("empty_cut_by_budget", f"empty: cut by the token budget{answer_budget}", "")):
         per_unit = {unit: getattr(c, field_name) for unit, c in counts.items() if getattr(c, field_name)}
         if per_unit:
-            notes.append(f"{sum(per_unit.values()):,} of {total:,} answers {text}{_by_unit(per_unit, counts)}")
+            notes.append(f"{sum(per_unit.values()):,} of {total:,} answers {text}{_by_unit(per_unit, counts)}{after}")
     other_empty = {unit: c.empty - c.trace_open - c.empty_cut_by_budget for unit, c in counts.items()}
     other_empty = {unit: n for unit, n in other_empty.items() if n}
     if other_empty:

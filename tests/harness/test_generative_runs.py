@@ -452,5 +452,6 @@ def test_a_python_generator_objects_unclosed_traces_are_counted_not_silent() -> 
     unclosed = len(rambles)
     counts = outcome.result.diagnostics["generation"]["answers"]["en"]
     assert (counts["answers"], counts["empty"], counts["trace_open"]) == (len(gold), unclosed, unclosed)
-    assert f"{unclosed} of {len(gold)} answers empty: trace not closed within 32 tokens" in outcome.result.notes
+    assert (f"{unclosed} of {len(gold)} answers empty: trace not closed within 32 tokens: give the trace a budget "
+            "of its own (--gen-kwargs reasoning_tokens=N)") in outcome.result.notes
     assert outcome.result.rows[1].metrics["exact_match"] == 100 * (len(gold) - unclosed) / len(gold)
