@@ -130,14 +130,20 @@ class PromptTemplate:
 
 
 def load_template(spec: str) -> PromptTemplate:
-    """A built-in template by name, or a template file; bad files are one line naming the field."""
+    """A built-in template by name (or by its label, ``qa@1``, as results record it: the version
+    must be the one installed), or a template file; bad files are one line naming the field."""
     path = Path(spec).expanduser()
     if not spec.endswith(".json"):
-        path = TEMPLATES / f"{spec}.json"
+        name, _, version = spec.partition("@")
+        path = TEMPLATES / f"{name}.json"
         if not path.is_file():
             raise HarnessError(f"unknown prompt template '{spec}' (built-in: {', '.join(builtin_templates())}; "
                                "or give a .json file)")
-    elif not path.is_file():
+        template = _read_template(path.resolve())
+        if version and version != str(template.version):
+            raise HarnessError(f"prompt template {spec}: the installed {name} is version {template.version}")
+        return template
+    if not path.is_file():
         raise HarnessError(f"prompt template file {path} does not exist")
     return _read_template(path.resolve())
 
@@ -333,17 +339,31 @@ class PromptedTask:
     prompt_allowed: frozenset[str] = OPEN_FIELDS
     default_prompt: str | None = "closed-book"
 
-    def __init__(self, prompt: str | None = None, shots: int = 0, shot_seed: int = 0) -> None:
+    def __init__(self, prompt: str | None = None, shots: int = 0, shot_seed: int = 0, prompt_digest: str | None = None,
+                 generation: Mapping[str, Any] | None = None) -> None:
         """``prompt``: the template a generative model is prompted with (a built-in name or a .json
         file; default: the task's canonical one); ``shots``: solved examples in each prompt;
-        ``shot_seed``: their draw."""
-        self.prompting = PromptChoice.of(prompt, shots, shot_seed, task=self.metadata.name,
-                                         required=self.prompt_fields, allowed=self.prompt_allowed,
-                                         default=self.default_prompt)
+        ``shot_seed``: their draw. ``prompt_digest`` and ``generation`` are what a result records
+        (the template's digest, the run's generation options), so that the task is made again
+        from its result's options (``harness validate --rescore``): a template changed since is
+        refused."""
+        name = self.metadata.name
+        choice = PromptChoice.of(prompt, shots, shot_seed, task=name, required=self.prompt_fields,
+                                 allowed=self.prompt_allowed, default=self.default_prompt)
+        if prompt_digest is not None and (choice.template is None or choice.template.digest != prompt_digest):
+            raise HarnessError(f"task {name}: prompt_digest {prompt_digest} is not the digest of "
+                               f"{prompt or 'no template'}" + (f" ({choice.template.digest}): the template changed"
+                                                               if choice.template is not None else ""))
+        if generation:
+            recorded = dict(generation)
+            choice = replace(choice, settings=GenerationSettings.parse(recorded, recorded.pop("system", None)))
+        self.prompting = choice
 
     def prepare_prompting(self, capability: object, settings: GenerationSettings, log_samples: bool = False) -> None:
         """Fix the prompt before the run (so its options, run id and signature name it): the
         template for the model the task will ask (``capability``), and the run's generation options."""
+        if settings == GenerationSettings():  # none given for the run: the task's own, if any
+            settings = self.prompting.settings
         self.prompting = replace(self.prompting, settings=settings, log_samples=log_samples).for_model(
             capability, prompt_target(capability), self.metadata.name)
 

@@ -52,10 +52,12 @@ class MLQA(ParallelQADemo, SpanQATask):
 
     metadata = MLQA_METADATA
 
-    def __init__(self, mode: Mode = "xlt", prompt: str | None = None, shots: int = 0, shot_seed: int = 0) -> None:
+    def __init__(self, mode: Mode = "xlt", prompt: str | None = None, shots: int = 0, shot_seed: int = 0,
+                 prompt_digest: str | None = None, generation: Mapping[str, Any] | None = None) -> None:
         """``mode``: ``xlt`` scores the same-language files, ``gxlt`` every (context, question) pair;
-        ``prompt``, ``shots``, ``shot_seed``: how a generative model is prompted (see :class:`SpanQATask`)."""
-        super().__init__(prompt, shots, shot_seed)
+        ``prompt``, ``shots``, ``shot_seed``, ``prompt_digest``, ``generation``: how a generative
+        model is prompted (see :class:`~harness.prompting.PromptedTask`)."""
+        super().__init__(prompt, shots, shot_seed, prompt_digest, generation)
         self.mode = mode
 
     def options(self) -> dict[str, Any]:

@@ -318,6 +318,8 @@ def test_a_generator_runs_with_the_tasks_default_prompt_named_in_the_result(harn
 
 def test_generation_options_from_the_command_line_are_recorded_and_the_prompts_logged(
         harness_cli: Cli, tmp_path: Path) -> None:
+    from harness.errors import HarnessError
+
     questions = read_span_file(parallel_qa_dir() / "en.json")
     path = write_replies(tmp_path / "replies.json", {q.question: (f"{q.answers[0]}. More", 0.0) for q in questions})
     code, _, err = harness_cli("run", "xquad", f"fake-generator:replies={path}", "--langs", "en", "--quiet",
@@ -338,6 +340,15 @@ def test_generation_options_from_the_command_line_are_recorded_and_the_prompts_l
     assert first["prediction"]["prompt_sha256"] == hashlib.sha256(first["prediction"]["prompt"].encode()).hexdigest()
     code, _, err = harness_cli("run", "xquad", f"fake-generator:replies={path}", "--gen-kwargs", "temp=1", "--quiet")
     assert code == 2 and "unknown option 'temp'" in err
+    # the task is made again from the result's options (prompt label and digest, generation options)
+    code, out, err = harness_cli("validate", run_dir / "result.json", "--rescore")
+    assert code == 0 and "are what its predictions score" in out, err
+    from harness_squad.xquad import XQuAD
+
+    with pytest.raises(HarnessError, match="the template changed"):
+        XQuAD(prompt="qa@1", prompt_digest="0" * 12)
+    with pytest.raises(HarnessError, match="the installed qa is version 1"):
+        XQuAD(prompt="qa@7")
 
 
 def test_several_samples_report_the_spread_of_the_main_score() -> None:
