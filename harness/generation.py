@@ -661,22 +661,29 @@ def with_sample(predictions: Any, sample: int) -> Any:
 
 @dataclass
 class AnswerCounts:
-    """Of a unit's generated answers: how many there are, how many came back empty, and why
-    (a reasoning trace never closed; the token budget ran out), so no 0 is silent."""
+    """Of a unit's generated answers: how many there are, how many came back empty and why (a
+    reasoning trace never closed; the token budget ran out before any answer), and how many
+    answers the budget cut short, so no 0 is silent."""
 
     answers: int = 0
     empty: int = 0
     trace_open: int = 0
-    cut_by_budget: int = 0
     empty_cut_by_budget: int = 0
+    cut_by_budget: int = 0
 
     def add(self, record: dict[str, Any]) -> None:
         self.answers += 1
-        empty = not record["answer"].strip()
+        empty, trace_open = not record["answer"].strip(), bool(record.get("trace_open"))
+        at_budget = record.get("ended") == "length"
         self.empty += empty
-        self.trace_open += bool(record.get("trace_open"))
-        self.cut_by_budget += record.get("ended") == "length"
-        self.empty_cut_by_budget += empty and record.get("ended") == "length" and not record.get("trace_open")
+        self.trace_open += empty and trace_open
+        self.empty_cut_by_budget += empty and at_budget and not trace_open
+        self.cut_by_budget += at_budget and not empty
+
+    @property
+    def empty_otherwise(self) -> int:
+        """Empty answers the model ended itself: it answered nothing."""
+        return self.empty - self.trace_open - self.empty_cut_by_budget
 
 
 def answer_counts(units: dict[str, Sequence[object]]) -> dict[str, AnswerCounts]:
@@ -704,13 +711,11 @@ def answer_notes(counts: dict[str, AnswerCounts], options: GenerationOptions | N
         per_unit = {unit: getattr(c, field_name) for unit, c in counts.items() if getattr(c, field_name)}
         if per_unit:
             notes.append(f"{sum(per_unit.values()):,} of {total:,} answers {text}{_by_unit(per_unit, counts)}{after}")
-    other_empty = {unit: c.empty - c.trace_open - c.empty_cut_by_budget for unit, c in counts.items()}
-    other_empty = {unit: n for unit, n in other_empty.items() if n}
+    other_empty = {unit: c.empty_otherwise for unit, c in counts.items() if c.empty_otherwise}
     if other_empty:
         notes.append(f"{sum(other_empty.values()):,} of {total:,} answers empty: the model answered nothing"
                      f"{_by_unit(other_empty, counts)}")
-    cut = {unit: c.cut_by_budget - c.trace_open - c.empty_cut_by_budget for unit, c in counts.items()}
-    cut = {unit: n for unit, n in cut.items() if n}
+    cut = {unit: c.cut_by_budget for unit, c in counts.items() if c.cut_by_budget}
     if cut:
         notes.append(f"{sum(cut.values()):,} of {total:,} answers cut by the token budget{answer_budget} before "
                      f"a stop string or the end of sequence{_by_unit(cut, counts)}")

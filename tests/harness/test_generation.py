@@ -128,3 +128,22 @@ def test_the_disk_cache_serves_a_new_service_and_damaged_lines_are_generated_aga
     other = CountingGenerator()  # another model identity never reads these
     GenerationService(other, cache=GenerationCache(tmp_path, {**identity, "weights": "v"})).generate(requests("one"))
     assert other.calls == [["one"]]
+
+
+def test_answer_counts_and_their_notes_by_hand() -> None:
+    from harness.generation import answer_counts, answer_notes
+
+    def record(answer: str, ended: str | None, trace_open: bool = False) -> dict[str, object]:
+        return {"answer": answer, "ended": ended, "prompt_sha256": "0" * 64, **({"trace_open": True} if trace_open else {})}
+
+    counts = answer_counts({
+        "de": [record("", "length", True), record("", "eos", True), record("", "length"), record("Volga", "stop")],
+        "ja": [record("", "eos"), record("Volga und", "length"), "an extracted answer", {"answer": "no digest"}],
+    })
+    assert [(c.answers, c.empty, c.trace_open, c.empty_cut_by_budget, c.cut_by_budget) for c in counts.values()] == [
+        (4, 3, 2, 1, 0), (2, 1, 0, 0, 1)]
+    assert answer_notes(counts, GenerationOptions(max_new_tokens=16, reasoning_tokens=496)) == [
+        "2 of 6 answers empty: trace not closed within 512 tokens (de 2)",
+        "1 of 6 answers empty: cut by the token budget (16 new tokens) (de 1)",
+        "1 of 6 answers empty: the model answered nothing (ja 1)",
+        "1 of 6 answers cut by the token budget (16 new tokens) before a stop string or the end of sequence (ja 1)"]

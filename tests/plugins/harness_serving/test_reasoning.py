@@ -84,8 +84,7 @@ def test_answers_that_never_came_are_counted_under_the_table(harness_cli, tmp_pa
     (path,) = tmp_path.glob("results/**/result.json")
     result = json.loads(path.read_text(encoding="utf-8"))
     assert result["diagnostics"]["generation"]["answers"]["en"] == {
-        "answers": n, "empty": unclosed + empty, "trace_open": unclosed, "cut_by_budget": unclosed + cut,
-        "empty_cut_by_budget": 0}
+        "answers": n, "empty": unclosed + empty, "trace_open": unclosed, "empty_cut_by_budget": 0, "cut_by_budget": cut}
     notes = [f"{unclosed} of {n} answers empty: trace not closed within 544 tokens",
              f"{empty} of {n} answers empty: the model answered nothing",
              f"{cut} of {n} answers cut by the token budget (32 new tokens) before a stop string or the end of sequence"]
