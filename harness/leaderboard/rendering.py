@@ -215,11 +215,11 @@ def model_rows(board: Leaderboard, model: str) -> list[dict[str, Any]]:
 
 def render_model(board: Leaderboard, model: str, max_width: int | None = None) -> str:
     """One table across tasks for the models whose label contains ``model`` (:func:`model_rows`)."""
-    body = [[r["model"], f"{r['task']} ({r['split']})", r["scope"], f"{r['main_metric']} ({r['unit']})",
+    body = [[r["model"], f"{r['task']} ({r['split']})", f"{r['main_metric']} ({r['unit']})",
              number(r["main_score"], r["unit"], r["main_interval"]),
              f"{'=' + str(r['tied_with']) if r['tied_with'] else r['rank']} of {r['of']}",
-             "-" if r["count"] is None else str(r["count"])] for r in model_rows(board, model)]
-    return format_table(["model", "task", "scope", "main metric", "score [95% interval]", "rank", "count"], body,
+             "-" if r["count"] is None else str(r["count"]), r["scope"]] for r in model_rows(board, model)]
+    return format_table(["model", "task", "main metric", "score [95% interval]", "rank", "count", "scope"], body,
                         max_width)
 
 

@@ -35,13 +35,13 @@ def test_one_table_across_tasks_for_a_model(harness_cli: Cli, board: Path) -> No
     code, out, err = harness_cli("leaderboard", "show", "--leaderboard", board, "--model", "OURS", "--wide")
     assert code == 0, err
     lines = out.splitlines()
-    assert lines[0].split()[:4] == ["model", "task", "scope", "main"]
+    assert lines[0].split()[:4] == ["model", "task", "main", "metric"]
     rows = [line.split("  ") for line in lines[2:]]
     assert len(rows) == 3 and all(row[0] == "ours" for row in rows)  # every entry of the model, no other model
     cells = [[cell.strip() for cell in line.split("  ") if cell.strip()] for line in lines[2:]]
     # task, the score in its metric's one format (f1: percent, two decimals) with its interval, and
     # its place in its scope
-    assert [(c[1], c[4], c[5]) for c in cells] == [("lareqa (dev)", "0.25 [0.20, 0.30]", "1 of 1"),
+    assert [(c[1], c[3], c[4]) for c in cells] == [("lareqa (dev)", "0.25 [0.20, 0.30]", "1 of 1"),
                                                    ("pairs (dev)", "50.00 [48.00, 52.00]", "2 of 3"),
                                                    ("pairs (dev)", "40.00 [39.00, 41.00]", "1 of 1")]
     code, out, err = harness_cli("leaderboard", "show", "--leaderboard", board, "--model", "nobody")
