@@ -62,7 +62,10 @@ def add_parser(commands: Any) -> None:
 
 def main(args: argparse.Namespace, registry: Registry) -> None:
     """Run the ``data`` action ``args`` names."""
+    from harness.io import check_folder
+
     home = (args.data_home.expanduser() if args.data_home else default_home())
+    check_folder(home, "the data home (--data-home, $HARNESS_DATA)")
     known = known_benchmarks(registry)
     if args.data_command == "list":
         _list(known, home, args.json)
@@ -71,10 +74,13 @@ def main(args: argparse.Namespace, registry: Registry) -> None:
             known.get(name).check_split(args.split)
         if args.timeout is not None and args.timeout <= 0:
             raise HarnessError(f"--timeout {args.timeout:g}: give a number of seconds above 0")
+        mirror = args.mirror or os.environ.get(MIRROR_ENV)
+        if mirror and not mirror.startswith(("http://", "https://")):
+            raise HarnessError(f"mirror {mirror} (--mirror, ${MIRROR_ENV}): give an http:// or https:// URL")
         try:
             for name in args.benchmarks:
-                report = get(known.get(name), home, args.split, mirror=args.mirror or os.environ.get(MIRROR_ENV),
-                             timeout=args.timeout, show_progress=not args.quiet)
+                report = get(known.get(name), home, args.split, mirror=mirror, timeout=args.timeout,
+                             show_progress=not args.quiet)
                 print(report.summary())
                 for note in report.notes:
                     print(f"note: {note}")

@@ -513,3 +513,21 @@ def test_a_demo_result_is_rescored_on_the_demo_data_not_the_data_home(harness_cl
         (home / f"xquad.{lang}.json").write_bytes((parallel_qa_dir() / "en.json").read_bytes())
     code, out, err = harness_cli("validate", result, "--rescore")
     assert code == 0 and "are what its predictions score" in out, err
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    (("--mirror", "ftp://example.org"), "error: mirror ftp://example.org (--mirror, $HARNESS_DATA_MIRROR): give an "
+                                        "http:// or https:// URL"),
+    (("--timeout", "-1"), "error: --timeout -1: give a number of seconds above 0"),
+    (("--split", "dev"), "error: benchmark xquad has no split 'dev' (splits: test)"),
+])
+def test_get_options_are_checked_before_any_request(harness_cli, tmp_path: Path, args: tuple[str, ...],
+                                                    line: str) -> None:
+    code, out, err = harness_cli("data", "get", "xquad", *args, "--data-home", tmp_path / "home")
+    assert code == 2 and err == line + "\n" and not (tmp_path / "home").exists()
+
+
+def test_a_data_home_that_is_a_file_is_one_line(harness_cli, tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    code, out, err = harness_cli("data", "get", "xquad", "--data-home", tmp_path / "file" / "home")
+    assert code == 2 and "must be a folder, but" in err and err.count("\n") == 1
