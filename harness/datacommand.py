@@ -186,7 +186,8 @@ def _get(benchmark: Benchmark, home: Path, split: str | None, mirror: str | None
         return _manual(benchmark, home, record, report)
     files = [f for f in benchmark.files_for(split) if not _installed(benchmark, home, f, record)]
     archives = [a for a in benchmark.archives_for(split) if not _archive_installed(benchmark, home, a, record)]
-    report.kept = len(benchmark.expected(split)) - len(files) - sum(len(a.members) for a in archives)
+    report.kept = (len(benchmark.expected(split)) - len(files)
+                   - sum(len(benchmark.members_for(a, split)) for a in archives))
     if not files and not archives:
         record.save()  # files found in place and hashed are recorded
         return report
@@ -276,8 +277,7 @@ def _fetch_archive(benchmark: Benchmark, home: Path, archive: Archive, split: st
         staging = folder / f".extract-{archive.name}"
         with extracted(target, archive.format, staging) as paths:
             names = {p.as_posix() for p in paths}
-            wanted = (m for m in archive.members if split is None or m.split in (None, split))
-            absent = [m.path for m in wanted if m.path not in names]
+            absent = [m.path for m in benchmark.members_for(archive, split) if m.path not in names]
             if absent:
                 raise HarnessError(f"{target}: holds no {absent[0]} (and {len(absent) - 1} more declared members); "
                                    "refused, nothing installed")

@@ -152,10 +152,14 @@ class Benchmark:
     def archives_for(self, split: str | None) -> tuple[Archive, ...]:
         return tuple(a for a in self.archives if split is None or a.splits is None or split in a.splits)
 
+    def members_for(self, archive: Archive, split: str | None) -> tuple[DataFile, ...]:
+        """The declared members of ``archive`` that ``split`` (None: all) needs."""
+        return tuple(m for m in archive.members if split is None or m.split in (None, split))
+
     def expected(self, split: str | None = None) -> tuple[DataFile, ...]:
         """Every file the folder holds once ``split`` is fetched: the files and the archives' members
         declared for it."""
-        members = (m for a in self.archives_for(split) for m in a.members if split is None or m.split in (None, split))
+        members = (m for a in self.archives_for(split) for m in self.members_for(a, split))
         return (*self.files_for(split), *members)
 
     def path(self, home: Path, item: DataFile) -> Path:
