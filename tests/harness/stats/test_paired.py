@@ -125,7 +125,7 @@ def test_compare_cli_gives_the_hand_computed_p_values(harness_cli: Cli, tmp_path
     assert code == 0 and "p (McNemar)" in out and "0.25" in out
 
     out = harness_cli("leaderboard", "show")[1]
-    assert "100 [100, 100]" in out  # A's main score with its interval
+    assert "100.00 [100.00, 100.00]" in out  # A's main score with its interval, in F1's one format
 
 
 @pytest.mark.parametrize(("extra", "differs"), [
