@@ -125,7 +125,7 @@ def test_cli_run_prints_a_table_and_paths(harness_cli: Any, only_fakes: None) ->
                           "de      0.5   2"]  # en-1, en-2, de-1 right, de-2 wrong: 3 of 4
     assert "main score: p@1 = 0.75" in out and "result: results/fake-lookup/word-overlap/" in out
     code, out, _ = harness_cli("leaderboard", "show")
-    assert code == 0 and out.splitlines()[0] == "fake-lookup (test) - main score: p@1"
+    assert code == 0 and out.splitlines()[0] == "fake-lookup (test) - main score: p@1 (fraction)"
     result_path = next(Path("results").rglob("result.json"))
     code, out, _ = harness_cli("validate", str(result_path))
     assert code == 0 and out == f"{result_path}: valid run-result\n"
