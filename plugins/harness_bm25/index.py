@@ -73,6 +73,9 @@ BLOCK = 128
 #: Queries searched per call of the compiled kernel; the mapped pages they touched are released
 #: after each batch, which bounds the search's resident memory.
 QUERY_BATCH = 64
+#: Documents of a query's shortest posting list scored before the search, whose k-th best score
+#: starts the pruning threshold (see :func:`harness_bm25.kernel._seed`).
+SEED = 2048
 
 #: A query whose postings number less than ``n_docs / SPARSE_SHARE`` is summed over the union of
 #: its postings (a sort of that union); a longer one into a dense vector of all documents, which
@@ -508,7 +511,7 @@ class BM25Index:
                            np.array(mult, dtype=np.float64), np.array(token_ptr, dtype=np.int64),
                            np.array(tokens, dtype=np.int64), k, postings.indptr, bounds.bptr,
                            *(stored.mapped() for stored in mapped), bounds.term_max, postings.idf, postings.norms,
-                           postings.k1, bounds.block, docs, scores)
+                           postings.k1, bounds.block, SEED, docs, scores)
         for stored in mapped:
             stored.release()
         return docs, scores

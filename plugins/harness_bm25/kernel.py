@@ -119,102 +119,261 @@ def _next_block(block_last: np.ndarray, b: int, end: int, doc: int) -> int:
 
 
 @njit(nogil=True, cache=True)
+def _partition(bound: np.ndarray, order: np.ndarray, below: np.ndarray) -> None:
+    """``order``: the terms by ascending ``bound``; ``below[i]``: the sum of the bounds of
+    ``order[0..i]`` (what those terms can add to a document together). An insertion sort in
+    place: a query has a few terms, and this runs once a window."""
+    for i in range(len(bound)):
+        j = i
+        while j > 0 and bound[order[j - 1]] > bound[i]:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = i
+    total = 0.0
+    for i in range(len(bound)):
+        total += bound[order[i]]
+        below[i] = total
+
+
+@njit(nogil=True, cache=True)
+def _past(indices: np.ndarray, lo: int, hi: int, doc: int) -> int:
+    """The first posting in ``lo`` to ``hi`` whose document is after ``doc`` (``hi`` if none), by
+    bisection: postings are in document order."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if indices[mid] <= doc:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(nogil=True, cache=True)
+def _weight_of(t: int, doc: int, indptr: np.ndarray, bptr: np.ndarray, indices: np.ndarray, counts: np.ndarray,
+               block_last: np.ndarray, idf: np.ndarray, norms: np.ndarray, k1p1: float, block: int) -> float:
+    """Term ``t``'s weight in ``doc`` (0.0 if absent), found by bisection over its blocks' last
+    documents, then within the block."""
+    b = _next_block(block_last, bptr[t], bptr[t + 1], doc)
+    if b == bptr[t + 1]:
+        return 0.0
+    first = indptr[t] + (b - bptr[t]) * block
+    c = _past(indices, first, min(indptr[t + 1], first + block), doc - 1)
+    if c == indptr[t + 1] or indices[c] != doc:
+        return 0.0
+    tf = float(counts[c])
+    return idf[t] * (tf * k1p1 / (tf + norms[doc]))
+
+
+@njit(nogil=True, cache=True)
+def _seed(terms: np.ndarray, tokens: np.ndarray, k: int, indptr: np.ndarray, bptr: np.ndarray, indices: np.ndarray,
+          counts: np.ndarray, block_last: np.ndarray, idf: np.ndarray, norms: np.ndarray, k1: float,
+          block: int, seed: int) -> float:
+    """A score the query's k-th best document reaches: the k-th best exact score among up to
+    ``seed`` documents likely to score high (-inf if fewer than k are scored). Documents are
+    visited in position order, so without it the threshold stays low until k documents holding
+    the rare terms together have gone by, and the frequent terms' postings before them are all
+    read. The likely ones: those of the shortest list that also hold the second shortest's term
+    (looked for among the first ``16 * seed`` of the shortest list), then, while fewer than k,
+    the first of the shortest list."""
+    m = len(terms)
+    if m == 0:
+        return -np.inf
+    first, second = 0, -1
+    for u in range(1, m):
+        if indptr[terms[u] + 1] - indptr[terms[u]] < indptr[terms[first] + 1] - indptr[terms[first]]:
+            first = u
+    for u in range(m):
+        if u != first and (second < 0 or indptr[terms[u] + 1] - indptr[terms[u]]
+                           < indptr[terms[second] + 1] - indptr[terms[second]]):
+            second = u
+    lo, hi = indptr[terms[first]], indptr[terms[first] + 1]
+    chosen = np.empty(min(seed, hi - lo), dtype=np.int64)
+    n = 0
+    if second >= 0:
+        t = terms[second]
+        b = bptr[t]
+        for c in range(lo, min(hi, lo + 16 * seed)):
+            if n == len(chosen):
+                break
+            doc = indices[c]
+            b = _next_block(block_last, b, bptr[t + 1], doc)
+            if b == bptr[t + 1]:
+                break
+            start = indptr[t] + (b - bptr[t]) * block
+            at = _past(indices, start, min(indptr[t + 1], start + block), doc - 1)
+            if at < indptr[t + 1] and indices[at] == doc:
+                chosen[n] = doc
+                n += 1
+    if n < k:  # too few together: the first documents of the shortest list instead
+        n = len(chosen)
+        chosen[:] = indices[lo : lo + n]
+    if n < k:
+        return -np.inf
+    k1p1 = k1 + 1.0
+    weight = np.empty(m)
+    scores = np.empty(n)
+    for i in range(n):
+        for u in range(m):
+            weight[u] = _weight_of(terms[u], chosen[i], indptr, bptr, indices, counts, block_last, idf, norms,
+                                   k1p1, block)
+        score = 0.0
+        for p in range(len(tokens)):
+            score += weight[tokens[p]]
+        scores[i] = score
+    return np.sort(scores)[n - k]
+
+
+@njit(nogil=True, cache=True)
 def _top_k(terms: np.ndarray, mult: np.ndarray, tokens: np.ndarray, k: int, indptr: np.ndarray,
            bptr: np.ndarray, indices: np.ndarray, counts: np.ndarray, block_max: np.ndarray,
            block_last: np.ndarray, term_max: np.ndarray, idf: np.ndarray, norms: np.ndarray, k1: float,
-           block: int, out_docs: np.ndarray, out_scores: np.ndarray) -> int:
-    """One query's top k (documents and scores, best first) by MaxScore over the distinct
-    ``terms`` (``mult``: how often each occurs in the query; ``tokens``: the query's tokens as
-    positions in ``terms``, in order). Every idf must be > 0, so that exactly the documents holding
-    a query term score above 0. Returns how many documents score above 0 (at most k)."""
+           block: int, seed: int, out_docs: np.ndarray, out_scores: np.ndarray) -> int:
+    """One query's top k (documents and scores, best first) over the distinct ``terms``
+    (``mult``: how often each occurs in the query; ``tokens``: the query's tokens as positions in
+    ``terms``, in order). Every idf must be > 0, so that exactly the documents holding a query
+    term score above 0. Returns how many documents score above 0 (at most k).
+
+    MaxScore in windows of documents, as Lucene's MaxScoreBulkScorer does: once k documents are
+    held, the terms whose bounds add up to no more than the k-th score are non-essential (a
+    document holding only those cannot enter), and documents are visited only where an
+    essential term has a posting. Each window ends where the first of the terms' current blocks
+    ends, so within it each term's bound is its block's largest weight: a window whose bounds
+    add up to no more than the k-th score is skipped whole, and within the others the terms are
+    split again by those tighter bounds; non-essential terms are looked up for a document only
+    while the bounds of those not yet looked up could still lift it past the k-th score."""
     m = len(terms)
     k1p1 = k1 + 1.0
+    end = np.empty(m, dtype=np.int64)
+    cursor = np.empty(m, dtype=np.int64)
+    current = np.empty(m, dtype=np.int64)  # each term's current block
+    block_end = np.empty(m, dtype=np.int64)  # where it ends (a posting position)
+    by_doc = np.empty(m, dtype=np.int64)
     bound = np.empty(m)
     for u in range(m):
-        bound[u] = mult[u] * term_max[terms[u]]
-    order = np.argsort(bound)  # ascending: the first ``essential`` terms are the non-essential ones
-    below = np.empty(m)  # below[i]: bound on the sum of the terms order[0..i]
-    total = 0.0
-    for i in range(m):
-        total += bound[order[i]]
-        below[i] = total
-    cursor = np.empty(m, dtype=np.int64)
-    for u in range(m):
         cursor[u] = indptr[terms[u]]
+        end[u] = indptr[terms[u] + 1]
+        current[u] = bptr[terms[u]]
+        bound[u] = mult[u] * term_max[terms[u]]
+    order = np.empty(m, dtype=np.int64)
+    below = np.empty(m)
+    _partition(bound, order, below)
+    window_order = np.empty(m, dtype=np.int64)
+    window_below = np.empty(m)
     weight = np.zeros(m)
     heap_scores = np.empty(k)
     heap_docs = np.empty(k, dtype=np.int64)
     n = 0
-    threshold = -np.inf  # the k-th score once k documents are held; a document needs more
+    # A document must score above the k-th score once k are held (a later document that ties
+    # ranks below), or reach the seed's score: bounds are compared with the larger.
+    seeded = np.nextafter(_seed(terms, tokens, k, indptr, bptr, indices, counts, block_last, idf, norms, k1, block, seed),
+                          -np.inf)
+    threshold = seeded
     essential = 0  # order[:essential] cannot lift a document past the threshold on their own
+    while essential < m and below[essential] * SLACK <= threshold:
+        essential += 1
     while True:
-        doc = _NO_DOC
+        lo = _NO_DOC  # the window's first document: the next posting of an essential term
         for i in range(essential, m):
             u = order[i]
-            c = cursor[u]
-            if c < indptr[terms[u] + 1] and indices[c] < doc:
-                doc = indices[c]
-        if doc == _NO_DOC:
+            if cursor[u] < end[u] and indices[cursor[u]] < lo:
+                lo = indices[cursor[u]]
+        if lo == _NO_DOC:
             break
-        estimate = 0.0
-        for i in range(essential, m):
-            u = order[i]
-            c = cursor[u]
-            weight[u] = 0.0
-            if c < indptr[terms[u] + 1] and indices[c] == doc:
-                tf = float(counts[c])
-                weight[u] = idf[terms[u]] * (tf * k1p1 / (tf + norms[doc]))
-                estimate += mult[u] * weight[u]
-                cursor[u] = c + 1
-        pruned = False
-        for i in range(essential - 1, -1, -1):
-            u = order[i]
-            weight[u] = 0.0
-        for i in range(essential - 1, -1, -1):
-            if (estimate + below[i]) * SLACK <= threshold:
-                pruned = True
-                break
-            u = order[i]
-            t = terms[u]
-            c = cursor[u]
-            end = indptr[t + 1]
-            if c >= end or indices[c] > doc:
+        hi = _NO_DOC  # the window's last document: where the first current block ends
+        for u in range(m):
+            bound[u] = 0.0
+            if cursor[u] >= end[u]:
                 continue
-            if indices[c] < doc:
-                b = _next_block(block_last, bptr[t] + (c - indptr[t]) // block, bptr[t + 1], doc)
-                if b == bptr[t + 1]:
-                    cursor[u] = end
-                    continue
-                c = max(c, indptr[t] + (b - bptr[t]) * block)
-                rest = below[i - 1] if i > 0 else 0.0
-                if (estimate + mult[u] * block_max[b] + rest) * SLACK <= threshold:
-                    cursor[u] = c
+            t = terms[u]
+            b = _next_block(block_last, current[u], bptr[t + 1], lo)
+            current[u] = b
+            if b == bptr[t + 1]:
+                cursor[u] = end[u]
+                continue
+            block_end[u] = min(end[u], indptr[t] + (b - bptr[t] + 1) * block)
+            # Documents before lo hold no essential term: they cannot enter.
+            cursor[u] = _past(indices, max(cursor[u], indptr[t] + (b - bptr[t]) * block), block_end[u], lo - 1)
+            bound[u] = mult[u] * block_max[b]
+            hi = min(hi, block_last[b])
+        _partition(bound, window_order, window_below)
+        window_essential = 0
+        while window_essential < m and window_below[window_essential] * SLACK <= threshold:
+            window_essential += 1
+        while window_essential < m:
+            # The next document worth a look (block-max WAND's pivot): the first, in document
+            # order, where the window bounds of the terms at or before it could lift a document
+            # past the threshold. The terms before it skip to it unread.
+            live = 0
+            for u in range(m):
+                if cursor[u] < end[u] and indices[cursor[u]] <= hi:
+                    j = live
+                    while j > 0 and indices[cursor[by_doc[j - 1]]] > indices[cursor[u]]:
+                        by_doc[j] = by_doc[j - 1]
+                        j -= 1
+                    by_doc[j] = u
+                    live += 1
+            reach = 0.0
+            doc = _NO_DOC
+            for j in range(live):
+                reach += bound[by_doc[j]]
+                if reach * SLACK > threshold:
+                    doc = indices[cursor[by_doc[j]]]
+                    break
+            if doc == _NO_DOC:
+                break  # nothing left in this window can enter
+            for j in range(live):
+                u = by_doc[j]
+                if indices[cursor[u]] >= doc:
+                    break
+                cursor[u] = _past(indices, cursor[u], block_end[u], doc - 1)
+            estimate = 0.0
+            for i in range(window_essential, m):
+                u = window_order[i]
+                c = cursor[u]
+                weight[u] = 0.0
+                if c < end[u] and indices[c] == doc:
+                    tf = float(counts[c])
+                    weight[u] = idf[terms[u]] * (tf * k1p1 / (tf + norms[doc]))
+                    estimate += mult[u] * weight[u]
+                    cursor[u] = c + 1
+            for i in range(window_essential):
+                weight[window_order[i]] = 0.0
+            pruned = False
+            for i in range(window_essential - 1, -1, -1):
+                if (estimate + window_below[i]) * SLACK <= threshold:
                     pruned = True
                     break
-                while indices[c] < doc:  # stops within block b, whose last document is >= doc
+                u = window_order[i]
+                c = cursor[u]
+                while c < end[u] and indices[c] < doc:  # within the term's current block
                     c += 1
                 cursor[u] = c
-            if indices[c] == doc:
-                tf = float(counts[c])
-                weight[u] = idf[t] * (tf * k1p1 / (tf + norms[doc]))
-                estimate += mult[u] * weight[u]
-        if pruned:
-            continue
-        score = 0.0
-        for p in range(len(tokens)):  # rank-bm25's sum: query order, from 0.0
-            score += weight[tokens[p]]
-        if n < k:
-            _push(heap_scores, heap_docs, n, score, doc)
-            n += 1
-        elif score > threshold:
-            heap_scores[0], heap_docs[0] = score, doc
-            _sift_down(heap_scores, heap_docs, n, 0)
-        else:
-            continue
-        if n == k:
-            threshold = heap_scores[0]
-            while essential < m and below[essential] * SLACK <= threshold:
-                essential += 1
+                if c < end[u] and indices[c] == doc:
+                    tf = float(counts[c])
+                    weight[u] = idf[terms[u]] * (tf * k1p1 / (tf + norms[doc]))
+                    estimate += mult[u] * weight[u]
+            if pruned:
+                continue
+            score = 0.0
+            for p in range(len(tokens)):  # rank-bm25's sum: query order, from 0.0
+                score += weight[tokens[p]]
+            if n < k:
+                _push(heap_scores, heap_docs, n, score, doc)
+                n += 1
+            elif score > heap_scores[0]:
+                heap_scores[0], heap_docs[0] = score, doc
+                _sift_down(heap_scores, heap_docs, n, 0)
+            else:
+                continue
+            if n == k:
+                threshold = max(seeded, heap_scores[0])
+                while window_essential < m and window_below[window_essential] * SLACK <= threshold:
+                    window_essential += 1
+                while essential < m and below[essential] * SLACK <= threshold:
+                    essential += 1
+        for u in range(m):  # past the window, within the current block (a skipped window's postings are never read)
+            if cursor[u] < end[u]:
+                cursor[u] = _past(indices, cursor[u], block_end[u], hi)
     ranked = np.argsort(heap_docs[:n])  # by position, then stable by score descending
     ranked = ranked[np.argsort(-heap_scores[:n][ranked], kind="mergesort")]
     for i in range(n):
@@ -227,7 +386,7 @@ def _top_k(terms: np.ndarray, mult: np.ndarray, tokens: np.ndarray, k: int, indp
 def top_k_batch(query_ptr: np.ndarray, terms: np.ndarray, mult: np.ndarray, token_ptr: np.ndarray,
                 tokens: np.ndarray, k: int, indptr: np.ndarray, bptr: np.ndarray, indices: np.ndarray,
                 counts: np.ndarray, block_max: np.ndarray, block_last: np.ndarray, term_max: np.ndarray,
-                idf: np.ndarray, norms: np.ndarray, k1: float, block: int, out_docs: np.ndarray,
+                idf: np.ndarray, norms: np.ndarray, k1: float, block: int, seed: int, out_docs: np.ndarray,
                 out_scores: np.ndarray) -> None:
     """Each query's top k, queries spread over numba's threads. Query q's distinct terms are
     ``terms[query_ptr[q]:query_ptr[q + 1]]`` (with ``mult``), its tokens
@@ -237,7 +396,7 @@ def top_k_batch(query_ptr: np.ndarray, terms: np.ndarray, mult: np.ndarray, toke
     for q in prange(len(query_ptr) - 1):
         lo, hi = query_ptr[q], query_ptr[q + 1]
         n = _top_k(terms[lo:hi], mult[lo:hi], tokens[token_ptr[q]:token_ptr[q + 1]], k, indptr, bptr, indices,
-                   counts, block_max, block_last, term_max, idf, norms, k1, block, out_docs[q], out_scores[q])
+                   counts, block_max, block_last, term_max, idf, norms, k1, block, seed, out_docs[q], out_scores[q])
         if n < k:
             held = np.sort(out_docs[q, :n])
             doc, i, j = 0, n, 0

@@ -34,10 +34,13 @@ def random_corpus(seed: int) -> tuple[list[list[str]], list[list[str]]]:
     return documents, queries
 
 
-@pytest.mark.parametrize("block", [1, 3, 128])
+@pytest.mark.parametrize("block, first_scored", [(1, 0), (3, 12), (128, 2048)])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_pruned_top_k_is_the_full_ranking_top_k(seed: int, block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pruned_top_k_is_the_full_ranking_top_k(seed: int, block: int, first_scored: int,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """``first_scored``: documents scored up front to start the threshold (none, a few, all)."""
     monkeypatch.setattr(bm25_index, "BLOCK", block)
+    monkeypatch.setattr(bm25_index, "SEED", first_scored)
     monkeypatch.setattr(bm25_index, "QUERY_BATCH", 7)  # several kernel calls, the last one short
     documents, queries = random_corpus(seed)
     index = BM25Index.build(documents)
