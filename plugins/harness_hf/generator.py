@@ -282,11 +282,12 @@ class HFGenerator(CheckpointModel):
             mask[row, width - len(tokens) :] = 1
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         batch = self.to_device({"input_ids": ids, "attention_mask": mask, "position_ids": positions})
-        logits = self.model(**batch, logits_to_keep=keep, use_cache=False).logits[:, :-1].float()
-        logprobs = logits.log_softmax(-1)  # (rows, keep - 1, vocab): position j predicts token width - keep + 1 + j
+        logits = self.model(**batch, logits_to_keep=keep, use_cache=False).logits  # (rows, keep, vocab)
         out = []
         for row, (_, tail) in enumerate(pairs):
-            scores = logprobs[row, logprobs.shape[1] - len(tail) :]
+            # the last len(tail) positions before the final one predict the continuation's tokens;
+            # one row at a time in float32, so a 262k-word vocabulary never doubles the batch's logits
+            scores = logits[row, keep - 1 - len(tail) : keep - 1].float().log_softmax(-1)
             target = torch.tensor(tail, device=scores.device)
             chosen = scores.gather(-1, target[:, None]).squeeze(-1)
             out.append(Loglikelihood(float(chosen.sum()), len(tail), bool((scores.argmax(-1) == target).all())))
