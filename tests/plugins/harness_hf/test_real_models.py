@@ -154,3 +154,42 @@ def test_closed_book_runs_score_as_their_predictions(model_name: str, task: str,
     assert instances and all(isinstance(i["prediction"], dict) for i in instances)
     assert rows(result) == scored_again(harness_cli, scorer, Path(result["predictions"]["path"]), "--langs", langs,
                                         "--data-dir", REAL, "--limit", LIMIT)
+
+
+def test_loglikelihood_matches_one_forward_pass_per_request(model_name: str) -> None:
+    """The real tokenizers and chat template: each continuation's log-probability against one plain
+    forward pass over context + continuation (tokenised as lm-evaluation-harness does), no padding."""
+    import torch
+
+    import harness_hf.packaged as packaged
+    from harness.model import Runtime
+    from harness.protocols import LoglikelihoodRequest
+
+    cls = {"smollm2-135m-instruct": packaged.SmolLM2Instruct, "gemma3-270m": packaged.Gemma3Base}[model_name]
+    model = cls(runtime=Runtime(device_request="cpu", cache_dir=Path(os.environ["HARNESS_CACHE_DIR"])),
+                precision="float32")
+    question = read_span_file(Path(REAL) / "xquad" / "xquad.en.json")[0]
+    context = f"Question: {question.question}\nAnswer:"
+    requests = [LoglikelihoodRequest(context, " " + question.answers[0]), LoglikelihoodRequest(context, " Paris"),
+                LoglikelihoodRequest(context + " ", "twelve"), LoglikelihoodRequest("", "Hello world")]
+    scores = model.loglikelihood(requests)
+    for request, score in zip(requests, scores):
+        text = model.model_input(request.context) if request.context else ""
+        continuation = request.continuation
+        spaces = len(text) - len(text.rstrip())
+        if spaces:
+            text, continuation = text[:-spaces], text[-spaces:] + continuation
+        add = not model.chat
+        if text:
+            head = model.tokenizer(text, add_special_tokens=add)["input_ids"]
+            tail = model.tokenizer(text + continuation, add_special_tokens=add)["input_ids"][len(head):]
+        else:
+            head = [model.tokenizer.bos_token_id if model.tokenizer.bos_token_id is not None
+                    else model.tokenizer.eos_token_id]
+            tail = model.tokenizer(continuation, add_special_tokens=False)["input_ids"]
+        with torch.inference_mode():
+            logprobs = model.model(torch.tensor([head + tail])).logits[0, len(head) - 1 : -1].float().log_softmax(-1)
+        target = torch.tensor(tail)
+        assert score.tokens == len(tail)
+        assert score.logprob == pytest.approx(float(logprobs.gather(-1, target[:, None]).sum()), abs=2e-3)
+        assert score.greedy == bool((logprobs.argmax(-1) == target).all())
