@@ -1,7 +1,8 @@
 """The ``bm25`` model: a :class:`~harness.protocols.Retriever` over any corpus and languages.
 
-Top-k search scores each query over the postings of its terms only (see
-:meth:`BM25Index.top_k`); ranking the whole corpus (``k=None``) holds at most :data:`SCORE_BLOCK`
+Top-k search is exact and pruned: each query reads only the parts of its terms' posting lists
+that can change its top k, in a compiled kernel, queries spread over the runtime's threads (see
+:meth:`BM25Index.top_k` and :mod:`harness_bm25.kernel`); ranking the whole corpus (``k=None``) holds at most :data:`SCORE_BLOCK`
 dense scores at once. ``index_dir=...`` saves the index on first use (built in bounded memory,
 see :mod:`harness_bm25.index`; under torchrun by rank 0 alone) and reloads it (postings read from disk) on
 later runs over the same corpus; a folder holding the index of another corpus or other settings
@@ -14,11 +15,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numba
 import numpy as np
 
 from harness.distributed import current_world
 from harness.errors import HarnessError
-from harness.model import Model, ModelIdentity, Runtime, label_with_options
+from harness.model import Model, ModelIdentity, Runtime, default_threads, label_with_options
 from harness.progress import Progress
 from harness.protocols import Corpus, Ranking, Retriever
 from harness.provenance import package_version
@@ -39,8 +41,10 @@ def as_text(item: str | tuple[str, str]) -> str:
 class BM25Search:
     """A tokenised corpus, searched with BM25."""
 
-    def __init__(self, index: BM25Index) -> None:
+    def __init__(self, index: BM25Index, threads: int | None = None) -> None:
+        """``threads``: for the pruned search's queries (:func:`default_threads` when None)."""
         self.index = index
+        self.threads = threads
 
     def _tokens(self, queries: Sequence[str], langs: Sequence[str] | None) -> list[list[str]]:
         return [tokenize(as_text(q), lang) for q, lang in zip(queries, langs or [None] * len(queries))]
@@ -51,6 +55,7 @@ class BM25Search:
     def search(self, queries: Sequence[str], *, langs: Sequence[str] | None = None, k: int | None = None) -> Ranking:
         tokens = self._tokens(queries, langs)
         if k is not None:
+            numba.set_num_threads(min(self.threads or default_threads(), numba.config.NUMBA_NUM_THREADS))
             indices, scores = self.index.top_k(tokens, k)
             return Ranking(indices, scores.astype(np.float32))
         n_docs = self.index.n_docs
@@ -106,7 +111,7 @@ class BM25(Model):
 
     def index(self, corpus: Corpus) -> BM25Search:
         if self.index_dir is None:
-            return BM25Search(self._build(corpus, None, None))
+            return BM25Search(self._build(corpus, None, None), self.runtime.threads)
         wanted: dict[str, Any] = {"corpus": corpus.fingerprint, "documents": len(corpus), "tokenizers": describe(),
                                   "parameters": {"k1": self.k1, "b": self.b, "epsilon": self.epsilon}}
         saved = BM25Index.saved_metadata(self.index_dir)
@@ -118,9 +123,9 @@ class BM25(Model):
             world.barrier()  # every rank has looked at the folder before rank 0 writes there
             built = self._build(corpus, self.index_dir, wanted) if world.is_main else None
             world.barrier()
-            return BM25Search(built or BM25Index.load(self.index_dir))
+            return BM25Search(built or BM25Index.load(self.index_dir), self.runtime.threads)
         stale = [key for key, value in wanted.items() if saved.get(key) != value]
         if stale:
             raise HarnessError(f"model bm25: index_dir={self.index_dir} holds an index of another corpus or settings "
                                f"(differs in {', '.join(stale)}); use another folder or delete it")
-        return BM25Search(BM25Index.load(self.index_dir))
+        return BM25Search(BM25Index.load(self.index_dir), self.runtime.threads)
