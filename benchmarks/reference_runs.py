@@ -49,8 +49,8 @@ from typing import Any
 from harness import leaderboard
 from harness.errors import HarnessError
 from harness.intake import rescore_result
-from harness.leaderboard.rendering import render_markdown
 from harness.io import dump_json, read_json, sha256_path
+from harness.leaderboard.rendering import render_markdown
 from harness.provenance import now_iso
 from harness.results import RESULT_FILE, read_result
 from harness.validation import validate
@@ -272,7 +272,13 @@ def main() -> None:
                 continue
             wall = time.monotonic() - clock
             shipped = ship(result_path, args.board)
-            rescored = rescore_result(args.board.parent / shipped, args.data_dir)  # refuses any difference
+            try:
+                rescored = rescore_result(args.board.parent / shipped, args.data_dir)  # refuses any difference
+            except HarnessError as exc:  # not shipped: what does not re-score goes nowhere
+                shutil.rmtree((args.board.parent / shipped).parent)
+                print(f"failed: {run.name}: the shipped result does not re-score: {exc}", flush=True)
+                failed.append(run.name)
+                continue
             if manifest_path.exists():  # runs of another instance (another --only) finished meanwhile
                 manifest["runs"] = {**read_json(manifest_path)["runs"], **manifest["runs"]}
             manifest["runs"][run.name] = {

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-
-from collections.abc import Sequence
 
 from harness.errors import HarnessError
 from harness.leaderboard.entry import PAIR_AXES, Leaderboard
