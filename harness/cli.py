@@ -34,6 +34,21 @@ class _Parser(argparse.ArgumentParser):
     unknown command gets a did-you-mean, like an unknown task or model (argparse prints its usage
     over several lines and lists the choices)."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)  # `--lang de` must not run as `--langs de`
+        super().__init__(*args, **kwargs)
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """Refuse an unknown option where it is met, with the full name it was probably meant to
+        be (prefix matching is off: an abbreviation is an unknown option); the top parser would
+        only say "unrecognized arguments" without knowing the command's options."""
+        namespace, extras = super().parse_known_args(args, namespace)
+        for extra in extras:
+            if extra.startswith("-") and len(extra) > 1:
+                name = extra.split("=", 1)[0]
+                self.error(f"unknown option '{name}'{did_you_mean(name, self._option_string_actions, 0.6)}")
+        return namespace, extras
+
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         if isinstance(action, argparse._SubParsersAction) and value not in action.choices:
             what = (action.metavar or "command").lower()
@@ -251,7 +266,32 @@ def build_parser() -> argparse.ArgumentParser:
 
     datacommand.add_parser(commands)
     _describe_commands(parser)
+    _add_global_arguments_after(parser)
     return parser
+
+
+def _add_global_arguments_after(parser: argparse.ArgumentParser) -> None:
+    """The global options (-v, --log-level, --plugin) after the command too (``harness run ... -v``):
+    every command's parser takes them into their own fields, which :func:`_globals` adds to the
+    top parser's (a command's parser would otherwise overwrite them)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                extra = sub.add_argument_group("global options (also before the command)")
+                extra.add_argument("--plugin", action="append", dest="plugin_after", default=argparse.SUPPRESS,
+                                   metavar="MODULE", help="see harness --help")
+                extra.add_argument("-v", "--verbose", action="count", dest="verbose_after",
+                                   default=argparse.SUPPRESS, help="see harness --help")
+                extra.add_argument("--log-level", choices=("debug", "info", "warning", "error"),
+                                   dest="log_level_after", default=argparse.SUPPRESS, help="see harness --help")
+                _add_global_arguments_after(sub)
+
+
+def _globals(args: argparse.Namespace) -> None:
+    """The global options given after the command, merged into those given before it."""
+    args.verbose += getattr(args, "verbose_after", 0)
+    args.plugin = [*args.plugin, *getattr(args, "plugin_after", [])]
+    args.log_level = getattr(args, "log_level_after", None) or args.log_level
 
 
 def _describe_commands(parser: argparse.ArgumentParser) -> None:
@@ -720,6 +760,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         argcomplete.autocomplete(parser)
     args = parser.parse_args(argv)
+    _globals(args)
     warnings.showwarning = _one_line_warnings
     _configure_logging(args)
     saved_plugins = os.environ.get(PLUGINS_ENV)

@@ -1,0 +1,45 @@
+"""Issue 31: what a new user's first hour met on the command line (abbreviations, global
+options after the command, ...)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+
+Cli = Callable[..., tuple[int, str, str]]
+
+
+@pytest.mark.parametrize(("argv", "typed", "wanted"), [
+    (("run", "lareqa", "bm25", "--lang", "de"), "--lang", "--langs"),
+    (("score", "xquad", "--predictions", "p.json", "--input-rule", "official"), "--input-rule", "--input-rules"),
+    (("list", "--jso"), "--jso", "--json"),
+    (("leaderboard", "show", "--tas", "xquad"), "--tas", "--task"),
+    (("--verbos", "list"), "--verbos", "--verbose"),
+])
+def test_an_abbreviated_option_is_refused_with_its_full_name(harness_cli: Cli, argv: tuple[str, ...], typed: str,
+                                                             wanted: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        harness_cli(*argv)
+    out, err = capsys.readouterr()
+    assert (caught.value.code, out) == (2, "")
+    assert err.count("\n") == 1
+    assert f"unknown option '{typed}'; did you mean '{wanted}'?" in err
+
+
+def test_global_options_after_the_command(harness_cli: Cli) -> None:
+    code, _, err = harness_cli("run", "lareqa", "bm25", "--limit", "1", "--dry-run", "--no-cache", "-v")
+    assert code == 0, err
+    assert " INFO lareqa: load_data" in err  # -v after the command turned the step log on
+    code, _, err = harness_cli("run", "lareqa", "bm25", "--limit", "1", "--dry-run", "--no-cache")
+    assert code == 0 and " INFO " not in err
+    code, _, err = harness_cli("run", "lareqa", "bm25", "--limit", "1", "--dry-run", "--no-cache",
+                               "--log-level", "info")
+    assert code == 0 and " INFO lareqa: load_data" in err
+
+
+def test_plugin_after_the_command_is_loaded(harness_cli: Cli) -> None:
+    code, out, err = harness_cli("list", "--json", "--plugin", "tests.stall_plugin")
+    assert code == 0, err
+    assert json.loads(out)["models"]["stall-overlap"]["plugin"] == "tests.stall_plugin"
