@@ -135,7 +135,8 @@ def _add_cache_arguments(parser: Any, with_switch: bool = True) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog="harness", description="Score models on cross-lingual QA benchmarks exactly as the official scripts do."
+        prog="harness", description="Score models on cross-lingual QA benchmarks exactly as the official scripts do.",
+        epilog="--plugin, -v and --log-level may also follow the command (harness run ... -v)."
     )
     parser.add_argument("--version", action="version", version=f"xlqa-harness {__version__}")
     parser.add_argument("--plugin", action="append", default=[], metavar="MODULE",
@@ -276,14 +277,13 @@ def _add_global_arguments_after(parser: argparse.ArgumentParser) -> None:
     top parser's (a command's parser would otherwise overwrite them)."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            for sub in action.choices.values():
-                extra = sub.add_argument_group("global options (also before the command)")
-                extra.add_argument("--plugin", action="append", dest="plugin_after", default=argparse.SUPPRESS,
-                                   metavar="MODULE", help="see harness --help")
-                extra.add_argument("-v", "--verbose", action="count", dest="verbose_after",
-                                   default=argparse.SUPPRESS, help="see harness --help")
-                extra.add_argument("--log-level", choices=("debug", "info", "warning", "error"),
-                                   dest="log_level_after", default=argparse.SUPPRESS, help="see harness --help")
+            for sub in action.choices.values():  # not in each command's --help: `harness --help` says them
+                sub.add_argument("--plugin", action="append", dest="plugin_after", default=argparse.SUPPRESS,
+                                 help=argparse.SUPPRESS)
+                sub.add_argument("-v", "--verbose", action="count", dest="verbose_after", default=argparse.SUPPRESS,
+                                 help=argparse.SUPPRESS)
+                sub.add_argument("--log-level", choices=("debug", "info", "warning", "error"),
+                                 dest="log_level_after", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
                 _add_global_arguments_after(sub)
 
 
