@@ -23,6 +23,12 @@ _API = ("evaluate", "plan", "score", "tasks", "Outcome", "Plan", "TaskInfo")
 __all__ = ["__version__", *_API]
 
 
+def __dir__() -> list[str]:
+    """The public API too (imported on first use, so not yet among the module's attributes): what
+    a notebook's completion and ``dir(harness)`` list."""
+    return sorted({*__all__, *(name for name in globals() if name.startswith("__"))})
+
+
 def __getattr__(name: str) -> Any:
     if name in _API:
         from harness import api

@@ -18,7 +18,9 @@ CLI passes ``results/``, ``results/leaderboard.json`` and the default cache fold
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import functools
+import inspect
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,8 +33,34 @@ from harness.registry import Registry, load_target
 from harness.settings import DataOptions, ExecutionOptions, as_path, output_options
 from harness.stats.bootstrap import DEFAULT_RESAMPLES
 from harness.task import InputRules
+from harness.wording import COMMAND_LINE, reword_options
 
 __all__ = ["Outcome", "Plan", "TaskInfo", "evaluate", "plan", "score", "tasks"]
+
+#: Command-line flags whose keyword is not their name with dashes as underscores.
+_KEYWORDS = {"--no-cache": "cache_dir=None", "--quiet": "progress=False", "--no-leaderboard": "leaderboard=None",
+             "--name": "label", "--context-lang": "langs", "--question-lang": "langs"}
+
+
+def _keyword_errors(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function``'s errors name its keywords (``data_dir``), not the command line's flags
+    (``--data-dir``) the checks inside word them with, unless the ``harness`` command called it."""
+    keywords = set(inspect.signature(function).parameters)
+
+    def keyword(flag: str) -> str | None:
+        name = _KEYWORDS.get(flag, flag[2:].replace("-", "_"))
+        return name if name.split("=")[0] in keywords else None
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except HarnessError as error:
+            if not COMMAND_LINE.get():
+                reword_options(error, keyword)
+            raise
+
+    return wrapper
 
 
 @dataclass(frozen=True)
@@ -48,6 +76,7 @@ class TaskInfo:
     plugin: str
 
 
+@_keyword_errors
 def tasks(*, languages: str | Iterable[str] | None = None, needs: str | type | None = None,
           registry: Registry | None = None) -> list[TaskInfo]:
     """The installed tasks (like ``mteb.get_tasks``): those covering every language of
@@ -70,6 +99,7 @@ def tasks(*, languages: str | Iterable[str] | None = None, needs: str | type | N
     return out
 
 
+@_keyword_errors
 def evaluate(
     tasks: str | Sequence[str], model: object, *, model_args: str | dict[str, object] | None = None,
     label: str | None = None, data_dir: str | Path | None = None, split: str | None = None,
@@ -110,13 +140,14 @@ def evaluate(
                                 output=output, registry=registry)
         return [*ran.runs, *([ran.scored] if ran.scored is not None else [])]
     if labels is not None:
-        raise HarnessError("labels (--labels) go with a model family (@family.json); give a single task its labels as "
+        raise HarnessError("--labels go with a model family (@family.json); give a single task its labels as "
                      "TASK:labels=DIR")
     task_texts = planning.expand_tasks(_task_text(tasks), registry)
     return runner.run_suite(task_texts, model, data=data, execution=execution, output=output, model_args=model_args,
                             label=label, registry=registry)
 
 
+@_keyword_errors
 def plan(
     tasks: str | Sequence[str], model: object, *, model_args: str | dict[str, object] | None = None,
     data_dir: str | Path | None = None, split: str | None = None, langs: str | Iterable[str] | None = None,
@@ -143,6 +174,7 @@ def plan(
                               registry=registry)]
 
 
+@_keyword_errors
 def score(
     task: str, predictions: str | Path, *, label: str | None = None, data_dir: str | Path | None = None,
     split: str | None = None, langs: str | Iterable[str] | None = None, limit: int | None = None,

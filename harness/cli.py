@@ -20,6 +20,7 @@ from harness.errors import HarnessError, InputError, did_you_mean, one_line
 from harness.locations import DEFAULT_LEADERBOARD, DEFAULT_OUTPUT_DIR
 from harness.registry import DISABLE_PLUGINS_ENV, PLUGINS_ENV
 from harness.tables import format_score, format_table, terminal_width
+from harness.wording import COMMAND_LINE
 
 if TYPE_CHECKING:
     from harness.leaderboard import Leaderboard
@@ -761,6 +762,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         argcomplete.autocomplete(parser)
     args = parser.parse_args(argv)
     _globals(args)
+    command_line = COMMAND_LINE.set(True)  # the library API's errors keep naming the flags typed here
     warnings.showwarning = _one_line_warnings
     _configure_logging(args)
     saved_plugins = os.environ.get(PLUGINS_ENV)
@@ -797,6 +799,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python's flush at exit writes nowhere
         return 141  # 128 + SIGPIPE, the status a shell gives a command killed by the closed pipe
     finally:
+        COMMAND_LINE.reset(command_line)
         if saved_plugins is None:
             os.environ.pop(PLUGINS_ENV, None)
         else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -43,3 +44,25 @@ def test_plugin_after_the_command_is_loaded(harness_cli: Cli) -> None:
     code, out, err = harness_cli("list", "--json", "--plugin", "tests.stall_plugin")
     assert code == 0, err
     assert json.loads(out)["models"]["stall-overlap"]["plugin"] == "tests.stall_plugin"
+
+
+def test_dir_of_the_package_lists_the_public_api() -> None:
+    import harness
+
+    assert {"evaluate", "plan", "score", "tasks", "Outcome", "__version__"} <= set(dir(harness))
+    assert "Any" not in dir(harness)
+
+
+def test_api_errors_name_keywords_and_the_command_line_flags(harness_cli: Cli, tmp_path: Path) -> None:
+    import harness
+    from harness.errors import HarnessError
+
+    missing = tmp_path / "nope"
+    with pytest.raises(HarnessError) as caught:
+        harness.evaluate("lareqa", "bm25", data_dir=missing)
+    assert str(caught.value) == f"data_dir {missing} does not exist"
+    with pytest.raises(HarnessError) as caught:
+        harness.evaluate("lareqa", "bm25", labels=missing)
+    assert str(caught.value).startswith("labels go with a model family")
+    code, _, err = harness_cli("run", "lareqa", "bm25", "--data-dir", str(missing))
+    assert (code, err) == (2, f"error: --data-dir {missing} does not exist\n")
