@@ -37,6 +37,7 @@ from harness.settings import DataOptions, OutputOptions
 from harness.stats.bootstrap import BootstrapSettings
 from harness.task import Evaluation, InputRules, Task, main_cell
 from harness.validation import validate
+from harness.wording import reword_options
 
 MANIFEST = "submission.json"
 #: Recomputed scores equal claimed ones up to float formatting (JSON round trips are exact, but a
@@ -200,11 +201,18 @@ def _score_submission(folder: Path, data_dir: Path | None, output: OutputOptions
             raise HarnessError(f"{manifest_path}: entries[{index}].predictions: {entry['predictions']} is outside "
                                "the submission folder")
         task = parse_named(entry["task"])
-        outcomes.append(score(
-            format_named(task.name, with_labels(registry, task.name, task.options, labels)), predictions,
-            data=DataOptions(data_dir=data_dir, split=entry.get("split")), output=output, registry=registry,
-            identity=file_identity(predictions, label=card["name"], details={leaderboard.CARD_DETAIL: card}),
-        ))
+        fields = {"--langs": f"{MANIFEST}'s entries[{index}].languages", "--split": f"entries[{index}].split"}
+        try:
+            outcomes.append(score(
+                format_named(task.name, with_labels(registry, task.name, task.options, labels)), predictions,
+                data=DataOptions(data_dir=data_dir, split=entry.get("split"),
+                                 languages=tuple(entry["languages"]) if "languages" in entry else None),
+                output=output, registry=registry,
+                identity=file_identity(predictions, label=card["name"], details={leaderboard.CARD_DETAIL: card}),
+            ))
+        except HarnessError as error:  # a submission names its languages and split in its manifest, not as flags
+            reword_options(error, fields.get)
+            raise
     return outcomes
 
 
