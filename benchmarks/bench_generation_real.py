@@ -22,7 +22,13 @@ memory-bound and its share of the matmul peak is low by nature.
     python benchmarks/bench_generation_real.py --model gemma3-270m --data-dir /work/shared/data/xquad \\
         --prompts 32 --batch-size 16 --repeat 2
 
-See the README ("Packaged language models") for the figures measured on this machine.
+Measured on the shared 2-core AMD EPYC (AVX512-BF16) while other jobs held the load average at 7-18
+(so the machine gave this process roughly a tenth of what it measures idle: the bf16 matmul peak
+measured at the same time was 77-107 GFLOP/s, against 861-995 in docs/scale.md): Gemma 3 270M,
+8 prompts (2,322 tokens), float32 prefill with ``logits_to_keep=1`` min 24.9 s (93 tokens/s, 58%
+of the float32 peak measured beside it, 34 GFLOP/s) against 105.9 s with every position's logits
+(4.2x); SmolLM2 (4 prompts, 1 round): shared batches in bf16 58.6 s against one at a time in
+float32 121.4 s (2.07x). The runs were cut short by the contention (decode rates not measured).
 """
 
 from __future__ import annotations
