@@ -102,6 +102,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--chat", default="auto", choices=["auto", "on", "off"])
+    parser.add_argument("--rates-only", action="store_true",
+                        help="only the prefill and decode rates (no answer comparison, no one-at-a-time baseline)")
     parser.add_argument("--no-full-logits", action="store_true",
                         help="skip the prefill with the output layer at every position (slow: 4x with Gemma's vocabulary)")
     args = parser.parse_args()
@@ -158,6 +160,9 @@ def main() -> None:
                   f"(generate {steps} tokens min {min(timings[steps]):.2f} s - 1 token min {min(timings[1]):.2f} s): "
                   f"{len(lengths) * (steps - 1) / decode:,.0f} tokens/s, "
                   f"{flops / decode / 1e9:,.0f} GFLOP/s = {flops / decode / 1e9 / peaks[dtype]:.0%} of the peak")
+
+    if args.rates_only:
+        return
 
     # -- bf16 against float32: the greedy answers ----------------------------------------------
     answers = {}
