@@ -98,9 +98,15 @@ def read_language_file(path: Path, data: MKQAData) -> list[dict[str, Any]]:
     return records
 
 
+#: How a language's predictions file may be named: the harness's ``en.jsonl``, and MKQA's own
+#: ``en_prediction.jsonl`` (its repository's ``tests/testdata``).
+NAME_SUFFIXES = (".jsonl", "_prediction.jsonl")
+
+
 def _language_of_file(path: Path, data: MKQAData) -> str:
-    """A single file's language: its name (``en.jsonl``), else the one language selected (``--langs``)."""
-    stem = Path(path.name.removesuffix(".gz")).stem
+    """A single file's language: its name (``en.jsonl``, ``en_prediction.jsonl``), else the one
+    language selected (``--langs``)."""
+    stem = Path(path.name.removesuffix(".gz")).stem.removesuffix("_prediction")
     if stem in MKQA_LANGUAGES:
         if stem not in data.languages:
             raise InputError(f"the file is named for language '{stem}', which is not among the languages "
@@ -109,23 +115,35 @@ def _language_of_file(path: Path, data: MKQAData) -> str:
     if len(data.languages) == 1:
         return data.languages[0]
     raise InputError("cannot tell the language of these predictions: name the file <lang>.jsonl "
-                     "or pass --langs LANG", file=path)
+                     "(or <lang>_prediction.jsonl) or pass --langs LANG", file=path)
+
+
+def _language_files(folder: Path) -> dict[str, Path]:
+    """Language -> its file in a predictions folder, looked up by the names a language's file may
+    have (the folder is not listed: it may be a link to a large folder whose files come and go)."""
+    out: dict[str, Path] = {}
+    for lang in MKQA_LANGUAGES:
+        found = [folder / f"{lang}{suffix}" for suffix in NAME_SUFFIXES if (folder / f"{lang}{suffix}").is_file()]
+        if len(found) > 1:
+            raise InputError(f"two files for language '{lang}' ({found[0].name}, {found[1].name}): keep one",
+                             file=folder)
+        if found:
+            out[lang] = found[0]
+    return out
 
 
 def read_predictions(path: Path, data: MKQAData) -> dict[str, list[dict[str, Any]]]:
-    """Language -> its prediction lines, from a folder of ``<lang>.jsonl`` files or one file.
+    """Language -> its prediction lines, from a folder of ``<lang>.jsonl`` (or
+    ``<lang>_prediction.jsonl``) files or one file.
 
     In a folder, languages without a file are skipped, as the official all-languages script
     does (the result then says the macro average is incomplete), unless the languages were
-    named with ``--langs``; a ``.jsonl`` file not named after an MKQA language is an error."""
+    named with ``--langs``; other files in it are not read."""
     if not path.is_dir():
         lang = _language_of_file(path, data)
         return _checked_language({lang: read_language_file(path, data)}, {lang: path}, data)
-    files = {p.name.removesuffix(".jsonl"): p for p in sorted(path.glob("*.jsonl"))}
+    files = _language_files(path)
     for lang, file in files.items():
-        if lang not in MKQA_LANGUAGES:
-            raise InputError(f"'{file.name}' is not named after an MKQA language (<lang>.jsonl, lang one of: "
-                             f"{' '.join(MKQA_LANGUAGES)})", file=file)
         if lang not in data.file_languages:
             raise InputError(f"predictions for '{lang}', but the data has no {lang} answers ({data.source})", file=file)
     absent = [lang for lang in data.languages if lang not in files]
@@ -133,8 +151,8 @@ def read_predictions(path: Path, data: MKQAData) -> dict[str, list[dict[str, Any
         raise InputError(f"no {absent[0]}.jsonl for language '{absent[0]}' (named with --langs)", file=path)
     scored = [lang for lang in data.languages if lang in files]
     if not scored:
-        raise InputError(f"no prediction files for the languages scored (expected <lang>.jsonl for "
-                         f"{' '.join(data.languages)})", file=path)
+        raise InputError(f"no prediction files for the languages scored (expected <lang>.jsonl or "
+                         f"<lang>_prediction.jsonl for {' '.join(data.languages)})", file=path)
     return _checked_language({lang: read_language_file(files[lang], data) for lang in scored}, files, data)
 
 

@@ -97,10 +97,24 @@ def test_single_file_needs_its_language(harness_cli: Cli, tmp_path: Path) -> Non
     code, _, err = harness_cli("score", "mkqa", "--predictions", preds, "--no-leaderboard")
     assert code == 2
     assert err.strip() == (f"error: {preds}: cannot tell the language of these predictions: name the file "
-                           "<lang>.jsonl or pass --langs LANG")
+                           "<lang>.jsonl (or <lang>_prediction.jsonl) or pass --langs LANG")
     named = write_lines(tmp_path / "en.jsonl", demo_lines("en"))
     code, out, err = harness_cli("score", "mkqa", "--predictions", named, "--no-leaderboard")
     assert code == 0, err
+
+
+def test_mkqas_own_file_name_is_recognised(harness_cli: Cli, tmp_path: Path) -> None:
+    """Issue 31, item 8: ``en_prediction.jsonl``, as MKQA's repository names its test predictions."""
+    named = write_lines(tmp_path / "en_prediction.jsonl", demo_lines("en"))
+    code, out, err = harness_cli("score", "mkqa", "--predictions", named, "--no-leaderboard")
+    assert code == 0, err
+    assert result_of(out)["main_score"]["value"] == 100.0
+    folder = tmp_path / "folder"
+    write_lines(folder / "en_prediction.jsonl", demo_lines("en"))
+    write_lines(folder / "english.jsonl", demo_lines("en"))  # not a language's name: not read
+    code, out, err = harness_cli("score", "mkqa", "--predictions", folder, "--no-leaderboard")
+    assert code == 0, err
+    assert result_of(out)["main_score"]["value"] == 100.0
 
 
 def _bad(tmp_path: Path, lines: list[Any], name: str = "en.jsonl") -> Path:
@@ -140,10 +154,10 @@ def test_bad_prediction_lines(harness_cli: Cli, tmp_path: Path, edit: Callable[[
 def test_bad_prediction_folders(harness_cli: Cli, tmp_path: Path) -> None:
     folder = tmp_path / "folder"
     write_lines(folder / "en.jsonl", demo_lines("en"))
-    write_lines(folder / "english.jsonl", demo_lines("en"))
+    write_lines(folder / "en_prediction.jsonl", demo_lines("en"))
     code, _, err = harness_cli("score", "mkqa", "--predictions", folder)
-    assert code == 2 and "'english.jsonl' is not named after an MKQA language" in err
-    (folder / "english.jsonl").unlink()
+    assert code == 2 and "two files for language 'en' (en.jsonl, en_prediction.jsonl): keep one" in err
+    (folder / "en_prediction.jsonl").unlink()
     write_lines(folder / "fr.jsonl", demo_lines("en"))
     code, _, err = harness_cli("score", "mkqa", "--predictions", folder)
     assert code == 2 and "predictions for 'fr', but the data has no fr answers" in err
