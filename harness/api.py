@@ -190,7 +190,7 @@ def score(
     return runner.score(task, path, data=_data(data_dir, split, langs, limit),
                         output=output_options(output_dir, leaderboard, progress=False, bootstrap=bootstrap,
                                               bootstrap_seed=bootstrap_seed, command=command),
-                        registry=registry, input_rules=input_rules, identity=runner.file_identity(path, label))
+                        registry=registry, input_rules=input_rules, label=label)
 
 
 def _task_text(tasks: str | Sequence[str]) -> str:

@@ -32,7 +32,7 @@ from harness.registry import Registry
 from harness.results import Interval, RunResult, read_result
 from harness.planning import load_data, task_with_options, with_labels
 from harness.recording import Outcome, evaluation_intervals
-from harness.runner import file_identity, score
+from harness.runner import score
 from harness.settings import DataOptions, OutputOptions
 from harness.stats.bootstrap import BootstrapSettings
 from harness.task import Evaluation, InputRules, Task, main_cell
@@ -208,7 +208,7 @@ def _score_submission(folder: Path, data_dir: Path | None, output: OutputOptions
                 data=DataOptions(data_dir=data_dir, split=entry.get("split"),
                                  languages=tuple(entry["languages"]) if "languages" in entry else None),
                 output=output, registry=registry,
-                identity=file_identity(predictions, label=card["name"], details={leaderboard.CARD_DETAIL: card}),
+                label=card["name"], details={leaderboard.CARD_DETAIL: card},
             ))
         except HarnessError as error:  # a submission names its languages and split in its manifest, not as flags
             reword_options(error, fields.get)

@@ -141,6 +141,27 @@ def sha256_path(path: Path) -> str:
     return sha256_text(*(f"{p.relative_to(path).as_posix()}\t{sha256_file(p)}" for p in files))
 
 
+def sha256_values(value: Any) -> str:
+    """Hex SHA-256 of a JSON-like value (mappings, sequences, numbers, text; dataclasses and numpy
+    arrays as their fields and lists), independent of key order: the digest of predictions as read
+    from a folder, which is never walked (see :func:`harness.runner.file_identity`)."""
+    return sha256_text(json.dumps(value, sort_keys=True, ensure_ascii=False, default=_plain))
+
+
+def _plain(value: Any) -> Any:
+    import dataclasses
+
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=repr)
+    if hasattr(value, "tolist"):  # numpy arrays and scalars
+        return value.tolist()
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    raise TypeError(f"no digest for a {type(value).__name__}")
+
+
 def sha256_text(*parts: str) -> str:
     """Hex SHA-256 of text parts joined unambiguously."""
     digest = hashlib.sha256()

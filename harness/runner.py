@@ -14,13 +14,14 @@ official format, so predictions made anywhere are scored by the same code. The l
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from harness.compose import ModelSource, resolve_model
-from harness.errors import HarnessError
+from harness.errors import HarnessError, InputError
 from harness.execution import LoadedModel, Plan, Session, load_model, predict_units
-from harness.io import remove_temporaries, sha256_path
+from harness.io import remove_temporaries, sha256_file, sha256_values
 from harness.layout import (
     RunFolder, claim_run_folder, configuration_folder, discard_if_empty, latest_run_folder, model_folder,
 )
@@ -150,21 +151,33 @@ def _run_folder(output: OutputOptions, loaded: LoadedTask, model: LoadedModel, r
     return claim_run_folder(parent, run) if main else None
 
 
-def file_identity(predictions_file: Path, label: str | None = None,
-                  details: dict[str, object] | None = None) -> ModelIdentity:
+def file_identity(predictions_file: Path, label: str | None = None, details: dict[str, object] | None = None,
+                  read: Mapping[str, Any] | None = None) -> ModelIdentity:
     """A predictions file as the "model" of a scoring: its name (or ``label``) and its digest;
-    ``details`` join it (a submission's model card)."""
-    return ModelIdentity(name="predictions-file", label=label or predictions_file.stem,
-                         weights=f"sha256:{sha256_path(predictions_file)}", options={},
-                         details={"predictions": str(predictions_file), **(details or {})})
+    ``details`` join it (a submission's model card). A folder's digest is that of the predictions
+    ``read`` from it: the task reads a folder by the file names it expects, and a folder is never
+    walked (it may be a link to a large folder whose files come and go, ``/tmp``)."""
+    if predictions_file.is_dir():
+        if read is None:
+            raise ValueError("a predictions folder's identity is that of the predictions read from it")
+        digest = sha256_values(read)
+    else:
+        try:
+            digest = sha256_file(predictions_file)
+        except OSError as exc:  # gone or unreadable since it was read
+            raise InputError(f"cannot read: {exc.strerror or exc}", file=predictions_file) from None
+    return ModelIdentity(name="predictions-file", label=label or predictions_file.stem, weights=f"sha256:{digest}",
+                         options={}, details={"predictions": str(predictions_file), **(details or {})})
 
 
 def score(task_text: str, predictions_file: Path, *, data: DataOptions | None = None,
           output: OutputOptions | None = None, registry: Registry | None = None, input_rules: InputRules = "strict",
-          identity: ModelIdentity | None = None) -> Outcome:
+          identity: ModelIdentity | None = None, label: str | None = None,
+          details: dict[str, object] | None = None) -> Outcome:
     """Score a predictions file written elsewhere, in the task's official format, read under
     ``input_rules`` (see :attr:`~harness.task.TaskData.input_rules`). The model is the file
-    (:func:`file_identity`) unless ``identity`` says what made the predictions."""
+    (:func:`file_identity`, with ``label`` and ``details``) unless ``identity`` says what made the
+    predictions."""
     output = output or OutputOptions()
     output.check()
     task, plugin = load_task(registry or Registry.discover(), task_text)
@@ -179,7 +192,7 @@ def score(task_text: str, predictions_file: Path, *, data: DataOptions | None = 
     if input_rules == "official":
         evaluation.notes.append("read under --input-rules official: input refused by default (unknown ids, "
                                 "repeated ids, ...) was scored as the official script scores it")
-    identity = identity or file_identity(predictions_file)
+    identity = identity or file_identity(predictions_file, label, details, predictions)
     files = timer.time("hash_data", lambda: describe_files(loaded.data.files))
     run = run_id("score", loaded, identity, files)
     folder = None if output.output_dir is None else claim_run_folder(
