@@ -480,6 +480,8 @@ def describe(root: Path) -> list[dict[str, Any]]:
         out.append({"key": folder.name, "label": _label(folder / "model.json"), "entries": _entries(folder)
                     if folder.is_dir() else 0, "bytes": _size(folder), "path": str(folder)})
     for item in sorted(models.iterdir()) if models.is_dir() else []:
+        if item.name.endswith(".lock"):  # the lock a conversion holds (filelock leaves the file): no model
+            continue
         out.append({"key": f"models/{item.name}", "label": item.name, "entries": None, "bytes": _size(item),
                     "path": str(item)})
     digests = root / DIGESTS_FILE

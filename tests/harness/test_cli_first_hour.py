@@ -66,3 +66,13 @@ def test_api_errors_name_keywords_and_the_command_line_flags(harness_cli: Cli, t
     assert str(caught.value).startswith("labels go with a model family")
     code, _, err = harness_cli("run", "lareqa", "bm25", "--data-dir", str(missing))
     assert (code, err) == (2, f"error: --data-dir {missing} does not exist\n")
+
+
+def test_cache_info_lists_no_lock_file_as_a_model(harness_cli: Cli, tmp_path: Path) -> None:
+    models = tmp_path / "cache" / "models"
+    (models / "tiny-abc-float32").mkdir(parents=True)
+    (models / "tiny-abc-float32" / "model.bin").write_bytes(b"0" * 2048)
+    (models / "tiny-abc-float32.lock").write_bytes(b"")  # what a conversion's FileLock leaves
+    code, out, err = harness_cli("cache", "info", "--cache-dir", str(tmp_path / "cache"))
+    assert code == 0, err
+    assert "models/tiny-abc-float32 " in out and ".lock" not in out
