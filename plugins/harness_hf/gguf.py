@@ -17,9 +17,11 @@ languages, size) is kept beside it in ``gguf.json`` for the model card and the r
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -135,6 +137,28 @@ def gguf_checkpoint(file: Path, cache_root: Path, owner: str) -> Path:
     return converted_checkpoint(cache_root, file.stem, file_digest(file), lambda scratch: file, owner)
 
 
+@contextmanager
+def _no_progress_bars() -> Iterator[None]:
+    """transformers' progress bars off while a conversion loads and saves (the harness shows its
+    own progress; a bar must not leak into `harness run --dry-run` or a --quiet run): its switch,
+    and the GGUF tensor loop's plain tqdm, which that switch does not reach (transformers 5)."""
+    from transformers import modeling_gguf_pytorch_utils as gguf_utils
+    from transformers.utils import logging as transformers_logging
+
+    shown = transformers_logging.is_progress_bar_enabled()
+    transformers_logging.disable_progress_bar()
+    bar = getattr(gguf_utils, "tqdm", None)
+    if bar is not None:
+        gguf_utils.tqdm = functools.partial(bar, disable=True)
+    try:
+        yield
+    finally:
+        if bar is not None:
+            gguf_utils.tqdm = bar
+        if shown:
+            transformers_logging.enable_progress_bar()
+
+
 def convert(file: Path, target: Path, digest: str, owner: str) -> Path:
     """Dequantise ``file`` into a checkpoint folder at ``target`` (atomically), with its tokenizer
     and :data:`FACTS_FILE`. A file transformers cannot read is a one-line error."""
@@ -146,30 +170,26 @@ def convert(file: Path, target: Path, digest: str, owner: str) -> Path:
                            "pip install 'xlqa-harness[models]'") from None
     import torch
     import transformers
-    from transformers.utils import logging as transformers_logging
 
     facts = read_facts(file, digest)
-    shown = transformers_logging.is_progress_bar_enabled()
-    transformers_logging.disable_progress_bar()
     try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(str(file.parent), gguf_file=file.name)
-        model = transformers.AutoModelForCausalLM.from_pretrained(str(file.parent), gguf_file=file.name,
-                                                                  dtype=getattr(torch, DEQUANTISED))
+        with _no_progress_bars():
+            tokenizer = transformers.AutoTokenizer.from_pretrained(str(file.parent), gguf_file=file.name)
+            model = transformers.AutoModelForCausalLM.from_pretrained(str(file.parent), gguf_file=file.name,
+                                                                      dtype=getattr(torch, DEQUANTISED))
     except (ValueError, KeyError, NotImplementedError) as error:
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise HarnessError(f"{owner}: transformers {transformers.__version__} cannot read {file} "
                            f"(architecture {facts.architecture}): {message}") from None
-    finally:
-        if shown:
-            transformers_logging.enable_progress_bar()
     model.hf_quantizer = None  # the tensors are plain float32 now; save_pretrained refuses while it is set
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     staging = target.with_name(target.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    model.save_pretrained(str(staging))
-    tokenizer.save_pretrained(str(staging))
+    with _no_progress_bars():
+        model.save_pretrained(str(staging))
+        tokenizer.save_pretrained(str(staging))
     (staging / FACTS_FILE).write_text(json.dumps(asdict(facts), indent=1, ensure_ascii=False), encoding="utf-8")
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)
