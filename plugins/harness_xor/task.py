@@ -346,12 +346,22 @@ class XorRetrieve(_XorTask):
         self.titles = titles
 
     def options(self) -> dict[str, Any]:
-        return {"top_k": self.top_k, "titles": self.titles, "corpus": None if self.corpus is None else str(self.corpus)}
+        """The corpus by its file name: its content is in the data's fingerprint (its files are among
+        the data files), so two maintainers with the same corpus in different folders share a
+        leaderboard scope, which its absolute path would split."""
+        return {"top_k": self.top_k, "titles": self.titles, "corpus": None if self.corpus is None else self.corpus.name}
 
     def load(self, request: DataRequest) -> XorData:
-        """The questions, and the corpus files among the files a result hashes (they decide the scores)."""
+        """The questions, and the corpus files among the files a result hashes (they decide the scores).
+        A corpus named by its file name alone, as a result records it, is looked for in the data
+        folder when it is not in the current one (``harness validate --rescore``)."""
         data = super().load(request)
         if self.corpus is not None:
+            if not self.corpus.exists() and self.corpus.name == str(self.corpus) and request.data_dir is not None:
+                self.corpus = request.data_dir / self.corpus.name
+            if not self.corpus.exists():
+                raise HarnessError(f"task xor-retrieve: corpus {self.corpus} not found (a result names its corpus by "
+                                   "file name: pass xor-retrieve:corpus=PATH, or put it in the data folder)")
             data.files += [path for path, _ in corpus_files(self.corpus)]
         return data
 

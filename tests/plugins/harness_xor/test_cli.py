@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -57,7 +58,8 @@ def test_bm25_run_end_to_end(harness_cli: CLI, xor_dir: Path, corpus: Path, tmp_
                     "ja": {"r@2kt": 50.0, "r@5kt": 50.0}}
     predictions = json.loads((result_path.parent / "predictions.json").read_text(encoding="utf-8"))
     assert predictions[0] == {"id": "1", "lang": "fi", "ctxs": ["The Eiffel Tower stands in Paris, France."]}
-    assert result["task"]["options"] == {"top_k": 1, "titles": True, "corpus": str(corpus)}
+    # the corpus by file name (its content is in the data fingerprint): no absolute path in the scope
+    assert result["task"]["options"] == {"top_k": 1, "titles": True, "corpus": corpus.name}
     assert sorted(Path(f["path"]).name for f in result["data"]["files"]) == ["psgs.tsv", "xor_dev_retrieve_eng_span_v1_1.jsonl"]
     # The written predictions score the same through `harness score`.
     code, out, err = harness_cli("score", "xor-retrieve", "--predictions", result_path.parent / "predictions.json",
@@ -176,3 +178,26 @@ def test_duplicate_keys_are_refused(harness_cli: CLI, xor_dir: Path, tmp_path: P
                                "--no-leaderboard")
     assert code == 2
     assert err == f"error: {predictions}: field '1': given twice in one JSON object (only one value may be meant)\n"
+
+
+def test_the_same_corpus_in_two_folders_is_one_leaderboard_scope(harness_cli: CLI, xor_dir: Path, corpus: Path,
+                                                                  tmp_path: Path) -> None:
+    """Issue 31, item 12: the scope holds the corpus's file name and (in the data fingerprint) its
+    content, not its absolute path; a result still rescores with the corpus in the data folder."""
+    elsewhere = tmp_path / "maintainer-b" / corpus.name
+    elsewhere.parent.mkdir()
+    shutil.copy(corpus, elsewhere)
+    board = tmp_path / "board.json"
+    for number, path in enumerate((corpus, elsewhere)):
+        code, _, err = harness_cli("run", f"xor-retrieve:corpus={path},top_k=1", "bm25", "--data-dir", xor_dir,
+                                   "--quiet", "--leaderboard", board, "--output-dir", f"out{number}")
+        assert code == 0, err
+    code, out, err = harness_cli("leaderboard", "show", "--file", board, "--json")
+    assert code == 0, err
+    assert str(tmp_path) not in out
+    entries = json.loads(board.read_text(encoding="utf-8"))["entries"]
+    assert len(entries) == 1  # the same model on the same scope: one entry, the later run replacing the first
+    shutil.copy(corpus, xor_dir / corpus.name)
+    result = next((tmp_path / "out1").rglob("result.json"))
+    code, out, err = harness_cli("validate", "--rescore", result, "--data-dir", xor_dir)
+    assert code == 0, err
