@@ -26,8 +26,17 @@ only with a score strictly above the k-th: a bound equal to the k-th score prune
 
 from __future__ import annotations
 
+import os
+
+import numba
 import numpy as np
 from numba import njit, prange
+
+# A fork-safe thread pool, unless the user chose one: numba prefers GNU OpenMP where torch's
+# libgomp is present, and a process forked after a search (multiprocessing's default on Linux)
+# then dies at its first search ("fork() called from a process already using GNU OpenMP").
+if "NUMBA_THREADING_LAYER" not in os.environ:
+    numba.config.THREADING_LAYER = "forksafe"
 
 #: Bounds are compared after this factor (see the module docstring): covers float rounding.
 SLACK = 1.0 + 1e-9

@@ -6,6 +6,7 @@ blocks of a few postings and k from 1 to past the corpus; a format-3 index is up
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -104,3 +105,22 @@ def test_an_index_of_an_unknown_format_is_refused_with_its_format(tmp_path: Path
     (folder / "index.json").write_text(json.dumps({**info, "format": 2}), encoding="utf-8")
     with pytest.raises(HarnessError, match="holds format 2: delete the folder"):
         BM25Index.load(folder)
+
+
+def test_a_process_forked_after_a_search_can_search() -> None:
+    """numba's thread pool is a fork-safe one: with GNU OpenMP (torch's libgomp present) a child
+    forked after a parallel search was killed at its first search."""
+    documents, queries = random_corpus(5)
+    index = BM25Index.build(documents)
+    expected = index.top_k(queries, 10)[0]
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover (the child's result is checked by the parent)
+        os.close(read)
+        os.write(write, index.top_k(queries, 10)[0].tobytes())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        got = np.frombuffer(pipe.read(), dtype=expected.dtype)
+    assert os.waitpid(child, 0)[1] == 0
+    np.testing.assert_array_equal(got.reshape(expected.shape), expected)
