@@ -61,6 +61,8 @@ class LAReQAData(TaskData):
     targets: dict[str, np.ndarray] = field(default_factory=dict)  # xling_id -> pool positions
     skipped: int = 0
     sample: QuestionSample | None = None
+    #: Languages whose candidates the pool lacks because ``--langs`` left them out (pool=multilingual).
+    left_out_of_pool: tuple[str, ...] = ()
 
     def questions_in(self, lang: str) -> list[Question]:
         return [q for q in self.questions if q.lang == lang]

@@ -55,7 +55,7 @@ from harness_lareqa.data import LAReQAData, read_language, sample_questions, sta
 from harness_lareqa.metadata import LAREQA
 
 CandidateForm = Literal["concat", "pair", "sentence"]
-PoolKind = Literal["multilingual", "mono"]
+PoolKind = Literal["multilingual", "all", "mono"]
 QUERY_CHUNK = 256
 #: Row metric -> the per-question value it is the mean of.
 ROW_METRICS = {"map": "ap", "map@20": "ap@20"}
@@ -75,9 +75,13 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
         """``candidates``: how a candidate is put to the model (``concat``: sentence + paragraph, the
         official XTREME-R input; ``pair``: (sentence, paragraph); ``sentence``: the sentence alone).
         ``save_top_k``: length of the ranked list kept per question in the predictions file.
-        ``pool``: ``mono`` scores each question against its own language's candidates only (the
-        paper's zero-shot monolingual pools, Table 4), every language in one run, from the same
-        predictions; the diagnostics still describe the multilingual ranking.
+        ``pool``: ``multilingual`` (the official one) pools the candidates of the languages run, so
+        ``--langs de`` is German questions against German candidates alone, a smaller and different
+        task (the result says so); ``all`` keeps every language's candidates in the pool whatever
+        ``--langs`` selects (the questions of those languages against the official 11-language
+        pool: their rows of a full run); ``mono`` scores each question against its own language's
+        candidates only (the paper's zero-shot monolingual pools, Table 4), every language in one
+        run, from the same predictions; the diagnostics still describe the multilingual ranking.
         ``probe``: the two languages (``A-B``) of the language-ID probe on an encoder's vectors."""
         name = self.metadata.name
         if save_top_k < 1:
@@ -123,12 +127,19 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
         if not languages:
             example = self.language_file(request.data_dir, request.split, "{lang}")
             raise HarnessError(f"no {self.metadata.name} files in {request.data_dir} (expected {example})")
+        others = [lang for lang in self.metadata.languages if lang not in languages
+                  and self.language_file(request.data_dir, request.split, lang).exists()]
         data = LAReQAData(split=request.split, languages=tuple(languages), files=[], statistics={},
                           source=str(request.data_dir))
+        if self.pool == "multilingual":
+            data.left_out_of_pool = tuple(others)
         seen: set[str] = set()
-        for lang in languages:
-            self.read_file(paths[lang], lang, data, seen)
-            data.files.append(paths[lang])
+        for lang in sorted([*languages, *others] if self.pool == "all" else languages,
+                           key=self.metadata.languages.index):
+            path = self.language_file(request.data_dir, request.split, lang)
+            self.read_file(path, lang, data, seen)
+            data.files.append(path)
+        data.questions = [q for q in data.questions if q.lang in languages]  # pool=all: the others' candidates only
         if request.limit:
             sample_questions(data, request.limit, SEED)
         data.statistics = statistics(data)
@@ -312,6 +323,12 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
         if self.pool == "mono":
             evaluation.notes.append("pool=mono: every question against its own language's candidates only "
                                     "(zero-shot monolingual pools, LAReQA Table 4)")
+        if data.left_out_of_pool:
+            evaluation.notes.append(
+                f"pool: the candidates of the {len(set(data.pool.langs))} language(s) run only "
+                f"({len(data.pool.ids)} candidates; --langs left {', '.join(data.left_out_of_pool)} out of the pool), "
+                "an easier task than the official pool of every language: these scores are not that pool's; "
+                f"{self.metadata.name}:pool=all scores the same questions against every language's candidates")
         if data.sample is not None:
             evaluation.notes.append(
                 f"questions: a seeded sample (seed {data.sample.seed}) of {data.sample.per_language} per language, "
@@ -322,6 +339,9 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
         else:
             evaluation.notes.append("language-bias diagnostics need the rank of every correct candidate; "
                                     "the predictions leave some unranked")
+        evaluation.diagnostics["pool"] = {"kind": self.pool, "languages": sorted(set(data.pool.langs)),
+                                          "candidates": len(data.pool.ids),
+                                          "left_out_by_langs": list(data.left_out_of_pool)}
         return evaluation
 
     def _instances(self, data: LAReQAData, predictions: Mapping[str, list[dict[str, Any]]],
@@ -365,9 +385,11 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
 
     def analyses(self, data: LAReQAData, questions: list[PoolRanks]) -> dict[str, Any]:
         """The paper's language-bias analyses (section 5; Tables 3 and 4, Figures 4 and 6), all
-        from the one ranking of the multilingual pool."""
-        results = analyse(questions, data.languages, pool_size=len(data.pool.ids), seed=SEED)
-        return {**language_bias(questions, data.languages), **results.to_dict()}
+        from the one ranking of the multilingual pool (over the pool's languages: with pool=all,
+        more than the questions')."""
+        languages = tuple(dict.fromkeys(data.pool.langs))
+        results = analyse(questions, languages, pool_size=len(data.pool.ids), seed=SEED)
+        return {**language_bias(questions, languages), **results.to_dict()}
 
     def vector_analyses(self, data: LAReQAData, encoder: Encoder) -> dict[str, Any]:
         """The paper's language-ID probe, once on the question vectors and once on the candidate
