@@ -28,7 +28,8 @@ its saved format written from the harness's postings (the same postings, bm25s's
 rank-bm25's ``BM25Okapi`` stable ranking on the first ``--check-size`` passages for
 ``--check-queries`` queries (rank-bm25 scores with Python loops over every document).
 
-Measured on the 2-core machine with other work finished (build s / index MiB / build peak MiB /
+Measured before the search was pruned (the exhaustive path, ``top_k(..., exhaustive=True)``
+today; ``bench_bm25_engines.py`` compares both), on the 2-core machine with other work finished (build s / index MiB / build peak MiB /
 queries/s / search peak MiB): 1 M passages, harness 76 / 368 / 718 / 91.5 / 306, bm25s 150 / 561
 / 4,398 / 48.9 / 780; 5 M passages, harness 362 / 1,740 / 804 / 12.2 / 510, bm25s's build over
 16 GB (failed), its format from the same postings 2,708 MiB, 6.5 queries/s, 2,965 MiB;
