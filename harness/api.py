@@ -35,7 +35,7 @@ from harness.stats.bootstrap import DEFAULT_RESAMPLES
 from harness.task import InputRules
 from harness.wording import COMMAND_LINE, reword_options
 
-__all__ = ["Outcome", "Plan", "TaskInfo", "evaluate", "plan", "score", "tasks"]
+__all__ = ["Outcome", "Plan", "TaskInfo", "TaskOption", "describe_task", "evaluate", "plan", "score", "tasks"]
 
 #: Command-line flags whose keyword is not their name with dashes as underscores.
 _KEYWORDS = {"--no-cache": "cache_dir=None", "--quiet": "progress=False", "--no-leaderboard": "leaderboard=None",
@@ -64,8 +64,35 @@ def _keyword_errors(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @dataclass(frozen=True)
+class TaskOption:
+    """One option of a task (``TASK:name=value``), its default and its type as the task declares it."""
+
+    name: str
+    default: Any
+    type: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "default": self.default, "type": self.type}
+
+
+def _type_text(task_class: type, parameter: inspect.Parameter) -> str:
+    """An option's type as a user writes its value: a ``Literal``'s choices (``concat|pair``), else
+    the annotation as declared."""
+    import typing
+
+    try:
+        hint = typing.get_type_hints(task_class.__init__).get(parameter.name)
+    except Exception:  # an annotation that does not resolve: show it as written
+        hint = None
+    if hint is not None and typing.get_origin(hint) is typing.Literal:
+        return "|".join(str(choice) for choice in typing.get_args(hint))
+    annotation = parameter.annotation
+    return annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
+
+
+@dataclass(frozen=True)
 class TaskInfo:
-    """A task of the installed plugins, as :func:`tasks` lists it."""
+    """A task of the installed plugins, as :func:`tasks` lists it (and ``harness list TASK`` shows it)."""
 
     name: str
     summary: str
@@ -74,6 +101,53 @@ class TaskInfo:
     needs: str
     main_metric: str
     plugin: str
+    #: The capabilities whose models run it: ``needs`` and those the harness adapts to it.
+    served_by: tuple[str, ...] = ()
+    splits: tuple[str, ...] = ()
+    #: The scorer signature: the scorer, its metrics and the choices that change its numbers.
+    scorer: str = ""
+    options: tuple[TaskOption, ...] = ()
+    #: The benchmark files it reads (``harness data get BENCHMARK``), per its plugin's manifest.
+    benchmark: str | None = None
+    data_files: tuple[str, ...] = ()
+    reference: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"summary": self.summary, "languages": list(self.languages), "needs": self.needs,
+                "served_by": list(self.served_by), "main_metric": self.main_metric, "splits": list(self.splits),
+                "scorer": self.scorer, "options": [o.to_dict() for o in self.options], "benchmark": self.benchmark,
+                "data_files": list(self.data_files), "reference": self.reference, "plugin": self.plugin}
+
+
+def describe_task(name: str, registry: Registry) -> TaskInfo:
+    """Everything ``harness list TASK`` shows of one installed task: its class is imported (its
+    options are its constructor's keywords) and its plugin's data manifest read."""
+    from harness.capabilities import ADAPTERS
+    from harness.datahome import resolve
+    from harness.errors import RegistryError, did_you_mean
+
+    if name not in registry.tasks.entries:
+        raise RegistryError(f"unknown task '{name}'{did_you_mean(name, registry.tasks.entries)} "
+                            "(see harness list)")
+    spec, plugin = registry.tasks.entries[name]
+    task_class = load_target(spec, plugin, "task")
+    meta = task_class.metadata
+    served = (meta.needs.__name__, *(source.__name__ for source, _ in ADAPTERS.get(meta.needs, [])))
+    options = tuple(TaskOption(p.name, None if p.default is inspect.Parameter.empty else p.default,
+                               _type_text(task_class, p))
+                    for p in list(inspect.signature(task_class.__init__).parameters.values())[1:]
+                    if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+    files: tuple[str, ...] = ()
+    if meta.data is not None:
+        try:
+            files = tuple(f.path for f in resolve(meta.data).expected())
+        except HarnessError:  # a broken manifest is `harness data list`'s to report
+            files = ()
+    return TaskInfo(name, spec.summary, meta.languages, meta.needs.__name__, meta.main_metric, plugin.name,
+                    served_by=served, splits=meta.splits, scorer=meta.scorer, options=options,
+                    benchmark=None if meta.data is None else meta.data.name, data_files=files,
+                    reference=meta.reference)
+
 
 
 @_keyword_errors
@@ -82,20 +156,16 @@ def tasks(*, languages: str | Iterable[str] | None = None, needs: str | type | N
     """The installed tasks (like ``mteb.get_tasks``): those covering every language of
     ``languages`` (``"de,ja"`` or a list), and those a model with capability ``needs`` can run
     (``"Encoder"`` or the protocol class; an encoder also runs the tasks that need a Retriever)."""
-    from harness.capabilities import ADAPTERS
-
     registry = registry or Registry.discover()
     wanted = set(_codes(languages))
     out = []
-    for name, (spec, plugin) in sorted(registry.tasks.entries.items()):
+    for name, (spec, _) in sorted(registry.tasks.entries.items()):
         if not wanted <= set(spec.languages):
             continue
-        meta = load_target(spec, plugin, "task").metadata
-        if needs is not None:
-            served = {meta.needs.__name__} | {source.__name__ for source, _ in ADAPTERS.get(meta.needs, [])}
-            if (needs if isinstance(needs, str) else needs.__name__) not in served:
-                continue
-        out.append(TaskInfo(name, spec.summary, meta.languages, meta.needs.__name__, meta.main_metric, plugin.name))
+        info = describe_task(name, registry)
+        if needs is not None and (needs if isinstance(needs, str) else needs.__name__) not in info.served_by:
+            continue
+        out.append(info)
     return out
 
 

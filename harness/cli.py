@@ -149,8 +149,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the same by name (overrides -v)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    listing = commands.add_parser("list", help="list tasks, models and suites from installed plugins")
-    listing.add_argument("--json", action="store_true", help="machine-readable output")
+    listing = commands.add_parser("list", help="list tasks, models and suites from installed plugins, or show one task")
+    listing.add_argument("name", nargs="?", metavar="TASK", help="show this task: languages, splits, scorer, options "
+                         "with their defaults, the capability a model needs, its data files")
+    listing.add_argument("--json", action="store_true", help="machine-readable output (tasks with their options, "
+                         "capabilities and data files)")
     _add_width_argument(listing)
 
     run = commands.add_parser("run", help="run a model on tasks and score it")
@@ -310,10 +313,14 @@ def _cmd_list(args: argparse.Namespace) -> None:
     from harness.registry import Registry
 
     registry = Registry.discover()
+    if args.name is not None:
+        _show_task(args, registry)
+        return
     if args.json:
+        from harness.api import describe_task
+
         print(json.dumps({
-            "tasks": {n: {"summary": s.summary, "languages": list(s.languages), "plugin": p.name}
-                      for n, (s, p) in sorted(registry.tasks.entries.items())},
+            "tasks": {n: describe_task(n, registry).to_dict() for n in sorted(registry.tasks.entries)},
             "models": {n: {"summary": s.summary, "plugin": p.name} for n, (s, p) in sorted(registry.models.entries.items())},
             "suites": {n: {"tasks": list(s.tasks), "scored_by": s.scored_by, "plugin": p.name}
                        for n, (s, p) in sorted(registry.suites.entries.items())},
@@ -338,6 +345,29 @@ def _cmd_list(args: argparse.Namespace) -> None:
             print("A suite scored as one runs with a model family: harness run SUITE @family.json --labels DIR")
     for line in registry.conflicts():
         print(f"warning: {line}", file=sys.stderr)
+
+
+def _show_task(args: argparse.Namespace, registry: Registry) -> None:
+    """``harness list TASK``: one task, all a user needs to run it (a task browser's page)."""
+    from harness.api import describe_task
+
+    info = describe_task(args.name, registry)
+    if args.json:
+        print(json.dumps({info.name: info.to_dict()}, indent=1, ensure_ascii=False, default=str))
+        return
+    print(f"{info.name}: {info.summary}")
+    print(format_table(["field", "value"], [
+        ["languages", ",".join(info.languages)], ["splits", ",".join(info.splits)],
+        ["main metric", info.main_metric], ["scorer", info.scorer],
+        ["model needs", info.needs + (f" (also: {', '.join(info.served_by[1:])}, adapted)"
+                                      if len(info.served_by) > 1 else "")],
+        ["benchmark", f"{info.benchmark} (harness data get {info.benchmark})" if info.benchmark else "-"],
+        ["reference", info.reference or "-"], ["plugin", info.plugin]], _width(args)))
+    print("\nOptions (TASK:name=value,...):")
+    print(format_table(["name", "default", "type"], [[o.name, "-" if o.default is None else str(o.default), o.type]
+                                                      for o in info.options] or [["(none)", "", ""]], _width(args)))
+    print(f"\nData files ({len(info.data_files)}):")
+    print("\n".join(f"  {path}" for path in info.data_files) if info.data_files else "  (none declared)")
 
 
 def _report(outcome: Outcome, leaderboard_path: Path | None, width: int | None) -> None:

@@ -76,3 +76,27 @@ def test_cache_info_lists_no_lock_file_as_a_model(harness_cli: Cli, tmp_path: Pa
     code, out, err = harness_cli("cache", "info", "--cache-dir", str(tmp_path / "cache"))
     assert code == 0, err
     assert "models/tiny-abc-float32 " in out and ".lock" not in out
+
+
+def test_list_shows_one_task(harness_cli: Cli) -> None:
+    code, out, err = harness_cli("list", "lareqa")
+    assert code == 0, err
+    assert "languages    ar,de,el,en,es,hi,ru,th,tr,vi,zh" in out
+    assert "model needs  Retriever (also: Encoder, adapted)" in out
+    assert "pool        multilingual  multilingual|all|mono" in out
+    assert "  xquad-r/de.json" in out
+    code, _, err = harness_cli("list", "xqad")
+    assert (code, err) == (2, "error: unknown task 'xqad'; did you mean 'xquad'? (see harness list)\n")
+
+
+def test_list_json_is_a_task_browser(harness_cli: Cli) -> None:
+    import harness
+
+    code, out, err = harness_cli("list", "--json")
+    assert code == 0, err
+    tasks = json.loads(out)["tasks"]
+    assert tasks["xor-retrieve"]["options"][:2] == [{"name": "corpus", "default": None, "type": "Path | None"},
+                                                    {"name": "top_k", "default": 100, "type": "int"}]
+    assert tasks["xquad"]["served_by"] == ["Reader", "Generator"] and tasks["xquad"]["splits"] == ["test"]
+    assert [t.name for t in harness.tasks(needs="Encoder", languages="de,ja")] == sorted(
+        name for name, t in tasks.items() if "Encoder" in t["served_by"] and {"de", "ja"} <= set(t["languages"]))
