@@ -391,21 +391,63 @@ def _top_k(terms: np.ndarray, mult: np.ndarray, tokens: np.ndarray, k: int, indp
     return n
 
 
+@njit(nogil=True, cache=True)
+def _exhaustive(terms: np.ndarray, tokens: np.ndarray, k: int, indptr: np.ndarray, indices: np.ndarray,
+                counts: np.ndarray, idf: np.ndarray, norms: np.ndarray, k1: float, totals: np.ndarray,
+                out_docs: np.ndarray, out_scores: np.ndarray) -> int:
+    """The same top k as :func:`_top_k`, by weighing every posting: token after token, each
+    passage's weights added into ``totals`` (zeros, one per passage, left zeroed) in the query's
+    order from 0.0, as rank-bm25 adds them; then one pass over the passages in order. Cheaper
+    than the pruned walk for queries whose lists together hold about twice the passages or more
+    (measured: see ``harness_bm25.index.DENSE_SHARE``)."""
+    k1p1 = k1 + 1.0
+    for p in range(len(tokens)):
+        t = terms[tokens[p]]
+        for c in range(indptr[t], indptr[t + 1]):
+            doc = indices[c]
+            tf = float(counts[c])
+            totals[doc] += idf[t] * (tf * k1p1 / (tf + norms[doc]))
+    heap_scores = np.empty(k)
+    heap_docs = np.empty(k, dtype=np.int64)
+    n = 0
+    for doc in range(len(totals)):
+        score = totals[doc]
+        if score > 0.0:  # every idf > 0: exactly the passages holding a query term
+            totals[doc] = 0.0
+            if n < k:
+                _push(heap_scores, heap_docs, n, score, doc)
+                n += 1
+            elif score > heap_scores[0]:
+                heap_scores[0], heap_docs[0] = score, doc
+                _sift_down(heap_scores, heap_docs, n, 0)
+    ranked = np.argsort(heap_docs[:n])  # by position, then stable by score descending
+    ranked = ranked[np.argsort(-heap_scores[:n][ranked], kind="mergesort")]
+    for i in range(n):
+        out_docs[i] = heap_docs[ranked[i]]
+        out_scores[i] = heap_scores[ranked[i]]
+    return n
+
+
 @njit(nogil=True, cache=True, parallel=True)
 def top_k_batch(query_ptr: np.ndarray, terms: np.ndarray, mult: np.ndarray, token_ptr: np.ndarray,
                 tokens: np.ndarray, k: int, indptr: np.ndarray, bptr: np.ndarray, indices: np.ndarray,
                 counts: np.ndarray, block_max: np.ndarray, block_last: np.ndarray, term_max: np.ndarray,
-                idf: np.ndarray, norms: np.ndarray, k1: float, block: int, seed: int, out_docs: np.ndarray,
-                out_scores: np.ndarray) -> None:
+                idf: np.ndarray, norms: np.ndarray, k1: float, block: int, seed: int, dense: np.ndarray,
+                totals: np.ndarray, out_docs: np.ndarray, out_scores: np.ndarray) -> None:
     """Each query's top k, queries spread over numba's threads. Query q's distinct terms are
     ``terms[query_ptr[q]:query_ptr[q + 1]]`` (with ``mult``), its tokens
     ``tokens[token_ptr[q]:token_ptr[q + 1]]``. Where fewer than k documents hold a query term,
     the rest of the row is the first documents that hold none, by position, with score 0.0 (as
-    a stable sort of every score ranks them)."""
+    a stable sort of every score ranks them). Queries marked ``dense`` weigh every posting instead
+    (:func:`_exhaustive`), into the row of ``totals`` (threads x passages, zeros) of their thread."""
     for q in prange(len(query_ptr) - 1):
         lo, hi = query_ptr[q], query_ptr[q + 1]
-        n = _top_k(terms[lo:hi], mult[lo:hi], tokens[token_ptr[q]:token_ptr[q + 1]], k, indptr, bptr, indices,
-                   counts, block_max, block_last, term_max, idf, norms, k1, block, seed, out_docs[q], out_scores[q])
+        if dense[q]:
+            n = _exhaustive(terms[lo:hi], tokens[token_ptr[q]:token_ptr[q + 1]], k, indptr, indices, counts, idf,
+                            norms, k1, totals[numba.get_thread_id()], out_docs[q], out_scores[q])
+        else:
+            n = _top_k(terms[lo:hi], mult[lo:hi], tokens[token_ptr[q]:token_ptr[q + 1]], k, indptr, bptr, indices,
+                       counts, block_max, block_last, term_max, idf, norms, k1, block, seed, out_docs[q], out_scores[q])
         if n < k:
             held = np.sort(out_docs[q, :n])
             doc, i, j = 0, n, 0

@@ -35,12 +35,16 @@ def random_corpus(seed: int) -> tuple[list[list[str]], list[list[str]]]:
     return documents, queries
 
 
-@pytest.mark.parametrize("block, first_scored", [(1, 0), (3, 12), (128, 2048)])
+@pytest.mark.parametrize("block, first_scored, dense_share", [(1, 0, 1e9), (3, 12, 1e9), (128, 2048, 1e9),
+                                                                (128, 2048, 0.0), (3, 12, 0.01)])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_pruned_top_k_is_the_full_ranking_top_k(seed: int, block: int, first_scored: int,
+def test_pruned_top_k_is_the_full_ranking_top_k(seed: int, block: int, first_scored: int, dense_share: float,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """``first_scored``: documents scored up front to start the threshold (none, a few, all)."""
+    """``first_scored``: documents scored up front to start the threshold (none, a few, all);
+    ``dense_share``: queries with this many times the documents in postings take the kernel's
+    dense pass instead of the pruned walk (none, all, some)."""
     monkeypatch.setattr(bm25_index, "BLOCK", block)
+    monkeypatch.setattr(bm25_index, "DENSE_SHARE", dense_share)
     monkeypatch.setattr(bm25_index, "SEED", first_scored)
     monkeypatch.setattr(bm25_index, "QUERY_BATCH", 7)  # several kernel calls, the last one short
     documents, queries = random_corpus(seed)
