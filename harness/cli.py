@@ -19,7 +19,7 @@ from harness import __version__
 from harness.errors import HarnessError, InputError, did_you_mean, one_line
 from harness.locations import DEFAULT_LEADERBOARD, DEFAULT_OUTPUT_DIR
 from harness.registry import DISABLE_PLUGINS_ENV, PLUGINS_ENV
-from harness.tables import format_score, format_table, terminal_width
+from harness.tables import format_score, format_table, terminal_width, unit_label
 from harness.wording import COMMAND_LINE
 
 if TYPE_CHECKING:
@@ -377,13 +377,13 @@ def _report(outcome: Outcome, leaderboard_path: Path | None, width: int | None) 
     scope = "built-in demo data" if data.demo else data.source
     print(f"{result.task.name} / {result.model.label}  ({scope}, split {data.split})")
     metrics = list(dict.fromkeys(name for row in result.rows for name in row.metrics))
-    print(format_table(["subset", *metrics, "count"],
+    print(format_table(["subset", *(unit_label(m, result.task.unit(m)) for m in metrics), "count"],
                        [[row.subset, *(format_score(row.metrics.get(m)) for m in metrics), str(row.count)]
                         for row in result.rows], width))
     samples = (result.diagnostics.get("generation") or {}).get("samples")
     spread = (f"  (over {len(samples['main_scores'])} samples: mean {format_score(samples['mean'])}, std "
               f"{format_score(samples['std'])})" if samples else "")
-    print(f"main score: {result.main_score.metric} = "
+    print(f"main score: {unit_label(result.main_score.metric, result.task.unit(result.main_score.metric))} = "
           f"{format_score(result.main_score.value, result.main_score.interval)}{spread}")
     for note in result.notes:
         print(f"note: {note}")
@@ -517,7 +517,8 @@ def _report_all(outcomes: Sequence[Outcome], leaderboard_path: Path | None, args
         print("\nSummary:")
         print(format_table(["task", "options", "model", "main metric", "score"],
                            [[r.task.name, ",".join(f"{k}={v}" for k, v in r.task.options.items()) or "-",
-                             r.model.label, r.main_score.metric, format_score(r.main_score.value)]
+                             r.model.label, unit_label(r.main_score.metric, r.task.unit(r.main_score.metric)),
+                             format_score(r.main_score.value)]
                             for r in (o.result for o in outcomes) if r is not None], width))
 
 

@@ -96,6 +96,16 @@ class TaskRecord:
     reference: str
     #: The scorer signature (:meth:`harness.task.Task.scorer_signature`); None in older results.
     scorer_signature: str | None = None
+    #: The scale of every score (rows, main score, intervals): ``percent`` (0-100) or ``fraction``
+    #: (0-1), as the official scorer gives them (:attr:`harness.task.TaskMetadata.scale`); None
+    #: in older results.
+    scale: str | None = None
+    #: Metrics that are no score on ``scale`` (:attr:`harness.task.TaskMetadata.unscaled`).
+    unscaled: tuple[str, ...] = ()
+
+    def unit(self, metric: str) -> str | None:
+        """``metric``'s scale (``percent``, ``fraction``), None where it has none or none is recorded."""
+        return None if metric in self.unscaled else self.scale
 
     def to_dict(self) -> dict[str, Any]:
         out = {"name": self.name, "plugin": _plugin_to_dict(self.plugin), "options": self.options,
@@ -103,6 +113,10 @@ class TaskRecord:
                "prediction_format": self.prediction_format, "reference": self.reference}
         if self.scorer_signature is not None:
             out["scorer_signature"] = self.scorer_signature
+        if self.scale is not None:
+            out["scale"] = self.scale
+        if self.unscaled:
+            out["unscaled"] = list(self.unscaled)
         return out
 
     @classmethod
@@ -110,7 +124,8 @@ class TaskRecord:
         plugin = _plugin_from_dict(raw["plugin"])
         assert plugin is not None  # the schema requires a task's plugin
         return cls(raw["name"], plugin, raw["options"], raw["main_metric"], raw["higher_is_better"],
-                   raw["prediction_format"], raw["reference"], raw.get("scorer_signature"))
+                   raw["prediction_format"], raw["reference"], raw.get("scorer_signature"), raw.get("scale"),
+                   tuple(raw.get("unscaled", ())))
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,16 @@ def format_score(value: float | None, interval: Sequence[float] | None = None) -
     return f"{text} [{format_score(interval[0])}, {format_score(interval[1])}]"
 
 
+#: How a header names a scale (see :attr:`harness.task.TaskMetadata.scale`).
+UNIT_LABELS = {"percent": "%", "fraction": "0-1"}
+
+
+def unit_label(metric: str, scale: str | None, unscaled: Sequence[str] = ()) -> str:
+    """A metric's column header with its unit: ``f1 (%)``, ``map (0-1)``; the bare name where the
+    scale is not recorded (results older than the field) or the metric is no score on it."""
+    return metric if scale is None or metric in unscaled else f"{metric} ({UNIT_LABELS.get(scale, scale)})"
+
+
 #: Width a table is fitted to when the output is not a terminal (a pipe, a file, a test).
 DEFAULT_WIDTH = 100
 #: Narrowest a shortened column gets (its header stays whole).

@@ -74,6 +74,13 @@ class TaskMetadata:
     #: e.g. ``mlqa|norm:mlqa-context|f1``. Two numbers are compared only under the same signature;
     #: a task whose options change the scorer extends it in :meth:`Task.scorer_signature`.
     scorer: str = ""
+    #: The scale of every score it reports, as its official scorer gives them: ``percent`` (0-100:
+    #: F1, EM, accuracy, R@kt) or ``fraction`` (0-1: LAReQA's mAP); tables, results and the
+    #: leaderboard say it beside each number (see :func:`harness.tables.unit_label`). None: not
+    #: declared, and then not shown.
+    scale: Literal["percent", "fraction"] | None = None
+    #: Metrics that are no score on that scale (MKQA's ``best_f1_threshold``, a no-answer logit).
+    unscaled: tuple[str, ...] = ()
     #: How instances group across units where the data is parallel; None where each instance is
     #: independent of the other units' (TyDi QA's questions were written in each language).
     clusters: Clusters | None = None

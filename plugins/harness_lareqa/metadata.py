@@ -29,6 +29,7 @@ LAREQA = TaskMetadata(
     prediction_file="predictions.jsonl",
     data_subdir="lareqa/xquad-r",
     scorer="lareqa|map,map@20|ties:pool-order|avg:global",
+    scale="fraction",  # XTREME-R's utils_lareqa.py prints mAP as a fraction in [0, 1]
     unit="question language",
     clusters=Clusters("question group (xling_id)", xling_id),
     data=BenchmarkRef.beside(__file__, "xquad-r"),

@@ -19,6 +19,8 @@ MKQA = TaskMetadata(
     prediction_file="predictions",  # a folder of <lang>.jsonl files, the official layout
     data_subdir="mkqa",
     scorer="mkqa|norm:mkqa|sweep:best-threshold,file-order-ties|round:2|avg:macro",
+    scale="percent",
+    unscaled=("best_f1_threshold",),  # the no-answer probability the best F1 is reached at
     clusters=Clusters("example id"),  # each of the 10,000 examples in all 26 languages
     data=BenchmarkRef.beside(__file__, "mkqa"),
 )

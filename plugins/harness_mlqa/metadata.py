@@ -22,6 +22,7 @@ MLQA = TaskMetadata(
     prediction_file="predictions",
     data_subdir="mlqa",
     scorer="mlqa|norm:mlqa-context|em+f1|avg:mean",
+    scale="percent",
     unit="language (XLT) or context-question pair (G-XLT)",
     clusters=Clusters("question id"),  # a question's translations share its id (in 2 to 7 languages)
     data=BenchmarkRef.beside(__file__, "mlqa"),

@@ -20,6 +20,7 @@ XQUAD = TaskMetadata(
     prediction_file="predictions",
     data_subdir="xquad",
     scorer="squad-v1.1|norm:ascii-english|em+f1|avg:mean",
+    scale="percent",
     clusters=Clusters("question id"),  # every question in all 12 languages, under the same id
     data=BenchmarkRef.beside(__file__, "xquad"),
 )

@@ -25,6 +25,7 @@ XOR_ENGSPAN = TaskMetadata(
     data_subdir="xor-tydi",
     data=XOR_TYDI,
     scorer="xor-engspan|norm:squad-v1.1|f1+em|avg:mean",
+    scale="percent",
 )
 
 XOR_FULL = TaskMetadata(
@@ -39,6 +40,7 @@ XOR_FULL = TaskMetadata(
     data_subdir="xor-tydi",
     data=XOR_TYDI,
     scorer="xor-full|norm:mecab|bleu:nltk-char4|avg:/7",
+    scale="percent",
 )
 
 XOR_RETRIEVE = TaskMetadata(
@@ -54,4 +56,5 @@ XOR_RETRIEVE = TaskMetadata(
     data_subdir="xor-tydi",
     data=XOR_TYDI,
     scorer="xor-retrieve|tok:nltk|match:raw-substring|yesno:skip|avg:macro",
+    scale="percent",
 )

@@ -29,6 +29,7 @@ TYDIQA_GOLDP = TaskMetadata(
     prediction_file="predictions",
     data_subdir="tydiqa",
     scorer="squad-v1.1|norm:ascii-english|em+f1|avg:mean-with-en",
+    scale="percent",
     data=BenchmarkRef.beside(__file__, "tydiqa"),
 )
 
@@ -47,6 +48,7 @@ TATOEBA_TASK = TaskMetadata(
     prediction_file="predictions",
     data_subdir="tatoeba/v1",
     scorer="tatoeba|cosine-nn|str-eq|avg:mean",
+    scale="percent",
     data=BenchmarkRef.beside(__file__, "tatoeba"),
 )
 
@@ -66,6 +68,7 @@ XTREME_SUBMISSION = TaskMetadata(
     prediction_file="predictions",
     unit="task",
     scorer="xtreme|evaluate.py|avg:mean|all_task:fsum",
+    scale="percent",
     clusters=Clusters("item (with its translations)", item_cluster),
 )
 
@@ -82,7 +85,7 @@ def _submission_task(name: str, description: str, reference: str, languages: tup
     clustered by line, the same item in every language's file."""
     return TaskMetadata(name=name, description=description, reference=f"{reference}; {_XTREME}", languages=languages,
                         splits=_SPLITS, main_metric=main_metric, needs=needs, prediction_format="xtreme-submission",
-                        prediction_file="predictions", data_subdir=name, scorer=f"{name}|{scorer}",
+                        prediction_file="predictions", data_subdir=name, scorer=f"{name}|{scorer}", scale="percent",
                         clusters=Clusters("line") if name in PARALLEL else None)
 
 

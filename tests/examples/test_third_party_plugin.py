@@ -41,7 +41,7 @@ def test_installed_plugin_is_listed_and_runs(installed_example: None, tmp_path: 
     assert run.returncode == 0, run.stderr
     # Trigram overlap puts each question's own-language answer first (checked by hand: e.g. the
     # English question shares "the capital of france" with en-1 and only "the capital of" with en-2).
-    assert "main score: p@1 = 1" in run.stdout
+    assert "main score: p@1 (0-1) = 1" in run.stdout
 
     mixed = harness("run", "lareqa", "char-trigram:dim=64", "--limit", "2", "--quiet", cwd=tmp_path)
     assert mixed.returncode == 0, mixed.stderr

@@ -49,7 +49,7 @@ class FakeLookup(Task[LookupData]):
     metadata = TaskMetadata(
         name="fake-lookup", description="fake answer lookup", reference="tests/harness/fakes.py",
         languages=("de", "en", "fr"), splits=("test",), main_metric="p@1", needs=Retriever,
-        prediction_format="fake-predictions", data_subdir="fake/lookup",
+        prediction_format="fake-predictions", data_subdir="fake/lookup", scale="fraction",
     )
 
     def __init__(self, *, short: bool = False) -> None:

@@ -100,3 +100,22 @@ def test_list_json_is_a_task_browser(harness_cli: Cli) -> None:
     assert tasks["xquad"]["served_by"] == ["Reader", "Generator"] and tasks["xquad"]["splits"] == ["test"]
     assert [t.name for t in harness.tasks(needs="Encoder", languages="de,ja")] == sorted(
         name for name, t in tasks.items() if "Encoder" in t["served_by"] and {"de", "ja"} <= set(t["languages"]))
+
+
+def test_every_score_says_its_unit(harness_cli: Cli) -> None:
+    """Issue 31, item 3: LAReQA's mAP stays the fraction its official code prints, XQuAD's F1 the
+    percent; the table headers, the main score and the result (--json) say which."""
+    code, out, err = harness_cli("run", "lareqa", "bm25", "--langs", "de", "--quiet", "--no-cache", "--no-leaderboard")
+    assert code == 0, err
+    assert "subset  map (0-1)  map@20 (0-1)  count" in out and "main score: map (0-1) = 0.7371" in out
+    code, out, err = harness_cli("run", "lareqa", "bm25", "--langs", "de", "--quiet", "--no-cache", "--no-leaderboard",
+                                 "--json")
+    assert json.loads(out)["results"][0]["result"]["task"]["scale"] == "fraction"
+    code, out, err = harness_cli("run", "xquad", "oracle", "--langs", "de", "--quiet", "--no-leaderboard", "--json")
+    assert code == 0, err
+    task = json.loads(out)["results"][0]["result"]["task"]
+    assert task["scale"] == "percent" and "unscaled" not in task
+    from harness.results import TaskRecord
+
+    mkqa = TaskRecord.from_dict({**task, "name": "mkqa", "unscaled": ["best_f1_threshold"]})
+    assert (mkqa.unit("best_f1"), mkqa.unit("best_f1_threshold")) == ("percent", None)

@@ -443,7 +443,7 @@ def test_the_spread_of_several_samples_is_printed_beside_the_main_score(harness_
                                  "0", "--gen-kwargs", "temperature=0.5,samples=2")
     assert code == 0, err
     # the fake model answers alike whatever the seed: both samples score 100, their spread 0
-    assert "main score: f1 = 100  (over 2 samples: mean 100, std 0)" in out
+    assert "main score: f1 (%) = 100  (over 2 samples: mean 100, std 0)" in out
 
 
 def test_a_python_generator_objects_unclosed_traces_are_counted_not_silent() -> None:

@@ -121,7 +121,7 @@ def test_a_plugin_that_exits_at_import_does_not_end_the_command(harness_cli: Any
     module = write_plugin(plugin_dir, "exits_at_import", prelude="import sys; sys.exit(0)")
     code, out, err = harness_cli("--plugin", module, "run", "fake-lookup", "word-overlap", "--quiet",
                                  "--no-leaderboard")
-    assert code == 0 and "main score: p@1 = 0.6667" in out  # 4 of 6 questions, see tests/harness/fakes.py
+    assert code == 0 and "main score: p@1 (0-1) = 0.6667" in out  # 4 of 6 questions, see tests/harness/fakes.py
     assert "warning: plugin 'exits_at_import' failed to load and is skipped: SystemExit: 0" in err
 
 
@@ -182,12 +182,13 @@ def test_a_hook_may_return_the_task_class_itself(harness_cli: Any, plugin_dir: P
     module = write_task_plugin(plugin_dir, "one_module_task")
     code, out, err = harness_cli("--plugin", module, "list", "--json")
     assert code == 0, err
-    assert json.loads(out)["tasks"]["declared-lookup"] == {
+    listed = json.loads(out)["tasks"]["declared-lookup"]
+    assert {key: listed[key] for key in ("summary", "languages", "plugin")} == {
         "summary": "the fake lookup, declared in one module", "languages": ["de", "en", "fr"], "plugin": module}
     code, out, err = harness_cli("--plugin", module, "run", "declared-lookup", "word-overlap", "--quiet",
                                  "--no-leaderboard")
     assert code == 0, err
-    assert "main score: p@1 = 0.6667" in out  # the fake lookup's own score (4 of 6, see tests/harness/fakes.py)
+    assert "main score: p@1 = 0.6667" in out  # no scale declared: no unit; the fake lookup's own score (4 of 6, see tests/harness/fakes.py)
 
 
 @pytest.mark.parametrize("fields, line", [

@@ -121,9 +121,9 @@ def test_cli_run_prints_a_table_and_paths(harness_cli: Any, only_fakes: None) ->
     assert "Using the built-in demo data" in err
     lines = out.splitlines()
     assert lines[0] == "fake-lookup / word-overlap  (built-in demo data, split test)"
-    assert lines[1:6] == ["subset  p@1   count", "------  ----  -----", "all     0.75  4", "en      1     2",
-                          "de      0.5   2"]  # en-1, en-2, de-1 right, de-2 wrong: 3 of 4
-    assert "main score: p@1 = 0.75" in out and "result: results/fake-lookup/word-overlap/" in out
+    assert lines[1:6] == ["subset  p@1 (0-1)  count", "------  ---------  -----", "all     0.75       4",
+                          "en      1          2", "de      0.5        2"]  # en-1, en-2, de-1 right, de-2 wrong: 3 of 4
+    assert "main score: p@1 (0-1) = 0.75" in out and "result: results/fake-lookup/word-overlap/" in out
     code, out, _ = harness_cli("leaderboard", "show")
     assert code == 0 and out.splitlines()[0] == "fake-lookup (test) - main score: p@1 (fraction)"
     result_path = next(Path("results").rglob("result.json"))

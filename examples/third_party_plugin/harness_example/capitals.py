@@ -31,7 +31,7 @@ class Capitals(Task[CapitalsData]):
     metadata = TaskMetadata(
         name="example-capitals", description="toy cross-lingual answer retrieval about capitals (P@1)",
         reference="harness-example-plugin", languages=("de", "en", "es"), splits=("test",),
-        main_metric="p@1", needs=Retriever, prediction_format="example-capitals",
+        main_metric="p@1", needs=Retriever, prediction_format="example-capitals", scale="fraction",
     )
 
     def demo_data_dir(self) -> Path:  # capitals.json, beside this file

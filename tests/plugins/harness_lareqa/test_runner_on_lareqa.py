@@ -163,7 +163,7 @@ def test_cli_run_prints_a_table_and_paths(harness_cli: Any) -> None:
     code, out, err = harness_cli("run", "lareqa", "bm25", "--langs", "en,de", "--limit", "4", "--quiet")
     assert code == 0, err
     assert "Using the built-in demo data" in err
-    assert "main score: map = " in out and "result: results/lareqa/bm25/" in out
+    assert "main score: map (0-1) = " in out and "result: results/lareqa/bm25/" in out
     code, out, _ = harness_cli("leaderboard", "show")
     assert code == 0 and "lareqa (test) - main score: map" in out and "limit 4" in out
     result_path = next(Path("results").rglob("result.json"))

@@ -50,7 +50,7 @@ def test_xor_full_with_answers_translated_back(harness_cli: CLI, xor_dir: Path, 
     code, out, err = harness_cli("score", "xor-full", "--predictions", predictions, "--data-dir", xor_dir,
                                  "--no-leaderboard")
     assert code == 0, err
-    assert "main score: f1 = 23.8095" in out
+    assert "main score: f1 (%) = 23.8095" in out
 
 
 def test_xor_engspan_with_translate_test_and_a_tiny_reader(harness_cli: CLI, xor_dir: Path, corpus: Path,

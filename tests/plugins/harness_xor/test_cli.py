@@ -65,7 +65,7 @@ def test_bm25_run_end_to_end(harness_cli: CLI, xor_dir: Path, corpus: Path, tmp_
     code, out, err = harness_cli("score", "xor-retrieve", "--predictions", result_path.parent / "predictions.json",
                                  "--data-dir", xor_dir, "--no-leaderboard")
     assert code == 0, err
-    assert "main score: r@5kt = 75" in out
+    assert "main score: r@5kt (%) = 75" in out
 
 
 def _one_line_error(code: int, out: str, err: str) -> str:
@@ -147,7 +147,7 @@ def test_engspan_answers_as_strings_or_objects(harness_cli: CLI, xor_dir: Path, 
     assert code == 0, err
     # fi: both answers exact after SQuAD normalisation ("the 1912" -> "1912"): F1 = EM = 100.
     # ja (2 questions) and ru (1) have no answers: 0. Plain mean over fi, ja, ru: 100 / 3.
-    assert "main score: f1 = 33.3333" in out
+    assert "main score: f1 (%) = 33.3333" in out
     assert ["fi", "100", "100", "2"] in [line.split() for line in out.splitlines()]
 
 

@@ -79,7 +79,7 @@ def test_mock_submission_equals_evaluate_py(official_data: Path, harness_cli: Cl
     assert outcome["main_score"] == {"metric": "all_task", "value": 62.1932649076773}
     assert interval == rows["all_task"]["intervals"]["avg_metric"] and interval[0] < 62.1932649076773 < interval[1]
     assert outcome["task"]["options"] == {"xtreme_version": "xtreme"}
-    assert "main score: all_task = 62.1933" in out
+    assert "main score: all_task (%) = 62.1933" in out
 
 
 def test_written_predictions_score_the_same(official_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
