@@ -18,7 +18,7 @@ from typing import Any
 __version__ = "0.1.0"
 
 #: What ``harness.NAME`` gives, from :mod:`harness.api`.
-_API = ("evaluate", "plan", "score", "tasks", "Outcome", "Plan", "TaskInfo")
+_API = ("evaluate", "plan", "score", "tasks", "describe_task", "Outcome", "Plan", "TaskInfo", "TaskOption")
 
 __all__ = ["__version__", *_API]
 
