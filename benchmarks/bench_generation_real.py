@@ -28,7 +28,9 @@ measured at the same time was 77-107 GFLOP/s, against 861-995 in docs/scale.md):
 8 prompts (2,322 tokens), float32 prefill with ``logits_to_keep=1`` min 24.9 s (93 tokens/s, 58%
 of the float32 peak measured beside it, 34 GFLOP/s) against 105.9 s with every position's logits
 (4.2x); SmolLM2 (4 prompts, 1 round): shared batches in bf16 58.6 s against one at a time in
-float32 121.4 s (2.07x). The runs were cut short by the contention (decode rates not measured).
+float32 121.4 s (2.07x). ``--rates-only``, 8 prompts: Gemma prefill 127 tokens/s float32 (72% of
+its peak then), 255 bf16 (45%); SmolLM2 (chat) 31 and 131 tokens/s (46%, 83%); decode at batch 8
+was within the contention's noise (Gemma float32 10 tokens/s; bf16 differences negative).
 """
 
 from __future__ import annotations
