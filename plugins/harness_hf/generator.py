@@ -61,7 +61,7 @@ class HFGenerator(CheckpointModel):
     """A :class:`~harness.protocols.Generator` and :class:`~harness.protocols.LoglikelihoodScorer`
     over a local transformers checkpoint (or a GGUF file)."""
 
-    provides = frozenset({Generator})
+    provides = frozenset({Generator, LoglikelihoodScorer})
     name = "hf-generator"
 
     def __init__(self, *, runtime: Runtime, path: Path, chat: Literal["auto", "on", "off"] = "auto",

@@ -2,21 +2,18 @@
 here with plain transformers (lm-evaluation-harness's recipe written out: the continuation's tokens
 are those of context + continuation after the context's, one forward pass per request, no
 padding), the choices by sum, per character and per byte taken here, and the run's rows equal
-them. The model reaches the harness as a Python object that generates and scores through
-hf-generator (hf-generator's own class does not declare LoglikelihoodScorer yet)."""
+them. The model is named as on the command line (hf-generator declares LoglikelihoodScorer), in
+batches of 3 so that rows of mixed lengths share batches."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import harness
-from harness.model import Runtime
-from harness.protocols import Generation, GenerationRequest, Loglikelihood, LoglikelihoodRequest
 from harness_xtreme.benchmark import XNLI_CLASSES
 from tests.plugins.harness_xtreme.test_likelihood import write_pairs_exact
 from tests.plugins.harness_xtreme.test_xcopa import write_xcopa
@@ -50,22 +47,6 @@ def expected_rows(folder: Path, questions: dict[str, list[tuple[str, list[str], 
     return rows
 
 
-class ThroughHF:
-    """hf-generator's generation and scoring, as a Python model object."""
-
-    def __init__(self, folder: Path) -> None:
-        from harness_hf.generator import HFGenerator
-
-        self.inner = HFGenerator(runtime=Runtime(device_request="cpu"), path=folder)
-        self.inner.batch_size = 3  # several batches of mixed lengths
-
-    def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
-        return self.inner.generate(requests)
-
-    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[Loglikelihood]:
-        return self.inner.loglikelihood(requests)
-
-
 def test_xcopa_and_xnli_equal_plain_transformers(tmp_path: Path, tiny_causal_lm_dir: Path) -> None:
     gold = [n % 2 for n in range(8)]
     write_xcopa(tmp_path / "xcopa", "val", "tr", gold)
@@ -79,9 +60,9 @@ def test_xcopa_and_xnli_equal_plain_transformers(tmp_path: Path, tiny_causal_lm_
     word = {"entailment": "Yes", "neutral": "Also", "contradiction": "No"}
     xnli = {"en": [(f"{p}, right?", [f" {word[label]}, {h}" for label in XNLI_CLASSES], XNLI_CLASSES.index(gold_label))
                    for (p, h), gold_label in zip(pairs, labels)]}
-    model = ThroughHF(tiny_causal_lm_dir)
+    model = f"hf-generator:path={tiny_causal_lm_dir}"
     for task, folder, lang, questions in (("xcopa", "xcopa", "tr", xcopa), ("xnli", "xnli", "en", xnli)):
         [outcome] = harness.evaluate(task, model, data_dir=tmp_path / folder, split="dev", langs=[lang],
-                                     progress=False, bootstrap=0)
+                                     batch_size=3, device="cpu", progress=False, bootstrap=0)
         rows = {row.subset: row.metrics for row in outcome.result.rows}
         assert rows[lang] == pytest.approx(expected_rows(tiny_causal_lm_dir, questions)[lang], abs=1e-9)
