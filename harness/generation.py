@@ -42,7 +42,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 from harness.batching import AdaptiveBatcher, ServiceStats
 from harness.cache import model_key
@@ -158,6 +158,9 @@ def _span_logprob(pieces: Sequence[str], logprobs: Sequence[float], first: int, 
     return total
 
 
+T = TypeVar("T")
+
+
 # -- the cache ----------------------------------------------------------------------------------
 
 
@@ -174,42 +177,68 @@ def request_key(request: GenerationRequest) -> str:
     return sha256_text(request.prompt, json.dumps(options, sort_keys=True))
 
 
-class GenerationCache:
-    """Completions of one model on disk: ``<root>/generations/<model-key>/`` holds ``model.json``
-    (the identity the key was made from) and JSON-lines shards, each written whole (atomically).
-    A line that does not parse as a completion is skipped with a warning, and generated again."""
+class RecordCache(Generic[T]):
+    """One model's results on disk: ``<root>/<folder>/<model-key>/`` holds ``model.json`` (the
+    identity the key was made from) and JSON-lines shards, each written whole (atomically). A line
+    that does not parse as a record is skipped with a warning, and its request asked again. The
+    generation and log-likelihood caches are this, each with its folder and record type."""
+
+    #: The folder under the cache root, and the field that holds each line's record.
+    folder_name: ClassVar[str]
+    field_name: ClassVar[str]
+    #: What the warning about a damaged line says (``"generation"``, ``"generated"``).
+    label: ClassVar[str]
+    redone: ClassVar[str]
 
     def __init__(self, root: Path, identity: dict[str, Any]) -> None:
-        self.folder = root / "generations" / model_key(identity)
+        self.folder = root / self.folder_name / model_key(identity)
         self.identity = identity
-        self.entries: dict[str, Generation] = {}
+        self.entries: dict[str, T] = {}
         self.damaged: list[str] = []
         for shard in sorted(self.folder.glob("*.jsonl")) if self.folder.is_dir() else []:
             self._load(shard)
+
+    @staticmethod
+    def decode(raw: dict[str, Any]) -> T:
+        """A record as read from its line (raises ValueError, KeyError or TypeError if damaged)."""
+        raise NotImplementedError
 
     def _load(self, shard: Path) -> None:
         for number, line in enumerate(shard.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
             try:
                 raw = json.loads(line)
-                self.entries[raw["key"]] = Generation(**raw["generation"])
+                self.entries[raw["key"]] = self.decode(raw[self.field_name])
             except (ValueError, KeyError, TypeError):
                 self.damaged.append(f"{shard}:{number}")
-                warnings.warn(f"generation cache {shard} line {number} is damaged: that request is generated again",
-                              RuntimeWarning, stacklevel=3)
+                warnings.warn(f"{self.label} cache {shard} line {number} is damaged: that request is {self.redone} "
+                              "again", RuntimeWarning, stacklevel=3)
 
     def __contains__(self, key: str) -> bool:
         return key in self.entries
 
-    def put(self, items: Sequence[tuple[str, Generation]]) -> None:
-        """Write one new shard with these completions."""
+    def put(self, items: Sequence[tuple[str, T]]) -> None:
+        """Write one new shard with these records."""
         if not items:
             return
         if not (self.folder / "model.json").exists():
             dump_json(self.identity, self.folder / "model.json")
-        payload = "".join(json.dumps({"key": key, "generation": asdict(generation)}, ensure_ascii=False) + "\n"
-                          for key, generation in items).encode("utf-8")
+        payload = "".join(json.dumps({"key": key, self.field_name: asdict(record)}, ensure_ascii=False) + "\n"
+                          for key, record in items).encode("utf-8")
         write_atomic(self.folder / f"{uuid.uuid4().hex}.jsonl", lambda handle: handle.write(payload))
         self.entries.update(items)
+
+
+class GenerationCache(RecordCache[Generation]):
+    """Completions of one model on disk (``<root>/generations/<model-key>/``)."""
+
+    folder_name = "generations"
+    field_name = "generation"
+    label = "generation"
+    redone = "generated"
+
+    @staticmethod
+    def decode(raw: dict[str, Any]) -> Generation:
+        return Generation(**raw)
 
 
 # -- the service --------------------------------------------------------------------------------

@@ -31,21 +31,17 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from harness.batching import AdaptiveBatcher, ServiceStats
-from harness.cache import model_key
 from harness.distributed import World, current_world
 from harness.errors import HarnessError
-from harness.generation import DEFAULT_BATCH_SIZE, GenerationService, PromptCounter
-from harness.io import dump_json, sha256_text, write_atomic
+from harness.generation import DEFAULT_BATCH_SIZE, GenerationService, PromptCounter, RecordCache
+from harness.io import sha256_text
 from harness.progress import Progress
 from harness.protocols import (
     Generation, GenerationRequest, Generator, Loglikelihood, LoglikelihoodRequest, LoglikelihoodScorer,
@@ -59,45 +55,18 @@ def request_key(request: LoglikelihoodRequest) -> str:
     return sha256_text(json.dumps(asdict(request), sort_keys=True, ensure_ascii=False))
 
 
-class LoglikelihoodCache:
-    """Scores of one model on disk: ``<root>/loglikelihoods/<model-key>/`` holds ``model.json`` (the
-    identity the key was made from) and JSON-lines shards, each written whole (atomically), laid
-    out as the generation cache is. A line that does not parse is skipped with a warning, and its
-    request scored again."""
+class LoglikelihoodCache(RecordCache[Loglikelihood]):
+    """Scores of one model on disk (``<root>/loglikelihoods/<model-key>/``), laid out as the
+    generation cache is."""
 
-    def __init__(self, root: Path, identity: dict[str, Any]) -> None:
-        self.folder = root / "loglikelihoods" / model_key(identity)
-        self.identity = identity
-        self.entries: dict[str, Loglikelihood] = {}
-        self.damaged: list[str] = []
-        for shard in sorted(self.folder.glob("*.jsonl")) if self.folder.is_dir() else []:
-            self._load(shard)
+    folder_name = "loglikelihoods"
+    field_name = "loglikelihood"
+    label = "log-likelihood"
+    redone = "scored"
 
-    def _load(self, shard: Path) -> None:
-        for number, line in enumerate(shard.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
-            try:
-                raw = json.loads(line)
-                score = raw["loglikelihood"]
-                self.entries[raw["key"]] = Loglikelihood(float(score["logprob"]), int(score["tokens"]),
-                                                         bool(score["greedy"]))
-            except (ValueError, KeyError, TypeError):
-                self.damaged.append(f"{shard}:{number}")
-                warnings.warn(f"log-likelihood cache {shard} line {number} is damaged: that request is scored again",
-                              RuntimeWarning, stacklevel=3)
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.entries
-
-    def put(self, items: Sequence[tuple[str, Loglikelihood]]) -> None:
-        """Write one new shard with these scores."""
-        if not items:
-            return
-        if not (self.folder / "model.json").exists():
-            dump_json(self.identity, self.folder / "model.json")
-        payload = "".join(json.dumps({"key": key, "loglikelihood": asdict(score)}) + "\n"
-                          for key, score in items).encode("utf-8")
-        write_atomic(self.folder / f"{uuid.uuid4().hex}.jsonl", lambda handle: handle.write(payload))
-        self.entries.update(items)
+    @staticmethod
+    def decode(raw: dict[str, Any]) -> Loglikelihood:
+        return Loglikelihood(float(raw["logprob"]), int(raw["tokens"]), bool(raw["greedy"]))
 
 
 # -- the service --------------------------------------------------------------------------------
