@@ -246,8 +246,8 @@ def main() -> None:
                 searches[engine].append(got)
     reference = np.load(args.work / "exhaustive-top.npy") if searches.get("exhaustive") else None
     baseline = statistics.median(s["qps"] for s in searches["exhaustive"]) if searches.get("exhaustive") else None
-    print(f"\n| engine | build s | index MiB | build peak MiB | queries/s min / median | x baseline | "
-          f"search peak MiB | top-10 overlap with rank-bm25 |")
+    print("\n| engine | build s | index MiB | build peak MiB | queries/s min / median | x baseline | "
+          "search peak MiB | top-10 overlap with rank-bm25 |")
     print("|---|---|---|---|---|---|---|---|")
     for engine in engines:
         built, runs = builds.get(INDEX[engine]), searches.get(engine) or []

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness.errors import HarnessError
 from harness.protocols import PairClassifier
 
 from harness_hf.checkpoint import FineTunedHead

@@ -42,7 +42,6 @@ from typing import Any
 from harness.errors import HarnessError, InputError
 from harness.io import write_folder_atomic
 from harness.layout import task_results
-from harness.protocols import PredictionSource
 from harness.qa.task import refuse_foreign_answers
 from harness.results import read_result
 from harness.stats.records import Instance, InstanceTable

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from harness.datacommand import get, verify_home
+from harness.datacommand import get
 from harness.datahome import HomeRecord, Known, read_manifest, verify
 from harness.download import ATTEMPTS, partial_path
 from harness.errors import HarnessError

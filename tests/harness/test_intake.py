@@ -12,7 +12,6 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 
 Cli = Callable[..., tuple[int, str, str]]
 

@@ -11,7 +11,7 @@ from scipy import stats as scipy_stats
 
 from harness.stats.bootstrap import BootstrapSettings, percentile_interval, resample, row_intervals, unit_draws
 from harness.stats.records import Instance, InstanceTable
-from harness.stats.statistics import Macro, Mean, Pooled, numpy_mean, plain_mean
+from harness.stats.statistics import Macro, Mean, Pooled, plain_mean
 
 
 def _table(columns: dict[str, np.ndarray], metric: str = "v") -> InstanceTable:

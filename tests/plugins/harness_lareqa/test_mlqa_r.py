@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 from harness import planning
-from harness import runner
 from harness import settings
 from harness.errors import HarnessError, InputError
 from harness.task import DataRequest
