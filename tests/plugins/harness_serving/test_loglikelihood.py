@@ -122,7 +122,8 @@ def test_continuations_are_the_sum_of_their_echoed_tokens(server: EchoServer) ->
     assert scores[2].tokens == 2
     assert all(body["echo"] is True and body["logprobs"] == 1 and body["max_tokens"] == 1 and body["temperature"] == 0
                for body in server.bodies)
-    assert server.bodies[1]["prompt"] == "Be brief.\n\nPremise, right? Yes, hypothesis here"
+    # the client may send its requests in any order (the server saw them in CI once out of order)
+    assert "Be brief.\n\nPremise, right? Yes, hypothesis here" in [body["prompt"] for body in server.bodies]
 
 
 def test_xcopa_runs_through_the_server(server: EchoServer, tmp_path: Path, harness_cli: Cli) -> None:
