@@ -241,6 +241,28 @@ class GenerationCache(RecordCache[Generation]):
         return Generation(**raw)
 
 
+R = TypeVar("R")
+
+
+def recall(keys: Sequence[str], requests: Sequence[R], memory: dict[str, T], cache: RecordCache[T] | None,
+           stats: ServiceStats) -> dict[str, R]:
+    """The requests still to compute, by key (each once), after those remembered or found in the
+    cache (taken into ``memory``); ``stats`` counts them as requested, unique and cache hits. The
+    generation and log-likelihood services both start here."""
+    stats.requested += len(requests)
+    pending: dict[str, R] = {}
+    for key, request in zip(keys, requests):
+        if key in memory or key in pending:
+            continue
+        stats.unique += 1
+        if cache is not None and key in cache:
+            memory[key] = cache.entries[key]
+            stats.cache_hits += 1
+        else:
+            pending[key] = request
+    return pending
+
+
 # -- the service --------------------------------------------------------------------------------
 
 
@@ -324,17 +346,7 @@ class GenerationService:
     def generate(self, requests: Sequence[GenerationRequest], *, progress: Progress | None = None) -> list[Generation]:
         """One completion per request, in order; ``progress`` moves by one per request answered."""
         keys = [request_key(request) for request in requests]
-        self.stats.requested += len(requests)
-        pending: dict[str, GenerationRequest] = {}
-        for key, request in zip(keys, requests):
-            if key in self._memory or key in pending:
-                continue
-            self.stats.unique += 1
-            if self.cache is not None and key in self.cache:
-                self._memory[key] = self.cache.entries[key]
-                self.stats.cache_hits += 1
-            else:
-                pending[key] = request
+        pending = recall(keys, requests, self._memory, self.cache, self.stats)
         if progress is not None:
             progress.update(len(requests) - len(pending))
         by_options: dict[GenerationOptions, list[str]] = {}

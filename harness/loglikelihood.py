@@ -40,7 +40,7 @@ import numpy as np
 from harness.batching import AdaptiveBatcher, ServiceStats
 from harness.distributed import World, current_world
 from harness.errors import HarnessError
-from harness.generation import DEFAULT_BATCH_SIZE, GenerationService, PromptCounter, RecordCache
+from harness.generation import DEFAULT_BATCH_SIZE, GenerationService, PromptCounter, RecordCache, recall
 from harness.io import sha256_text
 from harness.progress import Progress
 from harness.protocols import (
@@ -135,17 +135,7 @@ class LoglikelihoodService:
                       progress: Progress | None = None) -> list[Loglikelihood]:
         """One score per request, in order; ``progress`` moves by one per request answered."""
         keys = [request_key(request) for request in requests]
-        self.stats.requested += len(requests)
-        pending: dict[str, LoglikelihoodRequest] = {}
-        for key, request in zip(keys, requests):
-            if key in self._memory or key in pending:
-                continue
-            self.stats.unique += 1
-            if self.cache is not None and key in self.cache:
-                self._memory[key] = self.cache.entries[key]
-                self.stats.cache_hits += 1
-            else:
-                pending[key] = request
+        pending = recall(keys, requests, self._memory, self.cache, self.stats)
         if progress is not None:
             progress.update(len(requests) - len(pending))
         if pending:
