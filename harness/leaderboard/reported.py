@@ -6,6 +6,9 @@ reported, and never ranked with the board's entries. Each paper is one file
 ``reported/<paper>.json`` beside the board file (schema ``reported``): for each result, the
 table it comes from, the system as the paper names it, and the exact scope -- task and the
 harness's task options that match the paper's setting, split, languages, metric and unit.
+Where the project's papers folder holds no text of a paper's tables (XTREME's), each result
+also names the stored public copies its numbers were read from (``read_from``), so a reader
+can check them where no test can read them back.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from harness.errors import HarnessError
+from harness.errors import HarnessError, InputError
 from harness.io import read_json
 from harness.validation import validate
 
@@ -77,6 +80,9 @@ class ReportedResult:
     zero_shot: bool | None = None
     translated_training_data: bool | None = None
     note: str | None = None
+    #: The stored public copies the numbers were read from, where the papers folder has no text
+    #: of the paper's tables (empty where it has: the text is the source).
+    read_from: tuple[str, ...] = ()
 
     @property
     def score(self) -> float | None:
@@ -103,6 +109,8 @@ class ReportedResult:
         for name in ("spread", "zero_shot", "translated_training_data", "note"):
             if getattr(self, name) is not None:
                 out[name] = getattr(self, name)
+        if self.read_from:
+            out["read_from"] = list(self.read_from)
         return out
 
     @classmethod
@@ -115,7 +123,8 @@ class ReportedResult:
             other_metrics={name: Reported(value["score"], value.get("subsets", {}))
                            for name, value in raw.get("other_metrics", {}).items()},
             spread=raw.get("spread"), zero_shot=raw.get("zero_shot"),
-            translated_training_data=raw.get("translated_training_data"), note=raw.get("note"))
+            translated_training_data=raw.get("translated_training_data"), note=raw.get("note"),
+            read_from=tuple(raw.get("read_from", ())))
 
 
 def folder_of(board: Path) -> Path:
@@ -124,13 +133,19 @@ def folder_of(board: Path) -> Path:
 
 
 def load_paper(path: Path) -> tuple[ReportedResult, ...]:
-    """One paper's file, validated (one line naming the file and field where it is not one)."""
+    """One paper's file, validated (one line naming the file and field where it is not one): a
+    paper with no text in the papers folder has each of its results name where it was read."""
     raw = read_json(path, unique_keys=True)
     validate(raw, SCHEMA, file=path)
     paper = Paper(**raw["paper"])
     if paper.key != path.stem:
         raise HarnessError(f"{path}: paper.key: '{paper.key}' is not the file's name ('{path.stem}')")
-    return tuple(ReportedResult.from_dict(paper, item) for item in raw["results"])
+    results = tuple(ReportedResult.from_dict(paper, item) for item in raw["results"])
+    for index, result in enumerate(results):
+        if paper.text is None and not result.read_from:
+            raise InputError("the paper names no text (paper.text), so the result names where its numbers were "
+                             "read", file=path, record=f"results.{index} ({result.model})", field="read_from")
+    return results
 
 
 def load_reported(folder: Path) -> tuple[ReportedResult, ...]:

@@ -1,7 +1,9 @@
 """The papers' reported results (``leaderboard/reported/*.json``): every one names the exact scope it
 was measured on, consistent with the task it is shown beside, its numbers are the paper's as
 printed (checked against the papers' text where ``$HARNESS_PAPERS`` or ``$HARNESS_REAL_DATA/../papers``
-has it), and ``leaderboard show --reported`` shows them apart from the ranked entries."""
+has it; where the papers folder has no text of the tables, XTREME's, each result names the pinned
+copies it was read from and its average is checked against its cells), and ``leaderboard show
+--reported`` shows them apart from the ranked entries."""
 
 from __future__ import annotations
 
@@ -9,13 +11,14 @@ import json
 import os
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from harness import leaderboard
-from harness.errors import HarnessError
-from harness.leaderboard.reported import ReportedResult, load_paper, load_reported
+from harness.errors import HarnessError, InputError
+from harness.leaderboard.reported import Reported, ReportedResult, load_paper, load_reported
 from harness.registry import Registry
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -37,10 +40,15 @@ METRICS: dict[str, dict[str, str]] = {
     "mkqa": {"best_f1": "percent", "best_em": "percent", "best_answerable_f1": "percent",
              "best_unanswerable_em": "percent"},
     "tatoeba": {"accuracy": "percent"},
+    "xnli": {"accuracy": "percent"},
+    "pawsx": {"accuracy": "percent"},
+    "panx": {"f1": "percent"},
 }
+#: TyDiQA-GoldP's one split is XTREME's test set: the GoldP v1.1 dev files.
 SPLITS = {"lareqa": {"test"}, "mlqa-r": {"dev", "test"}, "xquad": {"test"}, "mlqa": {"dev", "test"},
-          "tydiqa": {"dev"}, "xor-retrieve": {"dev", "test"}, "xor-engspan": {"dev", "test"},
-          "xor-full": {"dev", "test"}, "mkqa": {"test"}, "tatoeba": {"test"}}
+          "tydiqa": {"test"}, "xor-retrieve": {"dev", "test"}, "xor-engspan": {"dev", "test"},
+          "xor-full": {"dev", "test"}, "mkqa": {"test"}, "tatoeba": {"test"}, "xnli": {"dev", "test"},
+          "pawsx": {"dev", "test"}, "panx": {"dev", "test"}}
 
 
 def scope_errors(result: ReportedResult) -> list[str]:
@@ -72,7 +80,7 @@ def scope_errors(result: ReportedResult) -> list[str]:
 
 def test_every_shipped_reported_result_names_its_exact_scope() -> None:
     results = load_reported(SHIPPED)
-    assert {r.paper.key for r in results} == {"lareqa", "mlqa", "mkqa", "xor-qa"}
+    assert {r.paper.key for r in results} == {"lareqa", "mlqa", "mkqa", "xor-qa", "xtreme"}
     assert len(results) > 50
     assert {r.source: scope_errors(r) for r in results if scope_errors(r)} == {}
     for result in results:  # headline and cells of the task's whole language set, or said to be fewer
@@ -89,6 +97,72 @@ def test_a_wrong_scope_is_caught(tmp_path: Path) -> None:
     (result,) = load_paper(tmp_path / "mlqa.json")
     assert scope_errors(result) == ["languages ['xx'] are not xquad's", "f1 in fraction is not a metric of xquad",
                                     "f1 en 77.7 outside 0-1", "f1 xx 64.3 outside 0-1"]
+
+
+#: Where a number read outside the papers folder may be read: a repository's file at a commit (the
+#: copy does not change under the reference), or papers-with-code's data of the paper.
+PINNED = re.compile(r"^https://(github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/\S+|www\.wizwand\.com/paper/\w+)$")
+
+
+def _decimals(value: float) -> int:
+    text = repr(value)
+    return len(text.split(".")[1]) if "." in text else 0
+
+
+def average_errors(result: ReportedResult) -> list[str]:
+    """Each metric whose headline is not the mean of its cells to the table's rounding: cells and
+    average rounded to the last printed digit, so they may differ by one unit of it (half from the
+    average, at most half from the cells' mean)."""
+    errors = []
+    for metric, reported in result.metrics().items():
+        cells = list(reported.subsets.values())
+        if reported.score is None or not cells:
+            continue
+        places = max(_decimals(v) for v in [reported.score, *cells])
+        mean = sum(cells) / len(cells)
+        if abs(mean - reported.score) > 10 ** -places + 1e-9:
+            errors.append(f"{metric}: {reported.score} is not the mean of its cells ({mean:.3f})")
+    return errors
+
+
+def test_results_read_outside_the_papers_folder_name_pinned_copies_and_their_averages_add_up() -> None:
+    """XTREME's tables are not in the papers folder: its numbers were read from repositories that
+    quote them, so no test can read them back from the paper. What can be checked without it:
+    each names where it was read (pinned), covers every language of its scope with a cell or says
+    why not, and every printed average is the mean of its printed cells."""
+    results = [r for r in load_reported(SHIPPED) if r.paper.text is None]
+    assert {r.paper.key for r in results} == {"xtreme"} and len(results) >= 19
+    assert [r.source for r in results if not all(PINNED.match(url) for url in r.read_from)] == []
+    assert {r.task for r in results} >= {"xnli", "pawsx", "panx", "xquad", "mlqa", "tydiqa"}
+    assert {r.source + " " + r.model: average_errors(r) for r in results if average_errors(r)} == {}
+    for result in results:
+        assert not result.main.subsets or list(result.main.subsets) == list(result.languages), result.model
+        assert result.main.subsets or result.note, result.model  # a headline alone says where its cells are
+    with_cells = [r for r in results if r.main.subsets]
+    assert {r.model for r in with_cells} == {"mBERT", "XLM", "MMTE", "XLM-R Large"}  # PAWS-X per language
+
+
+def test_a_wrong_average_is_caught() -> None:
+    """The check above can fail: XTREME's mBERT PAWS-X cells under a mean one point off."""
+    (mbert,) = [r for r in load_reported(SHIPPED) if r.task == "pawsx" and r.model == "mBERT"]
+    assert average_errors(mbert) == [] and average_errors(replace(mbert, main=Reported(82.0, mbert.main.subsets))) == []
+    for wrong in (80.9, 82.2):
+        assert average_errors(replace(mbert, main=Reported(wrong, mbert.main.subsets))) == [
+            f"accuracy: {wrong} is not the mean of its cells (81.957)"]
+
+
+def test_a_paper_without_text_names_where_each_result_was_read(tmp_path: Path) -> None:
+    raw = json.loads((SHIPPED / "xtreme.json").read_text(encoding="utf-8"))
+    assert "text" not in raw["paper"]
+    del raw["results"][2]["read_from"]
+    (tmp_path / "xtreme.json").write_text(json.dumps(raw), encoding="utf-8")
+    with pytest.raises(InputError, match=r"xtreme\.json: record results\.2 \(MMTE\): field 'read_from': the paper "
+                       r"names no text"):
+        load_reported(tmp_path)
+    raw["results"][2]["read_from"] = ["http://example.com/not-https"]
+    (tmp_path / "xtreme.json").write_text(json.dumps(raw), encoding="utf-8")
+    with pytest.raises(HarnessError, match=r"xtreme\.json.*results\.2\.read_from\.0"):
+        load_reported(tmp_path)
 
 
 def test_a_paper_file_is_validated(tmp_path: Path) -> None:
@@ -140,7 +214,8 @@ def test_every_reported_number_is_printed_in_its_paper() -> None:
     assert folder is not None
     unmatched = []
     for result in load_reported(SHIPPED):
-        assert result.paper.text is not None
+        if result.paper.text is None:  # read elsewhere (``read_from``), checked above
+            continue
         lines = (folder / result.paper.text).read_text(encoding="utf-8").splitlines()
         numbers = [_numbers(line) for line in lines]
         everything = {n for found in numbers for n in found}
@@ -202,3 +277,34 @@ def test_show_reported_apart_from_the_ranked_entries(harness_cli: Cli, tmp_path:
     assert lines[0].split(",")[:3] == ["kind", "task", "task_options"]
     assert {line.split(",")[0] for line in lines[1:]} == {"reported"}  # "ours" is not X-Y
     assert "reported,mlqa-r,candidates=pair,dev" in out
+
+
+def test_show_reported_xtreme_rows(harness_cli: Cli, tmp_path: Path) -> None:
+    """XTREME's rows show beside the board as the others do, each naming where it was read."""
+    (tmp_path / "reported").mkdir()
+    (tmp_path / "reported" / "xtreme.json").write_bytes((SHIPPED / "xtreme.json").read_bytes())
+    board = tmp_path / "leaderboard.json"
+    from tests.harness.leaderboard.boards import result_for
+
+    leaderboard.add_result(board, result_for("ours", 42.0), Path("a.json"))
+    code, out, err = harness_cli("leaderboard", "show", "--leaderboard", board, "--reported", "--task", "pawsx",
+                                 "--wide")
+    assert code == 0, err
+    block = out.split("\n\n")[1].splitlines()
+    assert block[0].startswith("REPORTED pawsx (test) - accuracy (percent): as printed in the papers")
+    assert block[1] == "scope: no options; languages en,de,es,fr,ja,ko,zh"
+    assert block[2].split()[:4] == ["system", "accuracy", "en", "de"]
+    assert [line.split()[:3] for line in block[4:]] == [["mBERT", "81.9", "94"], ["XLM", "80.9", "94"],
+                                                        ["MMTE", "81.3", "93.1"], ["XLM-R", "Large", "86.4"]]
+    assert "Hu et al. 2020, per-language PAWS-X results (quoted by the ERNIE-M README)" in block[4]
+    code, out, err = harness_cli("leaderboard", "show", "--leaderboard", board, "--reported", "--task", "xquad",
+                                 "--wide")
+    assert code == 0, err
+    xquad = out.split("\n\n")[1].splitlines()
+    assert xquad[1] == "scope: no options; incomplete: 11 of 12 languages (missing ro)"
+    assert [line.split()[:2] for line in xquad[4:]] == [["mBERT", "64.5"], ["XLM", "59.8"], ["XLM-R", "Large"]]
+    code, out, err = harness_cli("leaderboard", "show", "--leaderboard", board, "--reported", "--json")
+    assert code == 0, err
+    shown = json.loads(out)["reported"]
+    assert len(shown) == 19 and all(item["read_from"] for item in shown)
+    assert shown[0]["source"] == "Hu et al. 2020, per-language PAWS-X results (quoted by the ERNIE-M README)"
