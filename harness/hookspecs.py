@@ -7,8 +7,7 @@ that use them). A task can then be one module: its metadata, its class and the h
 the class (the registry reads the spec from the class's metadata, and checks the metadata as the
 plugin loads)::
 
-    from harness.hookspecs import hookimpl
-    from harness.task import Task, TaskMetadata
+    from harness.plugin import Task, TaskMetadata, hookimpl
 
     class MyTask(Task):
         metadata = TaskMetadata(name="my-task", ...)

@@ -10,10 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.errors import HarnessError
-from harness.io import sha256_path
-from harness.model import Model, ModelIdentity, Runtime
-from harness.protocols import PredictionSource
+from harness.plugin import HarnessError, Model, ModelIdentity, PredictionSource, Runtime
+from harness.plugin.io import sha256_path
 
 
 class ReplayPredictions(Model):

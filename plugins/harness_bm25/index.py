@@ -54,9 +54,9 @@ import numba
 import numpy as np
 from scipy import sparse
 
-from harness.errors import HarnessError
-from harness.io import atomic_folder, parse_json
-from harness.search import top_k
+from harness.plugin import HarnessError
+from harness.plugin.io import atomic_folder, parse_json
+from harness.plugin.scoring import top_k
 
 from harness_bm25 import kernel
 

@@ -18,13 +18,12 @@ from typing import Any
 import numba
 import numpy as np
 
-from harness.distributed import current_world
-from harness.errors import HarnessError
-from harness.model import Model, ModelIdentity, Runtime, default_threads, label_with_options
-from harness.progress import Progress
-from harness.protocols import Corpus, Ranking, Retriever
-from harness.provenance import package_version
-from harness.search import rank_descending
+from harness.plugin import (
+    Corpus, HarnessError, Model, ModelIdentity, Ranking, Retriever, Runtime, default_threads, label_with_options,
+)
+from harness.plugin.io import package_version
+from harness.plugin.scoring import rank_descending
+from harness.plugin.services import Progress, current_world
 
 from harness_bm25.index import BM25Index
 from harness_bm25.tokenize import describe, tokenize

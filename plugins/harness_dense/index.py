@@ -55,12 +55,10 @@ from typing import IO, Any, Literal
 
 import numpy as np
 
-from harness.distributed import World
-from harness.errors import HarnessError, InputError
-from harness.io import dump_json, read_json, remove_temporaries, write_atomic
-from harness.progress import Progress
-from harness.protocols import Corpus, Ranking
-from harness.search import exact_search, merge_top_k
+from harness.plugin import Corpus, HarnessError, InputError, Ranking
+from harness.plugin.io import dump_json, read_json, remove_temporaries, write_atomic
+from harness.plugin.scoring import exact_search, merge_top_k
+from harness.plugin.services import Progress, World
 
 IndexKind = Literal["exact", "flat", "hnsw", "ivf", "ivfpq"]
 VectorType = Literal["float16", "float32", "int8"]

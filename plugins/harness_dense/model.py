@@ -16,13 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from harness.compose import identity_part, load_model
-from harness.distributed import World, current_world
-from harness.encoding import EncodingService, EncodingStats
-from harness.model import Model, ModelIdentity, Runtime
-from harness.options import ModelOption
-from harness.protocols import Corpus, Encoder, Retriever
-from harness.provenance import package_version
+from harness.plugin import Corpus, Encoder, Model, ModelIdentity, ModelOption, Retriever, Runtime
+from harness.plugin.io import package_version
+from harness.plugin.services import EncodingService, EncodingStats, World, current_world, identity_part, load_model
 
 from harness_dense.index import IndexKind, IndexSettings, ShardedVectors, VectorType, build_or_load
 

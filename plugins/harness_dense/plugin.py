@@ -1,7 +1,6 @@
 """Declares the dense-index model; importing this module imports nothing heavy."""
 
-from harness.hookspecs import hookimpl
-from harness.registry import ModelSpec
+from harness.plugin import ModelSpec, hookimpl
 
 
 @hookimpl

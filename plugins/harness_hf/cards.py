@@ -8,7 +8,7 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.errors import HarnessError
+from harness.plugin import HarnessError
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,9 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from harness.batching import AdaptiveBatcher
-from harness.errors import HarnessError
-from harness.cache import file_digest
-from harness.model import Model, ModelIdentity, Runtime
-from harness.provenance import package_version
+from harness.plugin import HarnessError, Model, ModelIdentity, Runtime
+from harness.plugin.io import package_version
+from harness.plugin.services import AdaptiveBatcher, file_digest
 
 from harness_hf.sources import resolve_source, transformer_folder
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness.protocols import PairClassifier
+from harness.plugin import PairClassifier
 
 from harness_hf.checkpoint import FineTunedHead
 from harness_hf.heads import output_labels

@@ -28,11 +28,9 @@ from typing import Literal
 
 import numpy as np
 
-from harness.cache import default_root, file_digest
-from harness.errors import HarnessError
-from harness.model import Model, ModelIdentity, Runtime
-from harness.protocols import Encoder, Role
-from harness.provenance import package_version
+from harness.plugin import Encoder, HarnessError, Model, ModelIdentity, Role, Runtime
+from harness.plugin.io import package_version
+from harness.plugin.services import default_root, file_digest
 
 from harness_hf.checkpoint import Precision
 from harness_hf.encoder import HFEncoder, Text, encoder_flops

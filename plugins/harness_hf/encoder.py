@@ -21,8 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.model import ModelIdentity, Runtime
-from harness.protocols import Encoder, Role
+from harness.plugin import Encoder, ModelIdentity, Role, Runtime
 
 from harness_hf.checkpoint import CheckpointModel, Precision
 from harness_hf.packed import PackedBert, matmul_parameters

@@ -44,13 +44,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from harness.cache import default_root
-from harness.errors import HarnessError
-from harness.generation import REASONING_END, REASONING_START, Completion, answer_start, finish, stop_position
-from harness.model import ModelIdentity, Runtime
-from harness.protocols import (
-    Generation, GenerationOptions, GenerationRequest, Generator, Loglikelihood, LoglikelihoodRequest,
-    LoglikelihoodScorer,
+from harness.plugin import (
+    Generation, GenerationOptions, GenerationRequest, Generator, HarnessError, Loglikelihood, LoglikelihoodRequest,
+    LoglikelihoodScorer, ModelIdentity, Runtime,
+)
+from harness.plugin.services import (
+    Completion, REASONING_END, REASONING_START, answer_start, default_root, finish, stop_position,
 )
 
 from harness_hf.checkpoint import CheckpointModel, Precision

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import HarnessError
+from harness.plugin import HarnessError
 
 #: The dtype GGUF weights are dequantised to (transformers' own choice): the identity names it.
 DEQUANTISED = "float32"
@@ -132,7 +132,7 @@ def converted_checkpoint(cache_root: Path, stem: str, digest: str, source: Calla
 
 def gguf_checkpoint(file: Path, cache_root: Path, owner: str) -> Path:
     """The checkpoint folder of a GGUF file on disk (``hf-generator:path=FILE.gguf``)."""
-    from harness.cache import file_digest
+    from harness.plugin.services import file_digest
 
     return converted_checkpoint(cache_root, file.stem, file_digest(file), lambda scratch: file, owner)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from harness.errors import HarnessError
+from harness.plugin import HarnessError
 
 
 def _default_names(count: int) -> list[str]:

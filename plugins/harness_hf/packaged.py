@@ -25,10 +25,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Literal
 
-from harness.cache import default_root
-from harness.generation import REASONING_END
-from harness.model import ModelIdentity, Runtime
-from harness.provenance import package_version
+from harness.plugin import ModelIdentity, Runtime
+from harness.plugin.io import package_version
+from harness.plugin.services import REASONING_END, default_root
 
 from harness_hf.cards import GEMMA3, SMOLLM2, Package
 from harness_hf.checkpoint import Precision

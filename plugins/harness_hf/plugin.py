@@ -1,8 +1,7 @@
 """Declares the transformers-based models; importing this module imports nothing heavy (the
 packaged models' summaries say whether their package is installed, found without importing it)."""
 
-from harness.hookspecs import hookimpl
-from harness.registry import ModelSpec
+from harness.plugin import ModelSpec, hookimpl
 
 from harness_hf.cards import GEMMA3, SMOLLM2
 

@@ -27,9 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import HarnessError
-from harness.model import ModelIdentity, Runtime
-from harness.protocols import Reader, ReadingExample, SpanAnswer
+from harness.plugin import HarnessError, ModelIdentity, Reader, ReadingExample, Runtime, SpanAnswer
 
 from harness_hf.checkpoint import CheckpointModel, Precision
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from harness.errors import HarnessError
+from harness.plugin import HarnessError
 
 Pooling = Literal["cls", "mean"]
 

@@ -22,9 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.errors import HarnessError
-from harness.model import Runtime
-from harness.protocols import TokenTagger
+from harness.plugin import HarnessError, Runtime, TokenTagger
 
 from harness_hf.checkpoint import FineTunedHead, Precision
 from harness_hf.heads import output_labels

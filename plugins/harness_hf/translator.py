@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.model import ModelIdentity, Runtime
-from harness.protocols import Translator
+from harness.plugin import ModelIdentity, Runtime, Translator
 
 from harness_hf.checkpoint import CheckpointModel, Precision
 

@@ -22,9 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.errors import InputError
-from harness.io import read_json
-from harness.task import TaskData
+from harness.plugin import InputError, TaskData
+from harness.plugin.io import read_json
 
 
 @dataclass(frozen=True)

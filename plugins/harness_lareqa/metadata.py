@@ -4,9 +4,7 @@ metadata."""
 
 from dataclasses import replace
 
-from harness.datahome import BenchmarkRef
-from harness.protocols import Retriever
-from harness.task import Clusters, TaskMetadata
+from harness.plugin import BenchmarkRef, Clusters, Retriever, TaskMetadata
 
 #: The languages of XQuAD-R (the files ``{lang}.json`` of the official release).
 XQUAD_R_LANGUAGES: tuple[str, ...] = ("ar", "de", "el", "en", "es", "hi", "ru", "th", "tr", "vi", "zh")

@@ -31,8 +31,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.sentences import split_sentences, splitter_version
-from harness.task import DataRequest
+from harness.plugin import DataRequest
+from harness.plugin.io import split_sentences, splitter_version
 
 from harness_lareqa.data import LAReQAData, read_language
 from harness_lareqa.metadata import MLQA_R

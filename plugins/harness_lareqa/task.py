@@ -37,19 +37,18 @@ from typing import Any, Literal
 
 import numpy as np
 
-from harness.demo import ParallelQADemo
-from harness.encoding import EncodingRequest
-from harness.errors import HarnessError, InputError
-from harness.io import iter_jsonl, write_atomic
-from harness.metrics.bias import TOP_K_MIX, PoolRanks, TopTie, analyse, language_bias
-from harness.metrics.probe import language_id_probe
-from harness.metrics.ranking import NOT_RETRIEVED, average_precision, mid_ranks
-from harness.protocols import Corpus, Encoder, KeyedSearchIndex, Retriever, ScoringIndex
-from harness.search import ranks_of, top_k
-from harness.stats.records import Instance, InstanceTable
-from harness.stats.statistics import Mean, Pooled, RowStatistics, numpy_mean
-from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task
-from harness.validation import validate
+from harness.plugin import (
+    Corpus, DataRequest, Encoder, Evaluation, HarnessError, InputError, KeyedSearchIndex, Retriever, RunContext,
+    ScoreRow, ScoringIndex, Task,
+)
+from harness.plugin.formats import validate
+from harness.plugin.io import iter_jsonl, write_atomic
+from harness.plugin.scoring import (
+    Instance, InstanceTable, Mean, NOT_RETRIEVED, PoolRanks, Pooled, RowStatistics, TOP_K_MIX, TopTie, analyse,
+    average_precision, language_bias, language_id_probe, mid_ranks, numpy_mean, ranks_of, top_k,
+)
+from harness.plugin.services import EncodingRequest
+from harness.plugin.tasks import ParallelQADemo
 
 from harness_lareqa.data import LAReQAData, read_language, sample_questions, statistics
 from harness_lareqa.metadata import LAREQA

@@ -21,9 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.errors import HarnessError, InputError
-from harness.io import iter_jsonl
-from harness.task import TaskData
+from harness.plugin import HarnessError, InputError, TaskData
+from harness.plugin.io import iter_jsonl
 
 from harness_mkqa.languages import MKQA_LANGUAGES
 

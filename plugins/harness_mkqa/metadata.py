@@ -1,9 +1,7 @@
 """What the MKQA task is, in a module that imports nothing heavy: ``plugin.py`` builds the
 registry's entry from it for ``harness list``, and the task class uses it as its metadata."""
 
-from harness.datahome import BenchmarkRef
-from harness.protocols import OpenDomainQA
-from harness.task import Clusters, TaskMetadata
+from harness.plugin import BenchmarkRef, Clusters, OpenDomainQA, TaskMetadata
 
 from harness_mkqa.languages import MKQA_LANGUAGES
 

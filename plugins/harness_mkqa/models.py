@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.model import Model, ModelIdentity, Runtime
-from harness.protocols import OpenAnswer, OpenDomainQA, OpenQuestion
+from harness.plugin import Model, ModelIdentity, OpenAnswer, OpenDomainQA, OpenQuestion, Runtime
 
 
 class NoAnswer(Model):

@@ -22,10 +22,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.errors import HarnessError, InputError
-from harness.io import iter_jsonl, write_folder_atomic
-from harness.qa.answer_language import foreign_script, refuse_or_warn
-from harness.validation import validate
+from harness.plugin import HarnessError, InputError
+from harness.plugin.formats import validate
+from harness.plugin.io import iter_jsonl, write_folder_atomic
+from harness.plugin.scoring import foreign_script, refuse_or_warn
 
 from harness_mkqa.data import MKQAData
 from harness_mkqa.languages import MKQA_LANGUAGES

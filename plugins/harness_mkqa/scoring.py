@@ -40,10 +40,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.metrics.answers import token_f1
-from harness.stats.records import InstanceTable
-from harness.stats.statistics import Gathered, Macro, Mean, RowStatistics, UnitStatistic
-from harness.task import Clusters
+from harness.plugin import Clusters
+from harness.plugin.scoring import Gathered, InstanceTable, Macro, Mean, RowStatistics, UnitStatistic, token_f1
 
 from harness_mkqa.data import ANSWER_TYPES, Annotation
 from harness_mkqa.normalize import answer_tokens

@@ -38,15 +38,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.errors import HarnessError
-from harness.generation import PromptTarget, kept, prompt_target
-from harness.open_domain import ask
-from harness.prompting import OpenGeneration, PromptedTask, Shot, ask_open
-from harness.protocols import OpenAnswer, OpenDomainQA, OpenQuestion
-from harness.qa.answer_language import script_share
-from harness.stats.records import Instance, InstanceTable
-from harness.stats.statistics import RowStatistics
-from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task
+from harness.plugin import (
+    DataRequest, Evaluation, HarnessError, OpenAnswer, OpenDomainQA, OpenQuestion, RunContext, ScoreRow, Task,
+)
+from harness.plugin.scoring import Instance, InstanceTable, RowStatistics, script_share
+from harness.plugin.services import PromptTarget, kept, prompt_target
+from harness.plugin.tasks import OpenGeneration, PromptedTask, Shot, ask, ask_open
 
 from harness_mkqa.data import MKQAData, find_data_file, read_mkqa
 from harness_mkqa.languages import MKQA_LANGUAGES

@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from harness.errors import HarnessError, InputError
-from harness.qa.span_file import SpanQuestion, read_span_file
+from harness.plugin import HarnessError, InputError
+from harness.plugin.io import SpanQuestion, read_span_file
 
 Layout = Literal["official", "xtreme", "parallel"]
 Pair = tuple[str, str]  # (context language, question language)

@@ -1,9 +1,7 @@
 """What the MLQA task is, in a module that imports nothing heavy: ``plugin.py`` builds the
 registry's entry from it for ``harness list``, and the task class uses it as its metadata."""
 
-from harness.datahome import BenchmarkRef
-from harness.protocols import Reader
-from harness.task import Clusters, TaskMetadata
+from harness.plugin import BenchmarkRef, Clusters, Reader, TaskMetadata
 
 #: MLQA's languages in the paper's order (the order of G-XLT matrices).
 MLQA_LANGUAGES: tuple[str, ...] = ("en", "es", "de", "ar", "hi", "vi", "zh")

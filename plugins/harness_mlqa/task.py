@@ -25,11 +25,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from harness.demo import ParallelQADemo
-from harness.errors import HarnessError
-from harness.qa.normalize import Normalizer, multilingual
-from harness.qa.task import SpanQAData, SpanQATask, SpanUnit, read_unit, span_data, span_unit
-from harness.task import DataRequest
+from harness.plugin import DataRequest, HarnessError
+from harness.plugin.scoring import Normalizer, multilingual
+from harness.plugin.tasks import ParallelQADemo, SpanQAData, SpanQATask, SpanUnit, read_unit, span_data, span_unit
 
 from harness_mlqa.data import Pair, Source, locate, official_name, parallel_pair, read_parallel
 from harness_mlqa.metadata import MLQA as MLQA_METADATA

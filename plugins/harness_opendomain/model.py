@@ -77,21 +77,18 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from harness.compose import identity_part, load_model
-from harness.errors import HarnessError
-from harness.encoding import EncodingStats, ReportsEncoding
-from harness.generation import GenerationStats, PromptTarget, generation_service
-from harness.io import sha256_file
-from harness.model import Model, ModelIdentity, Runtime
-from harness.options import ModelOption
-from harness.progress import Progress
-from harness.prompting import PromptChoice, ask_open, load_template
-from harness.protocols import (
-    Generator, OpenAnswer, OpenDomainQA, OpenQuestion, Ranking, Reader, ReadingExample, Retriever, SearchIndex,
-    SpanAnswer, Translator,
+from harness.plugin import (
+    Generator, HarnessError, Model, ModelIdentity, ModelOption, OpenAnswer, OpenDomainQA, OpenQuestion, Ranking, Reader,
+    ReadingExample, Retriever, Runtime, SearchIndex, SpanAnswer, Translator,
 )
-from harness.qa.passages import Passage, Passages, corpus_files, read_passages
-from harness.qa.translate import translate_each
+from harness.plugin.io import sha256_file
+from harness.plugin.services import (
+    EncodingStats, GenerationStats, Progress, PromptTarget, ReportsEncoding, generation_service, identity_part,
+    load_model,
+)
+from harness.plugin.tasks import (
+    Passage, Passages, PromptChoice, ask_open, corpus_files, load_template, read_passages, translate_each,
+)
 
 OWNER = "retrieve-read"
 

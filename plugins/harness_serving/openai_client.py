@@ -39,12 +39,11 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
-from harness.errors import HarnessError
-from harness.generation import REASONING_END, REASONING_START, Completion, finish
-from harness.model import Model, ModelIdentity, Runtime
-from harness.protocols import (
-    Generation, GenerationRequest, Generator, Loglikelihood, LoglikelihoodRequest, LoglikelihoodScorer,
+from harness.plugin import (
+    Generation, GenerationRequest, Generator, HarnessError, Loglikelihood, LoglikelihoodRequest, LoglikelihoodScorer,
+    Model, ModelIdentity, Runtime,
 )
+from harness.plugin.services import Completion, REASONING_END, REASONING_START, finish
 
 OWNER = "model openai-compatible"
 #: HTTP statuses worth trying again: the server is busy, restarting or overloaded.

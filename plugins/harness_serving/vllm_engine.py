@@ -18,11 +18,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from harness.cache import file_digest
-from harness.errors import HarnessError
-from harness.generation import REASONING_END, REASONING_START, Completion, finish
-from harness.model import Model, ModelIdentity, Runtime
-from harness.protocols import Generation, GenerationRequest, Generator
+from harness.plugin import Generation, GenerationRequest, Generator, HarnessError, Model, ModelIdentity, Runtime
+from harness.plugin.services import Completion, REASONING_END, REASONING_START, file_digest, finish
 
 OWNER = "model vllm"
 

@@ -1,9 +1,7 @@
 """What the XQuAD task is, in a module that imports nothing heavy: ``plugin.py`` builds the
 registry's entry from it for ``harness list``, and the task class uses it as its metadata."""
 
-from harness.datahome import BenchmarkRef
-from harness.protocols import Reader
-from harness.task import Clusters, TaskMetadata
+from harness.plugin import BenchmarkRef, Clusters, Reader, TaskMetadata
 
 XQUAD_LANGUAGES: tuple[str, ...] = ("ar", "de", "el", "en", "es", "hi", "ro", "ru", "th", "tr", "vi", "zh")
 

@@ -9,9 +9,8 @@ added after XTREME v1 (XTREME-R includes it). The built-in demo data has 9 of th
 
 from __future__ import annotations
 
-from harness.demo import ParallelQADemo
-from harness.qa.normalize import Normalizer, ascii_english
-from harness.qa.task import LanguageFilesTask, SpanUnit
+from harness.plugin.scoring import Normalizer, ascii_english
+from harness.plugin.tasks import LanguageFilesTask, ParallelQADemo, SpanUnit
 
 from harness_squad.metadata import XQUAD
 

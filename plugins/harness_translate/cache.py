@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.errors import InputError
-from harness.io import dump_json, read_json, sha256_text
+from harness.plugin import InputError
+from harness.plugin.io import dump_json, read_json, sha256_text
 
 
 class TranslationCache:

@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from harness.protocols import SpanAnswer
-from harness.sentences import split_sentences
+from harness.plugin import SpanAnswer
+from harness.plugin.io import split_sentences
 
 #: The shortest shared substring taken as the answer (shorter is chance: "e", "de").
 MIN_SHARED = 3

@@ -18,11 +18,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.errors import HarnessError, InputError
-from harness.io import iter_jsonl, sha256_file
-from harness.model import Model, ModelIdentity, Runtime
-from harness.protocols import Translator
-from harness.validation import validate
+from harness.plugin import HarnessError, InputError, Model, ModelIdentity, Runtime, Translator
+from harness.plugin.formats import validate
+from harness.plugin.io import iter_jsonl, sha256_file
 
 
 class TranslationsFile(Model):

@@ -17,13 +17,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness.capabilities import provide
-from harness.compose import identity_part, load_model
-from harness.errors import HarnessError
-from harness.model import Model, ModelIdentity, Runtime
-from harness.options import ModelOption
-from harness.protocols import Corpus, Ranking, Reader, ReadingExample, Retriever, SearchIndex, SpanAnswer, Translator
-from harness.qa.translate import KeyedTranslator, translate_each
+from harness.plugin import (
+    Corpus, HarnessError, Model, ModelIdentity, ModelOption, Ranking, Reader, ReadingExample, Retriever, Runtime,
+    SearchIndex, SpanAnswer, Translator,
+)
+from harness.plugin.services import identity_part, load_model, provide
+from harness.plugin.tasks import KeyedTranslator, translate_each
 
 from harness_translate.cache import TranslationCache
 from harness_translate.contexts import TranslatedContext, join_translation, project, sentence_texts

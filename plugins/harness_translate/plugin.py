@@ -1,7 +1,6 @@
 """Declares translate-test and the translations-file translator; importing this imports nothing heavy."""
 
-from harness.hookspecs import hookimpl
-from harness.registry import ModelSpec
+from harness.plugin import ModelSpec, hookimpl
 
 
 @hookimpl

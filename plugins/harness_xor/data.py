@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.errors import HarnessError, InputError
-from harness.io import iter_jsonl
-from harness.task import DataRequest, TaskData
+from harness.plugin import DataRequest, HarnessError, InputError, TaskData
+from harness.plugin.io import iter_jsonl
 
 from harness_xor.metadata import XOR_LANGUAGES
 

@@ -1,9 +1,7 @@
 """What the XOR-TyDi QA tasks are, in a module that imports nothing heavy: ``plugin.py`` builds the
 registry's entries from it for ``harness list``, and the task classes use it as their metadata."""
 
-from harness.datahome import BenchmarkRef
-from harness.protocols import OpenDomainQA, Retriever
-from harness.task import TaskMetadata
+from harness.plugin import BenchmarkRef, OpenDomainQA, Retriever, TaskMetadata
 
 #: The seven XOR-TyDi QA languages, in the order of the official EnglishSpan scorer.
 XOR_LANGUAGES: tuple[str, ...] = ("ar", "bn", "fi", "ja", "ko", "ru", "te")

@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 
-from harness.metrics.answers import best_over_golds, token_f1
+from harness.plugin.scoring import best_over_golds, token_f1
 
 # -- XOR-Retrieve ------------------------------------------------------------------------------
 

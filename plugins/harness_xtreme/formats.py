@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.errors import InputError
-from harness.io import iter_jsonl, read_json
-from harness.validation import validate
+from harness.plugin import InputError
+from harness.plugin.formats import validate
+from harness.plugin.io import iter_jsonl, read_json
 
 _LINE_NUMBER = re.compile(r"0|[1-9][0-9]*")
 

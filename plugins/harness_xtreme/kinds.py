@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import InputError
-from harness.qa.normalize import Normalizer, ascii_english, multilingual
-from harness.qa.scoring import SpanScores, memoize, score_questions
-from harness.qa.task import SpanUnit, read_answer_file, read_unit
-from harness.stats.statistics import UnitStatistic
+from harness.plugin import InputError
+from harness.plugin.scoring import (
+    Normalizer, SpanScores, UnitStatistic, ascii_english, memoize, multilingual, score_questions,
+)
+from harness.plugin.tasks import SpanUnit, read_answer_file, read_unit
 
 from harness_xtreme import formats
 from harness_xtreme.benchmark import Kind

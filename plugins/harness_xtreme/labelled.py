@@ -32,13 +32,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-from harness.errors import HarnessError, InputError
-from harness.io import json_bytes, read_json, write_folder_atomic
-from harness.loglikelihood import NORMALISATIONS, ChoiceQuestion, LoglikelihoodService, choice_target, decide
-from harness.protocols import PairClassifier, TokenTagger
-from harness.stats.records import Instance, InstanceTable
-from harness.stats.statistics import Macro, Mean, RowStatistics
-from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskData, TaskMetadata
+from harness.plugin import (
+    DataRequest, Evaluation, HarnessError, InputError, PairClassifier, RunContext, ScoreRow, Task, TaskData,
+    TaskMetadata, TokenTagger,
+)
+from harness.plugin.io import json_bytes, read_json, write_folder_atomic
+from harness.plugin.scoring import Instance, InstanceTable, Macro, Mean, RowStatistics
+from harness.plugin.services import ChoiceQuestion, LoglikelihoodService, NORMALISATIONS, choice_target, decide
 
 from harness_xtreme.benchmark import PANX_TAGS, UDPOS_TAGS, TaskDef, Version, task_defs
 from harness_xtreme.kinds import KINDS, check_classes, check_sentence_lengths, check_tags, example_count

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.loglikelihood import NORMALISATIONS, ChoiceQuestion, Decision
+from harness.plugin.services import ChoiceQuestion, Decision, NORMALISATIONS
 
 PROMPT_VERSION = "lm-eval-words@1"
 

@@ -4,9 +4,10 @@ metadata."""
 
 from dataclasses import replace
 
-from harness.datahome import BenchmarkRef
-from harness.protocols import Encoder, MultipleChoice, PairClassifier, PredictionSource, Reader, TokenTagger
-from harness.task import Clusters, TaskMetadata
+from harness.plugin import (
+    BenchmarkRef, Clusters, Encoder, MultipleChoice, PairClassifier, PredictionSource, Reader, TaskMetadata,
+    TokenTagger,
+)
 
 from harness_xtreme.benchmark import (
     BUCC, MEWSLIX, PARALLEL, PAWSX, TASKS, TATOEBA, TATOEBA_R_EXTRA, TYDIQA, XCOPA, XNLI, item_cluster, task_defs,

@@ -45,12 +45,10 @@ from typing import Any
 
 import numpy as np
 
-from harness.encoding import EncodingRequest
-from harness.errors import InputError
-from harness.io import iter_jsonl
-from harness.protocols import Encoder, Role
-from harness.search import exact_search
-from harness.task import DataRequest, RunContext
+from harness.plugin import DataRequest, Encoder, InputError, Role, RunContext
+from harness.plugin.io import iter_jsonl
+from harness.plugin.scoring import exact_search
+from harness.plugin.services import EncodingRequest
 
 from harness_xtreme.benchmark import Version
 from harness_xtreme.kinds import KINDS

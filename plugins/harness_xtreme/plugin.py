@@ -11,8 +11,7 @@ plugins.
 
 from pathlib import Path
 
-from harness.hookspecs import hookimpl
-from harness.registry import SuiteSpec, TaskSpec
+from harness.plugin import SuiteSpec, TaskSpec, hookimpl
 
 from harness_xtreme.benchmark import TASKS, Version
 from harness_xtreme.metadata import (

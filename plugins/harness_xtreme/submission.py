@@ -39,14 +39,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.errors import HarnessError, InputError
-from harness.io import write_folder_atomic
-from harness.layout import task_results
-from harness.qa.task import refuse_foreign_answers
-from harness.results import read_result
-from harness.stats.records import Instance, InstanceTable
-from harness.stats.statistics import Macro, RowStatistics, Statistic
-from harness.task import Clusters, DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskData
+from harness.plugin import (
+    Clusters, DataRequest, Evaluation, HarnessError, InputError, RunContext, ScoreRow, Task, TaskData,
+)
+from harness.plugin.formats import read_result, task_results
+from harness.plugin.io import write_folder_atomic
+from harness.plugin.scoring import Instance, InstanceTable, Macro, RowStatistics, Statistic
+from harness.plugin.tasks import refuse_foreign_answers
 
 from harness_xtreme.benchmark import GROUPS, PARALLEL, TASKS, TaskDef, Version, task_defs
 from harness_xtreme.kinds import KINDS, check_classes, example_count

@@ -36,15 +36,13 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.demo import ParallelQADemo
-from harness.encoding import EncodingRequest
-from harness.errors import HarnessError, InputError
-from harness.io import write_folder_atomic
-from harness.protocols import Encoder, Role
-from harness.search import exact_search
-from harness.stats.records import Instance, InstanceTable
-from harness.stats.statistics import Macro, Mean, RowStatistics
-from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskData
+from harness.plugin import (
+    DataRequest, Encoder, Evaluation, HarnessError, InputError, Role, RunContext, ScoreRow, Task, TaskData,
+)
+from harness.plugin.io import write_folder_atomic
+from harness.plugin.scoring import Instance, InstanceTable, Macro, Mean, RowStatistics, exact_search
+from harness.plugin.services import EncodingRequest
+from harness.plugin.tasks import ParallelQADemo
 
 from harness_xtreme.benchmark import TATOEBA, TATOEBA_R_EXTRA, Version
 from harness_xtreme.formats import lines_file, read_line_numbers, read_lines

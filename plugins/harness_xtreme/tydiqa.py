@@ -21,9 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from harness.demo import ParallelQADemo
-from harness.qa.normalize import Normalizer, ascii_english
-from harness.qa.task import LanguageFilesTask, SpanUnit
+from harness.plugin.scoring import Normalizer, ascii_english
+from harness.plugin.tasks import LanguageFilesTask, ParallelQADemo, SpanUnit
 
 from harness_xtreme.metadata import TYDIQA_GOLDP
 

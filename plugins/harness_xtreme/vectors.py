@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from harness.protocols import Encoder, Role
+from harness.plugin import Encoder, Role
 
 
 def unit_encodings(model: Encoder, texts: Sequence[str], role: Role, lang: str | Sequence[str]) -> np.ndarray:

@@ -22,11 +22,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from harness.errors import InputError
-from harness.io import iter_jsonl
-from harness.loglikelihood import ChoiceQuestion
-from harness.protocols import MultipleChoice
-from harness.task import DataRequest
+from harness.plugin import DataRequest, InputError, MultipleChoice
+from harness.plugin.io import iter_jsonl
+from harness.plugin.services import ChoiceQuestion
 
 from harness_xtreme.benchmark import Version
 from harness_xtreme.labelled import LabelledData, XtremeFilesTask

@@ -12,11 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.errors import InputError
-from harness.hookspecs import hookimpl
-from harness.io import dump_json, read_json
-from harness.protocols import Corpus, Retriever
-from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskData, TaskMetadata
+from harness.plugin import (
+    Corpus, DataRequest, Evaluation, InputError, Retriever, RunContext, ScoreRow, Task, TaskData, TaskMetadata,
+    hookimpl,
+)
+from harness.plugin.io import dump_json, read_json
 
 Rankings = dict[str, list[str]]  # question id -> candidate ids, best first
 

@@ -11,10 +11,7 @@ import zlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from harness.hookspecs import hookimpl
-from harness.model import Model, ModelIdentity, Runtime
-from harness.protocols import Encoder
-from harness.registry import ModelSpec
+from harness.plugin import Encoder, Model, ModelIdentity, ModelSpec, Runtime, hookimpl
 
 if TYPE_CHECKING:
     import numpy as np

@@ -1,0 +1,32 @@
+"""The plugin contract's scorers: the shared official scorers and the statistics a task reports.
+
+SQuAD v1.1's and MLQA's exact match and F1 (:func:`score_questions`, the normalisers named for
+what they do), token F1 over several golds, ranking metrics (mean average precision, ranks),
+LAReQA's language-bias analyses and probe, exact top-k search, and the per-question records
+(:class:`Instance`, :class:`InstanceTable`) and row statistics (:class:`Mean`, :class:`Macro`,
+:class:`Pooled`...) by which a task says how its numbers follow from its questions. See
+:mod:`harness.plugin`.
+"""
+
+from __future__ import annotations
+
+from harness.metrics.answers import best_over_golds, token_f1
+from harness.metrics.bias import PoolRanks, TOP_K_MIX, TopTie, analyse, language_bias
+from harness.metrics.probe import language_id_probe
+from harness.metrics.ranking import NOT_RETRIEVED, average_precision, mid_ranks
+from harness.qa.answer_language import foreign_script, refuse_or_warn, script_share
+from harness.qa.normalize import Normalizer, ascii_english, multilingual
+from harness.qa.scoring import SpanScores, memoize, score_questions
+from harness.search import exact_search, merge_top_k, rank_descending, ranks_of, top_k
+from harness.stats.records import Instance, InstanceTable
+from harness.stats.statistics import (
+    Gathered, Macro, Mean, Pooled, RowStatistics, Statistic, UnitStatistic, numpy_mean, percent_of_sum,
+)
+
+__all__ = [
+    "analyse", "ascii_english", "average_precision", "best_over_golds", "exact_search", "foreign_script",
+    "Gathered", "Instance", "InstanceTable", "language_bias", "language_id_probe", "Macro", "Mean", "memoize",
+    "merge_top_k", "mid_ranks", "multilingual", "Normalizer", "NOT_RETRIEVED", "numpy_mean", "percent_of_sum",
+    "Pooled", "PoolRanks", "rank_descending", "ranks_of", "refuse_or_warn", "RowStatistics", "score_questions",
+    "script_share", "SpanScores", "Statistic", "token_f1", "top_k", "TOP_K_MIX", "TopTie", "UnitStatistic",
+]

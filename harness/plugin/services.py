@@ -1,0 +1,33 @@
+"""The plugin contract's model services: what a model adapter builds on.
+
+The batched, cached, resumable services that turn a model's one-call-per-batch method into a
+run's requests: encoding (:class:`EncodingService`), generation (:func:`generation_service`, with
+the answer extraction every generative task shares) and log-likelihood
+(:class:`LoglikelihoodService`, multiple choice by :func:`decide`); adapting one capability into
+another (:func:`provide`); loading a model by name, as ``--model`` does (:func:`load_model`); the
+model cache's root and file digests; the adaptive batcher, progress and the distributed world.
+See :mod:`harness.plugin`.
+"""
+
+from __future__ import annotations
+
+from harness.batching import AdaptiveBatcher
+from harness.cache import default_root, file_digest
+from harness.capabilities import provide
+from harness.compose import identity_part, load_model
+from harness.distributed import World, current_world
+from harness.encoding import EncodingRequest, EncodingService, EncodingStats, ReportsEncoding
+from harness.generation import (
+    Completion, GenerationStats, PromptTarget, REASONING_END, REASONING_START, answer_start, answer_text, finish,
+    generation_service, kept, prompt_target, stop_position,
+)
+from harness.loglikelihood import ChoiceQuestion, Decision, LoglikelihoodService, NORMALISATIONS, choice_target, decide
+from harness.progress import Progress
+
+__all__ = [
+    "AdaptiveBatcher", "answer_start", "answer_text", "choice_target", "ChoiceQuestion", "Completion",
+    "current_world", "decide", "Decision", "default_root", "EncodingRequest", "EncodingService", "EncodingStats",
+    "file_digest", "finish", "generation_service", "GenerationStats", "identity_part", "kept", "load_model",
+    "LoglikelihoodService", "NORMALISATIONS", "Progress", "prompt_target", "PromptTarget", "provide",
+    "REASONING_END", "REASONING_START", "ReportsEncoding", "stop_position", "World",
+]

@@ -1,0 +1,26 @@
+"""The plugin contract's task kits: the task bases and helpers several benchmarks share.
+
+The span-QA task bases (one unit per language file, the official scorer per file), passage
+collections for open retrieval, prompted generation and few-shot prompt templates, asking an
+open-domain model, translate-test, and the parallel-QA demo data a task can run on without its
+files. See :mod:`harness.plugin`.
+"""
+
+from __future__ import annotations
+
+from harness.demo import ParallelQADemo
+from harness.open_domain import ask
+from harness.prompting import OpenGeneration, PromptChoice, PromptedTask, Shot, ask_open, load_template
+from harness.qa.passages import Passage, Passages, corpus_files, read_passages
+from harness.qa.task import (
+    LanguageFilesTask, SpanQAData, SpanQATask, SpanUnit, read_answer_file, read_unit, refuse_foreign_answers,
+    span_data, span_unit,
+)
+from harness.qa.translate import KeyedTranslator, translate_each
+
+__all__ = [
+    "ask", "ask_open", "corpus_files", "KeyedTranslator", "LanguageFilesTask", "load_template", "OpenGeneration",
+    "ParallelQADemo", "Passage", "Passages", "PromptChoice", "PromptedTask", "read_answer_file", "read_passages",
+    "read_unit", "refuse_foreign_answers", "Shot", "span_data", "span_unit", "SpanQAData", "SpanQATask", "SpanUnit",
+    "translate_each",
+]
