@@ -64,7 +64,7 @@ def _shared(tokens: list[list[str]], canonical: dict[str, str]) -> list[list[str
 
 def xquad_r_tokens(data_dir: Path) -> tuple[list[list[str]], list[list[str]]]:
     """LAReQA's candidate pool of the real XQuAD-R and its questions, tokenised by the harness."""
-    from harness.task import DataRequest
+    from harness.definitions.task import DataRequest
     from harness_bm25.model import as_text
     from harness_bm25.tokenize import tokenize
     from harness_lareqa.task import LAReQA

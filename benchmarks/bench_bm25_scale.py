@@ -64,7 +64,7 @@ def _query_tokens(n: int) -> list[list[str]]:
 
 def _documents(corpus: Path):  # type: ignore[no-untyped-def]
     """The corpus's passages as the harness indexes them: (title, text) tokenised."""
-    from harness.qa.passages import read_passages
+    from harness.data.passages import read_passages
     from harness_bm25.model import as_text
     from harness_bm25.tokenize import tokenize
 
@@ -73,8 +73,8 @@ def _documents(corpus: Path):  # type: ignore[no-untyped-def]
 
 
 def harness_build(corpus: Path, folder: Path) -> dict[str, Any]:
-    from harness.model import Runtime
-    from harness.qa.passages import read_passages
+    from harness.data.passages import read_passages
+    from harness.definitions.model import Runtime
     from harness_bm25.model import BM25
 
     start = time.perf_counter()

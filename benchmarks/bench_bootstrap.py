@@ -28,11 +28,12 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.definitions.task import DataRequest
 from harness.qa.task import SpanQAData
 from harness.stats.bootstrap import BootstrapSettings, draws, percentile_interval, row_intervals
+from harness.stats.clusters import Clusters
 from harness.stats.records import InstanceTable
 from harness.stats.statistics import Macro, Mean, RowStatistics
-from harness.task import Clusters, DataRequest
 from harness_mlqa.task import MLQA
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

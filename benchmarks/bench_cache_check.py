@@ -2,7 +2,7 @@
 
 The embedding cache refuses rows no run of the model can have written (NaN or infinity, all
 zeros, and for a model that normalises its vectors a norm other than 1: see
-``harness.cache.unsound_rows``). It runs on every load, over every row, so it must cost little
+``harness.models.cache.unsound_rows``). It runs on every load, over every row, so it must cost little
 next to what a load does anyway (read the files, checksum them, index the keys).
 
 Baseline: the load as it was before the check, which looked only for NaN and infinity
@@ -30,8 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-import harness.cache as cache_module
-from harness.cache import EmbeddingCache, unsound_rows
+import harness.models.cache as cache_module
+from harness.models.cache import EmbeddingCache, unsound_rows
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import Side, alternate, report  # noqa: E402

@@ -119,7 +119,7 @@ def _queries(n: int) -> list[str]:
 
 
 def _open(size: int, folder: Path, settings: Any, dtype: str = "float16") -> Any:
-    from harness.protocols import Corpus
+    from harness.definitions.protocols import Corpus
     from harness_dense.index import build_or_load
 
     texts = PositionTexts(size)
@@ -157,7 +157,7 @@ def _recall(found: np.ndarray, expected: np.ndarray) -> float:
 def approximate(kind: str, size: int, folder: Path, n_queries: int, exact_top: Path, nlist: int,
                 probes: list[int]) -> dict[str, Any]:
     from harness_dense.index import IndexSettings, faiss_name
-    from harness.distributed import World
+    from harness.models.distributed import World
 
     sampler = AnonymousPeak()
     expected = np.load(exact_top)

@@ -16,7 +16,7 @@ alternated and repeated, min/median tokens per second:
 
 For each it prints the cosine of its vectors to float32's (faithful: >= 0.99) and the achieved
 FLOP/s (2 x matrix parameters x tokens + attention) as a share of the machine's matmul peak in
-the variant's precision, measured in the same run (:mod:`harness.peak`): the limit is the peak.
+the variant's precision, measured in the same run (:mod:`harness.models.peak`): the limit is the peak.
 
 ``--faithfulness`` compares whole-pool runs instead: give it the embedding caches (``--cache-dir``)
 of ``harness run lareqa e5-small:precision=float32`` and ``harness run lareqa e5-small``
@@ -38,9 +38,9 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.model import Runtime, apply_threads, default_threads
-from harness import peak
-from harness.task import DataRequest
+from harness.definitions.model import Runtime, apply_threads, default_threads
+from harness.definitions.task import DataRequest
+from harness.models import peak
 
 from harness_hf.e5 import E5Small
 from harness_lareqa.task import LAReQA
@@ -197,10 +197,10 @@ def faithfulness(args: argparse.Namespace) -> None:
     mAP / mAP@20 from each. Where the float32 cache holds only part of the pool (a float32 run is
     ~4x slower), the comparison is on the candidates it holds, with every question (float32
     questions missing from the cache are encoded here and saved to it)."""
-    from harness.cache import EmbeddingCache, text_key
-    from harness.encoding import EncodingService
-    from harness.metrics.ranking import average_precision
-    from harness.search import ranks_of
+    from harness.models.cache import EmbeddingCache, text_key
+    from harness.models.encoding import EncodingService
+    from harness.models.search import ranks_of
+    from harness.scoring.ranking import average_precision
 
     task = LAReQA()
     data = task.load(DataRequest(data_dir=args.data_dir, split="test"))

@@ -1,6 +1,6 @@
 """How close an encoder comes to this machine's matrix-multiply peak on real XQuAD-R passages.
 
-First it measures the peak (harness.peak): the rate of a (2048 x 384) @ (384 x 1536) matmul in
+First it measures the peak (harness.models.peak): the rate of a (2048 x 384) @ (384 x 1536) matmul in
 float32, bfloat16 and int8 (torch._int_mm), min and median over repeats, at the thread count
 given. That measured matmul rate, not a datasheet figure, is the limit the encoder is compared
 with: an encoder is a stack of such products, so it can approach it but not pass it.
@@ -8,7 +8,7 @@ with: an encoder is a stack of such products, so it can approach it but not pass
 Then it encodes a seeded sample of the XQuAD-R candidate pool, built as the LAReQA task builds it
 (sentence + paragraph, ``candidates=concat``, or as given by ``--task``), through the harness's
 own model loading and EncodingService (length-sorted batches, no cache), and prints tokens/s and,
-when the model counts its FLOPs (harness.encoding.FlopCounter), the achieved GFLOP/s over the
+when the model counts its FLOPs (harness.models.encoding.FlopCounter), the achieved GFLOP/s over the
 encoding seconds and its share of the peak in the model's compute dtype. ``--corpus`` encodes the
 first passages of a corpus file instead, as the ``dense`` model hands them to the encoder (title,
 text), e.g. a synthetic psgs_w100 (``benchmarks/synthetic_corpus.py``). Run:
@@ -24,13 +24,13 @@ import argparse
 import random
 from pathlib import Path
 
-from harness import peak
-from harness.compose import resolve_model
-from harness.encoding import EncodingService, FlopCounter
-from harness.model import Runtime, apply_threads, default_threads
-from harness.registry import Registry
-from harness.planning import load_data, load_task
-from harness.settings import DataOptions
+from harness.definitions.model import Runtime, apply_threads, default_threads
+from harness.definitions.registry import Registry
+from harness.models import peak
+from harness.models.compose import resolve_model
+from harness.models.encoding import EncodingService, FlopCounter
+from harness.running.planning import load_data, load_task
+from harness.running.settings import DataOptions
 
 DEFAULT_DATA = Path("../shared/data/lareqa/xquad-r")
 
@@ -58,7 +58,7 @@ def sample_passages(task_text: str, data_dir: Path, count: int, seed: int) -> li
 
 def corpus_passages(path: Path, count: int) -> list[str | tuple[str, str]]:
     """The first ``count`` passages of a corpus file as (title, text), read by the harness's reader."""
-    from harness.qa.passages import read_passages
+    from harness.data.passages import read_passages
 
     return [(p.title, p.text) for p in read_passages(path).stream(0, count)]
 
@@ -97,7 +97,7 @@ def main() -> None:
           f"in {stats.seconds:.2f} s")
     print(f"tokens/s: {stats.tokens_per_s:,.0f}")
     if not isinstance(model, FlopCounter):
-        print("achieved GFLOP/s: n/a (the model has no flop_count/compute_dtype, see harness.encoding.FlopCounter)")
+        print("achieved GFLOP/s: n/a (the model has no flop_count/compute_dtype, see harness.models.encoding.FlopCounter)")
         return
     print(f"achieved GFLOP/s: {stats.achieved_gflops:.1f} ({stats.compute_dtype}, real token lengths, no padding)")
     if stats.peak_share is None:

@@ -2,7 +2,7 @@
 
 Baseline (one at a time): ``hf-generator`` answers each prompt alone, the way a loop over
 ``model.generate`` per question does: no padding, but one forward per token per question.
-Harness (shared): the same prompts through :class:`harness.generation.GenerationService` (no
+Harness (shared): the same prompts through :class:`harness.models.generation.GenerationService` (no
 disk cache, a new service per run so nothing is remembered), sorted by prompt length into batches
 of ``--batch-size``, left-padded. Both sides generate the same greedy tokens (checked), from the
 ``qa`` template's reading-comprehension prompts of XQuAD (``--data-dir``: the real files; default:
@@ -33,12 +33,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._timing import Side, alternate, report  # noqa: E402
-from harness.demo import parallel_qa_dir  # noqa: E402
-from harness.generation import GenerationService  # noqa: E402
-from harness.model import Runtime  # noqa: E402
-from harness.prompting import load_template  # noqa: E402
-from harness.protocols import GenerationOptions, GenerationRequest  # noqa: E402
-from harness.qa.span_file import read_span_file  # noqa: E402
+from harness.definitions.model import Runtime
+from harness.definitions.protocols import GenerationOptions, GenerationRequest
+from harness.demo import parallel_qa_dir
+from harness.models.generation import GenerationService
+from harness.models.prompting import load_template
+from harness.scoring.span_file import read_span_file
 
 
 def build_model(folder: Path) -> Path:

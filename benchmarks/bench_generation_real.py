@@ -5,7 +5,7 @@ answers themselves), and the harness's shared batches against one question at a 
 
 Baseline (``one at a time``): the way the issue measured it and a loop over ``model.generate``
 per question does: float32, batch 1, no padding. Harness (``shared batches``): the same prompts
-through :class:`harness.generation.GenerationService` (length-sorted batches of ``--batch-size``,
+through :class:`harness.models.generation.GenerationService` (length-sorted batches of ``--batch-size``,
 left-padded) in the model's ``precision=auto`` (bf16 on a CPU with AVX512-BF16/AMX). Both sides
 generate greedily with the ``qa`` template's stop strings and ``--max-new-tokens``, zero-shot.
 Printed for each side: min and median seconds over ``--repeat`` alternated rounds and the ratio.
@@ -15,7 +15,7 @@ Rates: prefill = one forward pass over a batch of prompts (``logits_to_keep=1``,
 shown beside it); decode = ``generate`` with every row forced to ``--decode-tokens`` new tokens,
 less ``generate`` of one token (its prefill), the two alternated. FLOPs count the matrix products: 2 x the linear layers' weights
 per token, attention's QK^T and AV over the real (causal) context, and the output layer at the
-positions it runs at; the share is of :func:`harness.peak.measure`'s matmul peak for the dtype at
+positions it runs at; the share is of :func:`harness.models.peak.measure`'s matmul peak for the dtype at
 the run's threads. Decode at batch B reads every weight once per step for B tokens, so it is
 memory-bound and its share of the matmul peak is low by nature.
 
@@ -44,14 +44,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._timing import Side, alternate, report  # noqa: E402
-from harness.generation import GenerationService  # noqa: E402
-from harness.model import Runtime  # noqa: E402
-from harness.peak import measure  # noqa: E402
-from harness.prompting import load_template  # noqa: E402
-from harness.protocols import GenerationOptions, GenerationRequest  # noqa: E402
-from harness.qa.normalize import ascii_english  # noqa: E402
-from harness.qa.scoring import score_questions  # noqa: E402
-from harness.qa.span_file import read_span_file  # noqa: E402
+from harness.definitions.model import Runtime
+from harness.definitions.protocols import GenerationOptions, GenerationRequest
+from harness.models.generation import GenerationService
+from harness.models.peak import measure
+from harness.models.prompting import load_template
+from harness.scoring.normalize import ascii_english
+from harness.scoring.span_file import read_span_file
+from harness.scoring.spans import score_questions
 
 MODELS = {"gemma3-270m": "Gemma3Base", "smollm2-135m-instruct": "SmolLM2Instruct"}
 

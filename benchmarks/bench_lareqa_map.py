@@ -7,7 +7,7 @@ builds from the real XQuAD-R files. It scores one question at a time, argsorts t
 and walks the ranking in Python; it prints the mean AP, which is read back from its output.
 Harness: what the LAReQA task does with a scoring index: chunks of ``QUERY_CHUNK`` questions
 scored with one matrix product, each correct candidate's rank found by counting better-scored
-candidates (``harness.search.ranks_of``, no sort), then ``harness.metrics.ranking.average_precision``.
+candidates (``harness.models.search.ranks_of``, no sort), then ``harness.scoring.ranking.average_precision``.
 
 Data: the real XQuAD-R pool under ``--data-dir`` (13,090 questions, 13,014 candidates, 11
 languages; no demo default). Encodings: seeded random unit vectors of e5-small's 384 dimensions,
@@ -33,9 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from harness.metrics.ranking import average_precision
-from harness.search import ranks_of
-from harness.task import DataRequest
+from harness.definitions.task import DataRequest
+from harness.models.search import ranks_of
+from harness.scoring.ranking import average_precision
 from harness_lareqa.task import QUERY_CHUNK, LAReQA
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

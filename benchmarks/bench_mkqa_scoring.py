@@ -39,7 +39,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness.task import DataRequest
+from harness.definitions.task import DataRequest
 from harness_mkqa.languages import MKQA_LANGUAGES
 from harness_mkqa.normalize import CHARACTER_SEGMENTED
 from harness_mkqa.task import MKQA

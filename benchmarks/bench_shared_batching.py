@@ -2,7 +2,7 @@
 
 Baseline (naive): each task encodes its own texts in its own order, in fixed batches of
 ``BATCH``, duplicates and all: what a harness without a shared engine does. Harness (shared): the
-texts of all tasks in one queue (``harness.encoding.EncodingService``, no embedding cache), each
+texts of all tasks in one queue (``harness.models.encoding.EncodingService``, no embedding cache), each
 distinct text once, sorted by length into batches.
 
 The suite is ``lareqa-candidates``: LAReQA with its three candidate forms (concat, sentence,
@@ -35,11 +35,12 @@ from typing import Any
 
 import numpy as np
 
-from harness.encoding import EncodingRequest, EncodingService
-from harness.model import Runtime
-from harness.registry import Registry
-from harness.planning import expand_tasks, load_data, load_task
-from harness.settings import DataOptions
+from harness.definitions.model import Runtime
+from harness.definitions.protocols import EncodingRequest
+from harness.definitions.registry import Registry
+from harness.models.encoding import EncodingService
+from harness.running.planning import expand_tasks, load_data, load_task
+from harness.running.settings import DataOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import Side, alternate, report  # noqa: E402

@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.task import DataRequest
+from harness.definitions.task import DataRequest
 from harness.qa.task import SpanQAData
 from harness_mlqa.task import MLQA
 

@@ -12,7 +12,7 @@ folded into ``leaderboard/leaderboard.json``:
   ``.gz``); the shipped ``result.json`` names the shipped file and its SHA-256 (and says so in a
   note), its scores untouched;
 * the shipped result is re-scored from the shipped predictions against the data
-  (:func:`harness.intake.rescore_result`) before it goes on the board: nothing that does not
+  (:func:`harness.running.intake.rescore_result`) before it goes on the board: nothing that does not
   re-score is shipped (``tests/harness/leaderboard/test_shipped.py`` does it again for every entry);
 * the README's table of headline numbers is written from the board;
 * ``leaderboard/reference-runs.json`` records each run's command, CPU and threads, start, end and
@@ -50,13 +50,13 @@ from pathlib import Path
 from typing import Any
 
 from harness import leaderboard
+from harness.definitions.validation import validate
 from harness.errors import HarnessError
-from harness.intake import rescore_result
-from harness.io import dump_json, read_json, sha256_path
+from harness.files.io import dump_json, read_json, sha256_path
 from harness.leaderboard.rendering import render_markdown
-from harness.provenance import now_iso
-from harness.results import RESULT_FILE, read_result
-from harness.validation import validate
+from harness.results.provenance import now_iso
+from harness.results.result import RESULT_FILE, read_result
+from harness.running.intake import rescore_result
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 BOARD = REPOSITORY / "leaderboard" / "leaderboard.json"
@@ -129,10 +129,10 @@ RUNS: tuple[Run, ...] = (
     *(Run("xquad", model, langs="en") for model in _LMS),
     *(Run("xquad", model, limit=100, why="12 x 1,190 generations: about 1.5 h a model on 2 cores")
       for model in _LMS),
-    *(Run("mlqa", model, limit=100, why="7 x ~1,000 dev questions: about an hour a model on 2 cores")
+    *(Run("mlqa", model, limit=50, why="7 x ~1,000 dev questions: about an hour a model on 2 cores")
       for model in _LMS),
-    *(Run("mlqa:mode=gxlt", model, limit=20, why="49 x ~1,000 dev questions: hours on 2 cores") for model in _LMS),
-    *(Run(task, model, limit=100, why="7 x ~500 dev questions: about 30 min a model")
+    *(Run("mlqa:mode=gxlt", model, limit=5, why="49 x ~1,000 dev questions: hours on 2 cores") for model in _LMS),
+    *(Run(task, model, limit=50, why="7 x ~500 dev questions: about 30 min a model")
       for task in ("xor-engspan", "xor-full") for model in _LMS),
 )
 

@@ -8,7 +8,7 @@
 (``--data-dir`` is ``data_dir``, ``--no-cache`` is ``cache_dir=None``, ``--quiet`` is
 ``progress=False``), and the CLI calls it: one path for both. ``model`` is a registered name
 with options (``"bm25:k1=1.2"``), a harness model instance, or any object with a capability's
-methods (:mod:`harness.objects`: an ``encode(texts)``, a reader callable, a retriever).
+methods (:mod:`harness.models.objects`: an ``encode(texts)``, a reader callable, a retriever).
 
 Nothing is written unless asked: results, predictions and per-instance records come back in
 memory; ``output_dir`` writes them in the results layout, ``leaderboard`` adds them to a
@@ -25,15 +25,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.definitions.registry import Registry, load_target
+from harness.definitions.task import InputRules
+from harness.display.wording import COMMAND_LINE, reword_options
 from harness.errors import HarnessError
-from harness.generation import GenerationSettings
-from harness.execution import Plan
-from harness.recording import Outcome
-from harness.registry import Registry, load_target
-from harness.settings import DataOptions, ExecutionOptions, as_path, output_options
+from harness.models.generation import GenerationSettings
+from harness.running.execution import Plan
+from harness.running.recording import Outcome
+from harness.running.settings import DataOptions, ExecutionOptions, as_path, output_options
 from harness.stats.bootstrap import DEFAULT_RESAMPLES
-from harness.task import InputRules
-from harness.wording import COMMAND_LINE, reword_options
 
 __all__ = ["Outcome", "Plan", "TaskInfo", "TaskOption", "describe_task", "evaluate", "plan", "score", "tasks"]
 
@@ -122,9 +122,9 @@ class TaskInfo:
 def describe_task(name: str, registry: Registry) -> TaskInfo:
     """Everything ``harness list TASK`` shows of one installed task: its class is imported (its
     options are its constructor's keywords) and its plugin's data manifest read."""
-    from harness.capabilities import ADAPTERS
-    from harness.datahome import resolve
+    from harness.data.home import resolve
     from harness.errors import RegistryError, did_you_mean
+    from harness.models.capabilities import ADAPTERS
 
     if name not in registry.tasks.entries:
         raise RegistryError(f"unknown task '{name}'{did_you_mean(name, registry.tasks.entries)} "
@@ -193,7 +193,7 @@ def evaluate(
 
     ``command`` is what the results record as the command that ran (default: this process's).
     """
-    from harness import family, planning, runner
+    from harness.running import family, planning, runner
 
     registry = registry or Registry.discover()
     data = _data(data_dir, split, langs, limit)
@@ -228,7 +228,7 @@ def plan(
 ) -> list[Plan]:
     """What :func:`evaluate` would do with the same arguments (``harness run --dry-run``): the
     model loaded and the data read, nothing encoded, predicted or written; one plan per model."""
-    from harness import family, planning, runner
+    from harness.running import family, planning, runner
 
     registry = registry or Registry.discover()
     data = _data(data_dir, split, langs, limit)
@@ -254,7 +254,7 @@ def score(
 ) -> Outcome:
     """Score a predictions file (or folder) made elsewhere, in the task's official format, as
     ``harness score`` does; ``label`` names it (default: the file name)."""
-    from harness import runner
+    from harness.running import runner
 
     path = Path(predictions)
     return runner.score(task, path, data=_data(data_dir, split, langs, limit),

@@ -16,17 +16,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import __version__
+from harness.definitions.registry import DISABLE_PLUGINS_ENV, PLUGINS_ENV
+from harness.display.tables import format_score, format_table, terminal_width, unit_label
+from harness.display.wording import COMMAND_LINE
 from harness.errors import HarnessError, InputError, did_you_mean, one_line
-from harness.locations import DEFAULT_LEADERBOARD, DEFAULT_OUTPUT_DIR
-from harness.registry import DISABLE_PLUGINS_ENV, PLUGINS_ENV
-from harness.tables import format_score, format_table, terminal_width, unit_label
-from harness.wording import COMMAND_LINE
+from harness.files.locations import DEFAULT_LEADERBOARD, DEFAULT_OUTPUT_DIR
 
 if TYPE_CHECKING:
+    from harness.definitions.model import Model
+    from harness.definitions.registry import Registry
     from harness.leaderboard import Leaderboard
-    from harness.recording import Outcome
-    from harness.model import Model
-    from harness.registry import Registry
+    from harness.running.recording import Outcome
     from harness.stats.paired import RowComparison
 
 
@@ -267,7 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "LABELS/{task}/test-{lang}.*), for the tasks that take them")
     _add_output_arguments(submit)
     _add_statistics_arguments(submit)
-    from harness import datacommand
+    from harness.data import command as datacommand
 
     datacommand.add_parser(commands)
     _describe_commands(parser)
@@ -310,7 +310,7 @@ def _describe_commands(parser: argparse.ArgumentParser) -> None:
 
 
 def _cmd_list(args: argparse.Namespace) -> None:
-    from harness.registry import Registry
+    from harness.definitions.registry import Registry
 
     registry = Registry.discover()
     if args.name is not None:
@@ -481,7 +481,7 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str], registry: Registry) 
 
 def _cache_dir(args: argparse.Namespace) -> Path | None:
     """The embedding cache of a run: ``--cache-dir``, the default folder, or none (``--no-cache``)."""
-    from harness.cache import default_root
+    from harness.models.cache import default_root
 
     return None if args.no_cache else (args.cache_dir or default_root())
 
@@ -489,8 +489,8 @@ def _cache_dir(args: argparse.Namespace) -> Path | None:
 def _check_task_not_suite(args: argparse.Namespace, registry: Registry) -> None:
     """A name that is a task and a suite is the task with one model; a model that cannot run the
     task was meant for the suite, which runs with a model family: say so."""
-    from harness.compose import resolve_model
-    from harness.planning import check_model, load_task
+    from harness.models.compose import resolve_model
+    from harness.running.planning import check_model, load_task
 
     try:
         check_model(resolve_model(args.model, registry, args.model_args), [load_task(registry, args.task)[0]])
@@ -573,7 +573,7 @@ def _p_value(p: float | None) -> str:
 
 
 def _cmd_compare(args: argparse.Namespace) -> None:
-    from harness.compare import compare
+    from harness.results.compare import compare
 
     if args.bootstrap < 1:
         raise HarnessError("--bootstrap: a comparison needs at least 1 resample")
@@ -601,7 +601,7 @@ def _cmd_compare(args: argparse.Namespace) -> None:
 
 def _cluster_rows(rows: list[RowComparison]) -> str:
     """Which rows resampled and swapped clusters of parallel questions whole, and which clusters."""
-    from harness.results import INSTANCE
+    from harness.stats.bootstrap import INSTANCE
 
     by_clusters: dict[str, list[str]] = {}
     for row in rows:
@@ -613,7 +613,7 @@ def _cluster_rows(rows: list[RowComparison]) -> str:
 
 def _page(args: argparse.Namespace, board: Leaderboard) -> None:
     from harness import leaderboard
-    from harness.io import check_folder, write_atomic
+    from harness.files.io import check_folder, write_atomic
 
     if not args.serve:
         output = args.output or args.file.with_name("index.html")
@@ -639,7 +639,7 @@ def _page(args: argparse.Namespace, board: Leaderboard) -> None:
 
 
 def _cmd_cache(args: argparse.Namespace) -> None:
-    from harness import cache
+    from harness.models import cache
 
     root = args.cache_dir or cache.default_root()
     if args.cache_command == "info":
@@ -663,11 +663,11 @@ def _cmd_cache(args: argparse.Namespace) -> None:
 
 def _cmd_cache_verify(root: Path) -> None:
     """``cache info --verify``: every cached model loaded again, its shards' samples encoded again
-    (:func:`harness.cache.verify`); exit status 2 when a shard disagrees, for a maintainer's script."""
-    from harness import cache
-    from harness.compose import rebuild_encoder
-    from harness.model import Runtime, apply_threads, default_threads
-    from harness.registry import Registry
+    (:func:`harness.models.cache.verify`); exit status 2 when a shard disagrees, for a maintainer's script."""
+    from harness.definitions.model import Runtime, apply_threads, default_threads
+    from harness.definitions.registry import Registry
+    from harness.models import cache
+    from harness.models.compose import rebuild_encoder
 
     registry = Registry.discover()
     runtime = Runtime(cache_dir=root, threads=default_threads(), registry=registry)
@@ -692,9 +692,9 @@ def _cmd_cache_verify(root: Path) -> None:
 
 
 def _cmd_validate(args: argparse.Namespace) -> None:
-    from harness.io import iter_jsonl, read_json
-    from harness.results import RESULT_SCHEMA
-    from harness.validation import InferredSchema, infer_schema, validate
+    from harness.definitions.validation import InferredSchema, infer_schema, validate
+    from harness.files.io import iter_jsonl, read_json
+    from harness.results.result import RESULT_SCHEMA
 
     if args.file.is_dir():
         raise HarnessError(f"{args.file} is a folder: validate its files one by one")
@@ -713,7 +713,7 @@ def _cmd_validate(args: argparse.Namespace) -> None:
     for line, instance in records:
         validate(instance, schema, file=args.file, record=None if line is None else f"line {line}")
     if args.rescore:
-        from harness.intake import rescore_result
+        from harness.running.intake import rescore_result
 
         if schema != RESULT_SCHEMA:
             raise HarnessError(f"{args.file}: --rescore checks a run result, not a {schema} file")
@@ -725,8 +725,8 @@ def _cmd_validate(args: argparse.Namespace) -> None:
 
 
 def _cmd_submit(args: argparse.Namespace, argv: Sequence[str], registry: Registry) -> None:
-    from harness.intake import take_submissions
-    from harness.settings import output_options
+    from harness.running.intake import take_submissions
+    from harness.running.settings import output_options
 
     output = output_options(progress=not args.quiet, **_output_arguments(args, argv))
     verdicts = take_submissions(args.submissions, data_dir=args.data_dir, output=output, registry=registry,
@@ -778,7 +778,7 @@ def _registry() -> Registry:
     """The plugins of this command: the installed ones and those named by ``--plugin`` (through
     ``$HARNESS_PLUGINS``, see :func:`main`); the run's composite models resolve their inner models
     in it too."""
-    from harness.registry import Registry
+    from harness.definitions.registry import Registry
 
     return Registry.discover()
 
@@ -817,7 +817,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.command == "submit":
             _cmd_submit(args, argv, _registry())
         elif args.command == "data":
-            from harness import datacommand
+            from harness.data import command as datacommand
 
             datacommand.main(args, _registry())
     except HarnessError as exc:

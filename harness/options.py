@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from harness.errors import HarnessError, did_you_mean
-from harness.io import DuplicateKeyError, parse_json
+from harness.files.io import DuplicateKeyError, parse_json
 
 #: Keyword arguments the harness itself passes to every model; never user options.
 RESERVED = frozenset({"runtime"})
 
 #: The type of a composite model's option that names an inner model: text as on the command line
-#: (``hf-encoder:path=...``), or, from Python, a model object (see :func:`harness.compose.load_model`).
+#: (``hf-encoder:path=...``), or, from Python, a model object (see :func:`harness.models.compose.load_model`).
 ModelOption = Annotated[Any, "model"]
 
 

@@ -102,11 +102,11 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
 @pytest.fixture(autouse=True)
 def _results_read_back(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every result any test writes is read back from disk through the typed model and must come
-    out unchanged, so :class:`harness.results.RunResult` round-trips every result the suite makes."""
-    from harness import recording
-    from harness.io import read_json
-    from harness.layout import RunFolder
-    from harness.results import RunResult
+    out unchanged, so :class:`harness.results.result.RunResult` round-trips every result the suite makes."""
+    from harness.files.io import read_json
+    from harness.results.layout import RunFolder
+    from harness.results.result import RunResult
+    from harness.running import recording
 
     write = recording.write_result
 

@@ -6,7 +6,7 @@ and waits forever (until the test kills it):
 
 * ``search:LANG``: the ``stall-overlap`` retriever is asked to rank the pool for questions in LANG
   (a unit being predicted);
-* ``write:PREFIX``: an atomic write (:func:`harness.io.write_atomic`) of a temporary file whose
+* ``write:PREFIX``: an atomic write (:func:`harness.files.io.write_atomic`) of a temporary file whose
   name starts with PREFIX (``.result.json.``) has written every byte and is about to ``fsync`` it:
   the temporary is on disk, the target not yet replaced. ``os.fsync`` is wrapped for that, so every
   writer is caught whatever name it imported ``write_atomic`` under; Linux only (``/proc/self/fd``).
@@ -23,10 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.hookspecs import hookimpl
-from harness.model import Model, ModelIdentity, Runtime
-from harness.protocols import Corpus, Ranking, Retriever
-from harness.registry import ModelSpec
+from harness.definitions.hookspecs import hookimpl
+from harness.definitions.model import Model, ModelIdentity, Runtime
+from harness.definitions.protocols import Corpus, Ranking, Retriever
+from harness.definitions.specs import ModelSpec
 
 STALL_ENV = "HARNESS_TEST_STALL"
 MARKER_ENV = "HARNESS_TEST_STALL_MARKER"

@@ -3,7 +3,7 @@ launches duplicates) into one output folder and one leaderboard: every process e
 and no traceback, every result is valid and names its own predictions, and the leaderboard holds
 one entry for the configuration.
 
-Before run folders were claimed with an exclusive ``mkdir`` (:mod:`harness.layout`), processes
+Before run folders were claimed with an exclusive ``mkdir`` (:mod:`harness.results.layout`), processes
 starting within the same second computed the same folder and one removed or renamed what another
 was writing (``FileNotFoundError: .../.predictions.<random>.tmp``).
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.results import read_result
+from harness.results.result import read_result
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 #: Processes per round: enough to start several within one second on a 2-core machine.

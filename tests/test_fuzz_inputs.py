@@ -250,8 +250,8 @@ def _lines(path: Path) -> list[str]:
 
 
 def _mkqa_data(work: Path) -> list[dict[str, Any]]:
-    from harness.registry import Registry
-    from harness.planning import load_task
+    from harness.definitions.registry import Registry
+    from harness.running.planning import load_task
 
     task, _ = load_task(Registry.discover(), "mkqa")
     return [json.loads(line) for line in _lines(task.demo_data_dir() / "mkqa.jsonl") if line.strip()]

@@ -19,11 +19,12 @@ from typing import Any
 
 import pytest
 
-from harness.registry import Registry
-from harness.planning import load_data, load_task
-from harness.settings import DataOptions
-from harness.stats.records import InstanceTable, read_instances, write_instances
-from harness.task import Evaluation, Task
+from harness.definitions.registry import Registry
+from harness.definitions.task import Evaluation, Task
+from harness.results.instances import read_instances, write_instances
+from harness.running.planning import load_data, load_task
+from harness.running.settings import DataOptions
+from harness.stats.records import InstanceTable
 
 from tests.conftest import VENDORED
 

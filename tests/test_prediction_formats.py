@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from harness.definitions.registry import Registry, load_target
+from harness.definitions.validation import validate
 from harness.errors import InputError
-from harness.registry import Registry, load_target
-from harness.validation import validate
 
 REGISTRY = Registry.discover()
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.io import sha256_file
+from harness.files.io import sha256_file
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 VENDORED = [p.relative_to(FIXTURES) for p in sorted(FIXTURES.glob("xtreme/mock_test_data/**/*")) if p.is_file()] + [

@@ -1,6 +1,6 @@
 """``harness data``: list the benchmarks the installed plugins declare, fetch their official files
-into the data home, and verify what is there (see :mod:`harness.datahome` for the declarations
-and the home, :mod:`harness.download` and :mod:`harness.archives` for the transfers).
+into the data home, and verify what is there (see :mod:`harness.data.home` for the declarations
+and the home, :mod:`harness.files.download` and :mod:`harness.files.archives` for the transfers).
 
 :func:`get` and :func:`verify_home` are the library's entry points; the command line only adds
 its options and tables.
@@ -18,17 +18,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.datahome import (
+from harness.data.home import (
     DATA_ENV, MIRROR_ENV, Archive, Benchmark, DataFile, Finding, HomeRecord, Known, default_home, known_benchmarks,
     missing, offline, offline_variable, present, verify,
 )
-from harness.download import DEFAULT_TIMEOUT
+from harness.display.tables import format_table, terminal_width
 from harness.errors import HarnessError
-from harness.tables import format_table, terminal_width
+from harness.files.download import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
-    from harness.download import Downloader
-    from harness.registry import Registry
+    from harness.definitions.registry import Registry
+    from harness.files.download import Downloader
 
 #: Where archives gather below the data home until they are extracted (then deleted).
 DOWNLOADS = ".downloads"
@@ -62,7 +62,7 @@ def add_parser(commands: Any) -> None:
 
 def main(args: argparse.Namespace, registry: Registry) -> None:
     """Run the ``data`` action ``args`` names."""
-    from harness.io import check_folder
+    from harness.files.io import check_folder
 
     home = (args.data_home.expanduser() if args.data_home else default_home())
     check_folder(home, "the data home (--data-home, $HARNESS_DATA)")
@@ -178,7 +178,7 @@ def home_lock(home: Path) -> Iterator[None]:
 
 def _get(benchmark: Benchmark, home: Path, split: str | None, mirror: str | None, timeout: float,
          show_progress: bool) -> GetReport:
-    from harness.download import Downloader
+    from harness.files.download import Downloader
 
     record = HomeRecord(home)
     report = GetReport(benchmark, home / benchmark.folder)
@@ -223,7 +223,7 @@ def _installed(benchmark: Benchmark, home: Path, item: DataFile, record: HomeRec
     entry = record.files.get(key)
     if entry is not None and entry.get("size") == path.stat().st_size and item.sha256 in (None, entry["sha256"]):
         return True
-    from harness.io import sha256_path
+    from harness.files.io import sha256_path
 
     got = sha256_path(path)
     if item.sha256 is not None and got != item.sha256:
@@ -263,8 +263,8 @@ def _fetch_archive(benchmark: Benchmark, home: Path, archive: Archive, split: st
                    downloader: Downloader, report: GetReport) -> None:
     """Download the archive, extract it into a staging folder with every member path checked,
     check the pinned members, then move the members into place and delete the archive."""
-    from harness.archives import extracted
-    from harness.io import sha256_path
+    from harness.files.archives import extracted
+    from harness.files.io import sha256_path
 
     key = _archive_key(benchmark, archive)
     expected = archive.sha256 or record.recorded(key)

@@ -26,11 +26,12 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.definitions.specs import BenchmarkRef
 from harness.errors import HarnessError, did_you_mean
 
 if TYPE_CHECKING:
-    from harness.registry import Registry
-    from harness.task import TaskMetadata
+    from harness.definitions.registry import Registry
+    from harness.definitions.task import TaskMetadata
 
 #: The data home's variable; ``--data-home`` overrides it.
 DATA_ENV = "HARNESS_DATA"
@@ -41,8 +42,7 @@ OFFLINE_ENVS = ("HARNESS_OFFLINE", "HF_HUB_OFFLINE")
 DEFAULT_HOME = Path("~/.cache/xlqa-harness/data")
 #: What the data home holds, file by file (see :class:`HomeRecord`).
 RECORD_FILE = "manifest.json"
-#: A plugin's data manifest: its file name beside the plugin's tasks, and its schema.
-MANIFEST_FILE = "data.json"
+#: The schema of a plugin's data manifest (``data.json`` beside its tasks: ``BenchmarkRef.beside``).
 MANIFEST_SCHEMA = "data-manifest"
 
 
@@ -60,19 +60,6 @@ def offline_variable() -> str:
     """The variable that set offline mode, for the one line a refused download is."""
     return next(f"{name}={os.environ[name]}" for name in OFFLINE_ENVS
                 if os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"})
-
-
-@dataclass(frozen=True)
-class BenchmarkRef:
-    """Where a task's files are declared: a plugin's data manifest and the benchmark's name in it."""
-
-    manifest: Path
-    name: str
-
-    @classmethod
-    def beside(cls, module_file: str, name: str) -> BenchmarkRef:
-        """Benchmark ``name`` of the ``data.json`` beside ``module_file`` (a plugin's ``__file__``)."""
-        return cls(Path(module_file).with_name(MANIFEST_FILE), name)
 
 
 @dataclass(frozen=True)
@@ -191,8 +178,8 @@ def _benchmark(item: dict[str, Any], manifest: Path) -> Benchmark:
 @cache
 def read_manifest(path: Path) -> dict[str, Benchmark]:
     """A plugin's data manifest, checked against its schema: benchmark name -> benchmark."""
-    from harness.io import read_json
-    from harness.validation import validate
+    from harness.definitions.validation import validate
+    from harness.files.io import read_json
 
     if not path.is_file():
         raise HarnessError(f"data manifest {path} does not exist")
@@ -233,8 +220,8 @@ def known_benchmarks(registry: Registry) -> Known:
     the same manifests. One name declared by two manifests is refused in one line."""
     import warnings
 
+    from harness.definitions.registry import load_target
     from harness.errors import RegistryError
-    from harness.registry import load_target
 
     benchmarks: dict[str, Benchmark] = {}
     tasks: dict[str, list[str]] = {}
@@ -267,7 +254,7 @@ class HomeRecord:
         self.path = home / RECORD_FILE
         self.files: dict[str, dict[str, Any]] = {}
         if self.path.is_file():
-            from harness.io import read_json
+            from harness.files.io import read_json
 
             content = read_json(self.path)
             if not isinstance(content, dict) or not isinstance(content.get("files"), dict):
@@ -284,7 +271,7 @@ class HomeRecord:
                            "installed": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
     def save(self) -> None:
-        from harness.io import write_atomic
+        from harness.files.io import write_atomic
 
         payload = json.dumps({"files": dict(sorted(self.files.items()))}, indent=1, ensure_ascii=False) + "\n"
         write_atomic(self.path, lambda handle: handle.write(payload.encode("utf-8")))
@@ -317,7 +304,7 @@ def verify(benchmark: Benchmark, home: Path, record: HomeRecord) -> Iterator[Fin
     step's) has its checksum recorded; a declared file is missing only where its split was
     fetched. Files installed beside them that no manifest declares (an archive's unpinned
     members) are checked against the record too."""
-    from harness.io import sha256_path
+    from harness.files.io import sha256_path
 
     items = benchmark.expected()
     declared = {benchmark.key(item) for item in items}

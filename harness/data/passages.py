@@ -37,9 +37,9 @@ from typing import BinaryIO, Generic, TypeVar, overload
 
 import numpy as np
 
+from harness.definitions.protocols import Corpus
 from harness.errors import HarnessError, InputError
-from harness.io import parse_json, sha256_text
-from harness.protocols import Corpus
+from harness.files.io import parse_json, sha256_text
 
 COLUMNS = ("id", "text", "title")
 SUFFIXES = (".tsv", ".jsonl")

@@ -18,7 +18,7 @@ plugin loads)::
         return [MyTask]
 
 A task whose module must import something heavy is declared from a light module instead, by a
-:class:`~harness.registry.TaskSpec` naming the class by import path (``metadata.spec("pkg.task:MyTask")``),
+:class:`~harness.definitions.specs.TaskSpec` naming the class by import path (``metadata.spec("pkg.task:MyTask")``),
 as the first-party plugins do; models are always declared so
 (``ModelSpec("my-model", "pkg.model:MyModel", "what it is")``), since a model's name and summary
 are the registry's. ``examples/third_party_plugin`` is a complete plugin of each kind.
@@ -33,8 +33,8 @@ import pluggy
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from harness.registry import ModelSpec, SuiteSpec, TaskSpec
-    from harness.task import Task
+    from harness.definitions.specs import ModelSpec, SuiteSpec, TaskSpec
+    from harness.definitions.task import Task
 
 PROJECT = "harness"
 ENTRY_POINT_GROUP = "harness.plugins"

@@ -2,7 +2,7 @@
 
 A model adapter subclasses :class:`Model`, takes its options as keyword arguments of
 ``__init__`` (see :mod:`harness.options`) plus ``runtime``, implements one or more protocols of
-:mod:`harness.protocols` and declares them in :attr:`Model.provides`, and says who it is in :meth:`Model.identity` so that a result can
+:mod:`harness.definitions.protocols` and declares them in :attr:`Model.provides`, and says who it is in :meth:`Model.identity` so that a result can
 tell two runs of "the same" model with different weights or options apart.
 """
 
@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from harness.definitions.protocols import CAPABILITIES, protocol_methods
 from harness.errors import HarnessError
-from harness.protocols import CAPABILITIES, protocol_methods
 
 if TYPE_CHECKING:
-    from harness.registry import Registry
+    from harness.definitions.specs import ModelFinder
 
 DeviceChoice = Literal["auto", "cpu", "cuda"]
 
@@ -45,7 +45,7 @@ class Runtime:
     #: The plugins this run was given: a composite model (``dense:encoder=...``) resolves its inner
     #: model here, so a model registered at run time (``--plugin``, a test's registry) is found
     #: there too. None: the installed plugins, discovered when first asked for.
-    registry: Registry | None = field(default=None, repr=False, compare=False)
+    registry: ModelFinder | None = field(default=None, repr=False, compare=False)
     _device: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -99,7 +99,7 @@ class ModelIdentity:
 class Model(ABC):
     """Base class of model adapters."""
 
-    #: The capabilities (protocols of :mod:`harness.protocols`) this model provides. The runner
+    #: The capabilities (protocols of :mod:`harness.definitions.protocols`) this model provides. The runner
     #: routes by this declaration alone: a method or attribute that happens to share a protocol's
     #: name (an ``index`` attribute on an encoder, say) changes nothing.
     provides: ClassVar[frozenset[type]] = frozenset()
@@ -109,10 +109,10 @@ class Model(ABC):
     precision: str = "n/a"
     #: Whether :meth:`identity` alone tells this model apart from every other. Registered models
     #: are built from their name and options; an in-memory object with no weights to fingerprint
-    #: is not (:mod:`harness.objects`): its result says so and no on-disk cache is shared with it.
+    #: is not (:mod:`harness.models.objects`): its result says so and no on-disk cache is shared with it.
     reproducible: bool = True
     #: An encoder whose vectors all have L2 norm 1 says so, and the embedding cache then refuses
-    #: rows of another norm as damage (:func:`harness.cache.unsound_rows`).
+    #: rows of another norm as damage (:func:`harness.models.cache.unsound_rows`).
     normalizes: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

@@ -2,7 +2,7 @@
 
 A model adapter implements whichever of these it can. The runner hands a task the capability it
 needs, adapting where the harness knows how (an :class:`Encoder` becomes a :class:`Retriever`
-through exact inner-product search, see :mod:`harness.capabilities`).
+through exact inner-product search, see :mod:`harness.models.capabilities`).
 """
 
 from __future__ import annotations
@@ -12,13 +12,26 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from harness.io import sha256_text
+from harness.files.io import sha256_text
 
 if TYPE_CHECKING:  # annotations only: plugins name these protocols in metadata `harness list` reads
     import numpy as np
 
 #: Which side of a retrieval pair a text is on; dual encoders use it to pick a prefix or tower.
 Role = Literal["query", "passage"]
+
+
+#: A text as an encoder takes it: a string, or a (sentence, context) pair.
+Text = str | tuple[str, str]
+
+
+@dataclass(frozen=True)
+class EncodingRequest:
+    """Texts a task will encode in one role (declared up front so a suite can share batches)."""
+
+    role: Role
+    texts: Sequence[Text]
+    langs: Sequence[str] | None = None
 
 
 @dataclass(frozen=True, eq=False)

@@ -15,41 +15,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
-from harness.datahome import BenchmarkRef
+from harness.definitions.model import Runtime
+from harness.definitions.protocols import CAPABILITIES
+from harness.definitions.specs import BenchmarkRef
+from harness.display.progress import Progress
 from harness.errors import HarnessError
-from harness.model import Runtime
-from harness.progress import Progress
-from harness.protocols import CAPABILITIES
+from harness.stats.clusters import Clusters
 
 if TYPE_CHECKING:  # annotations only: plugins' metadata modules import this one while listing
-    from harness.encoding import EncodingRequest
-    from harness.protocols import Encoder
-    from harness.registry import TaskSpec
+    from harness.definitions.protocols import Encoder, EncodingRequest
+    from harness.definitions.specs import TaskSpec
     from harness.stats.records import Instance, InstanceTable
     from harness.stats.statistics import RowStatistics
-
-
-def shared_id(unit: str, instance_id: str) -> str:
-    """The cluster of an instance whose translations carry its id in every unit (XQuAD, MLQA, MKQA)."""
-    return instance_id
-
-
-@dataclass(frozen=True)
-class Clusters:
-    """How a task's instances group across units where its data is parallel.
-
-    XQuAD asks each of its 1,190 questions in 12 languages: a model's errors on a question and
-    on its translations go together, so the questions of an aggregate row are not 14,280
-    independent draws but 1,190 clusters of 12. The bootstrap of a row over several units, and
-    the paired tests, resample such a cluster whole (:mod:`harness.stats.bootstrap`).
-    """
-
-    #: What one cluster is, as a result records it (``"question id"``): the resampling unit of
-    #: the intervals that draw clusters.
-    name: str
-    #: The cluster of an instance from its unit and id; instances of several units with the same
-    #: key are translations of one another.
-    key: Callable[[str, str], str] = shared_id
 
 
 @dataclass(frozen=True)
@@ -76,7 +53,7 @@ class TaskMetadata:
     scorer: str = ""
     #: The scale of every score it reports, as its official scorer gives them: ``percent`` (0-100:
     #: F1, EM, accuracy, R@kt) or ``fraction`` (0-1: LAReQA's mAP); tables, results and the
-    #: leaderboard say it beside each number (see :func:`harness.tables.unit_label`). None: not
+    #: leaderboard say it beside each number (see :func:`harness.display.tables.unit_label`). None: not
     #: declared, and then not shown.
     scale: Literal["percent", "fraction"] | None = None
     #: Metrics that are no score on that scale (MKQA's ``best_f1_threshold``, a no-answer logit).
@@ -93,7 +70,7 @@ class TaskMetadata:
         """Refuse what a plugin got wrong as it loads, in one line naming the task and the field (the
         registry reports the plugin as broken and keeps the others): otherwise a wrong capability
         surfaces mid-run, and a task with no language or split is listed and never runs."""
-        from harness.registry import NAME, check_fields, check_name, declaration_error
+        from harness.definitions.specs import NAME, check_fields, check_name, declaration_error
 
         owner = f"task '{self.name}'"
         check_fields(self, owner)
@@ -122,7 +99,7 @@ class TaskMetadata:
         declaration per task. Plugins declare their metadata in a module that imports nothing
         heavy, so that listing stays fast.
         """
-        from harness.registry import TaskSpec
+        from harness.definitions.specs import TaskSpec
 
         return TaskSpec(self.name, target, self.description, self.languages)
 

@@ -18,9 +18,9 @@ from typing import Any
 import jsonschema
 from referencing import Registry, Resource
 
+from harness.definitions.registry import Registry as PluginRegistry
+from harness.definitions.specs import SCHEMA_SUFFIX
 from harness.errors import HarnessError, InputError, did_you_mean
-from harness.registry import SCHEMA_SUFFIX
-from harness.registry import Registry as PluginRegistry
 
 
 def _read_schema(path: Path) -> dict[str, Any]:

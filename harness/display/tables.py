@@ -21,7 +21,7 @@ def format_score(value: float | None, interval: Sequence[float] | None = None) -
     return f"{text} [{format_score(interval[0])}, {format_score(interval[1])}]"
 
 
-#: How a header names a scale (see :attr:`harness.task.TaskMetadata.scale`).
+#: How a header names a scale (see :attr:`harness.definitions.task.TaskMetadata.scale`).
 UNIT_LABELS = {"percent": "%", "fraction": "0-1"}
 
 

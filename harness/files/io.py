@@ -144,7 +144,7 @@ def sha256_path(path: Path) -> str:
 def sha256_values(value: Any) -> str:
     """Hex SHA-256 of a JSON-like value (mappings, sequences, numbers, text; dataclasses and numpy
     arrays as their fields and lists), independent of key order: the digest of predictions as read
-    from a folder, which is never walked (see :func:`harness.runner.file_identity`)."""
+    from a folder, which is never walked (see :func:`harness.running.runner.file_identity`)."""
     return sha256_text(json.dumps(value, sort_keys=True, ensure_ascii=False, default=_plain))
 
 

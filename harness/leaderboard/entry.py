@@ -14,18 +14,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from harness.io import sha256_text
+from harness.definitions.model import ModelIdentity
+from harness.files.io import sha256_text
 from harness.leaderboard.scope import Scope
-from harness.model import ModelIdentity
-from harness.provenance import now_iso
-from harness.results import Interval, ResultRow, RunResult
+from harness.results.provenance import now_iso
+from harness.results.result import Interval, ResultRow, RunResult
 
 #: The schema every leaderboard file is checked against (``schemas/leaderboard.schema.json``).
 SCHEMA = "leaderboard"
 #: The format version written (the schema's ``schema_version`` constant).
 SCHEMA_VERSION = "1.0"
 #: Where a result keeps the model card of a submission, among its model's ``details``
-#: (:func:`harness.intake.take_submissions` puts it there; the entry shows it).
+#: (:func:`harness.running.intake.take_submissions` puts it there; the entry shows it).
 CARD_DETAIL = "card"
 #: What the two languages of a language-pair row are, in order: the core's convention for
 #: ``ResultRow.languages`` (``--langs context-question``), named on every matrix shown.

@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.leaderboard.entry import Leaderboard, LeaderboardEntry
 from harness.leaderboard.scope import Scope
-from harness.results import Interval
+from harness.results.result import Interval
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import Any
 
 from harness.leaderboard.entry import LeaderboardEntry
 from harness.leaderboard.reported import ReportedResult
-from harness.results import ResultRow, RunResult
+from harness.results.result import ResultRow, RunResult
 
 #: The columns of a record, in order (CSV header, data frame columns).
 COLUMNS = ("kind", "task", "task_options", "split", "languages", "limit", "demo", "model", "subset", "metric",

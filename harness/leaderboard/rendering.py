@@ -1,7 +1,7 @@
 """The leaderboard as text: one ranked table per scope, language matrices, and JSON for ``--json``.
 
 Every line fits the width a command passes (the terminal's, unless the user asks for
-``--wide``): tables are cut by :func:`~harness.tables.format_table`, the prose lines around them
+``--wide``): tables are cut by :func:`~harness.display.tables.format_table`, the prose lines around them
 (scope, model cards) wrapped.
 """
 
@@ -12,13 +12,13 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from harness.display.tables import format_score, format_table
 from harness.errors import HarnessError
 from harness.leaderboard.entry import PAIR_AXES, Leaderboard, LeaderboardEntry, ModelCard
 from harness.leaderboard.ranking import RankedGroup, ranked
 from harness.leaderboard.records import entry_records, reported_records, to_csv
 from harness.leaderboard.reported import ReportedResult
 from harness.leaderboard.scope import coverage, task_languages
-from harness.tables import format_score, format_table
 
 #: Indent of a wrapped line's continuation.
 INDENT = "  "

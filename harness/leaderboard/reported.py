@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from harness.definitions.validation import validate
 from harness.errors import HarnessError, InputError
-from harness.io import read_json
-from harness.validation import validate
+from harness.files.io import read_json
 
 #: The schema of a paper's file (``schemas/reported.schema.json``).
 SCHEMA = "reported"

@@ -98,7 +98,7 @@ def coverage(languages: Sequence[str], declared: frozenset[str] | None) -> str:
 def task_languages(task: str) -> frozenset[str] | None:
     """The languages a task declares (from the installed plugins' light metadata), or None for a
     task no installed plugin knows (a board from elsewhere)."""
-    from harness.registry import Registry
+    from harness.definitions.registry import Registry
 
     entry = Registry.discover().tasks.entries.get(task)
     return None if entry is None else frozenset(entry[0].languages)

@@ -21,11 +21,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from harness.definitions.validation import validate
 from harness.errors import HarnessError
-from harness.io import dump_json, read_json, remove_temporaries
+from harness.files.io import dump_json, read_json, remove_temporaries
 from harness.leaderboard.entry import SCHEMA, Leaderboard, LeaderboardEntry
-from harness.results import RunResult
-from harness.validation import validate
+from harness.results.result import RunResult
 
 #: Seconds a writer waits for another to finish its update before it gives up.
 LOCK_TIMEOUT_S = 120.0

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 import numpy as np
 
 if TYPE_CHECKING:
-    from harness.distributed import World
+    from harness.models.distributed import World
 
 T = TypeVar("T")
 

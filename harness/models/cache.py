@@ -32,12 +32,10 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
-from harness.io import dump_json, parse_json, sha256_file, sha256_text, write_atomic
-from harness.model import Model
-from harness.protocols import Encoder, Role
+from harness.definitions.model import Model
+from harness.definitions.protocols import Encoder, Role, Text
+from harness.files.io import dump_json, parse_json, sha256_file, sha256_text, write_atomic
 
-#: A text as an encoder takes it: a string, or a (sentence, context) pair.
-Text = str | tuple[str, str]
 KEY_BYTES = 32
 #: The field of ``model.json`` recording the length of the model's vectors, checked on load.
 WIDTH_FIELD = "vector_dimension"
@@ -176,7 +174,7 @@ class EmbeddingCache:
     """Vectors of one model, keyed by role and text."""
 
     def __init__(self, root: Path, identity: dict[str, Any], *, unit_norm: bool = False) -> None:
-        """``unit_norm``: the model normalises its vectors (:attr:`harness.model.Model.normalizes`),
+        """``unit_norm``: the model normalises its vectors (:attr:`harness.definitions.model.Model.normalizes`),
         so a row of another norm is damage (see :func:`unsound_rows`)."""
         self.folder = root / "embeddings" / model_key(identity)
         self.identity = identity
@@ -326,7 +324,7 @@ def _read_sample(shard: Shard, keys: np.ndarray) -> tuple[list[SampleRow] | None
 
 
 #: Largest relative distance ``|cached - fresh| / |fresh|`` between a cached row and its text
-#: encoded again, by the precision the model computes in (:attr:`harness.model.Model.precision`):
+#: encoded again, by the precision the model computes in (:attr:`harness.definitions.model.Model.precision`):
 #: another batch, device or kernel changes the last bits of the products. Measured with e5-small
 #: on 256 XQuAD-R texts encoded one by one and 8 at a time shuffled against 32 in order: float32
 #: up to 7e-7; bfloat16 through transformers' padded forward up to 0.0063 (the packed CPU forward

@@ -1,8 +1,8 @@
 """Give a task the capability it asks for, adapting a model where the harness knows how.
 
-A task names one protocol (say :class:`~harness.protocols.Retriever`). A model that implements
+A task names one protocol (say :class:`~harness.definitions.protocols.Retriever`). A model that implements
 it is used as it is; otherwise a registered adapter may build it from another capability (an
-:class:`~harness.protocols.Encoder` becomes a Retriever through exact inner-product search).
+:class:`~harness.definitions.protocols.Encoder` becomes a Retriever through exact inner-product search).
 If neither works the run stops before any work with "model M cannot run task T: T needs ...".
 """
 
@@ -13,16 +13,16 @@ from typing import Any
 
 import numpy as np
 
-from harness.errors import CapabilityError
-from harness.loglikelihood import LikelihoodChoice
-from harness.model import Model
-from harness.progress import Progress
-from harness.prompting import GenerativeQA
-from harness.protocols import (
+from harness.definitions.model import Model
+from harness.definitions.protocols import (
     CAPABILITIES, Corpus, Encoder, Generator, LoglikelihoodScorer, MultipleChoice, OpenDomainQA, PairClassifier,
     Ranking, Reader, Retriever, SearchIndex, Translator, protocol_methods,
 )
-from harness.search import exact_search
+from harness.display.progress import Progress
+from harness.errors import CapabilityError
+from harness.models.loglikelihood import LikelihoodChoice
+from harness.models.prompting import GenerativeQA
+from harness.models.search import exact_search
 
 
 class DenseIndex:
@@ -66,10 +66,10 @@ class EncoderRetriever:
 
 
 #: For each capability, the other capabilities it can be built from, and how. A Generator reads
-#: and answers through :class:`~harness.prompting.GenerativeQA`, behind the shared generation
+#: and answers through :class:`~harness.models.prompting.GenerativeQA`, behind the shared generation
 #: service; the QA tasks find the generator behind it and prompt it with their own templates. A
 #: generator that scores continuations (a LoglikelihoodScorer) chooses through
-#: :class:`~harness.loglikelihood.LikelihoodChoice`, the choice tasks asking it their own prompts.
+#: :class:`~harness.models.loglikelihood.LikelihoodChoice`, the choice tasks asking it their own prompts.
 ADAPTERS: dict[type, list[tuple[type, Callable[[Any], Any]]]] = {
     Retriever: [(Encoder, EncoderRetriever)],
     Encoder: [],
@@ -82,7 +82,7 @@ ADAPTERS: dict[type, list[tuple[type, Callable[[Any], Any]]]] = {
 
 
 def declared(model: object) -> frozenset[type]:
-    """What ``model`` (an instance or a class) provides: a :class:`~harness.model.Model`'s own
+    """What ``model`` (an instance or a class) provides: a :class:`~harness.definitions.model.Model`'s own
     declaration. Objects that are not models (the harness's adapters and wrappers, which a model
     never sees) are taken by their methods."""
     cls = model if isinstance(model, type) else type(model)

@@ -15,15 +15,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from harness.capabilities import declared, is_plain_encoder, provide
-from harness.encoding import EncodingService
-from harness.generation import GenerationService
-from harness.loglikelihood import ScoringService
+from harness.definitions.model import Model, ModelIdentity, Runtime
+from harness.definitions.protocols import Generator, LoglikelihoodScorer
+from harness.definitions.registry import Registry, load_target
+from harness.definitions.specs import ModelFinder, PluginInfo
 from harness.errors import HarnessError
-from harness.model import Model, ModelIdentity, Runtime
+from harness.models.capabilities import declared, is_plain_encoder, provide
+from harness.models.encoding import EncodingService
+from harness.models.generation import GenerationService
+from harness.models.loglikelihood import ScoringService
 from harness.options import bind_options, parse_named, path_options
-from harness.protocols import Generator, LoglikelihoodScorer
-from harness.registry import PluginInfo, Registry, load_target
 
 
 class ModelSource(Protocol):
@@ -65,7 +66,7 @@ class ModelChoice:
 @dataclass(frozen=True)
 class GivenModel:
     """A model the caller built: a harness model instance, or a Python object wrapped as one
-    (:mod:`harness.objects`). Instantiating it returns it as it is."""
+    (:mod:`harness.models.objects`). Instantiating it returns it as it is."""
 
     model: Model
     plugin: PluginInfo
@@ -86,13 +87,13 @@ class GivenModel:
         return self.model
 
 
-def resolve_model(spec: object, registry: Registry, model_args: str | None = None,
+def resolve_model(spec: object, registry: ModelFinder, model_args: str | None = None,
                   label: str | None = None) -> ModelSource:
     """The model ``spec`` names: a registered name (``name:key=value,...``, options merged with
     ``model_args`` JSON), a harness model instance, or a Python object providing a capability;
     ``label`` names a Python object on the leaderboard."""
     if not isinstance(spec, str):
-        from harness.objects import PYTHON_OBJECT, as_model
+        from harness.models.objects import PYTHON_OBJECT, as_model
 
         if model_args:
             raise HarnessError("model_args: options go with a model name; a model object is used as it is")
@@ -107,9 +108,9 @@ def resolve_model(spec: object, registry: Registry, model_args: str | None = Non
                        bind_options(model_cls, named.options, owner=f"model {named.name}"))
 
 
-def _plugin_of(model: Model, registry: Registry) -> PluginInfo:
+def _plugin_of(model: Model, registry: ModelFinder) -> PluginInfo:
     """The plugin that registers ``model``'s class, or the Python-object plugin if none does."""
-    from harness.objects import PYTHON_OBJECT
+    from harness.models.objects import PYTHON_OBJECT
 
     for spec, plugin in registry.models.entries.values():
         if spec.target == f"{type(model).__module__}:{type(model).__qualname__}":
@@ -150,12 +151,12 @@ def load_model(spec: object, runtime: Runtime, *, needs: type | None, owner: str
     return model, provide(capability, needs, model_name=choice.name, task_name=owner)
 
 
-def rebuild_encoder(identity: Mapping[str, Any], registry: Registry, runtime: Runtime) -> Model:
+def rebuild_encoder(identity: Mapping[str, Any], registry: ModelFinder, runtime: Runtime) -> Model:
     """The encoder an identity records (an embedding-cache folder's ``model.json``), loaded as a
     run loads it: its registered name, with the options its identity lists that its constructor
     takes, and its path options (the weights, which the identity names by their hash) from where
     the identity's details say the run found them. Whether this is the model that wrote the
-    folder, the caller checks by its key (:func:`harness.cache.verify`)."""
+    folder, the caller checks by its key (:func:`harness.models.cache.verify`)."""
     name, recorded, details = identity.get("name"), identity.get("options"), identity.get("details")
     if not isinstance(name, str):
         raise HarnessError("model.json names no model")

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from harness.search import merge_top_k
+from harness.models.search import merge_top_k
 
 #: Seconds a collective may wait for the slowest rank (``HARNESS_DIST_TIMEOUT`` overrides it).
 DEFAULT_TIMEOUT = 6 * 3600
@@ -89,7 +89,7 @@ class World:
     def merge_top_k(self, local: tuple[np.ndarray, np.ndarray], k: int) -> tuple[np.ndarray, np.ndarray]:
         """Every query's ``k`` best (corpus positions, scores) over all ranks, on every rank, from
         each rank's own top lists (``(queries, k)`` arrays, int64 and float32, a rank with fewer
-        than k passages padding with score -inf). Merged by :func:`harness.search.merge_top_k`'s
+        than k passages padding with score -inf). Merged by :func:`harness.models.search.merge_top_k`'s
         order (score, then position), a total order, so the result is the one-process ranking
         whatever the ranks and shards."""
         indices, scores = local

@@ -1,10 +1,10 @@
 """One encoding service for every task of a run: deduplication, cache, length buckets, OOM halving.
 
-The runner wraps any :class:`~harness.protocols.Encoder` model in an :class:`EncodingService`,
+The runner wraps any :class:`~harness.definitions.protocols.Encoder` model in an :class:`EncodingService`,
 which is itself an Encoder, so tasks and adapters are unchanged. For each call it
 
 * keys every text by role and content, so a text asked for twice (by one task or by several)
-  is encoded once, and texts already in the on-disk :mod:`harness.cache` are not encoded at all;
+  is encoded once, and texts already in the on-disk :mod:`harness.models.cache` are not encoded at all;
 * sorts the texts still to encode by token length and cuts them into batches of similar length,
   which keeps padding small (the padding share is measured and reported);
 * on a GPU out-of-memory error, halves the batch and carries on with the smaller size;
@@ -15,7 +15,7 @@ which is itself an Encoder, so tasks and adapters are unchanged. For each call i
   where a round ends (the vectors are gathered there), and clocks differ between ranks, so rounds
   are cut by count alone;
 * measures tokens/s and, for an encoder that counts its FLOPs (:class:`FlopCounter`), the achieved
-  FLOP/s and its share of this machine's measured matmul peak (:mod:`harness.peak`).
+  FLOP/s and its share of this machine's measured matmul peak (:mod:`harness.models.peak`).
 
 A suite run calls :meth:`EncodingService.prefetch` with every text of every task first, so all of
 them share one queue and one set of length buckets.
@@ -33,13 +33,13 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from harness.batching import AdaptiveBatcher, ServiceStats
-from harness.cache import EmbeddingCache, Text, text_key
-from harness.distributed import World, current_world
-from harness.model import Model
-from harness.peak import peak_gflops
-from harness.progress import Progress
-from harness.protocols import Encoder, Role
+from harness.definitions.model import Model
+from harness.definitions.protocols import Encoder, EncodingRequest, Role, Text
+from harness.display.progress import Progress
+from harness.models.batching import AdaptiveBatcher, ServiceStats
+from harness.models.cache import EmbeddingCache, text_key
+from harness.models.distributed import World, current_world
+from harness.models.peak import peak_gflops
 
 DEFAULT_BATCH_SIZE = 32
 #: Texts encoded between two saves to the cache (and, distributed, between two gathers).
@@ -70,7 +70,7 @@ class TokenCounter(Protocol):
 @runtime_checkable
 class FlopCounter(Protocol):
     """An encoder that can say how much arithmetic it does, so a run reports its achieved FLOP/s
-    and the share of this machine's matmul peak (:mod:`harness.peak`) it reaches.
+    and the share of this machine's matmul peak (:mod:`harness.models.peak`) it reaches.
 
     ``flop_count(lengths)`` is the FLOPs (multiply and add counted as two) of encoding texts of
     these real token lengths, without padding: the padding is the batcher's cost, reported apart as
@@ -81,15 +81,6 @@ class FlopCounter(Protocol):
     compute_dtype: str
 
     def flop_count(self, lengths: Sequence[int]) -> float: ...
-
-
-@dataclass(frozen=True)
-class EncodingRequest:
-    """Texts a task will encode in one role (declared up front so a suite can share batches)."""
-
-    role: Role
-    texts: Sequence[Text]
-    langs: Sequence[str] | None = None
 
 
 @dataclass

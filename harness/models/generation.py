@@ -1,6 +1,6 @@
 """One generation service for every task of a run, and the bridge from a Generator to the QA tasks.
 
-A :class:`~harness.protocols.Generator` model (``hf-generator``, ``openai-compatible``, ``vllm``)
+A :class:`~harness.definitions.protocols.Generator` model (``hf-generator``, ``openai-compatible``, ``vllm``)
 completes prompts. The harness puts a :class:`GenerationService` in front of it, itself a
 Generator, which
 
@@ -18,7 +18,7 @@ Generator, which
   round at most;
 * measures prompt and generated tokens, and generated tokens per second.
 
-The tasks build the prompts themselves (:mod:`harness.prompting`), from a template named in their
+The tasks build the prompts themselves (:mod:`harness.models.prompting`), from a template named in their
 options, so that the template is recorded in the result and the scorer signature. A task asks the
 runner for its usual capability (a Reader, an OpenDomainQA model); the adapters here make one from
 a Generator (:class:`GenerativeQA`), and the task finds the generator behind it with
@@ -44,14 +44,14 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
-from harness.batching import AdaptiveBatcher, ServiceStats
-from harness.cache import model_key
-from harness.distributed import World, current_world
+from harness.data.passages import Passage
+from harness.definitions.protocols import Generation, GenerationOptions, GenerationRequest, Generator, OpenQuestion
+from harness.display.progress import Progress
 from harness.errors import HarnessError
-from harness.io import dump_json, sha256_text, write_atomic
-from harness.progress import Progress
-from harness.protocols import Generation, GenerationOptions, GenerationRequest, Generator, OpenQuestion
-from harness.qa.passages import Passage
+from harness.files.io import dump_json, sha256_text, write_atomic
+from harness.models.batching import AdaptiveBatcher, ServiceStats
+from harness.models.cache import model_key
+from harness.models.distributed import World, current_world
 
 #: The marker that ends a reasoning trace, by default (Qwen3, DeepSeek-R1 and their kind).
 REASONING_END = "</think>"
@@ -103,7 +103,7 @@ class Completion:
     """What an engine returns for one request before the harness finishes it: the raw text, and,
     when log-probabilities were asked for, the text of each generated token with its log-probability
     (their concatenation is the raw text, up to tokens that decode to nothing, such as EOS);
-    ``ended``: why the engine stopped (one of :data:`~harness.protocols.ENDINGS`, None: it does
+    ``ended``: why the engine stopped (one of :data:`~harness.definitions.protocols.ENDINGS`, None: it does
     not say). :func:`finish` reports "stop" instead when a stop string cut the answer.
     ``opened``: the prompt itself opened the reasoning trace (a chat template that ends in
     ``<think>``), so the completion is inside it until ``reasoning_end``."""
@@ -138,7 +138,7 @@ def finish(completion: Completion, options: GenerationOptions, reasoning_end: st
     logprob = None
     if options.logprobs and completion.pieces is not None and completion.logprobs is not None:
         # an engine that gives none leaves logprob None: a model that scores continuations fills it
-        # in (harness.loglikelihood.ScoringService), and a task that needs it says so
+        # in (harness.models.loglikelihood.ScoringService), and a task that needs it says so
         first = start + (len(body) - len(body.lstrip()))  # the answer's own first character
         end = len(raw) if stop is None else stop + max(len(s) for s in options.stop if s and raw.startswith(s, stop))
         logprob = _span_logprob(completion.pieces, completion.logprobs, first, end)
@@ -317,7 +317,7 @@ class ReportsGeneration(Protocol):
 
 
 class GenerationService:
-    """A :class:`~harness.protocols.Generator` in front of a model: memoised, cached on disk,
+    """A :class:`~harness.definitions.protocols.Generator` in front of a model: memoised, cached on disk,
     batched by prompt length (see the module docstring)."""
 
     def __init__(self, generator: Generator, *, cache: GenerationCache | None = None, batch_size: int | None = None,
@@ -498,7 +498,7 @@ class GenerationSettings:
     replace the template's when given (None: the template's); ``reasoning_tokens``, sampling
     (``temperature`` above 0, ``top_p``, ``seed``), the system prompt and ``samples`` (answers
     drawn per prompt, seeds ``seed``, ``seed + 1``, ...) are as in
-    :class:`~harness.protocols.GenerationOptions`. Those not at their default are recorded in the
+    :class:`~harness.definitions.protocols.GenerationOptions`. Those not at their default are recorded in the
     task's options and its scorer signature, so runs made with other options never rank together."""
 
     max_new_tokens: int | None = None
@@ -624,7 +624,7 @@ class GeneratedAnswer:
     prediction of its per-instance record): the answer that is scored, and what is kept beside it
     to inspect the run (lm-eval's ``--log_samples``): the reasoning trace, the ids of the passages
     in the prompt, why generation ended (``ended``, ``trace_open``: see
-    :class:`~harness.protocols.Generation`), the rendered prompt's SHA-256 (of its UTF-8 text, as
+    :class:`~harness.definitions.protocols.Generation`), the rendered prompt's SHA-256 (of its UTF-8 text, as
     ``sha256sum`` computes it: always) and the text itself (with
     ``log_samples``), and the answers of the further samples when several were drawn."""
 

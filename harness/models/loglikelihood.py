@@ -1,6 +1,6 @@
 """One log-likelihood service for every task of a run, and the bridge from a scorer to the choice tasks.
 
-A :class:`~harness.protocols.LoglikelihoodScorer` is a generator that can also say how likely a
+A :class:`~harness.definitions.protocols.LoglikelihoodScorer` is a generator that can also say how likely a
 given continuation is after a context (``hf-generator``; ``openai-compatible`` on the completions
 endpoint). Choice tasks run language models with it as lm-evaluation-harness and lighteval do:
 each option is a continuation of the same context, and the option the model finds most likely is
@@ -12,17 +12,17 @@ generation service is put in front of a generator, which
   (``<cache>/loglikelihoods/<model-key>/``, beside ``generations/``) are not scored at all;
 * sorts requests by length (context and continuation, in tokens when the scorer can count them)
   and cuts them into batches of similar length, halving a batch that runs out of GPU memory
-  (:class:`~harness.batching.AdaptiveBatcher`);
+  (:class:`~harness.models.batching.AdaptiveBatcher`);
 * under torchrun deals the batches out to the ranks, one per rank a round, and gathers the scores
-  so every rank holds all of them (:class:`~harness.distributed.World`);
+  so every rank holds all of them (:class:`~harness.models.distributed.World`);
 * saves what it scored batch by batch (rank 0 writes), so a killed run loses one round at most;
 * counts requests, cache hits, continuation tokens and seconds for the result's execution record.
 
 A run's generator that is also a scorer gets a :class:`ScoringService`: the generation service
 with this one beside it, which also scores a generated answer whose engine returned no token
-log-probabilities where a task asked for them (MKQA's No-Answer probability). A task that needs a :class:`~harness.protocols.MultipleChoice` or a
-:class:`~harness.protocols.PairClassifier` is handed :class:`LikelihoodChoice` (the adapter
-:mod:`harness.capabilities` registers), finds the scorer behind it with :func:`choice_target`, and
+log-probabilities where a task asked for them (MKQA's No-Answer probability). A task that needs a :class:`~harness.definitions.protocols.MultipleChoice` or a
+:class:`~harness.definitions.protocols.PairClassifier` is handed :class:`LikelihoodChoice` (the adapter
+:mod:`harness.models.capabilities` registers), finds the scorer behind it with :func:`choice_target`, and
 asks its own prompts through :func:`decide`, which names which option wins by the summed
 log-likelihood and by the length-normalised variants beside it.
 """
@@ -37,15 +37,15 @@ from typing import Any
 
 import numpy as np
 
-from harness.batching import AdaptiveBatcher, ServiceStats
-from harness.distributed import World, current_world
-from harness.errors import HarnessError
-from harness.generation import DEFAULT_BATCH_SIZE, GenerationService, PromptCounter, RecordCache, recall
-from harness.io import sha256_text
-from harness.progress import Progress
-from harness.protocols import (
+from harness.definitions.protocols import (
     Generation, GenerationRequest, Generator, Loglikelihood, LoglikelihoodRequest, LoglikelihoodScorer,
 )
+from harness.display.progress import Progress
+from harness.errors import HarnessError
+from harness.files.io import sha256_text
+from harness.models.batching import AdaptiveBatcher, ServiceStats
+from harness.models.distributed import World, current_world
+from harness.models.generation import DEFAULT_BATCH_SIZE, GenerationService, PromptCounter, RecordCache, recall
 
 # -- the cache ----------------------------------------------------------------------------------
 
@@ -107,7 +107,7 @@ class LoglikelihoodStats(ServiceStats):
 
 
 class LoglikelihoodService:
-    """A :class:`~harness.protocols.LoglikelihoodScorer` in front of a model: memoised, cached on
+    """A :class:`~harness.definitions.protocols.LoglikelihoodScorer` in front of a model: memoised, cached on
     disk, batched by length, shared across ranks (see the module docstring)."""
 
     def __init__(self, scorer: LoglikelihoodScorer, *, cache: LoglikelihoodCache | None = None,
@@ -189,7 +189,7 @@ class LoglikelihoodService:
 
 class ScoringService(GenerationService):
     """The generation service of a model that can also score continuations: a Generator and a
-    :class:`~harness.protocols.LoglikelihoodScorer`, each request kind with its own memo, cache and
+    :class:`~harness.definitions.protocols.LoglikelihoodScorer`, each request kind with its own memo, cache and
     statistics (:attr:`scoring`)."""
 
     def __init__(self, generator: Generator, **options: Any) -> None:
@@ -304,8 +304,8 @@ def decide(service: LoglikelihoodService, questions: Sequence[ChoiceQuestion],
 
 
 class LikelihoodChoice:
-    """A :class:`~harness.protocols.MultipleChoice` model made from a LoglikelihoodScorer (the
-    adapter for choice tasks, :mod:`harness.capabilities`): each candidate, after a space, as a
+    """A :class:`~harness.definitions.protocols.MultipleChoice` model made from a LoglikelihoodScorer (the
+    adapter for choice tasks, :mod:`harness.models.capabilities`): each candidate, after a space, as a
     continuation of the question's text, the most likely chosen. The choice tasks (XCOPA, XNLI,
     PAWS-X, also handed this adapter where they need a PairClassifier) ask the scorer behind it
     (:func:`choice_target`) with prompts of their own, as lm-evaluation-harness writes them."""

@@ -3,20 +3,20 @@
 The library API (:func:`harness.evaluate`) takes, besides a registered name, any object that
 satisfies a capability by duck typing, as MTEB takes any object with ``encode``:
 
-- an object with ``encode(texts)``: an :class:`~harness.protocols.Encoder`. A
+- an object with ``encode(texts)``: an :class:`~harness.definitions.protocols.Encoder`. A
   ``sentence_transformers.SentenceTransformer`` works as it is: its ``encode_query`` /
   ``encode_document`` are used when it has them, else its ``prompts`` named ``query`` and
   ``passage`` (or ``document``) are passed as ``prompt_name``; an ``encode`` that takes the
   harness's ``role=`` gets it;
 - an object with the methods of another capability (``read``, ``index``, ``answer``,
   ``translate``, ...), called as the protocol says;
-- an object with ``generate(requests)``: a :class:`~harness.protocols.Generator`. Each
-  completion it returns (the raw text, or a :class:`~harness.protocols.Generation` whose
-  ``reasoning`` is None) is finished as every engine's is (:func:`harness.generation.finish`):
+- an object with ``generate(requests)``: a :class:`~harness.definitions.protocols.Generator`. Each
+  completion it returns (the raw text, or a :class:`~harness.definitions.protocols.Generation` whose
+  ``reasoning`` is None) is finished as every engine's is (:func:`harness.models.generation.finish`):
   a ``<think>`` trace split off and kept, the answer cut at the request's stop strings after it;
 - a plain callable ``reader(question=..., context=...)`` returning the answer text, a
-  :class:`~harness.protocols.SpanAnswer`, or a mapping with ``answer`` (and ``start``, ``score``)
-  as a transformers question-answering pipeline returns: a :class:`~harness.protocols.Reader`.
+  :class:`~harness.definitions.protocols.SpanAnswer`, or a mapping with ``answer`` (and ``start``, ``score``)
+  as a transformers question-answering pipeline returns: a :class:`~harness.definitions.protocols.Reader`.
 
 An object's identity is honest about what is known: its class, the user's label, and a
 fingerprint of its weights where it has any (a torch module, or an object holding one as
@@ -37,15 +37,15 @@ from typing import Any
 
 import numpy as np
 
-from harness.capabilities import declared
-from harness.errors import HarnessError
-from harness.generation import Completion, finish
-from harness.model import Model, ModelIdentity
-from harness.protocols import (
+from harness.definitions.model import Model, ModelIdentity
+from harness.definitions.protocols import (
     CAPABILITIES, Encoder, Generation, GenerationRequest, Generator, Reader, ReadingExample, Role, SpanAnswer,
     protocol_methods,
 )
-from harness.registry import PluginInfo
+from harness.definitions.specs import PluginInfo
+from harness.errors import HarnessError
+from harness.models.capabilities import declared
+from harness.models.generation import Completion, finish
 
 #: The plugin a result names for a model object handed to the API.
 PYTHON_OBJECT = PluginInfo("python-object")
@@ -58,7 +58,7 @@ _PROMPT_NAMES: dict[str, tuple[str, ...]] = {"query": ("query",), "passage": ("p
 
 
 def as_model(obj: object, label: str | None = None) -> Model:
-    """``obj`` as a harness model: a :class:`~harness.model.Model` as it is, anything else wrapped
+    """``obj`` as a harness model: a :class:`~harness.definitions.model.Model` as it is, anything else wrapped
     by the capabilities its methods provide (see the module docstring)."""
     if isinstance(obj, Model):
         if label is not None:
@@ -144,7 +144,7 @@ class ObjectGenerator(ObjectModel):
             return finish(Completion(completion, 0, 0), request.options)
         if not isinstance(completion, Generation):
             raise HarnessError(f"generator {self.label} returned {type(completion).__name__}: expected the "
-                               "completion's text or a harness.protocols.Generation")
+                               "completion's text or a harness.definitions.protocols.Generation")
         if completion.reasoning is not None:  # finished already: its trace split off by the object itself
             return completion
         raw = Completion(completion.text, completion.prompt_tokens, completion.new_tokens, ended=completion.ended)
@@ -154,7 +154,7 @@ class ObjectGenerator(ObjectModel):
 
 
 class CallableReader(ObjectModel):
-    """A callable ``reader(question=..., context=...)`` as a :class:`~harness.protocols.Reader`."""
+    """A callable ``reader(question=..., context=...)`` as a :class:`~harness.definitions.protocols.Reader`."""
 
     provides = frozenset({Reader})
 

@@ -1,4 +1,4 @@
-"""Asking an :class:`~harness.protocols.OpenDomainQA` model a task's questions.
+"""Asking an :class:`~harness.definitions.protocols.OpenDomainQA` model a task's questions.
 
 Every open-domain task (MKQA, XOR-EnglishSpan, XOR-Full) hands its questions over the same way:
 in chunks, so progress shows between calls and a retrieve-then-read model reads a whole chunk's
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from harness.definitions.protocols import OpenAnswer, OpenDomainQA, OpenQuestion
+from harness.definitions.task import RunContext
 from harness.errors import HarnessError
-from harness.protocols import OpenAnswer, OpenDomainQA, OpenQuestion
-from harness.task import RunContext
 
 #: Questions handed to the model per call.
 QUESTION_CHUNK = 256

@@ -1,6 +1,6 @@
 """Prompt templates (data, versioned) and the prompts the QA tasks build with them.
 
-A template is a JSON file (the built-in ones are in ``harness/prompts/``; a task option
+A template is a JSON file (the built-in ones are in ``harness/models/prompts/``; a task option
 ``prompt=NAME`` picks one, ``prompt=FILE.json`` reads the user's):
 
 * ``name``, ``version``: how results name it (``qa@1``); the task records them and a digest of the
@@ -23,7 +23,7 @@ away).
 Every task that prompts has a default template (its canonical one: ``qa`` for reading
 comprehension, ``closed-book`` for open-domain questions, ``rag`` for a retrieval-augmented
 model), so a generator runs without ``prompt=``; the result and the scorer signature name it.
-The run's generation options (:class:`~harness.generation.GenerationSettings`: ``--gen-kwargs``,
+The run's generation options (:class:`~harness.models.generation.GenerationSettings`: ``--gen-kwargs``,
 ``--system-prompt``) are laid over the template's and recorded beside it.
 """
 
@@ -39,15 +39,15 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from harness.errors import HarnessError, InputError
-from harness.generation import (
-    GeneratedAnswer, GenerationService, GenerationSettings, PromptTarget, generation_service, prompt_target,
-)
-from harness.qa.passages import Passage
-from harness.io import read_json, sha256_text
-from harness.progress import Progress
-from harness.protocols import (
+from harness.data.passages import Passage
+from harness.definitions.protocols import (
     Generation, GenerationOptions, GenerationRequest, Generator, OpenAnswer, OpenQuestion, ReadingExample, SpanAnswer,
+)
+from harness.display.progress import Progress
+from harness.errors import HarnessError, InputError
+from harness.files.io import read_json, sha256_text
+from harness.models.generation import (
+    GeneratedAnswer, GenerationService, GenerationSettings, PromptTarget, generation_service, prompt_target,
 )
 
 TEMPLATES = Path(__file__).resolve().parent / "prompts"
@@ -424,7 +424,7 @@ def no_answer_probability(generation: Generation, template: PromptTemplate) -> f
     """The model's own probability that the question has no answer, along its greedy answer:
     P(the abstention reply) when it gave that reply, 1 - P(its answer) otherwise (1 for an empty
     answer); P is the product of the probabilities of the answer's tokens and its end (see
-    :func:`harness.generation.finish`). A confident answer scores near 0, a hesitant one nearer
+    :func:`harness.models.generation.finish`). A confident answer scores near 0, a hesitant one nearer
     1, and abstaining confidently near 1, so the best-threshold sweep over it is the model's
     own abstention rule, tuned. None when the generation carries no log-probability."""
     if generation.logprob is None:
@@ -490,7 +490,7 @@ class PromptRecorder(GenerationService):
 
 def task_requests(task: Any, data: Any, context: Any) -> list[GenerationRequest]:
     """The requests ``task`` (a :class:`PromptedTask`) would send a generator on ``data``, every
-    unit's, rendered as the run renders them (``context``: a :class:`~harness.task.RunContext`)."""
+    unit's, rendered as the run renders them (``context``: a :class:`~harness.definitions.task.RunContext`)."""
     recorder = PromptRecorder()
     model = GenerativeQA(recorder)
     for unit in task.units(data):
@@ -499,7 +499,7 @@ def task_requests(task: Any, data: Any, context: Any) -> list[GenerationRequest]
 
 
 class GenerativeQA:
-    """A :class:`~harness.protocols.Reader` and :class:`~harness.protocols.OpenDomainQA` model made
+    """A :class:`~harness.definitions.protocols.Reader` and :class:`~harness.definitions.protocols.OpenDomainQA` model made
     from a Generator, zero-shot with the built-in ``qa`` and ``closed-book`` templates. Tasks with
     a ``prompt`` option prompt the generator behind it themselves (:meth:`prompt_target`); this
     serves compositions that read or answer without one (``retrieve-read:reader=hf-generator:...``)."""

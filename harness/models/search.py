@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from harness.protocols import Ranking
+from harness.definitions.protocols import Ranking
 
 #: Scores held at once: query_chunk x corpus_chunk float32 values (64 MiB by default).
 DEFAULT_BLOCK = 1 << 24

@@ -39,19 +39,19 @@ imports. The sub-modules are named for what a plugin does with them:
 
 from __future__ import annotations
 
-from harness.datahome import BenchmarkRef
-from harness.errors import HarnessError, InputError
-from harness.hookspecs import hookimpl
-from harness.model import Model, ModelIdentity, Runtime, default_threads, label_with_options
-from harness.options import ModelOption
-from harness.protocols import (
+from harness.definitions.hookspecs import hookimpl
+from harness.definitions.model import Model, ModelIdentity, Runtime, default_threads, label_with_options
+from harness.definitions.protocols import (
     CAPABILITIES, Corpus, Encoder, Generation, GenerationOptions, GenerationRequest, Generator, KeyedSearchIndex,
-    Loglikelihood, LoglikelihoodRequest, LoglikelihoodScorer, MultipleChoice, OpenAnswer, OpenDomainQA,
-    OpenQuestion, PairClassifier, PredictionSource, Ranking, Reader, ReadingExample, Retriever, Role, ScoringIndex,
-    SearchIndex, SpanAnswer, TokenTagger, Translator,
+    Loglikelihood, LoglikelihoodRequest, LoglikelihoodScorer, MultipleChoice, OpenAnswer, OpenDomainQA, OpenQuestion,
+    PairClassifier, PredictionSource, Ranking, Reader, ReadingExample, Retriever, Role, ScoringIndex, SearchIndex,
+    SpanAnswer, TokenTagger, Translator,
 )
-from harness.registry import ModelSpec, SuiteSpec, TaskSpec
-from harness.task import Clusters, DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskData, TaskMetadata
+from harness.definitions.specs import BenchmarkRef, ModelSpec, SuiteSpec, TaskSpec
+from harness.definitions.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskData, TaskMetadata
+from harness.errors import HarnessError, InputError
+from harness.options import ModelOption
+from harness.stats.clusters import Clusters
 
 __all__ = [
     "BenchmarkRef", "CAPABILITIES", "Clusters", "Corpus", "DataRequest", "default_threads", "Encoder", "Evaluation",

@@ -7,9 +7,9 @@ task below a folder (:func:`task_results`). See :mod:`harness.plugin`.
 
 from __future__ import annotations
 
-from harness.layout import task_results
-from harness.results import read_result
-from harness.validation import validate
+from harness.definitions.validation import validate
+from harness.results.layout import task_results
+from harness.results.result import read_result
 
 __all__ = [
     "read_result", "task_results", "validate",

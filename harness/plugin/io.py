@@ -6,13 +6,13 @@ span files, sentence splitting and package versions. See :mod:`harness.plugin`.
 
 from __future__ import annotations
 
-from harness.io import (
+from harness.data.sentences import split_sentences, splitter_version
+from harness.files.io import (
     atomic_folder, check_known_ids, dump_json, iter_jsonl, json_bytes, parse_json, read_json, remove_temporaries,
     sha256_file, sha256_path, sha256_text, write_atomic, write_folder_atomic,
 )
-from harness.provenance import package_version
-from harness.qa.span_file import SpanQuestion, read_span_file
-from harness.sentences import split_sentences, splitter_version
+from harness.results.provenance import package_version
+from harness.scoring.span_file import SpanQuestion, read_span_file
 
 __all__ = [
     "atomic_folder", "check_known_ids", "dump_json", "iter_jsonl", "json_bytes", "package_version", "parse_json",

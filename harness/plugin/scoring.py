@@ -10,14 +10,14 @@ LAReQA's language-bias analyses and probe, exact top-k search, and the per-quest
 
 from __future__ import annotations
 
-from harness.metrics.answers import best_over_golds, token_f1
-from harness.metrics.bias import PoolRanks, TOP_K_MIX, TopTie, analyse, language_bias
-from harness.metrics.probe import language_id_probe
-from harness.metrics.ranking import NOT_RETRIEVED, average_precision, mid_ranks
-from harness.qa.answer_language import foreign_script, refuse_or_warn, script_share
-from harness.qa.normalize import Normalizer, ascii_english, multilingual
-from harness.qa.scoring import SpanScores, memoize, score_questions
-from harness.search import exact_search, merge_top_k, rank_descending, ranks_of, top_k
+from harness.models.search import exact_search, merge_top_k, rank_descending, ranks_of, top_k
+from harness.scoring.answer_language import foreign_script, refuse_or_warn, script_share
+from harness.scoring.answers import best_over_golds, token_f1
+from harness.scoring.bias import TOP_K_MIX, PoolRanks, TopTie, analyse, language_bias
+from harness.scoring.normalize import Normalizer, ascii_english, multilingual
+from harness.scoring.probe import language_id_probe
+from harness.scoring.ranking import NOT_RETRIEVED, average_precision, mid_ranks
+from harness.scoring.spans import SpanScores, memoize, score_questions
 from harness.stats.records import Instance, InstanceTable
 from harness.stats.statistics import (
     Gathered, Macro, Mean, Pooled, RowStatistics, Statistic, UnitStatistic, numpy_mean, percent_of_sum,

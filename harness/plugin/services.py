@@ -11,18 +11,21 @@ See :mod:`harness.plugin`.
 
 from __future__ import annotations
 
-from harness.batching import AdaptiveBatcher
-from harness.cache import default_root, file_digest
-from harness.capabilities import provide
-from harness.compose import identity_part, load_model
-from harness.distributed import World, current_world
-from harness.encoding import EncodingRequest, EncodingService, EncodingStats, ReportsEncoding
-from harness.generation import (
-    Completion, GenerationStats, PromptTarget, REASONING_END, REASONING_START, answer_start, answer_text, finish,
+from harness.definitions.protocols import EncodingRequest
+from harness.display.progress import Progress
+from harness.models.batching import AdaptiveBatcher
+from harness.models.cache import default_root, file_digest
+from harness.models.capabilities import provide
+from harness.models.compose import identity_part, load_model
+from harness.models.distributed import World, current_world
+from harness.models.encoding import EncodingService, EncodingStats, ReportsEncoding
+from harness.models.generation import (
+    REASONING_END, REASONING_START, Completion, GenerationStats, PromptTarget, answer_start, answer_text, finish,
     generation_service, kept, prompt_target, stop_position,
 )
-from harness.loglikelihood import ChoiceQuestion, Decision, LoglikelihoodService, NORMALISATIONS, choice_target, decide
-from harness.progress import Progress
+from harness.models.loglikelihood import (
+    NORMALISATIONS, ChoiceQuestion, Decision, LoglikelihoodService, choice_target, decide,
+)
 
 __all__ = [
     "AdaptiveBatcher", "answer_start", "answer_text", "choice_target", "ChoiceQuestion", "Completion",

@@ -8,13 +8,13 @@ files. See :mod:`harness.plugin`.
 
 from __future__ import annotations
 
+from harness.data.passages import Passage, Passages, corpus_files, read_passages
 from harness.demo import ParallelQADemo
-from harness.open_domain import ask
-from harness.prompting import OpenGeneration, PromptChoice, PromptedTask, Shot, ask_open, load_template
-from harness.qa.passages import Passage, Passages, corpus_files, read_passages
+from harness.models.open_domain import ask
+from harness.models.prompting import OpenGeneration, PromptChoice, PromptedTask, Shot, ask_open, load_template
 from harness.qa.task import (
-    LanguageFilesTask, SpanQAData, SpanQATask, SpanUnit, read_answer_file, read_unit, refuse_foreign_answers,
-    span_data, span_unit,
+    LanguageFilesTask, SpanQAData, SpanQATask, SpanUnit, read_answer_file, read_unit, refuse_foreign_answers, span_data,
+    span_unit,
 )
 from harness.qa.translate import KeyedTranslator, translate_each
 

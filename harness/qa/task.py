@@ -8,8 +8,8 @@ through :func:`find_language_files` and :func:`span_data`), which normaliser sco
 (:meth:`SpanQATask.normalizer`), and how unit scores add up to the benchmark's figures
 (:meth:`SpanQATask.aggregate`); this base does the rest the same way for all of them:
 
-* a generative model (a :class:`~harness.protocols.Generator`) answers from a prompt: the task
-  options ``prompt`` (a template of :mod:`harness.prompting`), ``shots`` and ``shot_seed`` say which;
+* a generative model (a :class:`~harness.definitions.protocols.Generator`) answers from a prompt: the task
+  options ``prompt`` (a template of :mod:`harness.models.prompting`), ``shots`` and ``shot_seed`` say which;
   k shots come from the same file of the dev split where the benchmark has one (else from the
   scored file), never the question itself. Its answers are scored exactly as extracted ones, and
   the per-instance records keep each answer with its reasoning trace;
@@ -18,8 +18,8 @@ through :func:`find_language_files` and :func:`span_data`), which normaliser sco
   data file it answers, and ``harness score`` reads such a folder, or one file when one unit is
   selected (``--langs``); answers made for another language are refused (the ids are shared
   across XQuAD's and MLQA's languages, so only the answers tell: see
-  :mod:`harness.qa.answer_language`);
-* EM and F1 per unit are the official scorer's floats (0-100, see :mod:`harness.qa.scoring`);
+  :mod:`harness.scoring.answer_language`);
+* EM and F1 per unit are the official scorer's floats (0-100, see :mod:`harness.scoring.spans`);
 * the reference predictions are the first gold answer (``gold``) and ``""`` (``empty``);
 * every question is one instance (:mod:`harness.stats.records`) with its EM (0/1) and F1, so each
   row has a bootstrap interval: a unit's row is ``100 * mean``, a summary row the unweighted mean
@@ -34,21 +34,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
+from harness.definitions.protocols import Reader, ReadingExample
+from harness.definitions.task import DataRequest, Evaluation, InputRules, RunContext, ScoreRow, Task, TaskData
+from harness.definitions.validation import validate
 from harness.demo import FILE_NAME as DEMO_FILE_NAME
+from harness.display.tables import format_score
 from harness.errors import HarnessError, InputError
-from harness.generation import PromptTarget, answer_text, prompt_target
-from harness.io import check_known_ids, json_bytes, read_json, write_folder_atomic
-from harness.prompting import PromptedTask, Shot, ask_reading
-from harness.protocols import Reader, ReadingExample
-from harness.qa.answer_language import foreign_span_answers, refuse_or_warn
-from harness.qa.normalize import Normalizer
-from harness.qa.scoring import SpanScores, gold_emptied, memoize, score_questions
-from harness.qa.span_file import SpanQuestion, read_span_file
+from harness.files.io import check_known_ids, json_bytes, read_json, write_folder_atomic
+from harness.models.generation import PromptTarget, answer_text, prompt_target
+from harness.models.prompting import PromptedTask, Shot, ask_reading
+from harness.scoring.answer_language import foreign_span_answers, refuse_or_warn
+from harness.scoring.normalize import Normalizer
+from harness.scoring.span_file import SpanQuestion, read_span_file
+from harness.scoring.spans import SpanScores, gold_emptied, memoize, score_questions
 from harness.stats.records import Instance, InstanceTable
-from harness.tables import format_score
 from harness.stats.statistics import Macro, Mean, RowStatistics, plain_mean
-from harness.task import DataRequest, Evaluation, InputRules, RunContext, ScoreRow, Task, TaskData
-from harness.validation import validate
 
 PREDICTIONS_SCHEMA = "span-qa-predictions"
 
@@ -375,7 +375,7 @@ def read_answer_file(path: Path, unit: SpanUnit, *, official: bool = False) -> d
 
 def ceiling_note(units: Mapping[str, SpanUnit], normalizers: Mapping[str, Normalizer]) -> str | None:
     """A note naming the units where the official normaliser empties every gold answer of some
-    questions (see :func:`~harness.qa.scoring.gold_emptied`), with the highest F1 possible there,
+    questions (see :func:`~harness.scoring.spans.gold_emptied`), with the highest F1 possible there,
     so that a gold-answer run scoring 99.8 (MLQA Spanish: "una") is explained, not doubted."""
     emptied = {name: gold_emptied(unit.questions, normalizers[name]) for name, unit in units.items()}
     emptied = {name: questions for name, questions in emptied.items() if questions}
@@ -392,7 +392,7 @@ def refuse_foreign_answers(units: Mapping[str, SpanUnit], predictions: Mapping[s
                            files: Mapping[str, Path], *, input_rules: InputRules, languages: Sequence[str],
                            more: Callable[[], Mapping[str, Path]] = dict) -> None:
     """Refuse the answers of a unit (``files``: its predictions file) that were made for another
-    language, naming it (see :mod:`harness.qa.answer_language`); under ``--input-rules official``
+    language, naming it (see :mod:`harness.scoring.answer_language`); under ``--input-rules official``
     score them with a warning. Question ids shared by every language (XQuAD, MLQA) let such a file
     through every other check. The evidence is the contexts of ``units`` and, for a suspect file
     only, of the files ``more()`` names (language -> a SQuAD-format file)."""

@@ -1,4 +1,4 @@
-"""Translating texts of mixed languages with any :class:`~harness.protocols.Translator`.
+"""Translating texts of mixed languages with any :class:`~harness.definitions.protocols.Translator`.
 
 In the core because the translate-test wrapper and the retrieve-then-read pipeline both translate
 questions (and answers) this way, and neither plugin may import the other.
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from harness.protocols import Translator
+from harness.definitions.protocols import Translator
 
 
 @runtime_checkable

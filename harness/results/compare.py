@@ -4,7 +4,7 @@ Two numbers are compared only when they measure the same thing: the same task, s
 and task options, split, languages and limit, and the same data files (fingerprint); otherwise
 the comparison stops with one line naming what differs -- the languages each run has alone
 rather than the fingerprint their different files give. The rows' statistics come from the task
-(:meth:`harness.task.Task.statistics`), the tests from :mod:`harness.stats.paired`.
+(:meth:`harness.definitions.task.Task.statistics`), the tests from :mod:`harness.stats.paired`.
 """
 
 from __future__ import annotations
@@ -13,14 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.definitions.registry import Registry, load_target
 from harness.errors import HarnessError, InputError
-from harness.io import sha256_path
+from harness.files.io import sha256_path
 from harness.options import bind_options
-from harness.registry import Registry, load_target
-from harness.results import RESULT_FILE, RunResult, read_result
+from harness.results.instances import INSTANCES_FILE, read_instances
+from harness.results.result import RESULT_FILE, RunResult, read_result
 from harness.stats.bootstrap import BootstrapSettings
 from harness.stats.paired import RowComparison, compare_tables
-from harness.stats.records import INSTANCES_FILE, InstanceTable, read_instances
+from harness.stats.records import InstanceTable
 
 
 

@@ -20,10 +20,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.results import RESULT_FILE
-from harness.stats.records import INSTANCES_FILE
+from harness.results.instances import INSTANCES_FILE
+from harness.results.result import RESULT_FILE
 
-#: The folder of a run's finished units (see :mod:`harness.execution`).
+#: The folder of a run's finished units (see :mod:`harness.running.execution`).
 PARTS_DIR = "parts"
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import harness
-from harness.io import sha256_file
+from harness.files.io import sha256_file
 
 DISTRIBUTION = "xlqa-harness"
 

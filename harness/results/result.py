@@ -10,40 +10,17 @@ so old result folders stay readable when the format moves on.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from harness.io import sha256_text
-from harness.model import ModelIdentity
-from harness.registry import PluginInfo
-from harness.task import ScoreRow
+from harness.definitions.model import ModelIdentity
+from harness.definitions.specs import PluginInfo
+from harness.definitions.task import ScoreRow
+from harness.files.io import sha256_text
 
-#: A percentile interval ``(low, high)`` of a metric (see :mod:`harness.stats.bootstrap`).
-Interval = tuple[float, float]
-#: What an interval's resamples drew where they drew each unit's instances within the unit (every
-#: per-language row, and every row of data that is not parallel); otherwise they drew clusters
-#: whole across units, and the row records the clusters' name (:class:`harness.task.Clusters`).
-INSTANCE = "instance"
-
-
-@dataclass(frozen=True)
-class RowIntervals(Mapping[str, Interval]):
-    """One row's intervals by metric, and what their resamples drew (:data:`INSTANCE` or the
-    name of the clusters), so that a result can say which resampling unit each interval used."""
-
-    intervals: dict[str, Interval]
-    resampled: str
-
-    def __getitem__(self, metric: str) -> Interval:
-        return self.intervals[metric]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.intervals)
-
-    def __len__(self) -> int:
-        return len(self.intervals)
+from harness.stats.bootstrap import INSTANCE, Interval, RowIntervals
 
 #: The version :meth:`RunResult.to_dict` writes (the schema's ``schema_version`` constant).
 SCHEMA_VERSION = "1.0"
@@ -94,13 +71,13 @@ class TaskRecord:
     higher_is_better: bool
     prediction_format: str
     reference: str
-    #: The scorer signature (:meth:`harness.task.Task.scorer_signature`); None in older results.
+    #: The scorer signature (:meth:`harness.definitions.task.Task.scorer_signature`); None in older results.
     scorer_signature: str | None = None
     #: The scale of every score (rows, main score, intervals): ``percent`` (0-100) or ``fraction``
-    #: (0-1), as the official scorer gives them (:attr:`harness.task.TaskMetadata.scale`); None
+    #: (0-1), as the official scorer gives them (:attr:`harness.definitions.task.TaskMetadata.scale`); None
     #: in older results.
     scale: str | None = None
-    #: Metrics that are no score on ``scale`` (:attr:`harness.task.TaskMetadata.unscaled`).
+    #: Metrics that are no score on ``scale`` (:attr:`harness.definitions.task.TaskMetadata.unscaled`).
     unscaled: tuple[str, ...] = ()
 
     def unit(self, metric: str) -> str | None:
@@ -213,7 +190,7 @@ class MainScore:
 
 @dataclass(frozen=True)
 class ResultRow:
-    """The metrics of one subset on one split (a task's :class:`~harness.task.ScoreRow`, placed)."""
+    """The metrics of one subset on one split (a task's :class:`~harness.definitions.task.ScoreRow`, placed)."""
 
     split: str
     subset: str
@@ -267,7 +244,7 @@ class PredictionsRecord:
     format: str
     sha256: str
     #: Unit -> file name inside the predictions folder, where the task says (see
-    #: :meth:`harness.task.Task.prediction_files`); None: one file, or not said.
+    #: :meth:`harness.definitions.task.Task.prediction_files`); None: one file, or not said.
     files: dict[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -430,8 +407,8 @@ def read_result(path: Path) -> tuple[RunResult, Path]:
     """A result file read, migrated to the current version, validated against its schema (one
     line naming file and field where it is not one), and the folder it lies in; ``path`` is the
     file or its run folder. Every reader of results given by a user (compare, rescore) reads here."""
-    from harness.io import read_json
-    from harness.validation import validate
+    from harness.definitions.validation import validate
+    from harness.files.io import read_json
 
     file = path / RESULT_FILE if path.is_dir() else path
     raw = read_json(file)

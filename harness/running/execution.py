@@ -17,29 +17,29 @@ from typing import Any
 
 import numpy as np
 
-from harness.batching import ServiceStats, across_ranks
-from harness.capabilities import declared, provide
-from harness.compose import ModelSource, model_service
-from harness.distributed import World, current_world
-from harness.encoding import EncodingPlan, EncodingRequest, EncodingService, EncodingStats, ReportsEncoding
-from harness.generation import GenerationService, GenerationStats, ReportsGeneration
-from harness.loglikelihood import LoglikelihoodStats, ScoringService
+from harness.definitions.model import Model, ModelIdentity, Runtime, apply_threads
+from harness.definitions.protocols import EncodingRequest, PredictionSource
+from harness.definitions.specs import PluginInfo
+from harness.definitions.task import RunContext
 from harness.errors import InputError
-from harness.io import dump_json, json_bytes, read_json, sha256_text
-from harness.layout import RunFolder, slug
-from harness.model import Model, ModelIdentity, Runtime, apply_threads
-from harness.planning import LoadedTask
-from harness.protocols import PredictionSource
-from harness.registry import PluginInfo
-from harness.task import RunContext
-from harness.timing import Clock, PhaseTimer
+from harness.files.io import dump_json, json_bytes, read_json, sha256_text
+from harness.models.batching import ServiceStats, across_ranks
+from harness.models.capabilities import declared, provide
+from harness.models.compose import ModelSource, model_service
+from harness.models.distributed import World, current_world
+from harness.models.encoding import EncodingPlan, EncodingService, EncodingStats, ReportsEncoding
+from harness.models.generation import GenerationService, GenerationStats, ReportsGeneration
+from harness.models.loglikelihood import LoglikelihoodStats, ScoringService
+from harness.results.layout import RunFolder, slug
+from harness.running.planning import LoadedTask
+from harness.running.timing import Clock, PhaseTimer
 
 
 @dataclass
 class LoadedModel:
     """The model of a run, loaded once for all its tasks, with what results record about it;
     ``service`` is the shared encoding queue of a plain encoder, or the generation service of a
-    generator (:func:`harness.compose.model_service`)."""
+    generator (:func:`harness.models.compose.model_service`)."""
 
     model: Model
     plugin: PluginInfo
@@ -66,8 +66,8 @@ class LoadedModel:
                        task_name=task.name)
 
 
-def load_model(source: ModelSource, runtime: Runtime, timer: PhaseTimer, *, typed: str | None,
-               show_progress: bool) -> LoadedModel:
+def prepare_model(source: ModelSource, runtime: Runtime, timer: PhaseTimer, *, typed: str | None,
+                  show_progress: bool) -> LoadedModel:
     """Instantiate the model (timed), give torch its threads, and put the encoding queue in front
     of a plain encoder and the generation service in front of a generator."""
     model = timer.time("load_model", lambda: source.instantiate(runtime))
@@ -151,7 +151,7 @@ class Session:
         """How the suite ran, for each result's provenance. With ``ranks`` (:meth:`gather_stats`)
         ``encoding`` and ``generation`` stay this rank's (rank 0's), ``ranks`` holds every
         rank's, and ``all_ranks`` the whole run's work and rates
-        (:func:`~harness.batching.across_ranks`): a rank encodes its share only."""
+        (:func:`~harness.models.batching.across_ranks`): a rank encodes its share only."""
         runtime, model = self.runtime, self.model.model
         encoding, generation, scoring = self._stats()
         stats = encoding or generation

@@ -28,19 +28,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from harness.compose import resolve_model
-from harness.distributed import current_world
+from harness.definitions.model import ModelIdentity
+from harness.definitions.registry import Registry, load_target
+from harness.definitions.validation import validate
 from harness.errors import HarnessError, InputError
-from harness.io import read_json
-from harness.model import ModelIdentity
+from harness.files.io import read_json
+from harness.models.compose import resolve_model
+from harness.models.distributed import current_world
 from harness.options import bind_options, format_named, parse_named, path_options
-from harness.registry import Registry, load_target
-from harness.execution import Plan
-from harness.planning import LoadedTask, SuiteRun, check_model, load_task, with_data, with_labels
-from harness.recording import Outcome
-from harness.runner import plan_suite, run_suite, score
-from harness.settings import DataOptions, ExecutionOptions, OutputOptions
-from harness.validation import validate
+from harness.running.execution import Plan
+from harness.running.planning import LoadedTask, SuiteRun, check_model, load_task, with_data, with_labels
+from harness.running.recording import Outcome
+from harness.running.runner import plan_suite, run_suite, score
+from harness.running.settings import DataOptions, ExecutionOptions, OutputOptions
 
 #: The schema of a family file.
 FAMILY_SCHEMA = "model-family"
@@ -161,7 +161,7 @@ def plan_family(suite: SuiteRun, family_path: Path, *, labels: Path | None = Non
 def run_family(suite: SuiteRun, family_path: Path, *, labels: Path | None = None, data: DataOptions | None = None,
                execution: ExecutionOptions | None = None, output: OutputOptions | None = None,
                registry: Registry | None = None) -> FamilyOutcome:
-    """Run a suite with a model family (:mod:`harness.family`): each task with its own model, the
+    """Run a suite with a model family (:mod:`harness.running.family`): each task with its own model, the
     tasks that share a model as one suite (loaded once, one encoding queue); then, when the suite
     has a ``scored_by`` task, the folder of exactly these runs is scored as one submission by it
     (XTREME's group scores and ``all_task``), against ``labels``.

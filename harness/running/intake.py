@@ -24,20 +24,20 @@ from pathlib import Path
 from typing import Any
 
 from harness import leaderboard
+from harness.definitions.registry import Registry
+from harness.definitions.task import Evaluation, InputRules, Task, main_cell
+from harness.definitions.validation import validate
+from harness.display.wording import reword_options
 from harness.errors import HarnessError
-from harness.io import read_json, sha256_path
+from harness.files.io import read_json, sha256_path
 from harness.options import format_named, parse_named
-from harness.provenance import describe_files
-from harness.registry import Registry
-from harness.results import Interval, RunResult, read_result
-from harness.planning import load_data, task_with_options, with_labels
-from harness.recording import Outcome, evaluation_intervals
-from harness.runner import score
-from harness.settings import DataOptions, OutputOptions
+from harness.results.provenance import describe_files
+from harness.results.result import Interval, RunResult, read_result
+from harness.running.planning import load_data, task_with_options, with_labels
+from harness.running.recording import Outcome, evaluation_intervals
+from harness.running.runner import score
+from harness.running.settings import DataOptions, OutputOptions
 from harness.stats.bootstrap import BootstrapSettings
-from harness.task import Evaluation, InputRules, Task, main_cell
-from harness.validation import validate
-from harness.wording import reword_options
 
 MANIFEST = "submission.json"
 #: Recomputed scores equal claimed ones up to float formatting (JSON round trips are exact, but a

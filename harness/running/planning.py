@@ -2,7 +2,7 @@
 
 Everything here happens before a model is loaded, so a mistake (an unknown task, a task the
 model cannot run, missing data) stops the run before any work: the runner plans first, then
-executes (:mod:`harness.execution`), then records (:mod:`harness.recording`).
+executes (:mod:`harness.running.execution`), then records (:mod:`harness.running.recording`).
 """
 
 from __future__ import annotations
@@ -14,18 +14,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness import datahome
-from harness.capabilities import declared
-from harness.compose import ModelSource
+from harness.data import home as datahome
+from harness.definitions.protocols import PredictionSource
+from harness.definitions.registry import Registry, load_target
+from harness.definitions.specs import PluginInfo
+from harness.definitions.task import DataRequest, Task, TaskData
+from harness.definitions.validation import validate
 from harness.errors import HarnessError
-from harness.io import read_json
+from harness.files.io import read_json
+from harness.models.capabilities import declared
+from harness.models.compose import ModelSource
 from harness.options import bind_options, parse_named
-from harness.protocols import PredictionSource
-from harness.registry import PluginInfo, Registry, load_target
-from harness.settings import DataOptions
-from harness.task import DataRequest, Task, TaskData
-from harness.timing import PhaseTimer
-from harness.validation import validate
+from harness.running.settings import DataOptions
+from harness.running.timing import PhaseTimer
 
 #: What a result says its data was when no ``--data-dir`` was given.
 DEMO_SOURCE = "built-in demo data"

@@ -19,25 +19,26 @@ from pathlib import Path
 from typing import Any, Literal
 
 from harness import leaderboard
-from harness.generation import answer_counts, answer_notes, with_sample
-from harness.io import dump_json, remove_temporaries, sha256_path, sha256_text
-from harness.layout import RunFolder
-from harness.model import ModelIdentity
-from harness.planning import LoadedTask
-from harness.prompting import PromptedTask
-from harness.provenance import environment, now_iso
-from harness.registry import PluginInfo
-from harness.results import (
-    RESULT_SCHEMA, BootstrapRecord, DataRecord, FileRecord, InstancesRecord, MainScore, ModelRecord,
-    PredictionsRecord, Provenance, ResultRow, RowIntervals, RunResult, TaskRecord,
+from harness.definitions.model import ModelIdentity
+from harness.definitions.specs import PluginInfo
+from harness.definitions.task import Evaluation, Task, TaskData, main_cell
+from harness.definitions.validation import validate
+from harness.display.tables import format_score
+from harness.files.io import dump_json, remove_temporaries, sha256_path, sha256_text
+from harness.models.generation import answer_counts, answer_notes, with_sample
+from harness.models.prompting import PromptedTask
+from harness.results.instances import write_instances
+from harness.results.layout import RunFolder
+from harness.results.provenance import environment, now_iso
+from harness.results.result import (
+    RESULT_SCHEMA, BootstrapRecord, DataRecord, FileRecord, InstancesRecord, MainScore, ModelRecord, PredictionsRecord,
+    Provenance, ResultRow, RunResult, TaskRecord,
 )
-from harness.settings import OutputOptions
-from harness.stats.bootstrap import BootstrapSettings, row_intervals
-from harness.stats.records import Instance, InstanceTable, write_instances
-from harness.tables import format_score
-from harness.task import Evaluation, Task, TaskData, main_cell
-from harness.timing import Clock
-from harness.validation import validate
+from harness.running.planning import LoadedTask
+from harness.running.settings import OutputOptions
+from harness.running.timing import Clock
+from harness.stats.bootstrap import BootstrapSettings, RowIntervals, row_intervals
+from harness.stats.records import Instance, InstanceTable
 
 #: The note of a result whose model is an in-memory object with nothing to fingerprint.
 NOT_REPRODUCIBLE = ("The model is a Python object with no weights to fingerprint: this run cannot be reproduced "
@@ -215,7 +216,7 @@ LOW_SCRIPT_SHARE = 0.8
 
 def report_answer_script(evaluation: Evaluation) -> None:
     """A note under the table where few answers are written in the script of the language scored
-    (``diagnostics.answer_script``, see :func:`harness.qa.answer_language.script_share`): a model
+    (``diagnostics.answer_script``, see :func:`harness.scoring.answer_language.script_share`): a model
     answering Japanese questions in English scores low F1 for a reason the table should say."""
     shares = evaluation.diagnostics.get("answer_script")
     if not isinstance(shares, dict):

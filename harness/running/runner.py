@@ -1,11 +1,11 @@
 """One runner for every task and model, in three steps a reader can name:
 
-1. **plan** (:mod:`harness.planning`): the tasks and their options, the model, the data; every
+1. **plan** (:mod:`harness.running.planning`): the tasks and their options, the model, the data; every
    mistake is found before any work;
-2. **execute** (:mod:`harness.execution`): the model loaded once, the texts of all tasks encoded
+2. **execute** (:mod:`harness.running.execution`): the model loaded once, the texts of all tasks encoded
    in one shared queue, each task predicted unit by unit (saved, for ``--resume``);
-3. **record** (:mod:`harness.recording`): predictions, per-instance records, intervals, the
-   validated result and its leaderboard entry, in the run's folder (:mod:`harness.layout`).
+3. **record** (:mod:`harness.running.recording`): predictions, per-instance records, intervals, the
+   validated result and its leaderboard entry, in the run's folder (:mod:`harness.results.layout`).
 
 ``harness score`` takes steps 1 and 3 without a model: the task reads a predictions file in its
 official format, so predictions made anywhere are scored by the same code. The library API
@@ -18,23 +18,23 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.compose import ModelSource, resolve_model
+from harness.definitions.model import ModelIdentity
+from harness.definitions.registry import Registry
+from harness.definitions.task import InputRules, RunContext
 from harness.errors import HarnessError, InputError
-from harness.execution import LoadedModel, Plan, Session, load_model, predict_units
-from harness.io import remove_temporaries, sha256_file, sha256_values
-from harness.layout import (
+from harness.files.io import remove_temporaries, sha256_file, sha256_values
+from harness.models.compose import ModelSource, resolve_model
+from harness.models.generation import GenerationService, plan_generation
+from harness.models.prompting import PromptedTask, task_requests
+from harness.results.layout import (
     RunFolder, claim_run_folder, configuration_folder, discard_if_empty, latest_run_folder, model_folder,
 )
-from harness.model import ModelIdentity
-from harness.planning import LoadedTask, load_task, with_checked_data, with_data
-from harness.generation import GenerationService, plan_generation
-from harness.prompting import PromptedTask, task_requests
-from harness.provenance import describe_files, git_commit
-from harness.recording import Outcome, Scored, record, run_id
-from harness.registry import Registry
-from harness.settings import DataOptions, ExecutionOptions, OutputOptions
-from harness.task import InputRules, RunContext
-from harness.timing import Clock, PhaseTimer
+from harness.results.provenance import describe_files, git_commit
+from harness.running.execution import LoadedModel, Plan, Session, predict_units, prepare_model
+from harness.running.planning import LoadedTask, load_task, with_checked_data, with_data
+from harness.running.recording import Outcome, Scored, record, run_id
+from harness.running.settings import DataOptions, ExecutionOptions, OutputOptions
+from harness.running.timing import Clock, PhaseTimer
 
 
 def run(task_text: str, model: object, **options: object) -> Outcome:
@@ -97,7 +97,7 @@ def _open(task_texts: Sequence[str], model: object, model_args: str | dict[str, 
     source: ModelSource = resolve_model(model, registry, model_args, label)
     tasks = list(loaded) if loaded is not None else with_checked_data(named, source, data)
     typed = model if isinstance(model, str) else None
-    session = Session(tasks, load_model(source, runtime, shared, typed=typed, show_progress=output.show_progress),
+    session = Session(tasks, prepare_model(source, runtime, shared, typed=typed, show_progress=output.show_progress),
                       runtime, shared=shared, clock=clock)
     for loaded_task in session.tasks:  # the prompt and generation options fixed before the run id is taken
         if isinstance(loaded_task.task, PromptedTask) and not session.model.replay:
@@ -108,7 +108,7 @@ def _open(task_texts: Sequence[str], model: object, model_args: str | dict[str, 
 
 def _run_task(session: Session, loaded: LoadedTask, resume: bool, output: OutputOptions) -> Outcome:
     """Predict the task unit by unit, evaluate, and record the result (rank 0 only); a plain
-    encoder's vectors also serve the task's :meth:`~harness.task.Task.vector_analyses`."""
+    encoder's vectors also serve the task's :meth:`~harness.definitions.task.Task.vector_analyses`."""
     task, data, timer, world = loaded.task, loaded.data, loaded.timer, session.world
     files = timer.time("hash_data", lambda: describe_files(data.files))
     identity = session.model.identity
@@ -175,7 +175,7 @@ def score(task_text: str, predictions_file: Path, *, data: DataOptions | None = 
           identity: ModelIdentity | None = None, label: str | None = None,
           details: dict[str, object] | None = None) -> Outcome:
     """Score a predictions file written elsewhere, in the task's official format, read under
-    ``input_rules`` (see :attr:`~harness.task.TaskData.input_rules`). The model is the file
+    ``input_rules`` (see :attr:`~harness.definitions.task.TaskData.input_rules`). The model is the file
     (:func:`file_identity`, with ``label`` and ``details``) unless ``identity`` says what made the
     predictions."""
     output = output or OutputOptions()

@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness.definitions.model import Runtime, default_threads
 from harness.errors import HarnessError
-from harness.generation import GenerationSettings
-from harness.io import check_folder
-from harness.model import Runtime, default_threads
+from harness.files.io import check_folder
+from harness.models.generation import GenerationSettings
 from harness.stats.bootstrap import DEFAULT_RESAMPLES, BootstrapSettings
 
 if TYPE_CHECKING:
-    from harness.registry import Registry
+    from harness.definitions.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class ExecutionOptions:
     seed: int = 0
     #: CPU threads (None: the cores this process may use, shared by a torchrun's local ranks).
     threads: int | None = None
-    #: The embedding cache's folder (None: no cache; the CLI's default is :func:`harness.cache.default_root`).
+    #: The embedding cache's folder (None: no cache; the CLI's default is :func:`harness.models.cache.default_root`).
     cache_dir: Path | None = None
     #: Reuse the units an interrupted run of the same configuration saved (needs an output folder).
     resume: bool = False
@@ -62,7 +62,7 @@ class ExecutionOptions:
     log_samples: bool = False
 
     def runtime(self, registry: Registry) -> Runtime:
-        """The :class:`~harness.model.Runtime` models are built with (which checks device, batch
+        """The :class:`~harness.definitions.model.Runtime` models are built with (which checks device, batch
         size and threads), after checking the cache folder can be written."""
         if self.cache_dir is not None:
             check_folder(self.cache_dir, "--cache-dir")

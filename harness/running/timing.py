@@ -8,9 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from harness.provenance import now_iso
+from harness.results.provenance import now_iso
 
-log = logging.getLogger("harness.runner")
+log = logging.getLogger("harness.running.runner")
 
 T = TypeVar("T")
 

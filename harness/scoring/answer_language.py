@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
 
+from harness.definitions.task import InputRules
 from harness.errors import InputError
-from harness.task import InputRules
 
 #: Fewer non-empty answers than this say too little about their language to refuse them.
 MIN_ANSWERS = 3

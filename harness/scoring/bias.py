@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.metrics.ranking import average_precision
+from harness.scoring.ranking import average_precision
 
 #: Figure 6 of the paper: the answer-language mix among the top 100 retrieved candidates.
 TOP_K_MIX = 100

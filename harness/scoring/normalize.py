@@ -8,7 +8,7 @@ XTREME submissions).
 A normaliser maps an answer string to the tokens the official scorer compares: exact match is
 "the token lists are equal" (the official scripts compare the space-joined normalised strings,
 which is the same thing because no token contains white space), and F1 is the bag-of-tokens
-overlap of :func:`harness.metrics.answers.token_f1`. Two official normalisers are here:
+overlap of :func:`harness.scoring.answers.token_f1`. Two official normalisers are here:
 
 * :func:`ascii_english` -- SQuAD v1.1's ``normalize_answer`` (``evaluate-v1.1.py``; XTREME's
   ``third_party/evaluate_squad.py``), which XQuAD, TyDiQA-GoldP and XOR-EnglishSpan apply to

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import InputError
-from harness.io import read_json
+from harness.files.io import read_json
 
 
 @dataclass(frozen=True)

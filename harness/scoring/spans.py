@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from harness.metrics.answers import best_over_golds, token_f1
-from harness.qa.normalize import Normalizer
-from harness.qa.span_file import SpanQuestion
+from harness.scoring.answers import best_over_golds, token_f1
+from harness.scoring.normalize import Normalizer
+from harness.scoring.span_file import SpanQuestion
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 A task's official number is a function of per-question values (a mean of F1s, a mean of means,
 a threshold sweep). :mod:`harness.stats.records` keeps those values, one :class:`Instance` per
 question, next to the result; :mod:`harness.stats.statistics` says how a row's number is
-computed from them (declared once per task, by :meth:`harness.task.Task.statistics`);
+computed from them (declared once per task, by :meth:`harness.definitions.task.Task.statistics`);
 :mod:`harness.stats.bootstrap` resamples questions within each unit and recomputes the row to
 give a percentile interval; :mod:`harness.stats.paired` compares two runs on the same questions.
 """

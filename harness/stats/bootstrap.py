@@ -20,24 +20,48 @@ statistic (linear interpolation, as scipy's ``method="percentile"``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from harness.errors import HarnessError
-from harness.results import INSTANCE, RowIntervals
-from harness.stats.clusters import stratify
+from harness.stats.strata import stratify
 from harness.stats.records import InstanceTable
 from harness.stats.statistics import RowStatistics, Statistic, UnitStatistic, gathered, row_slices, unit_sizes
 
 if TYPE_CHECKING:
-    from harness.task import Clusters
+    from harness.stats.clusters import Clusters
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_CONFIDENCE = 0.95
 
+
+#: A percentile interval ``(low, high)`` of a metric.
+Interval = tuple[float, float]
+#: What an interval's resamples drew where they drew each unit's instances within the unit (every
+#: per-language row, and every row of data that is not parallel); otherwise they drew clusters
+#: whole across units, and the row records the clusters' name (:class:`harness.stats.clusters.Clusters`).
+INSTANCE = "instance"
+
+
+@dataclass(frozen=True)
+class RowIntervals(Mapping[str, Interval]):
+    """One row's intervals by metric, and what their resamples drew (:data:`INSTANCE` or the
+    name of the clusters), so that a result can say which resampling unit each interval used."""
+
+    intervals: dict[str, Interval]
+    resampled: str
+
+    def __getitem__(self, metric: str) -> Interval:
+        return self.intervals[metric]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.intervals)
+
+    def __len__(self) -> int:
+        return len(self.intervals)
 
 @dataclass(frozen=True)
 class BootstrapSettings:
@@ -135,7 +159,7 @@ def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[float, 
 
 def resampled_by(statistic: Statistic, settings: BootstrapSettings) -> str:
     """What a statistic's resamples draw, as a result records it: the clusters' name, or
-    :data:`~harness.results.INSTANCE` (each unit's instances within the unit)."""
+    :data:`~harness.stats.bootstrap.INSTANCE` (each unit's instances within the unit)."""
     clusters = settings.clusters_of(statistic)
     return INSTANCE if clusters is None else clusters.name
 

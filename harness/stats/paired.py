@@ -30,14 +30,13 @@ import numpy as np
 from scipy.stats import binomtest
 
 from harness.errors import HarnessError
-from harness.results import INSTANCE
-from harness.stats.bootstrap import BootstrapSettings, percentile_interval, resample, resampled_by
-from harness.stats.clusters import Strata, stratify
+from harness.stats.bootstrap import INSTANCE, BootstrapSettings, percentile_interval, resample, resampled_by
+from harness.stats.strata import Strata, stratify
 from harness.stats.records import InstanceTable
 from harness.stats.statistics import Columns, Gathered, RowStatistics, Statistic, UnitStatistic, row_slices, unit_sizes
 
 if TYPE_CHECKING:
-    from harness.task import Clusters
+    from harness.stats.clusters import Clusters
 
 #: Rows with at most this many questions get the exact permutation test (2**n swaps).
 EXACT_LIMIT = 16

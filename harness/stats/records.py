@@ -9,22 +9,13 @@ can re-run the official aggregation on any resample of the questions.
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from harness.errors import InputError
-from harness.io import iter_jsonl, write_atomic
-from harness.validation import validate
 
-#: The name of the per-instance file beside ``result.json``, and the schema of one of its lines.
-INSTANCES_FILE = "instances.jsonl"
-INSTANCE_SCHEMA = "instance"
 
 
 @dataclass(frozen=True)
@@ -83,26 +74,3 @@ class InstanceTable:
 
     def unit(self, name: str) -> UnitValues:
         return self.units[name]
-
-
-def write_instances(instances: Sequence[Instance], path: Path) -> None:
-    """Write the records as compact JSON lines, atomically (a kill leaves the old file or none)."""
-    lines = [json.dumps(item.to_dict(), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-             for item in instances]
-    payload = "".join(line + "\n" for line in lines).encode("utf-8")
-    write_atomic(path, lambda handle: handle.write(payload))
-
-
-def read_instances(path: Path) -> list[Instance]:
-    """Read and validate a per-instance file; a bad line is one error naming file, line and field."""
-    out = []
-    for line, raw in iter_jsonl(path):
-        validate(raw, INSTANCE_SCHEMA, file=path, record=f"line {line}")
-        instance = Instance.from_dict(raw)
-        bad = next((name for name, value in instance.values.items() if not math.isfinite(value)), None)
-        if bad is not None:
-            raise InputError("not a finite number", file=path, record=f"line {line}", field=f"values.{bad}")
-        out.append(instance)
-    if not out:
-        raise InputError("no instances", file=path)
-    return out

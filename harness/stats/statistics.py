@@ -13,7 +13,7 @@ A :class:`Statistic` does two things with the same definition:
 
 A unit's row is resampled within the unit (a language, a language pair). A composite over
 several units is resampled within each unit too, unless it declares the task's ``clusters``
-(parallel data: :class:`harness.task.Clusters`); then a drawn cluster brings its instance in
+(parallel data: :class:`harness.stats.clusters.Clusters`); then a drawn cluster brings its instance in
 every unit (:mod:`harness.stats.clusters`). Either way each unit's resample has the unit's size,
 and a macro average over languages is recomputed as the official script averages it: mean of
 per-language means.
@@ -31,7 +31,7 @@ import numpy as np
 from harness.stats.records import InstanceTable, UnitValues
 
 if TYPE_CHECKING:
-    from harness.task import Clusters
+    from harness.stats.clusters import Clusters
 
 class Columns(Mapping[str, np.ndarray]):
     """A unit's value matrices under some resampling or swapping, ``metric -> (rows, questions)``,

@@ -1,4 +1,4 @@
-"""Replay and reference models (see :class:`harness.protocols.PredictionSource`).
+"""Replay and reference models (see :class:`harness.definitions.protocols.PredictionSource`).
 
 ``predictions:file=...`` is how a leaderboard submission runs through ``harness run``: the task
 reads the file in its official format, so the result and leaderboard entry look exactly like

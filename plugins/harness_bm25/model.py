@@ -1,4 +1,4 @@
-"""The ``bm25`` model: a :class:`~harness.protocols.Retriever` over any corpus and languages.
+"""The ``bm25`` model: a :class:`~harness.definitions.protocols.Retriever` over any corpus and languages.
 
 Top-k search is exact and pruned: each query reads only the parts of its terms' posting lists
 that can change its top k, in a compiled kernel, queries spread over the runtime's threads (see

@@ -2,14 +2,14 @@
 
 A corpus of ``n`` passages is cut into shards of ``shard_size`` consecutive passages; shard ``i``
 is the file ``vectors-{i:05d}.npy`` (float16 by default; float32, or int8 codes with a
-per-dimension scale, on request: :class:`Shard`), encoded and written on its own, atomically. Under torch.distributed (:mod:`harness.distributed`) rank ``r`` of ``N``
+per-dimension scale, on request: :class:`Shard`), encoded and written on its own, atomically. Under torch.distributed (:mod:`harness.models.distributed`) rank ``r`` of ``N``
 owns shards ``r, r + N, r + 2N, ...``: it encodes them, keeps them and searches them, and the
 ranks exchange only each query's top k, so no rank ever holds more than its share of the vectors.
 On one process the same code owns every shard.
 
 Resuming is shard by shard: a shard file present and whole is kept, a missing one encoded, so a
 killed rank (or run) starts again where it stopped, from its own shards. A shard is encoded with
-a length-batched :class:`~harness.encoding.EncodingService` of its own (not the run's, whose
+a length-batched :class:`~harness.models.encoding.EncodingService` of its own (not the run's, whose
 memory would keep every vector it ever encoded and which, distributed, gathers every rank's
 vectors onto every rank); its batches depend on its passages alone, so a passage gets the same
 vector whichever rank encodes it, and the merged ranking of N ranks equals the one-process
@@ -18,8 +18,8 @@ ranking exactly.
 Search kinds:
 
 * ``exact``: inner products of the queries with one shard at a time
-  (:func:`harness.search.exact_search`, itself blocked; a float16 shard is widened a block at a
-  time), top-k lists merged across shards and ranks with :func:`harness.search.merge_top_k` —
+  (:func:`harness.models.search.exact_search`, itself blocked; a float16 shard is widened a block at a
+  time), top-k lists merged across shards and ranks with :func:`harness.models.search.merge_top_k` —
   bounded memory, deterministic tie order (corpus position);
 * ``flat``: faiss ``IndexFlatIP`` (exact, the rank's vectors in memory as float32);
 * ``hnsw``: faiss ``IndexHNSWFlat`` (approximate; ``hnsw_m``, ``ef_construction``, ``ef_search``);

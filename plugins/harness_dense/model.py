@@ -1,4 +1,4 @@
-"""The ``dense`` model: a :class:`~harness.protocols.Retriever` from any encoder, for corpora too
+"""The ``dense`` model: a :class:`~harness.definitions.protocols.Retriever` from any encoder, for corpora too
 large to encode into memory at once, on one process or across many (torchrun).
 
 ``dense:encoder=e5-small,index=hnsw,index_dir=/data/psgs-e5`` encodes the corpus once into

@@ -1,5 +1,5 @@
 """The ``hf-classifier`` model: a local sequence-pair classification checkpoint
-(``AutoModelForSequenceClassification``) as a :class:`~harness.protocols.PairClassifier`.
+(``AutoModelForSequenceClassification``) as a :class:`~harness.definitions.protocols.PairClassifier`.
 
 Each pair is encoded as XTREME's ``run_classify.py`` encodes it (the tokenizer's pair template,
 both sentences cut longest-first to ``max_length`` tokens, 128 as XTREME trains and tests) and

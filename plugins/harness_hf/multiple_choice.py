@@ -1,5 +1,5 @@
 """The ``hf-multiple-choice`` model: a local multiple-choice checkpoint
-(``AutoModelForMultipleChoice``) as a :class:`~harness.protocols.MultipleChoice`.
+(``AutoModelForMultipleChoice``) as a :class:`~harness.definitions.protocols.MultipleChoice`.
 
 Each question's candidates are encoded as XTREME-R's ``run_xcopa.py`` encodes them: the question's
 text paired with each candidate through the tokenizer's pair template, cut longest-first to

@@ -14,7 +14,7 @@ How an answer is found (the standard SQuAD recipe of BERT and ``transformers``' 
 * ``no_answer_score`` is the smallest first-token ([CLS]) score start + end over the windows
   (as ``run_qa.py`` computes its null score), for tasks that let a reader abstain.
 
-Windows are sorted by length and batched so padding stays small (``harness.batching``: the same
+Windows are sorted by length and batched so padding stays small (``harness.models.batching``: the same
 batching as the encoders, halving a batch that runs out of GPU memory); on a GPU the model runs in
 bfloat16 (float16 where bf16 is unsupported) unless ``precision`` says otherwise. A fast tokenizer
 is required (it provides the offsets).
@@ -44,7 +44,7 @@ class _Window:
 
 
 class HFReader(CheckpointModel):
-    """A :class:`~harness.protocols.Reader` over ``AutoModelForQuestionAnswering`` from a folder."""
+    """A :class:`~harness.definitions.protocols.Reader` over ``AutoModelForQuestionAnswering`` from a folder."""
     provides = frozenset({Reader})
 
     auto_class = "AutoModelForQuestionAnswering"

@@ -1,5 +1,5 @@
 """The ``hf-tagger`` model: a local token classification checkpoint
-(``AutoModelForTokenClassification``) as a :class:`~harness.protocols.TokenTagger`, run as XTREME's
+(``AutoModelForTokenClassification``) as a :class:`~harness.definitions.protocols.TokenTagger`, run as XTREME's
 ``run_tag.py`` runs it.
 
 * Each word is cut into subwords alone (``tokenizer.tokenize(word)``); a word with no subword, or

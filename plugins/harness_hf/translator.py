@@ -1,6 +1,6 @@
 """The ``hf-translator`` model: a local seq2seq checkpoint folder (Marian, ...) as a Translator.
 
-Texts are sorted by token length and batched so padding stays small (``harness.batching``, as
+Texts are sorted by token length and batched so padding stays small (``harness.models.batching``, as
 for encoders and readers: a batch that runs out of GPU memory is halved), translated with
 ``generate`` (greedy unless ``num_beams`` says otherwise) and put back in input order. A Marian
 checkpoint translates one language pair (or, like opus-mt-mul-en, many sources into one target)
@@ -18,7 +18,7 @@ from harness_hf.checkpoint import CheckpointModel, Precision
 
 
 class HFTranslator(CheckpointModel):
-    """A :class:`~harness.protocols.Translator` over ``AutoModelForSeq2SeqLM`` + ``AutoTokenizer``."""
+    """A :class:`~harness.definitions.protocols.Translator` over ``AutoModelForSeq2SeqLM`` + ``AutoTokenizer``."""
     provides = frozenset({Translator})
 
     auto_class = "AutoModelForSeq2SeqLM"

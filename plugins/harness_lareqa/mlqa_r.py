@@ -15,7 +15,7 @@ the way it turns XQuAD into XQuAD-R; this module builds it from the official MLQ
 Steps the paper leaves open, decided here (see the plugin README):
 
 * **Sentence splitter.** The paper's splitter is Google-internal. This uses sentencex
-  (:mod:`harness.sentences`)
+  (:mod:`harness.data.sentences`)
   (Wikimedia's rule-based splitter: every MLQA language, kept up to date, no model to download),
   version pinned in pyproject because the pool depends on it. Of the 4,199 answer sentences, 3,879
   (92.4%) equal those of the authors' released MLQA-R; pysbd agreed less where it worked (Arabic

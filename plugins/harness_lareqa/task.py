@@ -11,11 +11,11 @@ Evaluation (LAReQA paper section 4; XTREME-R's ``utils_lareqa.py``):
   questions, as fractions in [0, 1] like the official output; plus one row per question language;
 * diagnostics of language bias: where the correct answer of each language is ranked, and in
   which language the first correct answer is found (the paper's weak vs strong alignment);
-* the paper's analyses, from the same ranking (:mod:`harness.metrics.bias`): zero-shot
+* the paper's analyses, from the same ranking (:mod:`harness.scoring.bias`): zero-shot
   monolingual pools (Table 4), removing the same-language or a random other-language target
   (Table 3), one target left in the pool (Figure 4), the answer-language mix of the top 100
   (Figure 6); and, when the model is an encoder, a language-ID probe on the question and the
-  candidate vectors (:mod:`harness.metrics.probe`; English vs Chinese unless ``probe=`` says).
+  candidate vectors (:mod:`harness.scoring.probe`; English vs Chinese unless ``probe=`` says).
 
 ``--limit N`` samples N questions per language (seeded, the same ids in every language) and
 keeps the whole pool, so a limited score estimates the full one.
@@ -44,7 +44,7 @@ from harness.plugin import (
 from harness.plugin.formats import validate
 from harness.plugin.io import iter_jsonl, write_atomic
 from harness.plugin.scoring import (
-    Instance, InstanceTable, Mean, NOT_RETRIEVED, PoolRanks, Pooled, RowStatistics, TOP_K_MIX, TopTie, analyse,
+    NOT_RETRIEVED, TOP_K_MIX, Instance, InstanceTable, Mean, PoolRanks, Pooled, RowStatistics, TopTie, analyse,
     average_precision, language_bias, language_id_probe, mid_ranks, numpy_mean, ranks_of, top_k,
 )
 from harness.plugin.services import EncodingRequest

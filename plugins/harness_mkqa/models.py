@@ -2,7 +2,7 @@
 
 It answers "" with ``no_answer_score`` 1.0, so its best F1 (and EM) is the share of No-Answer
 examples (32.42 on the full data, where ``long_answer`` and ``unanswerable`` count as No
-Answer). It is a real :class:`~harness.protocols.OpenDomainQA` model rather than a reference
+Answer). It is a real :class:`~harness.definitions.protocols.OpenDomainQA` model rather than a reference
 prediction kind, so it runs through the task's own prediction path and works for any
 open-domain task.
 """

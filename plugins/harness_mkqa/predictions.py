@@ -159,7 +159,7 @@ def read_predictions(path: Path, data: MKQAData) -> dict[str, list[dict[str, Any
 def _checked_language(read: dict[str, list[dict[str, Any]]], files: Mapping[str, Path],
                       data: MKQAData) -> dict[str, list[dict[str, Any]]]:
     """``read``, once no language's answers are written in a script its gold answers hardly use
-    (see :func:`~harness.qa.answer_language.foreign_script`): MKQA's example ids are the same in
+    (see :func:`~harness.scoring.answer_language.foreign_script`): MKQA's example ids are the same in
     every language, so a file made for another language passes every other check. Binary answers
     are left out (yes/no is English in every language's file)."""
     for lang, records in read.items():

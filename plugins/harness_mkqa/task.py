@@ -22,11 +22,11 @@ Numbers are stored as the official script prints them: rounded to 2 decimals.
 A generative model answers closed-book (or, as ``retrieve-read:generator=...``, from retrieved
 passages) with the task's ``prompt`` template (``closed-book``, ``rag``), ``shots`` solved examples
 of the same language (never the question itself) drawn with ``shot_seed``. Its ``no_answer_prob``
-is its own (:func:`harness.prompting.no_answer_probability`): the probability of the abstention
+is its own (:func:`harness.models.prompting.no_answer_probability`): the probability of the abstention
 reply when it abstains, else one minus the probability of its answer; a "yes"/"no" answer is
 given as ``binary_answer``. Where the engine returns no token log-probabilities, a model that
 scores continuations gives its answer's probability by log-likelihood
-(:class:`harness.loglikelihood.ScoringService`); one that can do neither stops with one line
+(:class:`harness.models.loglikelihood.ScoringService`); one that can do neither stops with one line
 saying what MKQA needs. Reasoning traces and passage ids ride along in each prediction line
 (fields the official scorer ignores) and in the per-instance records.
 """

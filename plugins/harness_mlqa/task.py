@@ -54,7 +54,7 @@ class MLQA(ParallelQADemo, SpanQATask):
                  prompt_digest: str | None = None, generation: Mapping[str, Any] | None = None) -> None:
         """``mode``: ``xlt`` scores the same-language files, ``gxlt`` every (context, question) pair;
         ``prompt``, ``shots``, ``shot_seed``, ``prompt_digest``, ``generation``: how a generative
-        model is prompted (see :class:`~harness.prompting.PromptedTask`)."""
+        model is prompted (see :class:`~harness.models.prompting.PromptedTask`)."""
         super().__init__(prompt, shots, shot_seed, prompt_digest, generation)
         self.mode = mode
 

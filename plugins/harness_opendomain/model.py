@@ -8,7 +8,7 @@ The pipeline of the XOR QA and MKQA baselines, from parts the harness already ha
 2. **Retrieve.** ``retriever=...`` is any Retriever (``bm25``, ``dense:encoder=...``) or any
    Encoder (``e5-small``, ``hf-encoder:path=...``: exact inner-product search). The passage
    collection ``corpus=...`` (a ``psgs_w100.tsv``-style TSV or JSON lines, or a folder of
-   ``{lang}.tsv`` / ``{lang}.jsonl`` files, read by :mod:`harness.qa.passages`) is indexed once,
+   ``{lang}.tsv`` / ``{lang}.jsonl`` files, read by :mod:`harness.data.passages`) is indexed once,
    on the first question, and kept for the rest of the run (every task of a suite included);
    each question asks the index for its ``top_k`` passages only.
 3. **Read.** ``reader=...`` is any Reader (``hf-reader:path=...``). The (question, passage text)
@@ -38,7 +38,7 @@ The pipeline of the XOR QA and MKQA baselines, from parts the harness already ha
 **Generate instead of read.** With ``generator=...`` (``hf-generator:path=...``, ``openai-compatible:...``)
 in place of ``reader``, the pipeline is retrieval-augmented generation: the task prompts the
 generator with its template (``xor-full:prompt=rag``: the top-k passages with their ids, then the
-question; see :mod:`harness.prompting`), and its per-instance records keep the passage ids of each
+question; see :mod:`harness.models.prompting`), and its per-instance records keep the passage ids of each
 prompt. Used outside a task's prompt, it answers zero-shot with the built-in ``rag`` template.
 
 Options with options of their own need ``--model-args`` JSON. XOR-Full end to end with real
@@ -116,7 +116,7 @@ def choose(spans: Sequence[SpanAnswer], passage_langs: Sequence[str]) -> Choice:
 
 
 class RetrieveRead(Model):
-    """An :class:`~harness.protocols.OpenDomainQA` model: (translate,) retrieve, read, (translate back)."""
+    """An :class:`~harness.definitions.protocols.OpenDomainQA` model: (translate,) retrieve, read, (translate back)."""
     provides = frozenset({OpenDomainQA})
 
     def __init__(self, *, runtime: Runtime, corpus: Path, reader: ModelOption | None = None,

@@ -13,7 +13,7 @@ Reasoning models: the server is asked for the whole budget (``max_tokens`` = the
 and the answer's: the server cannot tell them apart) and is sent **no stop strings**: a server
 applies them to the whole text, so a template's ``"\n"`` would end a trace, or fire on the blank
 line right after ``</think>``, and leave no answer. The harness cuts the answer at its stop
-strings itself (:func:`harness.generation.finish`), after the trace, as for every generator.
+strings itself (:func:`harness.models.generation.finish`), after the trace, as for every generator.
 ``server_stop=true`` sends them to the server as well: fewer tokens for a model that never
 writes a trace, wrong answers for one that does. A ``reasoning_content`` field (vLLM's reasoning
 parsers) is the trace; otherwise a ``<think>`` trace in the text is split off. The server's
@@ -43,7 +43,7 @@ from harness.plugin import (
     Generation, GenerationRequest, Generator, HarnessError, Loglikelihood, LoglikelihoodRequest, LoglikelihoodScorer,
     Model, ModelIdentity, Runtime,
 )
-from harness.plugin.services import Completion, REASONING_END, REASONING_START, finish
+from harness.plugin.services import REASONING_END, REASONING_START, Completion, finish
 
 OWNER = "model openai-compatible"
 #: HTTP statuses worth trying again: the server is busy, restarting or overloaded.
@@ -51,8 +51,8 @@ TRANSIENT = frozenset({408, 429, 500, 502, 503, 504})
 
 
 class OpenAICompatible(Model):
-    """A :class:`~harness.protocols.Generator` over an OpenAI-compatible server, and a
-    :class:`~harness.protocols.LoglikelihoodScorer` on its completions endpoint."""
+    """A :class:`~harness.definitions.protocols.Generator` over an OpenAI-compatible server, and a
+    :class:`~harness.definitions.protocols.LoglikelihoodScorer` on its completions endpoint."""
 
     provides = frozenset({Generator, LoglikelihoodScorer})
 
@@ -159,9 +159,9 @@ class OpenAICompatible(Model):
                           pieces, values, self._ended(choice.get("finish_reason")))
 
     def _ended(self, reason: object) -> str | None:
-        """The server's ``finish_reason`` as :data:`~harness.protocols.ENDINGS` name it: "stop" is
+        """The server's ``finish_reason`` as :data:`~harness.definitions.protocols.ENDINGS` name it: "stop" is
         the end-of-sequence token when no stop strings were sent (a stop string found here is
-        reported by :func:`~harness.generation.finish`)."""
+        reported by :func:`~harness.models.generation.finish`)."""
         if reason == "length":
             return "length"
         if reason == "stop":

@@ -5,7 +5,7 @@ harness's: greedy unless the request samples (``temperature``, ``top_p``, ``seed
 template of the checkpoint's tokenizer when it has one (with the request's system prompt), and
 the whole budget (the trace's and the answer's). The stop strings are not given to vLLM, which
 would apply them inside a reasoning trace too: the harness cuts the answer itself, after the
-trace (:func:`harness.generation.finish`), its log-probability including the stop string's
+trace (:func:`harness.models.generation.finish`), its log-probability including the stop string's
 token, the decision to stop. vLLM batches and schedules internally (continuous batching, paged
 KV cache), so the generation service's batches only bound what is in flight.
 """
@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from harness.plugin import Generation, GenerationRequest, Generator, HarnessError, Model, ModelIdentity, Runtime
-from harness.plugin.services import Completion, REASONING_END, REASONING_START, file_digest, finish
+from harness.plugin.services import REASONING_END, REASONING_START, Completion, file_digest, finish
 
 OWNER = "model vllm"
 
 
 class VLLMGenerator(Model):
-    """A :class:`~harness.protocols.Generator` over ``vllm.LLM``."""
+    """A :class:`~harness.definitions.protocols.Generator` over ``vllm.LLM``."""
 
     provides = frozenset({Generator})
     precision = "bfloat16"

@@ -5,7 +5,7 @@ The MLQA paper projects the answer with the translation model's attention alignm
 translator here (a translations file, any seq2seq checkpoint) exposes no alignment, so this is
 the documented fuzzy-match fallback:
 
-1. the context is split into sentences (:func:`harness.sentences.split_sentences`) and each is
+1. the context is split into sentences (:func:`harness.data.sentences.split_sentences`) and each is
    translated on its own, so the English context is the translated sentences joined by a space
    and each English sentence knows its original;
 2. the answer's English sentence (the one holding its start) names the original sentence;

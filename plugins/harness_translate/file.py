@@ -24,7 +24,7 @@ from harness.plugin.io import iter_jsonl, sha256_file
 
 
 class TranslationsFile(Model):
-    """A :class:`~harness.protocols.Translator` that reads its translations from a file."""
+    """A :class:`~harness.definitions.protocols.Translator` that reads its translations from a file."""
     provides = frozenset({Translator})
 
     def __init__(self, *, runtime: Runtime, file: Path, target_lang: str = "en", label: str | None = None) -> None:

@@ -62,7 +62,7 @@ _ASCII_PUNCTUATION = frozenset(string.punctuation)
 def f1_and_em(prediction: str, golds: Sequence[str], normalize: Callable[[str], list[str]]) -> tuple[float, float]:
     """(F1, EM) of one answer under ``normalize`` (text -> tokens), each the maximum over the gold
     answers (token F1 is 0 when nothing overlaps, also for an empty prediction against an empty
-    gold). EnglishSpan uses SQuAD v1.1's normaliser (``harness.qa.normalize.ascii_english``)."""
+    gold). EnglishSpan uses SQuAD v1.1's normaliser (``harness.scoring.normalize.ascii_english``)."""
     f1 = best_over_golds(lambda p, g: token_f1(normalize(p), normalize(g)), prediction, golds)
     em = best_over_golds(lambda p, g: float(normalize(p) == normalize(g)), prediction, golds)
     return f1, em

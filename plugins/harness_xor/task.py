@@ -13,9 +13,9 @@
   whatever the number of languages present, as the official script does. Corrected variants
   (``f1_symmetric``, ``em_symmetric``, ``bleu_effective_order``) are reported beside them.
 
-XOR-Retrieve runs any :class:`~harness.protocols.Retriever` over a passage corpus the user
+XOR-Retrieve runs any :class:`~harness.definitions.protocols.Retriever` over a passage corpus the user
 supplies (``xor-retrieve:corpus=psgs_w100.tsv``). EnglishSpan and Full run any
-:class:`~harness.protocols.OpenDomainQA` model, which finds its own passages: the
+:class:`~harness.definitions.protocols.OpenDomainQA` model, which finds its own passages: the
 ``retrieve-read`` pipeline (:mod:`harness_opendomain.model`: retrieve from the user's English or
 English + question-language corpus, read, translate answers from English passages back) takes
 the corpus as a model option. Each question is asked with the language its answer is scored in
@@ -334,7 +334,7 @@ class XorRetrieve(_XorTask):
     metadata = XOR_RETRIEVE
 
     def __init__(self, corpus: Path | None = None, top_k: int = 100, titles: bool = True) -> None:
-        """``corpus``: the passage file or folder a retriever searches (see :mod:`harness.qa.passages`);
+        """``corpus``: the passage file or folder a retriever searches (see :mod:`harness.data.passages`);
         ``top_k``: passages kept per question (enough for 5,000 tokens of 100-word passages);
         ``titles``: index (title, text) pairs rather than texts alone."""
         if top_k < 1:

@@ -1,9 +1,9 @@
 """XCOPA, XNLI and PAWS-X with a language model: the option it finds most likely, as
 lm-evaluation-harness (``lm_eval/tasks/xcopa``, ``xnli``, ``paws-x``) and lighteval run them.
 
-Each example becomes a context and one continuation per option (:class:`~harness.loglikelihood.
+Each example becomes a context and one continuation per option (:class:`~harness.models.loglikelihood.
 ChoiceQuestion`); the model scores every continuation, and the task reports three choices side by
-side (:mod:`harness.loglikelihood`): ``accuracy``, the option of highest summed log-likelihood
+side (:mod:`harness.models.loglikelihood`): ``accuracy``, the option of highest summed log-likelihood
 (lm-eval's ``acc``), which is the prediction written to the submission files; ``accuracy_norm``,
 the log-likelihood divided by the option's length in characters (lm-eval's ``acc_norm``: Python's
 ``len`` of the option string); ``accuracy_bytes``, divided by its length in UTF-8 bytes (lm-eval's

@@ -1,6 +1,6 @@
 """Declares the XTREME tasks and suites; importing this module imports nothing heavy.
 
-Suites ``xtreme`` and ``xtreme-r`` run a model family (``harness.family``: XTREME fine-tunes one
+Suites ``xtreme`` and ``xtreme-r`` run a model family (``harness.running.family``: XTREME fine-tunes one
 model per task) over the benchmark's tasks and score the runs as one submission with the
 ``xtreme`` task; the name ``xtreme`` alone is that task, and the suite when the model is a family.
 

@@ -102,7 +102,7 @@ class RunPredictions:
 
 def run_predictions(folder: Path, definition: TaskDef) -> RunPredictions | None:
     """The predictions of the one run of a task in a results folder (the core's layout,
-    :func:`harness.layout.task_results`; of re-runs of one configuration, the newest), or None
+    :func:`harness.results.layout.task_results`; of re-runs of one configuration, the newest), or None
     when ``folder`` is a submission's task folder (it has the first language's file)."""
     if (folder / definition.file_name(definition.languages[0])).is_file():
         return None

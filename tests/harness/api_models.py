@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from harness.hookspecs import hookimpl
-from harness.model import Model, ModelIdentity, Runtime
-from harness.protocols import Encoder
-from harness.registry import ModelSpec
+from harness.definitions.hookspecs import hookimpl
+from harness.definitions.model import Model, ModelIdentity, Runtime
+from harness.definitions.protocols import Encoder
+from harness.definitions.specs import ModelSpec
 
 #: The object the registered model encodes with (set by the test).
 OBJECT: Any = None

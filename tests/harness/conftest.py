@@ -6,8 +6,8 @@ from importlib.metadata import EntryPoint
 
 import pytest
 
-import harness.registry as registry_module
-from harness.registry import DISABLE_PLUGINS_ENV, PLUGINS_ENV
+import harness.definitions.registry as registry_module
+from harness.definitions.registry import DISABLE_PLUGINS_ENV, PLUGINS_ENV
 
 
 @pytest.fixture

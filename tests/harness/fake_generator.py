@@ -13,11 +13,11 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.generation import Completion, finish
-from harness.hookspecs import hookimpl
-from harness.model import Model, ModelIdentity, Runtime
-from harness.protocols import Generation, GenerationRequest, Generator
-from harness.registry import ModelSpec
+from harness.definitions.hookspecs import hookimpl
+from harness.definitions.model import Model, ModelIdentity, Runtime
+from harness.definitions.protocols import Generation, GenerationRequest, Generator
+from harness.definitions.specs import ModelSpec
+from harness.models.generation import Completion, finish
 
 
 def question_of(prompt: str) -> str:

@@ -9,11 +9,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from harness.hookspecs import hookimpl
-from harness.model import Model, ModelIdentity, Runtime
-from harness.protocols import Generation, GenerationRequest, Generator, Loglikelihood, LoglikelihoodRequest, \
-    LoglikelihoodScorer
-from harness.registry import ModelSpec
+from harness.definitions.hookspecs import hookimpl
+from harness.definitions.model import Model, ModelIdentity, Runtime
+from harness.definitions.protocols import (
+    Generation, GenerationRequest, Generator, Loglikelihood, LoglikelihoodRequest, LoglikelihoodScorer,
+)
+from harness.definitions.specs import ModelSpec
 
 
 def known_logprob(context: str, continuation: str, seed: int = 0) -> float:

@@ -21,15 +21,15 @@ from typing import Any
 
 import numpy as np
 
-from harness.encoding import EncodingRequest
+from harness.definitions.hookspecs import hookimpl
+from harness.definitions.model import Model, ModelIdentity, Runtime
+from harness.definitions.protocols import Corpus, Encoder, EncodingRequest, PredictionSource, Ranking, Retriever
+from harness.definitions.registry import Registry
+from harness.definitions.specs import ModelSpec, PluginInfo, SuiteSpec, TaskSpec
+from harness.definitions.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskData, TaskMetadata
 from harness.errors import InputError
-from harness.hookspecs import hookimpl
-from harness.io import dump_json, read_json
-from harness.model import Model, ModelIdentity, Runtime
-from harness.protocols import Corpus, Encoder, PredictionSource, Ranking, Retriever
-from harness.registry import ModelSpec, PluginInfo, Registry, SuiteSpec, TaskSpec
-from harness.results import RunResult
-from harness.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskData, TaskMetadata
+from harness.files.io import dump_json, read_json
+from harness.results.result import RunResult
 
 FAKE_DATA = Path(__file__).resolve().parents[1] / "fixtures" / "fake-task"
 MODULE = __name__

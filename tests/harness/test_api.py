@@ -15,7 +15,7 @@ import pytest
 import harness
 from harness.demo import LANGUAGES, parallel_qa_dir
 from harness.errors import HarnessError
-from harness.recording import NOT_REPRODUCIBLE
+from harness.running.recording import NOT_REPRODUCIBLE
 from tests.harness import api_models
 from tests.tiny_models import build_tiny_encoder
 
@@ -57,7 +57,7 @@ def test_a_sentence_transformer_scores_as_the_cli_scores_the_same_vectors(
 def test_the_fingerprint_tells_weights_apart(sentence_transformer: Any) -> None:
     import torch
 
-    from harness.objects import fingerprint
+    from harness.models.objects import fingerprint
 
     before = fingerprint(sentence_transformer)
     assert fingerprint(sentence_transformer) == before
@@ -169,8 +169,9 @@ def test_composite_models_take_objects_and_the_registry_they_were_given(tmp_path
     an inner model registered only in the registry handed to the API is found there."""
     import types
 
-    from harness.hookspecs import hookimpl
-    from harness.registry import ModelSpec, PluginInfo, Registry
+    from harness.definitions.hookspecs import hookimpl
+    from harness.definitions.registry import Registry
+    from harness.definitions.specs import ModelSpec, PluginInfo
 
     encoder = HashingEncoder("shared")
     direct = harness.evaluate("lareqa", encoder, progress=False, bootstrap=0)[0]

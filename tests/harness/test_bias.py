@@ -1,10 +1,10 @@
-"""The language-bias analyses of harness.metrics.bias on two questions worked out by hand."""
+"""The language-bias analyses of harness.scoring.bias on two questions worked out by hand."""
 
 from __future__ import annotations
 
 import pytest
 
-from harness.metrics.bias import PoolRanks, TopTie, analyse, ranks_without
+from harness.scoring.bias import PoolRanks, TopTie, analyse, ranks_without
 
 # q1 (en): its en answer at rank 3, its de answer at rank 5; the en answer is 1st among en candidates
 # q2 (de): its en answer at rank 2, its de answer at rank 7; the de answer is 4th among de candidates

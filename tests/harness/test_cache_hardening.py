@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.cache import EmbeddingCache, clear, describe
-from harness.encoding import EncodingService
+from harness.models.cache import EmbeddingCache, clear, describe
+from harness.models.encoding import EncodingService
 from tests.harness.test_encoding import IDENTITY, CountingEncoder
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -115,7 +115,7 @@ def test_file_digests_are_remembered_by_stat_and_redone_when_the_file_changes(
     import json
     import os
 
-    from harness.cache import DIGESTS_FILE, _digest, file_digest
+    from harness.models.cache import DIGESTS_FILE, _digest, file_digest
 
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "root"))
     _digest.cache_clear()

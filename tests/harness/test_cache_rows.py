@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.cache import NORM_TOLERANCE, EmbeddingCache, unsound_rows
-from harness.encoding import EncodingService
-from harness.model import Model, ModelIdentity, Runtime
-from harness.protocols import Encoder
+from harness.definitions.model import Model, ModelIdentity, Runtime
+from harness.definitions.protocols import Encoder
+from harness.models.cache import NORM_TOLERANCE, EmbeddingCache, unsound_rows
+from harness.models.encoding import EncodingService
 from tests.harness.test_cache_hardening import rewrite_shard
 from tests.harness.test_encoding import IDENTITY, CountingEncoder
 

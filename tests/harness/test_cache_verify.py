@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.cache import EmbeddingCache, text_key
+from harness.models.cache import EmbeddingCache, text_key
 from tests.harness.test_cache_hardening import rewrite_shard
 
 Cli = Callable[..., tuple[int, str, str]]

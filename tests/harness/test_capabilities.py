@@ -7,10 +7,10 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from harness.capabilities import EncoderRetriever, is_plain_encoder, provide
+from harness.definitions.model import Model, ModelIdentity, Runtime
+from harness.definitions.protocols import Corpus, Encoder, Retriever
 from harness.errors import CapabilityError
-from harness.model import Model, ModelIdentity, Runtime
-from harness.protocols import Corpus, Encoder, Retriever
+from harness.models.capabilities import EncoderRetriever, is_plain_encoder, provide
 
 
 class EncoderWithIndex(Model):

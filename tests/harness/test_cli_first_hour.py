@@ -115,7 +115,7 @@ def test_every_score_says_its_unit(harness_cli: Cli) -> None:
     assert code == 0, err
     task = json.loads(out)["results"][0]["result"]["task"]
     assert task["scale"] == "percent" and "unscaled" not in task
-    from harness.results import TaskRecord
+    from harness.results.result import TaskRecord
 
     mkqa = TaskRecord.from_dict({**task, "name": "mkqa", "unscaled": ["best_f1_threshold"]})
     assert (mkqa.unit("best_f1"), mkqa.unit("best_f1_threshold")) == ("percent", None)

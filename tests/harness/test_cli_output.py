@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.tables import format_score, format_table
+from harness.display.tables import format_score, format_table
 
 Cli = Callable[..., tuple[int, str, str]]
 

@@ -20,11 +20,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from harness.datacommand import get
-from harness.datahome import HomeRecord, Known, read_manifest, verify
-from harness.download import ATTEMPTS, partial_path
+from harness.data.command import get
+from harness.data.home import HomeRecord, Known, read_manifest, verify
+from harness.definitions.registry import Registry
 from harness.errors import HarnessError
-from harness.registry import Registry
+from harness.files.download import ATTEMPTS, partial_path
 from tests.harness.data_server import FileServer, closed_port, serving
 
 
@@ -350,7 +350,7 @@ def _mirror_of(known: Known, real_data: Path, server: FileServer, tmp_path: Path
 
 def test_get_of_the_real_benchmarks_then_verify_and_run(real_data: Path, tmp_path: Path, server: FileServer,
                                                         harness_cli, monkeypatch: pytest.MonkeyPatch) -> None:
-    known = __import__("harness.datahome").datahome.known_benchmarks(Registry.discover())
+    known = __import__("harness.data.home").data.home.known_benchmarks(Registry.discover())
     _mirror_of(known, real_data, server, tmp_path)
     home = tmp_path / "home"
     monkeypatch.setenv("HARNESS_DATA_MIRROR", server.url)
@@ -468,7 +468,7 @@ def test_manual_step_is_stated_then_verified(tmp_path: Path, harness_cli) -> Non
 
 def test_ctrl_c_during_get_says_how_to_resume(harness_cli, monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
-    from harness import datacommand
+    from harness.data import command as datacommand
 
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
@@ -484,8 +484,8 @@ def test_ctrl_c_during_get_says_how_to_resume(harness_cli, monkeypatch: pytest.M
 def test_each_task_reads_its_files_inside_its_benchmarks_folder() -> None:
     """A task's ``data_subdir`` (where ``--data-dir`` finds its files) lies inside the folder its
     benchmark's files are installed in, so the data home serves the task as it is."""
-    from harness.datahome import resolve
-    from harness.registry import load_target
+    from harness.data.home import resolve
+    from harness.definitions.registry import load_target
 
     registry = Registry.discover()
     checked = 0

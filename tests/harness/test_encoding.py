@@ -8,9 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.cache import EmbeddingCache, clear, describe
-from harness.batching import across_ranks, length_batches
-from harness.encoding import EncodingRequest, EncodingService, EncodingStats
+from harness.definitions.protocols import EncodingRequest
+from harness.models.batching import across_ranks, length_batches
+from harness.models.cache import EmbeddingCache, clear, describe
+from harness.models.encoding import EncodingService, EncodingStats
 
 IDENTITY = {"name": "fake", "label": "fake-encoder", "weights": "sha256:0", "options": {"dim": 4}}
 
@@ -127,9 +128,9 @@ def test_other_errors_are_not_swallowed() -> None:
 
 
 def test_a_killed_encoding_keeps_the_rounds_it_finished(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import harness.encoding
+    import harness.models.encoding
 
-    monkeypatch.setattr(harness.encoding, "ROUND_TEXTS", 4)  # rounds of 4 texts = 2 batches of 2
+    monkeypatch.setattr(harness.models.encoding, "ROUND_TEXTS", 4)  # rounds of 4 texts = 2 batches of 2
 
     class Killed(CountingEncoder):
         def encode(self, texts: Sequence[str], *, role: str, langs: Sequence[str] | None = None) -> np.ndarray:

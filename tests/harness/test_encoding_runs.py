@@ -11,10 +11,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-import harness.encoding
-from harness.cache import EmbeddingCache
-from harness.distributed import World
-from harness.encoding import EncodingRequest, EncodingService, FlopCounter
+import harness.models.encoding
+from harness.definitions.protocols import EncodingRequest
+from harness.models.cache import EmbeddingCache
+from harness.models.distributed import World
+from harness.models.encoding import EncodingService, FlopCounter
 
 IDENTITY = {"name": "fake", "label": "fake-encoder", "weights": "sha256:0", "options": {}}
 
@@ -120,7 +121,7 @@ def test_progress_moves_after_every_batch_with_its_tokens(monkeypatch: pytest.Mo
         def __exit__(self, *exc: object) -> None:
             pass
 
-    monkeypatch.setattr(harness.encoding, "Progress", Recorder)
+    monkeypatch.setattr(harness.models.encoding, "Progress", Recorder)
     EncodingService(SlowEncoder(Clock()), batch_size=3, show_progress=False).encode(TEXTS, role="query")
     # longest first in threes: 10+9+8, 7+6+5, 4+3+2, 1
     assert updates == [(3, 27), (3, 18), (3, 9), (1, 1)]

@@ -8,13 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from harness import planning
-from harness import runner
-from harness import settings
+from harness.definitions.registry import Registry
 from harness.errors import InputError
-from harness.family import ModelFamily, run_family
 from harness.options import path_options
-from harness.registry import Registry
+from harness.running import planning, runner, settings
+from harness.running.family import ModelFamily, run_family
 from tests.harness.fakes import fake_registry
 
 

@@ -9,10 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.generation import (
-    Completion, GenerationCache, GenerationService, finish, split_reasoning,
-)
-from harness.protocols import Generation, GenerationOptions, GenerationRequest
+from harness.definitions.protocols import Generation, GenerationOptions, GenerationRequest
+from harness.models.generation import Completion, GenerationCache, GenerationService, finish, split_reasoning
 
 STOP = GenerationOptions(max_new_tokens=8, stop=("\n",), logprobs=True)
 
@@ -51,8 +49,8 @@ def test_a_trace_the_prompt_opened_is_a_trace_until_it_closes() -> None:
 def test_cache_keys_of_requests_made_before_the_sampling_options_are_unchanged() -> None:
     import json
 
-    from harness.generation import request_key
-    from harness.io import sha256_text
+    from harness.files.io import sha256_text
+    from harness.models.generation import request_key
 
     old = sha256_text("Q?", json.dumps({"max_new_tokens": 16, "stop": ["\n"], "logprobs": False}, sort_keys=True))
     assert request_key(GenerationRequest("Q?", GenerationOptions(16, ("\n",)))) == old
@@ -131,7 +129,7 @@ def test_the_disk_cache_serves_a_new_service_and_damaged_lines_are_generated_aga
 
 
 def test_answer_counts_and_their_notes_by_hand() -> None:
-    from harness.generation import answer_counts, answer_notes
+    from harness.models.generation import answer_counts, answer_notes
 
     def record(answer: str, ended: str | None, trace_open: bool = False) -> dict[str, object]:
         return {"answer": answer, "ended": ended, "prompt_sha256": "0" * 64, **({"trace_open": True} if trace_open else {})}

@@ -19,13 +19,13 @@ from typing import Any
 
 import pytest
 
+from harness.definitions.model import Runtime
+from harness.definitions.task import RunContext
 from harness.demo import parallel_qa_dir
-from harness.model import Runtime
-from harness.prompting import GenerativeQA, load_template
-from harness.qa.span_file import read_span_file
-from harness.planning import load_data
-from harness.settings import DataOptions
-from harness.task import RunContext
+from harness.models.prompting import GenerativeQA, load_template
+from harness.running.planning import load_data
+from harness.running.settings import DataOptions
+from harness.scoring.span_file import read_span_file
 
 from tests.harness.fake_generator import FakeGenerator, question_of
 from harness_squad.xquad import XQuAD as XQuADTask
@@ -283,7 +283,7 @@ def test_a_python_generator_object_gets_its_trace_stripped_and_its_answer_cut() 
     """Issue 33: ``generate`` returning "<think>...</think> Volga" scored F1 0.286 as it was; the
     harness finishes an object's completions as every engine's (trace off, cut at "\\n" after it)."""
     import harness
-    from harness.protocols import Generation
+    from harness.definitions.protocols import Generation
 
     questions = {q.question: q.answers[0] for q in read_span_file(parallel_qa_dir() / "en.json")}
 
@@ -329,7 +329,7 @@ def test_generation_options_from_the_command_line_are_recorded_and_the_prompts_l
     result, run_dir = result_of(tmp_path, "xquad")
     assert result["task"]["options"]["generation"] == {"max_new_tokens": 8, "stop": [".", "\n"],
                                                        "system": "Be brief."}
-    from harness.io import sha256_text
+    from harness.files.io import sha256_text
 
     # the signature names the system prompt by a digest of its text
     assert result["task"]["scorer_signature"].endswith(

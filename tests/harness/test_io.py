@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from harness.io import sha256_path, sha256_text
+from harness.files.io import sha256_path, sha256_text
 
 
 def test_file_digest_is_the_plain_sha256(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.io import sha256_file, sha256_path, write_folder_atomic
+from harness.files.io import sha256_file, sha256_path, write_folder_atomic
 
 
 def test_sha256_path_hashes_names_and_contents(tmp_path: Path) -> None:
@@ -46,7 +46,7 @@ def test_write_folder_atomic_replaces_whole_or_not_at_all(tmp_path: Path, monkey
 def test_atomic_writes_get_a_plain_file_mode(tmp_path: Path) -> None:
     import os
 
-    from harness.io import dump_json
+    from harness.files.io import dump_json
 
     mask = os.umask(0o022)
     try:
@@ -59,7 +59,7 @@ def test_atomic_writes_get_a_plain_file_mode(tmp_path: Path) -> None:
 def test_an_atomic_folder_gets_a_plain_folder_mode_and_leaves_nothing_on_failure(tmp_path: Path) -> None:
     import os
 
-    from harness.io import atomic_folder
+    from harness.files.io import atomic_folder
 
     mask = os.umask(0o022)
     try:

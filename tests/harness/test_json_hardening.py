@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import InputError
-from harness.io import iter_jsonl, parse_json, read_json
+from harness.files.io import iter_jsonl, parse_json, read_json
 
 
 def test_deep_nesting_is_an_input_error(tmp_path: Path) -> None:
@@ -63,8 +63,7 @@ def test_nan_refused_only_when_asked() -> None:
 
 
 def test_an_error_quoting_a_line_break_stays_one_line(tmp_path: Path) -> None:
-    from harness.errors import InputError as Error
-    from harness.errors import one_line
+    from harness.errors import InputError as Error, one_line
 
     error = Error("not a question", file=tmp_path / "p.json", record="line\n2", field="a\x1eb\u2028c")
     assert str(error) == f"{tmp_path / 'p.json'}: record line\\n2: field 'a\\x1eb\\u2028c': not a question"

@@ -85,7 +85,7 @@ def test_a_file_that_cannot_be_read_is_one_line(harness_cli: Cli, tmp_path: Path
 
 def test_a_predictions_folders_identity_is_what_was_read(tmp_path: Path) -> None:
     """Two folders with the same task files score as the same model, whatever else they hold."""
-    from harness.runner import file_identity
+    from harness.running.runner import file_identity
 
     read = {"de": {"q1": "Berlin"}}
     a = file_identity(tmp_path, read=read)

@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from harness.loglikelihood import (
+from harness.definitions.protocols import Loglikelihood, LoglikelihoodRequest
+from harness.models.loglikelihood import (
     ChoiceQuestion, LikelihoodChoice, LoglikelihoodCache, LoglikelihoodService, choice_target, choose, decide,
 )
-from harness.protocols import Loglikelihood, LoglikelihoodRequest
 from tests.plugins.harness_xtreme.test_xcopa import write_xcopa
 
 Cli = Callable[..., tuple[int, str, str]]

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.definitions.model import Runtime
 from harness.errors import HarnessError
-from harness.model import Runtime
 from harness.options import bind_options, parse_named
 
 Cli = Callable[..., tuple[int, str, str]]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness import peak
+from harness.models import peak
 
 
 def test_the_rate_is_operations_over_the_time_of_whole_calls() -> None:

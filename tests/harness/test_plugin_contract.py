@@ -71,11 +71,11 @@ def test_plugins_import_only_public_modules(where: str, source: str) -> None:
 
 
 def test_the_check_sees_every_form_of_import() -> None:
-    source = ("import harness.task\nfrom harness import registry\nfrom harness.plugin import Task\n"
-              "def f():\n    from harness.qa.scoring import score_questions\n"
+    source = ("import harness.definitions.task\nfrom harness import cli\nfrom harness.plugin import Task\n"
+              "def f():\n    from harness.scoring.spans import score_questions\n"
               "if True:\n    from harness.plugin.scoring import Mean\n")
     internal = [module for _, module in harness_imports(source) if module not in PUBLIC]
-    assert internal == ["harness.task", "harness.registry", "harness.qa.scoring"]
+    assert internal == ["harness.definitions.task", "harness.cli", "harness.scoring.spans"]
 
 
 @pytest.mark.parametrize("name", CONTRACT)

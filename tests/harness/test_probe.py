@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from harness.metrics.probe import language_id_probe
+from harness.scoring.probe import language_id_probe
 
 
 def test_vectors_that_carry_the_language_are_told_apart_perfectly() -> None:

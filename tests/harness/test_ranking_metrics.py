@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.metrics.ranking import NOT_RETRIEVED, average_precision, mid_ranks
+from harness.scoring.ranking import NOT_RETRIEVED, average_precision, mid_ranks
 
 
 def official_style_ap(targets: set[int], ranked: list[int], k: int | None) -> float:

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
+from harness.definitions.hookspecs import hookimpl
 from harness.errors import RegistryError
-from harness.hookspecs import hookimpl
-import harness.registry as registry_module
-from harness.registry import DISABLE_PLUGINS_ENV, PLUGINS_ENV, ModelSpec, PluginInfo, Registry, TaskSpec
+import harness.definitions.registry as registry_module
+from harness.definitions.registry import DISABLE_PLUGINS_ENV, PLUGINS_ENV, Registry
+from harness.definitions.specs import ModelSpec, PluginInfo, TaskSpec
 from tests.harness.fakes import fake_registry
 
 FAKES = "tests.harness.fakes"
@@ -79,8 +80,8 @@ def test_a_misspelled_hook_makes_the_plugin_broken_instead_of_silently_empty() -
 
 
 PLUGIN_SOURCE = '''
-from harness.hookspecs import hookimpl
-from harness.registry import ModelSpec
+from harness.definitions.hookspecs import hookimpl
+from harness.definitions.registry import ModelSpec
 
 {prelude}
 
@@ -152,9 +153,9 @@ def test_disabled_plugins_are_not_loaded(harness_cli: Any, plugin_dir: Path, mon
 
 
 TASK_PLUGIN_SOURCE = '''
-from harness.hookspecs import hookimpl
-from harness.protocols import Retriever
-from harness.task import TaskMetadata
+from harness.definitions.hookspecs import hookimpl
+from harness.definitions.protocols import Retriever
+from harness.definitions.task import TaskMetadata
 from tests.harness.fakes import FakeLookup
 
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.io import read_json
-from harness.results import SCHEMA_VERSION, RunResult, migrate
-from harness.validation import validate
+from harness.definitions.validation import validate
+from harness.files.io import read_json
+from harness.results.result import SCHEMA_VERSION, RunResult, migrate
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "results"
 

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import runner
-from harness import settings
-from harness.registry import Registry
+from harness.definitions.registry import Registry
+from harness.running import runner, settings
 from tests.harness.fakes import SEARCHES, fake_registry
 from tests.harness.test_runner import EXPECTED_ROWS, outputs
 

@@ -11,13 +11,11 @@ from typing import Any
 
 import pytest
 
-from harness import execution
-from harness import runner
-from harness import settings
+from harness.definitions.registry import Registry
+from harness.definitions.validation import validate
 from harness.errors import CapabilityError
-from harness.io import read_json
-from harness.registry import Registry
-from harness.validation import validate
+from harness.files.io import read_json
+from harness.running import execution, runner, settings
 from tests.harness.fakes import FAKE_DATA, SEARCHES, fake_registry
 
 #: p@1 of word-overlap on the fake data, worked out by hand in tests/harness/fakes.py.
@@ -181,7 +179,7 @@ def test_a_folder_of_benchmarks_serves_every_task(tmp_path: Path, registry: Regi
 def test_the_commit_a_result_records_is_read_when_the_run_starts(tmp_path: Path, registry: Registry) -> None:
     """A run of hours records the code it started with, not a commit made while it ran: the
     (cached) commit is read when the run is opened, before any work."""
-    from harness import provenance
+    from harness.results import provenance
 
     provenance.git_commit.cache_clear()
     runner.plan_suite(["fake-lookup"], "word-overlap", output=outputs(tmp_path), registry=registry)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.search import exact_search, merge_top_k, top_k
+from harness.models.search import exact_search, merge_top_k, top_k
 
 
 def reference_order(scores: np.ndarray) -> np.ndarray:

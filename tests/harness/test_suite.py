@@ -9,12 +9,10 @@ from typing import Any
 
 import pytest
 
-from harness import planning
-from harness import runner
-from harness import settings
+from harness.definitions.registry import Registry
 from harness.errors import HarnessError
-from harness.io import read_json
-from harness.registry import Registry
+from harness.files.io import read_json
+from harness.running import planning, runner, settings
 from tests.harness.fakes import fake_registry
 
 SUITE = ["fake-lookup", "fake-lookup:short=true"]

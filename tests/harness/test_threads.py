@@ -16,8 +16,8 @@ REPO = Path(__file__).resolve().parents[2]
 RUN = """
 import json, pathlib, sys
 {imports}
-from harness import runner
-from harness.settings import ExecutionOptions, OutputOptions
+from harness.running import runner
+from harness.running.settings import ExecutionOptions, OutputOptions
 from tests.harness.fakes import fake_registry
 outcome = runner.run("fake-lookup", {model!r}, execution=ExecutionOptions(threads={threads!r}),
                      registry=fake_registry(),

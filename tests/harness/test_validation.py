@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from harness.hookspecs import hookimpl
-from harness.registry import PluginInfo, Registry
+from harness.definitions.hookspecs import hookimpl
+from harness.definitions.registry import Registry
+from harness.definitions.specs import PluginInfo
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from harness.registry import Registry
+from harness.definitions.registry import Registry
 
 
 def test_first_party_plugins_come_through_entry_points() -> None:

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.hookspecs import ENTRY_POINT_GROUP
-from harness.registry import Registry, TaskSpec
+from harness.definitions.hookspecs import ENTRY_POINT_GROUP
+from harness.definitions.registry import Registry
+from harness.definitions.specs import TaskSpec
 
 PLUGINS = Path(__file__).parents[2] / "plugins"
 #: Libraries that take a noticeable fraction of a second to import (or far more).

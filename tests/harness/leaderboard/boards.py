@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from harness.io import sha256_text
-from harness.results import RunResult
+from harness.files.io import sha256_text
+from harness.results.result import RunResult
 from tests.harness.fakes import fake_result
 
 ROWS = [

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.io import read_json
+from harness.files.io import read_json
 from tests.conftest import VENDORED
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

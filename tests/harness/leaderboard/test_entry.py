@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from harness import leaderboard
-from harness.io import read_json, sha256_text
+from harness.files.io import read_json, sha256_text
 from harness.leaderboard import Leaderboard, LeaderboardEntry, ModelCard, Scope
-from harness.results import ResultRow
+from harness.results.result import ResultRow
 from tests.harness.leaderboard.boards import CARD, FINGERPRINT, ROWS, variant
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"

@@ -16,7 +16,7 @@ import pytest
 
 import harness
 from harness import leaderboard
-from harness.io import read_json
+from harness.files.io import read_json
 from harness.leaderboard.page import PAGE_TEMPLATE
 from tests.harness.fakes import fake_result
 from tests.harness.leaderboard.boards import CARD, variant

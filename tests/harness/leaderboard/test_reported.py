@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from harness import leaderboard
+from harness.definitions.registry import Registry
 from harness.errors import HarnessError, InputError
 from harness.leaderboard.reported import Reported, ReportedResult, load_paper, load_reported
-from harness.registry import Registry
 
 Cli = Callable[..., tuple[int, str, str]]
 REPOSITORY = Path(__file__).resolve().parents[3]

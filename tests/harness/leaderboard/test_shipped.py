@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from harness import leaderboard
-from harness.intake import rescore_result
-from harness.io import read_json
+from harness.files.io import read_json
 from harness.leaderboard.rendering import render_markdown
-from harness.results import read_result
+from harness.results.result import read_result
+from harness.running.intake import rescore_result
 
 REPOSITORY = Path(__file__).resolve().parents[3]
 SHIPPED = REPOSITORY / "leaderboard"

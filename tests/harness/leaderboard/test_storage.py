@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from harness import leaderboard
+from harness.definitions.validation import validate
 from harness.errors import HarnessError, InputError
-from harness.io import read_json
+from harness.files.io import read_json
 from harness.leaderboard import storage
 from harness.leaderboard.storage import locked
-from harness.validation import validate
 from tests.harness.leaderboard.boards import result_for
 
 WRITERS = 4

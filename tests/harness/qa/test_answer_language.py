@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from harness.qa.answer_language import ForeignAnswers, foreign_script, foreign_span_answers, script, script_share, squash
+from harness.scoring.answer_language import (
+    ForeignAnswers, foreign_script, foreign_span_answers, script, script_share, squash,
+)
 
 EN = {"q1": "The tower was built in 1889 by Gustave Eiffel.", "q2": "Paris is the capital of France.",
       "q3": "The river Seine flows through the city.", "q4": "It is 330 metres tall."}

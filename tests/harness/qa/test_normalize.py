@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from harness.errors import HarnessError
-from harness.metrics.answers import token_f1
-from harness.qa.normalize import ascii_english, multilingual
-from harness.qa.scoring import score_questions
-from harness.qa.span_file import SpanQuestion
+from harness.scoring.answers import token_f1
+from harness.scoring.normalize import ascii_english, multilingual
+from harness.scoring.span_file import SpanQuestion
+from harness.scoring.spans import score_questions
 
 
 def test_squad_v1_deletes_ascii_punctuation_and_english_articles() -> None:

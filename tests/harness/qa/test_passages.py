@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.data import passages as passages_module
+from harness.data.passages import Passage, read_passages
 from harness.errors import HarnessError, InputError
-from harness.qa import passages as passages_module
-from harness.qa.passages import Passage, read_passages
 
 SAMPLE = Path(__file__).resolve().parents[2] / "fixtures" / "passages" / "psgs_w100-sample.tsv"
 

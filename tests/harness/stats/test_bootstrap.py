@@ -82,9 +82,9 @@ def mlqa_gxlt_instances(real_data: Path):
     """The 49 real MLQA dev G-XLT files, scored with the gold answers, a third of them spoilt."""
     import random
 
-    from harness.registry import Registry
-    from harness.planning import load_data, load_task
-    from harness.settings import DataOptions
+    from harness.definitions.registry import Registry
+    from harness.running.planning import load_data, load_task
+    from harness.running.settings import DataOptions
 
     task, _ = load_task(Registry.discover(), "mlqa:mode=gxlt")
     data = load_data(task, DataOptions(data_dir=real_data, split="dev"))

@@ -12,13 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.results import INSTANCE, RunResult, read_result
-from harness.stats.bootstrap import BootstrapSettings, resample, row_intervals, unit_draws
-from harness.stats.clusters import stratify
+from harness.results.result import RunResult, read_result
+from harness.stats.bootstrap import INSTANCE, BootstrapSettings, resample, row_intervals, unit_draws
+from harness.stats.clusters import Clusters
+from harness.stats.strata import stratify
 from harness.stats.paired import compare_tables
 from harness.stats.records import Instance, InstanceTable
 from harness.stats.statistics import Macro, Mean, Pooled, plain_mean
-from harness.task import Clusters
 
 Cli = Callable[..., tuple[int, str, str]]
 QUESTION = Clusters("question id")
@@ -188,9 +188,9 @@ def test_monte_carlo_swaps_move_a_cluster_together() -> None:
 
 
 def _real_table(task_name: str, data_dir: Path, split: str) -> tuple[object, InstanceTable]:
-    from harness.registry import Registry
-    from harness.planning import load_data, load_task
-    from harness.settings import DataOptions
+    from harness.definitions.registry import Registry
+    from harness.running.planning import load_data, load_task
+    from harness.running.settings import DataOptions
 
     task, _ = load_task(Registry.discover(), task_name)
     data = load_data(task, DataOptions(data_dir=data_dir, split=split))
@@ -219,7 +219,7 @@ def test_declared_clusters() -> None:
     """Parallel: XQuAD, MLQA, MKQA, LAReQA, MLQA-R, XNLI, PAWS-X, XCOPA (and XTREME submissions
     holding them). Not: TyDiQA (written in each language), XOR-TyDi, Tatoeba (other English
     sentences per language), BUCC, Mewsli-X, PAN-X, UD-POS."""
-    from harness.registry import Registry, load_target
+    from harness.definitions.registry import Registry, load_target
 
     registry = Registry.discover()
     declared = {}
@@ -272,8 +272,8 @@ def test_results_record_what_each_interval_resampled(harness_cli: Cli, tmp_path:
 def test_results_written_before_read_as_resampled_within_units_and_rescore(harness_cli: Cli, tmp_path: Path) -> None:
     """A result from before (no ``resampled``, no ``resample_clusters``; its mean's interval
     resampled within each language) reads so, and is rescored with the bootstrap it used."""
-    from harness.registry import Registry
-    from harness.planning import load_task
+    from harness.definitions.registry import Registry
+    from harness.running.planning import load_task
 
     result_path = _score_demo(harness_cli, tmp_path, "en,de", 3)
     raw = json.loads(result_path.read_text(encoding="utf-8"))
@@ -281,7 +281,7 @@ def test_results_written_before_read_as_resampled_within_units_and_rescore(harne
     for row in raw["rows"]:
         del row["resampled"]
     task, _ = load_task(Registry.discover(), "xquad")
-    from harness.stats.records import read_instances
+    from harness.results.instances import read_instances
 
     table = InstanceTable.from_instances(read_instances(result_path.parent / "instances.jsonl"))
     old = BootstrapSettings(raw["bootstrap"]["resamples"], raw["bootstrap"]["seed"], raw["bootstrap"]["confidence"],

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import InputError
-from harness.stats.records import Instance, InstanceTable, read_instances, write_instances
+from harness.results.instances import read_instances, write_instances
+from harness.stats.records import Instance, InstanceTable
 
 Cli = Callable[..., tuple[int, str, str]]
 

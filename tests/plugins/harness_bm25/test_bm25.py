@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness.definitions.model import Runtime
+from harness.definitions.protocols import Corpus
 from harness.errors import HarnessError
-from harness.model import Runtime
-from harness.protocols import Corpus
 from harness_bm25.index import BM25Index, StoredArray
 from harness_bm25.model import BM25
 from harness_bm25.tokenize import tokenize
@@ -109,7 +109,7 @@ def test_parameters_outside_bm25_ranges_are_refused(options: dict) -> None:
 def test_under_torchrun_rank_0_alone_builds_a_saved_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Rank 1 of 2 waits while rank 0 builds ``index_dir`` (played here at the second barrier),
     then loads what rank 0 wrote instead of building its own into the same folder."""
-    from harness.distributed import World
+    from harness.models.distributed import World
     from harness_bm25 import model as bm25_model
 
     corpus = _demo_corpus()

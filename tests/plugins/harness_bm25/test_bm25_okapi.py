@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from harness.model import Runtime
-from harness.protocols import Corpus
-from harness.search import rank_descending
+from harness.definitions.model import Runtime
+from harness.definitions.protocols import Corpus
+from harness.models.search import rank_descending
 from harness_bm25.index import BM25Index
 from harness_bm25.model import BM25
 from harness_bm25.tokenize import tokenize

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.distributed import current_world
-from harness.qa.passages import read_passages
+from harness.data.passages import read_passages
+from harness.models.distributed import current_world
 from harness_dense.index import IndexSettings, build_or_load
 
 DIM = 16

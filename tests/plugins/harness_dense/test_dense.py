@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.capabilities import EncoderRetriever
-from harness.errors import HarnessError
-from harness.model import Runtime
-from harness.protocols import Corpus
+from harness.definitions.model import Runtime
+from harness.definitions.protocols import Corpus
 from harness.demo import LANGUAGES, parallel_qa_dir
+from harness.errors import HarnessError
+from harness.models.capabilities import EncoderRetriever
 from harness_dense.model import DenseRetriever
 
 

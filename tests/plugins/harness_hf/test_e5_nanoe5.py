@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.model import Runtime
+from harness.definitions.model import Runtime
 from harness_hf.e5 import LABEL, E5Small
 
 

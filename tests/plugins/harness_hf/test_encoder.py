@@ -10,8 +10,8 @@ import pytest
 import torch
 from transformers import AutoModel, AutoTokenizer
 
+from harness.definitions.model import Runtime
 from harness.errors import HarnessError
-from harness.model import Runtime
 from harness_hf.encoder import HFEncoder
 
 TEXTS = ["short", "a somewhat longer sentence about the Danube river", "中文句子", "x " * 40, "mid length text"]

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from harness.errors import HarnessError
-from harness.model import Runtime
-from harness.protocols import GenerationOptions, GenerationRequest
-from harness.qa.span_file import read_span_file
+from harness.definitions.model import Runtime
+from harness.definitions.protocols import GenerationOptions, GenerationRequest
 from harness.demo import parallel_qa_dir
+from harness.errors import HarnessError
+from harness.scoring.span_file import read_span_file
 
 from tests.harness.test_generative_runs import XOR_QUESTIONS, rows
 from tests.tiny_models import build_tiny_causal_lm

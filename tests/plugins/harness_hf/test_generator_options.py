@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from harness.definitions.model import Runtime
+from harness.definitions.protocols import GenerationOptions, GenerationRequest, LoglikelihoodRequest
 from harness.errors import HarnessError
-from harness.model import Runtime
-from harness.protocols import GenerationOptions, GenerationRequest, LoglikelihoodRequest
 
 from tests.plugins.harness_hf.test_generator import PROMPTS, generator
 from tests.tiny_models import build_tiny_causal_lm

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.definitions.model import Runtime
+from harness.definitions.protocols import PairClassifier, TokenTagger
 from harness.errors import HarnessError
-from harness.model import Runtime
-from harness.protocols import PairClassifier, TokenTagger
 from tests.plugins.harness_hf.tiny_heads import build_tiny_head
 
 XNLI = ("contradiction", "entailment", "neutral")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.definitions.model import Runtime
+from harness.definitions.protocols import MultipleChoice
 from harness.errors import HarnessError
-from harness.model import Runtime
-from harness.protocols import MultipleChoice
 from tests.plugins.harness_hf.test_heads import _fail_big_batches
 from tests.plugins.harness_hf.tiny_heads import build_tiny_head
 

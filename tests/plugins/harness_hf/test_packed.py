@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from harness.model import Runtime
+from harness.definitions.model import Runtime
 
 from harness_hf.encoder import HFEncoder
 from harness_hf.packed import PackedBert, padded_rows

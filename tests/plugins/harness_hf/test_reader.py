@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.errors import HarnessError
-from harness.model import Runtime
-from harness.protocols import Reader, ReadingExample
+from harness.definitions.model import Runtime
+from harness.definitions.protocols import Reader, ReadingExample
 from harness.demo import parallel_qa_dir
+from harness.errors import HarnessError
 
 Cli = Callable[..., tuple[int, str, str]]
 MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")

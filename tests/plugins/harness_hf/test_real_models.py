@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from harness.prompting import load_template
-from harness.qa.span_file import read_span_file
+from harness.models.prompting import load_template
+from harness.scoring.span_file import read_span_file
 
 from tests.harness.test_generative_runs import rows, scored_again
 
@@ -162,8 +162,8 @@ def test_loglikelihood_matches_one_forward_pass_per_request(model_name: str) -> 
     import torch
 
     import harness_hf.packaged as packaged
-    from harness.model import Runtime
-    from harness.protocols import LoglikelihoodRequest
+    from harness.definitions.model import Runtime
+    from harness.definitions.protocols import LoglikelihoodRequest
 
     cls = {"smollm2-135m-instruct": packaged.SmolLM2Instruct, "gemma3-270m": packaged.Gemma3Base}[model_name]
     model = cls(runtime=Runtime(device_request="cpu", cache_dir=Path(os.environ["HARNESS_CACHE_DIR"])),

@@ -15,8 +15,8 @@ import pytest
 import torch
 from transformers import AutoModel, AutoTokenizer
 
+from harness.definitions.model import Runtime
 from harness.errors import HarnessError
-from harness.model import Runtime
 from harness_hf.checkpoint import check_folder
 from harness_hf.encoder import HFEncoder
 from harness_hf.reader import HFReader

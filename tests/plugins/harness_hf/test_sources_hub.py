@@ -134,7 +134,7 @@ def test_data_get_then_run_by_hub_name_needs_no_other_step(hub_server: FileServe
                                                            harness_cli, monkeypatch: pytest.MonkeyPatch) -> None:
     """``harness data get xquad && harness run xquad hf-reader:path=org/name``: the XQuAD files
     from the mirror (the same server, copies of the real files), the model from the hub."""
-    from harness.datahome import read_manifest
+    from harness.data.home import read_manifest
     from harness_squad import metadata
 
     benchmark = read_manifest(metadata.XQUAD.data.manifest)["xquad"]

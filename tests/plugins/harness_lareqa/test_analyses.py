@@ -19,16 +19,16 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness import runner
-from harness import settings
+from harness.definitions.hookspecs import hookimpl
+from harness.definitions.model import Model, ModelIdentity, Runtime
+from harness.definitions.protocols import Corpus, Ranking, Retriever
+from harness.definitions.registry import Registry
+from harness.definitions.specs import ModelSpec, PluginInfo
+from harness.definitions.task import DataRequest
+from harness.definitions.validation import validate
 from harness.demo import parallel_qa_dir
-from harness.hookspecs import hookimpl
-from harness.model import Model, ModelIdentity, Runtime
-from harness.protocols import Corpus, Ranking, Retriever
-from harness.registry import ModelSpec, PluginInfo, Registry
-from harness.search import rank_descending
-from harness.task import DataRequest
-from harness.validation import validate
+from harness.models.search import rank_descending
+from harness.running import runner, settings
 
 from harness_bm25.model import BM25
 from harness_lareqa.mlqa_r import MLQAR

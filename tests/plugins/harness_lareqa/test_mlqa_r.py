@@ -14,12 +14,11 @@ from typing import Any
 
 import pytest
 
-from harness import planning
-from harness import settings
+from harness.definitions.task import DataRequest
 from harness.errors import HarnessError, InputError
-from harness.task import DataRequest
+from harness.running import planning, settings
 
-from harness.sentences import split_sentences
+from harness.data.sentences import split_sentences
 from harness_lareqa.mlqa_r import MLQAR
 
 #: Per language: paragraphs of (context, [(MLQA id, answer start)]). "a1" is asked in 3 languages,

@@ -10,12 +10,11 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 
-from harness import runner
-from harness import settings
+from harness.definitions.model import Runtime
+from harness.definitions.registry import Registry
+from harness.definitions.task import DataRequest
 from harness.errors import HarnessError
-from harness.model import Runtime
-from harness.registry import Registry
-from harness.task import DataRequest
+from harness.running import runner, settings
 
 from harness_lareqa.mlqa_r import MLQAR
 from harness_lareqa.task import LAReQA

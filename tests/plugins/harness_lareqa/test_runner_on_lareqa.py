@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from harness import runner
-from harness import settings
+from harness.definitions.hookspecs import hookimpl
+from harness.definitions.registry import Registry
+from harness.definitions.specs import ModelSpec, PluginInfo
+from harness.definitions.validation import validate
 from harness.errors import CapabilityError
-from harness.hookspecs import hookimpl
-from harness.io import read_json
-from harness.registry import ModelSpec, PluginInfo, Registry
-from harness.validation import validate
+from harness.files.io import read_json
+from harness.running import runner, settings
 from harness_bm25.model import BM25
 
 CALLS: dict[str, int] = {"search": 0}

@@ -13,14 +13,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness import runner
-from harness import settings
-from harness.hookspecs import hookimpl
-from harness.io import read_json
-from harness.model import Model, ModelIdentity, Runtime
-from harness.protocols import Encoder, Retriever
-from harness.registry import ModelSpec, PluginInfo, Registry
+from harness.definitions.hookspecs import hookimpl
+from harness.definitions.model import Model, ModelIdentity, Runtime
+from harness.definitions.protocols import Encoder, Retriever
+from harness.definitions.registry import Registry
+from harness.definitions.specs import ModelSpec, PluginInfo
 from harness.demo import parallel_qa_dir
+from harness.files.io import read_json
+from harness.running import runner, settings
 
 TABLE_1_CANDIDATES = {"ar": 1222, "de": 1276, "el": 1234, "en": 1180, "es": 1215, "hi": 1244,
                       "ru": 1219, "th": 852, "tr": 1167, "vi": 1209, "zh": 1196}

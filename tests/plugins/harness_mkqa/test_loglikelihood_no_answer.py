@@ -12,8 +12,8 @@ from collections.abc import Sequence
 import pytest
 
 import harness
+from harness.definitions.protocols import Generation, GenerationRequest, Loglikelihood, LoglikelihoodRequest
 from harness.errors import HarnessError
-from harness.protocols import Generation, GenerationRequest, Loglikelihood, LoglikelihoodRequest
 from tests.harness.fake_scorer import known_logprob
 
 STOP = "\n"  # the closed-book template's stop string

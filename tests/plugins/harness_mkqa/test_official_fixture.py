@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from harness.task import DataRequest
+from harness.definitions.task import DataRequest
 from harness_mkqa.data import MKQAData
 from harness_mkqa.languages import MKQA_LANGUAGES
 from harness_mkqa.task import MKQA

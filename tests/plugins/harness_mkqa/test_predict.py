@@ -6,10 +6,10 @@ from collections.abc import Sequence
 
 import pytest
 
+from harness.definitions.model import Runtime
+from harness.definitions.protocols import OpenAnswer, OpenQuestion
+from harness.definitions.task import DataRequest, RunContext
 from harness.errors import HarnessError
-from harness.model import Runtime
-from harness.protocols import OpenAnswer, OpenQuestion
-from harness.task import DataRequest, RunContext
 from harness_mkqa.data import MKQAData
 from harness_mkqa.task import MKQA
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from harness.definitions.validation import validate
 from harness.errors import InputError
-from harness.validation import validate
 from harness_mkqa.predictions import _problem
 
 GOOD = {"example_id": -7449157003522518870, "prediction": "Ridley Scott", "binary_answer": None, "no_answer_prob": -6.9}

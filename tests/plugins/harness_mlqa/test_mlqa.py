@@ -24,7 +24,7 @@ def test_mlqa_unknown_language_is_an_error() -> None:
 
 
 def test_mlqa_normaliser_is_the_multilingual_one() -> None:
-    from harness.qa.normalize import multilingual
+    from harness.scoring.normalize import multilingual
 
     assert all(mlqa(lang) is multilingual(lang) for lang in MLQA_LANGUAGES)
 
@@ -200,7 +200,7 @@ def test_real_prediction_folder_round_trip(real_data: Path, harness_cli: Cli, tm
 
 
 def test_demo_pairs_take_context_from_c_and_question_from_q(harness_cli: Cli, tmp_path: Path) -> None:
-    from harness.task import DataRequest
+    from harness.definitions.task import DataRequest
     from harness.demo import parallel_qa_dir
     from harness_mlqa.task import MLQA
 
@@ -344,8 +344,8 @@ def test_real_answers_for_another_context_language_are_refused_naming_it(real_da
     # MLQA's ids are shared across its files (the 512 de-de ids are among the 1,148 en-en ones), so
     # German answers scored as English pass the id check; they are text of the German contexts.
     # Every language's gold answers pass as predictions for it.
+    from harness.definitions.task import DataRequest
     from harness.errors import InputError
-    from harness.task import DataRequest
 
     from harness_mlqa.task import MLQA
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.hookspecs import hookimpl
-from harness.registry import ModelSpec, PluginInfo, Registry
+from harness.definitions.hookspecs import hookimpl
+from harness.definitions.registry import Registry
+from harness.definitions.specs import ModelSpec, PluginInfo
 from tests.plugins.harness_opendomain.world import EN, ENGLISH, FI, JA, QUESTIONS, StubReader, translations_file
 
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import harness
-from harness.protocols import ReadingExample, SpanAnswer
+from harness.definitions.protocols import ReadingExample, SpanAnswer
 from tests.plugins.harness_opendomain.world import NO_SPAN, SPANS, StubReader
 
 

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from harness.model import Runtime
-from harness.protocols import OpenAnswer, OpenDomainQA, OpenQuestion, SpanAnswer
+from harness.definitions.model import Runtime
+from harness.definitions.protocols import OpenAnswer, OpenDomainQA, OpenQuestion, SpanAnswer
 from harness_opendomain import model as pipeline
 from harness_opendomain.model import Choice, RetrieveRead, choose
-from harness.qa.passages import Passages, read_passages
+from harness.data.passages import Passages, read_passages
 from tests.plugins.harness_opendomain.world import (
     EN, ENGLISH, FI, JA, NO_SPAN, Q_CAPITAL, Q_EIFFEL, Q_GOOGLE, Q_TITANIC, QUESTIONS, StubReader, translations_file,
 )

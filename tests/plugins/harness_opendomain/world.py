@@ -9,12 +9,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from harness.model import Model, ModelIdentity
-from harness.protocols import Reader, ReadingExample, SpanAnswer
+from harness.definitions.model import Model, ModelIdentity
+from harness.definitions.protocols import Reader, ReadingExample, SpanAnswer
 
 NO_SPAN = float("-inf")
 
-# Corpus position order: en.tsv first, then fi.jsonl, ja.jsonl (harness.qa.passages puts English first).
+# Corpus position order: en.tsv first, then fi.jsonl, ja.jsonl (harness.data.passages puts English first).
 EN = {
     "e0": ("The Eiffel Tower stands in Paris, France.", "Eiffel Tower"),
     "e1": ("The Titanic sank in April 1912 after hitting an iceberg.", "Titanic"),

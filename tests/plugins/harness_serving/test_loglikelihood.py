@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
+from harness.definitions.model import Runtime
+from harness.definitions.protocols import LoglikelihoodRequest
 from harness.errors import HarnessError
-from harness.model import Runtime
-from harness.protocols import LoglikelihoodRequest
 from harness_serving.openai_client import OpenAICompatible
 from tests.plugins.harness_xtreme.test_xcopa import write_xcopa
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from harness.definitions.model import Runtime
+from harness.definitions.protocols import GenerationOptions, GenerationRequest
 from harness.errors import HarnessError
-from harness.model import Runtime
-from harness.protocols import GenerationOptions, GenerationRequest
 
 from tests.plugins.harness_hf.test_generator import PROMPTS
 

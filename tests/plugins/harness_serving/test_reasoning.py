@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness.model import Runtime
-from harness.protocols import GenerationOptions, GenerationRequest
+from harness.definitions.model import Runtime
+from harness.definitions.protocols import GenerationOptions, GenerationRequest
 
 from tests.plugins.harness_serving.trace_server import SERVED, Reply, TraceServer
 
@@ -64,7 +64,7 @@ def test_answers_that_never_came_are_counted_under_the_table(harness_cli, tmp_pa
     import json
 
     from harness.demo import parallel_qa_dir
-    from harness.qa.span_file import read_span_file
+    from harness.scoring.span_file import read_span_file
 
     questions = read_span_file(parallel_qa_dir() / "en.json")
     replies = {}

@@ -126,8 +126,8 @@ def test_real_xquad_gold_answers_pass_and_other_languages_are_named(real_data: P
     # The gold answers of every language are accepted as predictions for it; scored as English,
     # every other language's are refused naming that language, and English's scored as each
     # other language likewise (official-metrics.md: the 12 files share their 1,190 ids).
+    from harness.definitions.task import DataRequest
     from harness.errors import InputError
-    from harness.task import DataRequest
     from harness_squad.xquad import XQuAD
 
     task, folder = XQuAD(), real_data / "xquad"

@@ -11,13 +11,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness import runner
-from harness import settings
+from harness.definitions.model import Runtime
+from harness.definitions.protocols import Corpus
+from harness.definitions.task import DataRequest
 from harness.demo import parallel_qa_dir
 from harness.errors import HarnessError
-from harness.model import Runtime
-from harness.protocols import Corpus
-from harness.task import DataRequest
+from harness.running import runner, settings
 
 from harness_bm25.model import BM25
 from harness_hf.translator import HFTranslator

@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from harness import runner
-from harness import settings
-from harness.hookspecs import hookimpl
-from harness.model import Model, ModelIdentity, Runtime
-from harness.protocols import Reader, ReadingExample, SpanAnswer
-from harness.registry import ModelSpec
-from harness.sentences import split_sentences
+from harness.data.sentences import split_sentences
+from harness.definitions.hookspecs import hookimpl
+from harness.definitions.model import Model, ModelIdentity, Runtime
+from harness.definitions.protocols import Reader, ReadingExample, SpanAnswer
+from harness.definitions.specs import ModelSpec
+from harness.running import runner, settings
 
 from harness_translate.contexts import join_translation, project
 from tests.plugins.harness_lareqa.test_mlqa_r import FIXTURE, write_mlqa_fixture

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.model import Runtime
+from harness.definitions.model import Runtime
 from harness_hf.translator import HFTranslator
 from tests.plugins.harness_translate.tiny_marian import build_tiny_marian
 

@@ -14,7 +14,7 @@ import warnings
 
 import pytest
 
-from harness.qa.normalize import ascii_english
+from harness.scoring.normalize import ascii_english
 from harness_xor.metrics import (
     char_bleu, f1_and_em, first_tokens, full_normalize, full_prediction, full_references, recall_hit,
     wakati,

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.runner import run, score
-from harness.settings import DataOptions, OutputOptions
-from harness.task import Evaluation
+from harness.definitions.task import Evaluation
+from harness.running.runner import run, score
+from harness.running.settings import DataOptions, OutputOptions
 
 
 def _evaluate(task: str, model: str, data_dir: Path, tmp_path: Path, **data: object) -> Evaluation:

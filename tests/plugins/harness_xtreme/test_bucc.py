@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.model import Runtime
-from harness.task import DataRequest, RunContext
+from harness.definitions.model import Runtime
+from harness.definitions.task import DataRequest, RunContext
 
 Cli = Callable[..., tuple[int, str, str]]
 LANG = "de"

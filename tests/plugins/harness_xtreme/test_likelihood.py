@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import harness
+from harness.definitions.protocols import Generation, GenerationRequest, Loglikelihood, LoglikelihoodRequest
 from harness.errors import CapabilityError
-from harness.protocols import Generation, GenerationRequest, Loglikelihood, LoglikelihoodRequest
 from harness_xtreme.benchmark import PAWSX_CLASSES, XNLI_CLASSES
 from tests.harness.fake_scorer import known_logprob
 from tests.plugins.harness_xtreme.test_labelled import label_lines

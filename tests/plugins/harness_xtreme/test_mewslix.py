@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.model import Runtime
-from harness.registry import Registry
-from harness.planning import load_data, load_task
-from harness.settings import DataOptions
-from harness.task import RunContext
+from harness.definitions.model import Runtime
+from harness.definitions.registry import Registry
+from harness.definitions.task import RunContext
+from harness.running.planning import load_data, load_task
+from harness.running.settings import DataOptions
 from harness_xtreme.benchmark import MEWSLIX
 from harness_xtreme.mewslix import entity_text, mention_text
 from tests.plugins.harness_xtreme.test_labelled import error_line

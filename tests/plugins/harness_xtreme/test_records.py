@@ -88,9 +88,9 @@ def test_pair_items_count_each_source_once_and_pairs_as_sets() -> None:
 
 
 def test_every_row_of_the_mock_submission_has_its_statistic() -> None:
-    from harness.registry import Registry
-    from harness.planning import load_data, load_task
-    from harness.settings import DataOptions
+    from harness.definitions.registry import Registry
+    from harness.running.planning import load_data, load_task
+    from harness.running.settings import DataOptions
     from tests.conftest import VENDORED
 
     mock = VENDORED / "xtreme" / "mock_test_data"

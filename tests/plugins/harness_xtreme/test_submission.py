@@ -264,7 +264,7 @@ def test_real_xquad_answers_filed_under_another_language_are_refused(real_data: 
                                                                       tmp_path: Path) -> None:
     # XQuAD's files share their ids, so German answers filed as test-en.json pass every id check;
     # they are text of the German contexts of the same submission's labels, hardly of the English.
-    from harness.qa.span_file import read_span_file
+    from harness.scoring.span_file import read_span_file
     from harness_xtreme.benchmark import XQUAD
 
     for lang in XQUAD:

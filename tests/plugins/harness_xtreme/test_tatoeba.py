@@ -6,9 +6,9 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.registry import Registry
-from harness.planning import expand_tasks
-from harness.task import DataRequest
+from harness.definitions.registry import Registry
+from harness.definitions.task import DataRequest
+from harness.running.planning import expand_tasks
 
 from harness_xtreme.benchmark import TATOEBA
 from harness_xtreme.tatoeba import Tatoeba
