@@ -17,14 +17,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 from harness.definitions.model import Runtime
 from harness.definitions.protocols import CAPABILITIES
-from harness.definitions.specs import BenchmarkRef
+from harness.definitions.specs import NAME, BenchmarkRef, TaskSpec, check_fields, check_name, declaration_error
 from harness.display.progress import Progress
 from harness.errors import HarnessError
 from harness.stats.clusters import Clusters
 
 if TYPE_CHECKING:  # annotations only: plugins' metadata modules import this one while listing
     from harness.definitions.protocols import Encoder, EncodingRequest
-    from harness.definitions.specs import TaskSpec
     from harness.stats.records import Instance, InstanceTable
     from harness.stats.statistics import RowStatistics
 
@@ -70,8 +69,6 @@ class TaskMetadata:
         """Refuse what a plugin got wrong as it loads, in one line naming the task and the field (the
         registry reports the plugin as broken and keeps the others): otherwise a wrong capability
         surfaces mid-run, and a task with no language or split is listed and never runs."""
-        from harness.definitions.specs import NAME, check_fields, check_name, declaration_error
-
         owner = f"task '{self.name}'"
         check_fields(self, owner)
         check_name(self.name, owner)
@@ -99,8 +96,6 @@ class TaskMetadata:
         declaration per task. Plugins declare their metadata in a module that imports nothing
         heavy, so that listing stays fast.
         """
-        from harness.definitions.specs import TaskSpec
-
         return TaskSpec(self.name, target, self.description, self.languages)
 
 
