@@ -83,6 +83,24 @@ def decode_flops(network, lengths: list[int], steps: int) -> float:
     return (2 * layers_weights + 2 * head) * len(lengths) * steps + attention
 
 
+def read_bandwidth(threads: int, gib: float = 1.0, repeat: int = 5) -> float:
+    """The memory read rate in GB/s this process reaches: the best of ``repeat`` sums over a
+    ``gib``-GiB float32 tensor (far larger than the caches) at ``threads`` threads, the bound of a
+    decode step, which reads every weight once for the whole batch."""
+    import torch
+
+    torch.set_num_threads(threads)
+    data = torch.ones(int(gib * 2**30) // 4)
+    data.sum()  # pages touched before timing
+    best = min(timed(data.sum, repeat))
+    return data.numel() * 4 / best / 1e9
+
+
+def weight_bytes(network) -> int:
+    """Bytes of the parameters (tied embeddings once), what one decode step reads."""
+    return sum(p.numel() * p.element_size() for p in network.parameters())
+
+
 def timed(step, repeat: int) -> tuple[float, float]:
     times = []
     for _ in range(repeat):
@@ -127,7 +145,9 @@ def main() -> None:
           f"{args.threads} threads, CPU: {cpu_name()}")
 
     peaks = {dtype: measure(dtype, threads=args.threads).best_gflops for dtype in models}
-    print("matmul peak (GFLOP/s): " + ", ".join(f"{d} {g:,.0f}" for d, g in peaks.items()))
+    bandwidth = read_bandwidth(args.threads)
+    print("matmul peak (GFLOP/s): " + ", ".join(f"{d} {g:,.0f}" for d, g in peaks.items())
+          + f"; memory read rate {bandwidth:,.1f} GB/s")
 
     # -- prefill and decode rates, one batch of prompts ------------------------------------------
     batch_prompts = [r.prompt for r in requests[: args.batch_size]]
@@ -158,10 +178,12 @@ def main() -> None:
                     timings[tokens].append(time.perf_counter() - start)
             decode = min(timings[steps]) - min(timings[1])
             flops = decode_flops(network, lengths, steps - 1)
+            read = weight_bytes(network) * (steps - 1) / decode / 1e9  # the weights, once a step
             print(f"decode  {dtype:8s}: {len(lengths)} rows x {steps - 1} tokens after the first "
                   f"(generate {steps} tokens min {min(timings[steps]):.2f} s - 1 token min {min(timings[1]):.2f} s): "
                   f"{len(lengths) * (steps - 1) / decode:,.0f} tokens/s, "
-                  f"{flops / decode / 1e9:,.0f} GFLOP/s = {flops / decode / 1e9 / peaks[dtype]:.0%} of the peak")
+                  f"{flops / decode / 1e9:,.0f} GFLOP/s = {flops / decode / 1e9 / peaks[dtype]:.0%} of the peak; "
+                  f"weights read {read:,.1f} GB/s = {read / bandwidth:.0%} of the read rate")
 
     if args.rates_only:
         return
