@@ -45,8 +45,8 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from synthetic_corpus import passages as synthetic_passages  # noqa: E402
-from synthetic_corpus import queries as synthetic_queries  # noqa: E402
+from synthetic_corpus import passages as synthetic_passages
+from synthetic_corpus import queries as synthetic_queries
 
 REPO = Path(__file__).resolve().parent.parent
 ENGINES = ("harness", "bm25s", "rank-bm25")

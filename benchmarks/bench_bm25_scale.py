@@ -50,8 +50,8 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _phases import dispatch, memory_mib, run_phase, size_mib  # noqa: E402
-from synthetic_corpus import queries as synthetic_queries  # noqa: E402
+from _phases import dispatch, memory_mib, run_phase, size_mib
+from synthetic_corpus import queries as synthetic_queries
 
 K1, B, TOP = 1.5, 0.75, 10
 

@@ -37,7 +37,7 @@ from harness.stats.statistics import Macro, Mean, RowStatistics
 from harness_mlqa.task import MLQA
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _timing import Side, alternate, report  # noqa: E402
+from _timing import Side, alternate, report
 
 Intervals = dict[str, dict[str, tuple[float, float]]]
 

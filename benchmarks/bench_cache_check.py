@@ -34,7 +34,7 @@ import harness.models.cache as cache_module
 from harness.models.cache import EmbeddingCache, unsound_rows
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _timing import Side, alternate, report  # noqa: E402
+from _timing import Side, alternate, report
 
 IDENTITY = {"name": "bench", "label": "bench", "weights": "none", "options": {}}
 

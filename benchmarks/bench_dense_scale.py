@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _phases import dispatch, memory_mib, run_phase, size_mib  # noqa: E402
+from _phases import dispatch, memory_mib, run_phase, size_mib
 
 DIM = 384
 CLUSTERS = 4096
@@ -156,8 +156,8 @@ def _recall(found: np.ndarray, expected: np.ndarray) -> float:
 
 def approximate(kind: str, size: int, folder: Path, n_queries: int, exact_top: Path, nlist: int,
                 probes: list[int]) -> dict[str, Any]:
-    from harness_dense.index import IndexSettings, faiss_name
     from harness.models.distributed import World
+    from harness_dense.index import IndexSettings, faiss_name
 
     sampler = AnonymousPeak()
     expected = np.load(exact_top)

@@ -41,7 +41,6 @@ import numpy as np
 from harness.definitions.model import Runtime, apply_threads, default_threads
 from harness.definitions.task import DataRequest
 from harness.models import peak
-
 from harness_hf.e5 import E5Small
 from harness_lareqa.task import LAReQA
 

@@ -43,7 +43,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._timing import Side, alternate, report  # noqa: E402
+from benchmarks._timing import Side, alternate, report
 from harness.definitions.model import Runtime
 from harness.definitions.protocols import GenerationOptions, GenerationRequest
 from harness.models.generation import GenerationService

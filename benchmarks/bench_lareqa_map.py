@@ -39,7 +39,7 @@ from harness.scoring.ranking import average_precision
 from harness_lareqa.task import QUERY_CHUNK, LAReQA
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _timing import Side, add_official_argument, alternate, import_official, report  # noqa: E402
+from _timing import Side, add_official_argument, alternate, import_official, report
 
 DIM = 384  # multilingual-e5-small
 

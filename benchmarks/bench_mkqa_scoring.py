@@ -45,7 +45,7 @@ from harness_mkqa.normalize import CHARACTER_SEGMENTED
 from harness_mkqa.task import MKQA
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _timing import Side, add_official_argument, alternate, import_official, report  # noqa: E402
+from _timing import Side, add_official_argument, alternate, import_official, report
 
 Metrics = dict[str, dict[str, Any]]  # language -> metric -> value
 

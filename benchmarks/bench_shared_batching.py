@@ -43,7 +43,7 @@ from harness.running.planning import expand_tasks, load_data, load_task
 from harness.running.settings import DataOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _timing import Side, alternate, report  # noqa: E402
+from _timing import Side, alternate, report
 
 BATCH = 32
 SUITE = "lareqa-candidates"

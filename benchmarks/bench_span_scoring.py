@@ -31,7 +31,7 @@ from harness.qa.task import SpanQAData
 from harness_mlqa.task import MLQA
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _timing import Side, add_official_argument, alternate, import_official, report  # noqa: E402
+from _timing import Side, add_official_argument, alternate, import_official, report
 
 Predictions = dict[str, dict[str, str]]
 Scores = dict[str, tuple[float, float]]

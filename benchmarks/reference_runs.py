@@ -57,7 +57,6 @@ from harness.leaderboard.rendering import render_markdown
 from harness.results.provenance import now_iso
 from harness.results.result import RESULT_FILE, read_result
 from harness.running.intake import rescore_result
-
 from harness_hf.cards import GEMMA3, SMOLLM2
 from harness_hf.packaged import board_card
 

@@ -25,7 +25,6 @@ from harness.results.instances import read_instances, write_instances
 from harness.running.planning import load_data, load_task
 from harness.running.settings import DataOptions
 from harness.stats.records import InstanceTable
-
 from tests.conftest import VENDORED
 
 #: XTREME's mock submission (labels and predictions), vendored.

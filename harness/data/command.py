@@ -19,8 +19,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.data.home import (
-    DATA_ENV, MIRROR_ENV, Archive, Benchmark, DataFile, Finding, HomeRecord, Known, default_home, known_benchmarks,
-    missing, offline, offline_variable, present, verify,
+    DATA_ENV,
+    MIRROR_ENV,
+    Archive,
+    Benchmark,
+    DataFile,
+    Finding,
+    HomeRecord,
+    Known,
+    default_home,
+    known_benchmarks,
+    missing,
+    offline,
+    offline_variable,
+    present,
+    verify,
 )
 from harness.display.tables import format_table, terminal_width
 from harness.errors import HarnessError

@@ -23,7 +23,13 @@ import pluggy
 
 from harness.definitions import hookspecs
 from harness.definitions.specs import (
-    ModelSpec, Namespace, PluginInfo, SchemaSpec, SuiteSpec, TaskSpec, declaration_error,
+    ModelSpec,
+    Namespace,
+    PluginInfo,
+    SchemaSpec,
+    SuiteSpec,
+    TaskSpec,
+    declaration_error,
 )
 from harness.definitions.task import Task, TaskMetadata
 from harness.errors import RegistryError, did_you_mean

@@ -89,7 +89,7 @@ def _column_blocks(widths: list[int], max_width: int) -> list[list[int]]:
     blocks: list[list[int]] = []
     for column in range(1, len(widths)):
         width = sum(widths[i] for i in blocks[-1]) + len(GAP) * len(blocks[-1]) if blocks else 0
-        if not blocks or len(blocks[-1]) > 1 and width + widths[column] > max_width:
+        if not blocks or (len(blocks[-1]) > 1 and width + widths[column] > max_width):
             blocks.append([0])
         blocks[-1].append(column)
     return blocks or [[0]]

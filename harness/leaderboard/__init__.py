@@ -23,8 +23,15 @@ from harness.leaderboard.entry import CARD_DETAIL, Leaderboard, LeaderboardEntry
 from harness.leaderboard.page import page, page_server
 from harness.leaderboard.ranking import RankedEntry, RankedGroup, ranked, tie_marks
 from harness.leaderboard.records import entry_records, reported_records, result_records
-from harness.leaderboard.rendering import (board_csv, model_rows, render, render_json, render_matrix, render_model,
-                                           render_reported)
+from harness.leaderboard.rendering import (
+                                           board_csv,
+                                           model_rows,
+                                           render,
+                                           render_json,
+                                           render_matrix,
+                                           render_model,
+                                           render_reported,
+)
 from harness.leaderboard.reported import ReportedResult, load_reported, select
 from harness.leaderboard.reported import folder_of as reported_folder
 from harness.leaderboard.scope import Scope

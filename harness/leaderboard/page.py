@@ -56,7 +56,7 @@ def page_server(path: Path, port: int, host: str = "127.0.0.1") -> ThreadingHTTP
     anything else is 404. Nothing is bound beyond ``host`` (this machine by default)."""
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
+        def do_GET(self) -> None:
             if self.path.split("?", 1)[0] not in ("/", "/index.html"):
                 self.send_error(404)
                 return
@@ -71,7 +71,7 @@ def page_server(path: Path, port: int, host: str = "127.0.0.1") -> ThreadingHTTP
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (http.server's name)
+        def log_message(self, format: str, *args: Any) -> None:
             print(f"{self.address_string()} {format % args}", file=sys.stderr)
 
     try:

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-
 #: Most languages a scope's description names one by one (more are counted).
 NAMED_LANGUAGES = 8
 

@@ -99,7 +99,7 @@ def model_key(identity: dict[str, Any]) -> str:
 def text_key(role: str, text: Text) -> bytes:
     """32-byte key of one text in one role (a (sentence, context) pair keys both parts)."""
     payload = text if isinstance(text, str) else json.dumps(list(text), ensure_ascii=False)
-    return hashlib.sha256(f"{role}\x00{payload}".encode("utf-8")).digest()
+    return hashlib.sha256(f"{role}\x00{payload}".encode()).digest()
 
 
 def _npy_bytes(array: np.ndarray) -> bytes:

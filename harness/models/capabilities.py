@@ -15,8 +15,20 @@ import numpy as np
 
 from harness.definitions.model import Model
 from harness.definitions.protocols import (
-    CAPABILITIES, Corpus, Encoder, Generator, LoglikelihoodScorer, MultipleChoice, OpenDomainQA, PairClassifier,
-    Ranking, Reader, Retriever, SearchIndex, Translator, protocol_methods,
+    CAPABILITIES,
+    Corpus,
+    Encoder,
+    Generator,
+    LoglikelihoodScorer,
+    MultipleChoice,
+    OpenDomainQA,
+    PairClassifier,
+    Ranking,
+    Reader,
+    Retriever,
+    SearchIndex,
+    Translator,
+    protocol_methods,
 )
 from harness.display.progress import Progress
 from harness.errors import CapabilityError

@@ -38,7 +38,12 @@ from typing import Any
 import numpy as np
 
 from harness.definitions.protocols import (
-    Generation, GenerationRequest, Generator, Loglikelihood, LoglikelihoodRequest, LoglikelihoodScorer,
+    Generation,
+    GenerationRequest,
+    Generator,
+    Loglikelihood,
+    LoglikelihoodRequest,
+    LoglikelihoodScorer,
 )
 from harness.display.progress import Progress
 from harness.errors import HarnessError

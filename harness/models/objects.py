@@ -39,7 +39,15 @@ import numpy as np
 
 from harness.definitions.model import Model, ModelIdentity
 from harness.definitions.protocols import (
-    CAPABILITIES, Encoder, Generation, GenerationRequest, Generator, Reader, ReadingExample, Role, SpanAnswer,
+    CAPABILITIES,
+    Encoder,
+    Generation,
+    GenerationRequest,
+    Generator,
+    Reader,
+    ReadingExample,
+    Role,
+    SpanAnswer,
     protocol_methods,
 )
 from harness.definitions.specs import PluginInfo

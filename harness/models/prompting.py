@@ -41,13 +41,25 @@ from typing import Any
 
 from harness.data.passages import Passage
 from harness.definitions.protocols import (
-    Generation, GenerationOptions, GenerationRequest, Generator, OpenAnswer, OpenQuestion, ReadingExample, SpanAnswer,
+    Generation,
+    GenerationOptions,
+    GenerationRequest,
+    Generator,
+    OpenAnswer,
+    OpenQuestion,
+    ReadingExample,
+    SpanAnswer,
 )
 from harness.display.progress import Progress
 from harness.errors import HarnessError, InputError
 from harness.files.io import read_json, sha256_text
 from harness.models.generation import (
-    GeneratedAnswer, GenerationService, GenerationSettings, PromptTarget, generation_service, prompt_target,
+    GeneratedAnswer,
+    GenerationService,
+    GenerationSettings,
+    PromptTarget,
+    generation_service,
+    prompt_target,
 )
 
 TEMPLATES = Path(__file__).resolve().parent / "prompts"

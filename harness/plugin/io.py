@@ -8,14 +8,40 @@ from __future__ import annotations
 
 from harness.data.sentences import split_sentences, splitter_version
 from harness.files.io import (
-    atomic_folder, check_known_ids, dump_json, iter_jsonl, json_bytes, parse_json, read_json, remove_temporaries,
-    sha256_file, sha256_path, sha256_text, write_atomic, write_folder_atomic,
+    atomic_folder,
+    check_known_ids,
+    dump_json,
+    iter_jsonl,
+    json_bytes,
+    parse_json,
+    read_json,
+    remove_temporaries,
+    sha256_file,
+    sha256_path,
+    sha256_text,
+    write_atomic,
+    write_folder_atomic,
 )
 from harness.results.provenance import package_version
 from harness.scoring.span_file import SpanQuestion, read_span_file
 
 __all__ = [
-    "atomic_folder", "check_known_ids", "dump_json", "iter_jsonl", "json_bytes", "package_version", "parse_json",
-    "read_json", "read_span_file", "remove_temporaries", "sha256_file", "sha256_path", "sha256_text",
-    "SpanQuestion", "split_sentences", "splitter_version", "write_atomic", "write_folder_atomic",
+    "SpanQuestion",
+    "atomic_folder",
+    "check_known_ids",
+    "dump_json",
+    "iter_jsonl",
+    "json_bytes",
+    "package_version",
+    "parse_json",
+    "read_json",
+    "read_span_file",
+    "remove_temporaries",
+    "sha256_file",
+    "sha256_path",
+    "sha256_text",
+    "split_sentences",
+    "splitter_version",
+    "write_atomic",
+    "write_folder_atomic",
 ]

@@ -13,14 +13,40 @@ from harness.demo import ParallelQADemo
 from harness.models.open_domain import ask
 from harness.models.prompting import OpenGeneration, PromptChoice, PromptedTask, Shot, ask_open, load_template
 from harness.qa.task import (
-    LanguageFilesTask, SpanQAData, SpanQATask, SpanUnit, read_answer_file, read_unit, refuse_foreign_answers, span_data,
+    LanguageFilesTask,
+    SpanQAData,
+    SpanQATask,
+    SpanUnit,
+    read_answer_file,
+    read_unit,
+    refuse_foreign_answers,
+    span_data,
     span_unit,
 )
 from harness.qa.translate import KeyedTranslator, translate_each
 
 __all__ = [
-    "ask", "ask_open", "corpus_files", "KeyedTranslator", "LanguageFilesTask", "load_template", "OpenGeneration",
-    "ParallelQADemo", "Passage", "Passages", "PromptChoice", "PromptedTask", "read_answer_file", "read_passages",
-    "read_unit", "refuse_foreign_answers", "Shot", "span_data", "span_unit", "SpanQAData", "SpanQATask", "SpanUnit",
+    "KeyedTranslator",
+    "LanguageFilesTask",
+    "OpenGeneration",
+    "ParallelQADemo",
+    "Passage",
+    "Passages",
+    "PromptChoice",
+    "PromptedTask",
+    "Shot",
+    "SpanQAData",
+    "SpanQATask",
+    "SpanUnit",
+    "ask",
+    "ask_open",
+    "corpus_files",
+    "load_template",
+    "read_answer_file",
+    "read_passages",
+    "read_unit",
+    "refuse_foreign_answers",
+    "span_data",
+    "span_unit",
     "translate_each",
 ]

@@ -24,7 +24,6 @@ from harness.stats.paired import RowComparison, compare_tables
 from harness.stats.records import InstanceTable
 
 
-
 @dataclass(frozen=True)
 class Comparison:
     """Two results and their row-by-row comparison."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import platform
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import cache
 from importlib.metadata import PackageNotFoundError, requires, version
 from pathlib import Path
@@ -19,7 +19,7 @@ DISTRIBUTION = "xlqa-harness"
 
 def now_iso() -> str:
     """The current UTC time in ISO 8601, to the second."""
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
 def package_version(name: str) -> str | None:

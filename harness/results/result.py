@@ -19,7 +19,6 @@ from harness.definitions.model import ModelIdentity
 from harness.definitions.specs import PluginInfo
 from harness.definitions.task import ScoreRow
 from harness.files.io import sha256_text
-
 from harness.stats.bootstrap import INSTANCE, Interval, RowIntervals
 
 #: The version :meth:`RunResult.to_dict` writes (the schema's ``schema_version`` constant).

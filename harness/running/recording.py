@@ -31,8 +31,18 @@ from harness.results.instances import write_instances
 from harness.results.layout import RunFolder
 from harness.results.provenance import environment, now_iso
 from harness.results.result import (
-    RESULT_SCHEMA, BootstrapRecord, DataRecord, FileRecord, InstancesRecord, MainScore, ModelRecord, PredictionsRecord,
-    Provenance, ResultRow, RunResult, TaskRecord,
+    RESULT_SCHEMA,
+    BootstrapRecord,
+    DataRecord,
+    FileRecord,
+    InstancesRecord,
+    MainScore,
+    ModelRecord,
+    PredictionsRecord,
+    Provenance,
+    ResultRow,
+    RunResult,
+    TaskRecord,
 )
 from harness.running.planning import LoadedTask
 from harness.running.settings import OutputOptions

@@ -27,7 +27,12 @@ from harness.models.compose import ModelSource, resolve_model
 from harness.models.generation import GenerationService, plan_generation
 from harness.models.prompting import PromptedTask, task_requests
 from harness.results.layout import (
-    RunFolder, claim_run_folder, configuration_folder, discard_if_empty, latest_run_folder, model_folder,
+    RunFolder,
+    claim_run_folder,
+    configuration_folder,
+    discard_if_empty,
+    latest_run_folder,
+    model_folder,
 )
 from harness.results.provenance import describe_files, git_commit
 from harness.running.execution import LoadedModel, Plan, Session, predict_units, prepare_model

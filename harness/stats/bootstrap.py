@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from harness.errors import HarnessError
-from harness.stats.strata import stratify
 from harness.stats.records import InstanceTable
 from harness.stats.statistics import RowStatistics, Statistic, UnitStatistic, gathered, row_slices, unit_sizes
+from harness.stats.strata import stratify
 
 if TYPE_CHECKING:
     from harness.stats.clusters import Clusters

@@ -31,9 +31,9 @@ from scipy.stats import binomtest
 
 from harness.errors import HarnessError
 from harness.stats.bootstrap import INSTANCE, BootstrapSettings, percentile_interval, resample, resampled_by
-from harness.stats.strata import Strata, stratify
 from harness.stats.records import InstanceTable
 from harness.stats.statistics import Columns, Gathered, RowStatistics, Statistic, UnitStatistic, row_slices, unit_sizes
+from harness.stats.strata import Strata, stratify
 
 if TYPE_CHECKING:
     from harness.stats.clusters import Clusters

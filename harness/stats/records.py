@@ -16,8 +16,6 @@ from typing import Any
 import numpy as np
 
 
-
-
 @dataclass(frozen=True)
 class Instance:
     """One scored question: where it is counted, what was expected and predicted, its values."""

@@ -57,7 +57,6 @@ from scipy import sparse
 from harness.plugin import HarnessError
 from harness.plugin.io import atomic_folder, parse_json
 from harness.plugin.scoring import top_k
-
 from harness_bm25 import kernel
 
 #: Bumped when the saved layout changes; an index of another format is rebuilt, never misread

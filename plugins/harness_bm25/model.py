@@ -19,12 +19,19 @@ import numba
 import numpy as np
 
 from harness.plugin import (
-    Corpus, HarnessError, Model, ModelIdentity, Ranking, Retriever, Runtime, default_threads, label_with_options,
+    Corpus,
+    HarnessError,
+    Model,
+    ModelIdentity,
+    Ranking,
+    Retriever,
+    Runtime,
+    default_threads,
+    label_with_options,
 )
 from harness.plugin.io import package_version
 from harness.plugin.scoring import rank_descending
 from harness.plugin.services import Progress, current_world
-
 from harness_bm25.index import BM25Index
 from harness_bm25.tokenize import describe, tokenize
 

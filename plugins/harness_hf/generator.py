@@ -45,13 +45,26 @@ from pathlib import Path
 from typing import Any, Literal
 
 from harness.plugin import (
-    Generation, GenerationOptions, GenerationRequest, Generator, HarnessError, Loglikelihood, LoglikelihoodRequest,
-    LoglikelihoodScorer, ModelIdentity, Runtime,
+    Generation,
+    GenerationOptions,
+    GenerationRequest,
+    Generator,
+    HarnessError,
+    Loglikelihood,
+    LoglikelihoodRequest,
+    LoglikelihoodScorer,
+    ModelIdentity,
+    Runtime,
 )
 from harness.plugin.services import (
-    REASONING_END, REASONING_START, Completion, answer_start, default_root, finish, stop_position,
+    REASONING_END,
+    REASONING_START,
+    Completion,
+    answer_start,
+    default_root,
+    finish,
+    stop_position,
 )
-
 from harness_hf.checkpoint import CheckpointModel, Precision
 from harness_hf.gguf import DEQUANTISED, GGUFFacts, find_gguf, gguf_checkpoint
 

@@ -163,8 +163,8 @@ def convert(file: Path, target: Path, digest: str, owner: str) -> Path:
     """Dequantise ``file`` into a checkpoint folder at ``target`` (atomically), with its tokenizer
     and :data:`FACTS_FILE`. A file transformers cannot read is a one-line error."""
     try:
-        import gguf  # noqa: F401  (transformers needs it; say so before it fails deeper down)
         import accelerate  # noqa: F401
+        import gguf  # noqa: F401  (transformers needs it; say so before it fails deeper down)
     except ImportError as missing:
         raise HarnessError(f"{owner}: reading {file.name} needs the '{missing.name}' package: "
                            "pip install 'xlqa-harness[models]'") from None

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.plugin import HarnessError, MultipleChoice
-
 from harness_hf.checkpoint import FineTunedHead
 
 

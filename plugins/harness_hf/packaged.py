@@ -29,7 +29,6 @@ from harness.plugin import ModelIdentity, Runtime
 from harness.plugin.formats import CARD_DETAIL, ModelCard
 from harness.plugin.io import package_version
 from harness.plugin.services import REASONING_END, default_root
-
 from harness_hf.cards import GEMMA3, SMOLLM2, Package, PackageCard
 from harness_hf.checkpoint import Precision
 from harness_hf.generator import HFGenerator

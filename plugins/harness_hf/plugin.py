@@ -2,7 +2,6 @@
 packaged models' summaries say whether their package is installed, found without importing it)."""
 
 from harness.plugin import ModelSpec, hookimpl
-
 from harness_hf.cards import GEMMA3, SMOLLM2
 
 

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from harness.plugin import HarnessError, ModelIdentity, Reader, ReadingExample, Runtime, SpanAnswer
-
 from harness_hf.checkpoint import CheckpointModel, Precision
 
 

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.plugin import HarnessError, Runtime, TokenTagger
-
 from harness_hf.checkpoint import FineTunedHead, Precision
 from harness_hf.heads import output_labels
 

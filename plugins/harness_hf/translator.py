@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.plugin import ModelIdentity, Runtime, Translator
-
 from harness_hf.checkpoint import CheckpointModel, Precision
 
 

@@ -33,10 +33,10 @@ from typing import Any
 
 from harness.plugin import DataRequest
 from harness.plugin.io import split_sentences, splitter_version
-
 from harness_lareqa.data import LAReQAData, read_language
 from harness_lareqa.metadata import MLQA_R
 from harness_lareqa.task import LAReQA
+
 
 class MLQAR(LAReQA):
     """MLQA-R, built from MLQA's files and scored like LAReQA (the same options and analyses)."""

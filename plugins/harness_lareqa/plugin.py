@@ -1,7 +1,6 @@
 """Declares the LAReQA tasks (XQuAD-R, MLQA-R) and the suite; importing this module imports nothing heavy."""
 
 from harness.plugin import SuiteSpec, TaskSpec, hookimpl
-
 from harness_lareqa.metadata import LAREQA, MLQA_R
 
 

@@ -38,18 +38,42 @@ from typing import Any, Literal
 import numpy as np
 
 from harness.plugin import (
-    Corpus, DataRequest, Encoder, Evaluation, HarnessError, InputError, KeyedSearchIndex, Retriever, RunContext,
-    ScoreRow, ScoringIndex, Task,
+    Corpus,
+    DataRequest,
+    Encoder,
+    Evaluation,
+    HarnessError,
+    InputError,
+    KeyedSearchIndex,
+    Retriever,
+    RunContext,
+    ScoreRow,
+    ScoringIndex,
+    Task,
 )
 from harness.plugin.formats import validate
 from harness.plugin.io import iter_jsonl, write_atomic
 from harness.plugin.scoring import (
-    NOT_RETRIEVED, TOP_K_MIX, Instance, InstanceTable, Mean, PoolRanks, Pooled, RowStatistics, TopTie, analyse,
-    average_precision, language_bias, language_id_probe, mid_ranks, numpy_mean, ranks_of, top_k,
+    NOT_RETRIEVED,
+    TOP_K_MIX,
+    Instance,
+    InstanceTable,
+    Mean,
+    Pooled,
+    PoolRanks,
+    RowStatistics,
+    TopTie,
+    analyse,
+    average_precision,
+    language_bias,
+    language_id_probe,
+    mid_ranks,
+    numpy_mean,
+    ranks_of,
+    top_k,
 )
 from harness.plugin.services import EncodingRequest
 from harness.plugin.tasks import ParallelQADemo
-
 from harness_lareqa.data import LAReQAData, read_language, sample_questions, statistics
 from harness_lareqa.metadata import LAREQA
 

@@ -23,7 +23,6 @@ from typing import Any
 
 from harness.plugin import HarnessError, InputError, TaskData
 from harness.plugin.io import iter_jsonl
-
 from harness_mkqa.languages import MKQA_LANGUAGES
 
 #: The answer types of MKQA (counts in the full data: entity 4221, long_answer 1815,

@@ -2,7 +2,6 @@
 registry's entry from it for ``harness list``, and the task class uses it as its metadata."""
 
 from harness.plugin import BenchmarkRef, Clusters, OpenDomainQA, TaskMetadata
-
 from harness_mkqa.languages import MKQA_LANGUAGES
 
 MKQA = TaskMetadata(

@@ -1,7 +1,6 @@
 """Declares the MKQA task and the No-Answer baseline; importing this module imports nothing heavy."""
 
 from harness.plugin import ModelSpec, TaskSpec, hookimpl
-
 from harness_mkqa.metadata import MKQA
 
 

@@ -26,7 +26,6 @@ from harness.plugin import HarnessError, InputError
 from harness.plugin.formats import validate
 from harness.plugin.io import iter_jsonl, write_folder_atomic
 from harness.plugin.scoring import foreign_script, refuse_or_warn
-
 from harness_mkqa.data import MKQAData
 from harness_mkqa.languages import MKQA_LANGUAGES
 

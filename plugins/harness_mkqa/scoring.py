@@ -42,9 +42,9 @@ import numpy as np
 
 from harness.plugin import Clusters
 from harness.plugin.scoring import Gathered, InstanceTable, Macro, Mean, RowStatistics, UnitStatistic, token_f1
-
 from harness_mkqa.data import ANSWER_TYPES, Annotation
 from harness_mkqa.normalize import answer_tokens
+
 
 @dataclass(frozen=True)
 class ExampleScores:

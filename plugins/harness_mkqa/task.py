@@ -39,19 +39,32 @@ from pathlib import Path
 from typing import Any
 
 from harness.plugin import (
-    DataRequest, Evaluation, HarnessError, OpenAnswer, OpenDomainQA, OpenQuestion, RunContext, ScoreRow, Task,
+    DataRequest,
+    Evaluation,
+    HarnessError,
+    OpenAnswer,
+    OpenDomainQA,
+    OpenQuestion,
+    RunContext,
+    ScoreRow,
+    Task,
 )
 from harness.plugin.scoring import Instance, InstanceTable, RowStatistics, script_share
 from harness.plugin.services import PromptTarget, kept, prompt_target
 from harness.plugin.tasks import OpenGeneration, PromptedTask, Shot, ask, ask_open
-
 from harness_mkqa.data import MKQAData, find_data_file, read_mkqa
 from harness_mkqa.languages import MKQA_LANGUAGES
 from harness_mkqa.metadata import MKQA as MKQA_METADATA
 from harness_mkqa.predictions import aligned, read_predictions, write_predictions
 from harness_mkqa.scoring import (
-    ExampleScores, LanguageResult, answer_type_breakdown, evaluate_language, example_values, language_statistics,
-    macro_average, score_examples,
+    ExampleScores,
+    LanguageResult,
+    answer_type_breakdown,
+    evaluate_language,
+    example_values,
+    language_statistics,
+    macro_average,
+    score_examples,
 )
 
 #: Why a generator that neither returns token log-probabilities nor scores text cannot run MKQA.

@@ -1,7 +1,6 @@
 """Declares the MLQA task and its suite; importing this module imports nothing heavy."""
 
 from harness.plugin import SuiteSpec, TaskSpec, hookimpl
-
 from harness_mlqa.metadata import MLQA
 
 

@@ -28,7 +28,6 @@ from typing import Any, Literal
 from harness.plugin import DataRequest, HarnessError
 from harness.plugin.scoring import Normalizer, multilingual
 from harness.plugin.tasks import ParallelQADemo, SpanQAData, SpanQATask, SpanUnit, read_unit, span_data, span_unit
-
 from harness_mlqa.data import Pair, Source, locate, official_name, parallel_pair, read_parallel
 from harness_mlqa.metadata import MLQA as MLQA_METADATA
 from harness_mlqa.metadata import MLQA_LANGUAGES

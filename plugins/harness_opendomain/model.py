@@ -78,16 +78,43 @@ from functools import cached_property
 from pathlib import Path
 
 from harness.plugin import (
-    Generator, HarnessError, Model, ModelIdentity, ModelOption, OpenAnswer, OpenDomainQA, OpenQuestion, Ranking, Reader,
-    ReadingExample, Retriever, Runtime, SearchIndex, SpanAnswer, Translator,
+    Generator,
+    HarnessError,
+    Model,
+    ModelIdentity,
+    ModelOption,
+    OpenAnswer,
+    OpenDomainQA,
+    OpenQuestion,
+    Ranking,
+    Reader,
+    ReadingExample,
+    Retriever,
+    Runtime,
+    SearchIndex,
+    SpanAnswer,
+    Translator,
 )
 from harness.plugin.io import sha256_file
 from harness.plugin.services import (
-    EncodingStats, GenerationStats, Progress, PromptTarget, ReportsEncoding, generation_service, identity_part,
+    EncodingStats,
+    GenerationStats,
+    Progress,
+    PromptTarget,
+    ReportsEncoding,
+    generation_service,
+    identity_part,
     load_model,
 )
 from harness.plugin.tasks import (
-    Passage, Passages, PromptChoice, ask_open, corpus_files, load_template, read_passages, translate_each,
+    Passage,
+    Passages,
+    PromptChoice,
+    ask_open,
+    corpus_files,
+    load_template,
+    read_passages,
+    translate_each,
 )
 
 OWNER = "retrieve-read"

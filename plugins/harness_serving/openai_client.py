@@ -40,8 +40,16 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
 from harness.plugin import (
-    Generation, GenerationRequest, Generator, HarnessError, Loglikelihood, LoglikelihoodRequest, LoglikelihoodScorer,
-    Model, ModelIdentity, Runtime,
+    Generation,
+    GenerationRequest,
+    Generator,
+    HarnessError,
+    Loglikelihood,
+    LoglikelihoodRequest,
+    LoglikelihoodScorer,
+    Model,
+    ModelIdentity,
+    Runtime,
 )
 from harness.plugin.services import REASONING_END, REASONING_START, Completion, finish
 

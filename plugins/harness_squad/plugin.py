@@ -1,7 +1,6 @@
 """Declares the XQuAD task; importing this module imports nothing heavy."""
 
 from harness.plugin import TaskSpec, hookimpl
-
 from harness_squad.metadata import XQUAD
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from harness.plugin.scoring import Normalizer, ascii_english
 from harness.plugin.tasks import LanguageFilesTask, ParallelQADemo, SpanUnit
-
 from harness_squad.metadata import XQUAD
 
 

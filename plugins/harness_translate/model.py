@@ -18,12 +18,22 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.plugin import (
-    Corpus, HarnessError, Model, ModelIdentity, ModelOption, Ranking, Reader, ReadingExample, Retriever, Runtime,
-    SearchIndex, SpanAnswer, Translator,
+    Corpus,
+    HarnessError,
+    Model,
+    ModelIdentity,
+    ModelOption,
+    Ranking,
+    Reader,
+    ReadingExample,
+    Retriever,
+    Runtime,
+    SearchIndex,
+    SpanAnswer,
+    Translator,
 )
 from harness.plugin.services import identity_part, load_model, provide
 from harness.plugin.tasks import KeyedTranslator, translate_each
-
 from harness_translate.cache import TranslationCache
 from harness_translate.contexts import TranslatedContext, join_translation, project, sentence_texts
 

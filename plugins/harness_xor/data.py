@@ -15,7 +15,6 @@ from typing import Any
 
 from harness.plugin import DataRequest, HarnessError, InputError, TaskData
 from harness.plugin.io import iter_jsonl
-
 from harness_xor.metadata import XOR_LANGUAGES
 
 #: Official file names per file family and split (README of AkariAsai/XORQA).

@@ -1,7 +1,6 @@
 """Declares the XOR-TyDi QA tasks; importing this module imports nothing heavy."""
 
 from harness.plugin import TaskSpec, hookimpl
-
 from harness_xor.metadata import XOR_ENGSPAN, XOR_FULL, XOR_RETRIEVE
 
 

@@ -43,22 +43,43 @@ from pathlib import Path
 from typing import Any
 
 from harness.plugin import (
-    DataRequest, Evaluation, HarnessError, InputError, OpenDomainQA, OpenQuestion, Retriever, RunContext, ScoreRow,
+    DataRequest,
+    Evaluation,
+    HarnessError,
+    InputError,
+    OpenDomainQA,
+    OpenQuestion,
+    Retriever,
+    RunContext,
+    ScoreRow,
     Task,
 )
 from harness.plugin.formats import validate
 from harness.plugin.io import check_known_ids, dump_json, read_json
 from harness.plugin.scoring import (
-    Instance, InstanceTable, Macro, Mean, RowStatistics, Statistic, ascii_english, percent_of_sum, script_share,
+    Instance,
+    InstanceTable,
+    Macro,
+    Mean,
+    RowStatistics,
+    Statistic,
+    ascii_english,
+    percent_of_sum,
+    script_share,
 )
 from harness.plugin.services import PromptTarget, answer_text, prompt_target
 from harness.plugin.tasks import PromptedTask, Shot, ask, ask_open, corpus_files, read_passages
-
 from harness_xor import data as xor_data
 from harness_xor.data import XorData
 from harness_xor.metadata import XOR_ENGSPAN, XOR_FULL, XOR_LANGUAGES, XOR_RETRIEVE
 from harness_xor.metrics import (
-    char_bleu, f1_and_em, first_tokens, full_normalize, full_prediction, full_references, recall_hit,
+    char_bleu,
+    f1_and_em,
+    first_tokens,
+    full_normalize,
+    full_prediction,
+    full_references,
+    recall_hit,
 )
 from harness_xor.tokens import word_tokenize
 

@@ -46,7 +46,6 @@ import numpy as np
 from harness.plugin import DataRequest, Encoder, Evaluation, InputError, Role, RunContext
 from harness.plugin.scoring import exact_search
 from harness.plugin.services import EncodingRequest
-
 from harness_xtreme.benchmark import Version
 from harness_xtreme.formats import read_lines, read_pairs
 from harness_xtreme.labelled import LabelledData, XtremeFilesTask

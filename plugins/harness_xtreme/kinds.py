@@ -15,15 +15,29 @@ from typing import Any
 
 from harness.plugin import InputError
 from harness.plugin.scoring import (
-    Normalizer, SpanScores, UnitStatistic, ascii_english, memoize, multilingual, score_questions,
+    Normalizer,
+    SpanScores,
+    UnitStatistic,
+    ascii_english,
+    memoize,
+    multilingual,
+    score_questions,
 )
 from harness.plugin.tasks import SpanUnit, read_answer_file, read_unit
-
 from harness_xtreme import formats
 from harness_xtreme.benchmark import Kind
 from harness_xtreme.metrics import accuracy, mean_reciprocal_rank, pair_set_scores
-from harness_xtreme.records import (Item, accuracy_statistics, counted_statistics, line_items, mention_items,
-                                    mention_statistics, pair_items, qa_statistics, sentence_items)
+from harness_xtreme.records import (
+    Item,
+    accuracy_statistics,
+    counted_statistics,
+    line_items,
+    mention_items,
+    mention_statistics,
+    pair_items,
+    qa_statistics,
+    sentence_items,
+)
 from harness_xtreme.tagging import span_scores
 
 

@@ -33,17 +33,31 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from harness.plugin import (
-    DataRequest, Evaluation, HarnessError, InputError, PairClassifier, RunContext, ScoreRow, Task, TaskData,
-    TaskMetadata, TokenTagger,
+    DataRequest,
+    Evaluation,
+    HarnessError,
+    InputError,
+    PairClassifier,
+    RunContext,
+    ScoreRow,
+    Task,
+    TaskData,
+    TaskMetadata,
+    TokenTagger,
 )
 from harness.plugin.io import json_bytes, read_json, write_folder_atomic
 from harness.plugin.scoring import Instance, InstanceTable, Macro, Mean, RowStatistics
-from harness.plugin.services import ChoiceQuestion, LoglikelihoodService, NORMALISATIONS, choice_target, decide
-
+from harness.plugin.services import NORMALISATIONS, ChoiceQuestion, LoglikelihoodService, choice_target, decide
 from harness_xtreme.benchmark import PANX_TAGS, UDPOS_TAGS, TaskDef, Version, task_defs
 from harness_xtreme.kinds import KINDS, check_classes, check_sentence_lengths, check_tags, example_count
 from harness_xtreme.likelihood import (
-    ITEM_VALUES, METRICS, PROMPT_VERSION, LikelihoodPredictions, is_likelihood, pawsx_question, xnli_question,
+    ITEM_VALUES,
+    METRICS,
+    PROMPT_VERSION,
+    LikelihoodPredictions,
+    is_likelihood,
+    pawsx_question,
+    xnli_question,
 )
 from harness_xtreme.metadata import PANX_TASK, PAWSX_TASK, UDPOS_TASK, XNLI_TASK
 from harness_xtreme.metrics import mean, percent_mean

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.plugin.services import ChoiceQuestion, Decision, NORMALISATIONS
+from harness.plugin.services import NORMALISATIONS, ChoiceQuestion, Decision
 
 PROMPT_VERSION = "lm-eval-words@1"
 

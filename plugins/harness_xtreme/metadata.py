@@ -5,12 +5,29 @@ metadata."""
 from dataclasses import replace
 
 from harness.plugin import (
-    BenchmarkRef, Clusters, Encoder, MultipleChoice, PairClassifier, PredictionSource, Reader, TaskMetadata,
+    BenchmarkRef,
+    Clusters,
+    Encoder,
+    MultipleChoice,
+    PairClassifier,
+    PredictionSource,
+    Reader,
+    TaskMetadata,
     TokenTagger,
 )
-
 from harness_xtreme.benchmark import (
-    BUCC, MEWSLIX, PARALLEL, PAWSX, TASKS, TATOEBA, TATOEBA_R_EXTRA, TYDIQA, XCOPA, XNLI, item_cluster, task_defs,
+    BUCC,
+    MEWSLIX,
+    PARALLEL,
+    PAWSX,
+    TASKS,
+    TATOEBA,
+    TATOEBA_R_EXTRA,
+    TYDIQA,
+    XCOPA,
+    XNLI,
+    item_cluster,
+    task_defs,
 )
 
 #: The overall figure of a submission (``evaluate.py``'s name for it).

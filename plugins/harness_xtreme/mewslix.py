@@ -49,7 +49,6 @@ from harness.plugin import DataRequest, Encoder, InputError, Role, RunContext
 from harness.plugin.io import iter_jsonl
 from harness.plugin.scoring import exact_search
 from harness.plugin.services import EncodingRequest
-
 from harness_xtreme.benchmark import Version
 from harness_xtreme.kinds import KINDS
 from harness_xtreme.labelled import LabelledData, XtremeFilesTask

@@ -12,10 +12,18 @@ plugins.
 from pathlib import Path
 
 from harness.plugin import SuiteSpec, TaskSpec, hookimpl
-
 from harness_xtreme.benchmark import TASKS, Version
 from harness_xtreme.metadata import (
-    BUCC_TASK, MEWSLIX_TASK, PANX_TASK, PAWSX_TASK, TATOEBA_TASK, TYDIQA_GOLDP, UDPOS_TASK, XCOPA_TASK, XNLI_TASK, XTREME_SUBMISSION,
+    BUCC_TASK,
+    MEWSLIX_TASK,
+    PANX_TASK,
+    PAWSX_TASK,
+    TATOEBA_TASK,
+    TYDIQA_GOLDP,
+    UDPOS_TASK,
+    XCOPA_TASK,
+    XNLI_TASK,
+    XTREME_SUBMISSION,
 )
 
 

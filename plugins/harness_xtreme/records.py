@@ -28,7 +28,6 @@ from typing import Any
 import numpy as np
 
 from harness.plugin.scoring import Gathered, Mean, UnitStatistic
-
 from harness_xtreme.metrics import COUNTED_METRICS, MEWSLIX_TOP_K, counted_scores, percent_mean, reciprocal_ranks
 from harness_xtreme.tagging import sentence_counts
 

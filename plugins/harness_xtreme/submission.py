@@ -40,13 +40,20 @@ from pathlib import Path
 from typing import Any
 
 from harness.plugin import (
-    Clusters, DataRequest, Evaluation, HarnessError, InputError, RunContext, ScoreRow, Task, TaskData,
+    Clusters,
+    DataRequest,
+    Evaluation,
+    HarnessError,
+    InputError,
+    RunContext,
+    ScoreRow,
+    Task,
+    TaskData,
 )
 from harness.plugin.formats import read_result, task_results
 from harness.plugin.io import write_folder_atomic
 from harness.plugin.scoring import Instance, InstanceTable, Macro, RowStatistics, Statistic
 from harness.plugin.tasks import refuse_foreign_answers
-
 from harness_xtreme.benchmark import GROUPS, PARALLEL, TASKS, TaskDef, Version, task_defs
 from harness_xtreme.kinds import KINDS, check_classes, example_count
 from harness_xtreme.metadata import ALL_TASK, XTREME_SUBMISSION

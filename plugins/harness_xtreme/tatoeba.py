@@ -37,13 +37,21 @@ from pathlib import Path
 import numpy as np
 
 from harness.plugin import (
-    DataRequest, Encoder, Evaluation, HarnessError, InputError, Role, RunContext, ScoreRow, Task, TaskData,
+    DataRequest,
+    Encoder,
+    Evaluation,
+    HarnessError,
+    InputError,
+    Role,
+    RunContext,
+    ScoreRow,
+    Task,
+    TaskData,
 )
 from harness.plugin.io import write_folder_atomic
 from harness.plugin.scoring import Instance, InstanceTable, Macro, Mean, RowStatistics, exact_search
 from harness.plugin.services import EncodingRequest
 from harness.plugin.tasks import ParallelQADemo
-
 from harness_xtreme.benchmark import TATOEBA, TATOEBA_R_EXTRA, Version
 from harness_xtreme.formats import lines_file, read_line_numbers, read_lines
 from harness_xtreme.metadata import TATOEBA_TASK

@@ -23,7 +23,6 @@ from collections.abc import Mapping
 
 from harness.plugin.scoring import Normalizer, ascii_english
 from harness.plugin.tasks import LanguageFilesTask, ParallelQADemo, SpanUnit
-
 from harness_xtreme.metadata import TYDIQA_GOLDP
 
 #: Language names in the TyDi QA release's file names.

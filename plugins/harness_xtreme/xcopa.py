@@ -25,7 +25,6 @@ from typing import Any, NamedTuple
 from harness.plugin import DataRequest, InputError, MultipleChoice
 from harness.plugin.io import iter_jsonl
 from harness.plugin.services import ChoiceQuestion
-
 from harness_xtreme.benchmark import Version
 from harness_xtreme.labelled import LabelledData, XtremeFilesTask
 from harness_xtreme.likelihood import xcopa_question

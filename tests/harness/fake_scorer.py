@@ -12,7 +12,12 @@ from collections.abc import Sequence
 from harness.definitions.hookspecs import hookimpl
 from harness.definitions.model import Model, ModelIdentity, Runtime
 from harness.definitions.protocols import (
-    Generation, GenerationRequest, Generator, Loglikelihood, LoglikelihoodRequest, LoglikelihoodScorer,
+    Generation,
+    GenerationRequest,
+    Generator,
+    Loglikelihood,
+    LoglikelihoodRequest,
+    LoglikelihoodScorer,
 )
 from harness.definitions.specs import ModelSpec
 

@@ -96,7 +96,7 @@ def test_info_and_clear_survive_a_damaged_cache_and_see_checkpoints(tmp_path: Pa
     assert code == 0, err
     rows = [line.split() for line in out.splitlines()]
     assert ["?", folder.name, "0"] == rows[3][:3]
-    assert ["e5-converted", "models/e5-converted", "-", "3.0"] == rows[4]
+    assert rows[4] == ["e5-converted", "models/e5-converted", "-", "3.0"]
     assert out.splitlines()[-1] == "total: 3.0 MiB"
     code, out, err = harness_cli("cache", "clear", "--cache-dir", tmp_path)
     assert code == 0, err

@@ -26,9 +26,8 @@ from harness.models.prompting import GenerativeQA, load_template
 from harness.running.planning import load_data
 from harness.running.settings import DataOptions
 from harness.scoring.span_file import read_span_file
-
-from tests.harness.fake_generator import FakeGenerator, question_of
 from harness_squad.xquad import XQuAD as XQuADTask
+from tests.harness.fake_generator import FakeGenerator, question_of
 
 Cli = Callable[..., tuple[int, str, str]]
 

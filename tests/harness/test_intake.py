@@ -12,7 +12,6 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-
 Cli = Callable[..., tuple[int, str, str]]
 
 CARD = {"name": "a model", "zero_shot": True, "translated_training_data": False, "license": "apache-2.0",

@@ -70,9 +70,8 @@ def test_an_atomic_folder_gets_a_plain_folder_mode_and_leaves_nothing_on_failure
         os.umask(mask)
     assert (tmp_path / "index").stat().st_mode & 0o777 == 0o755  # not mkdtemp's 0700
     assert (tmp_path / "index" / "index.json").read_text(encoding="utf-8") == "{}"
-    with pytest.raises(RuntimeError, match="encoder crashed"):
-        with atomic_folder(tmp_path / "index") as staging:
-            (staging / "shard-0.npy").write_bytes(b"partial")
-            raise RuntimeError("encoder crashed")
+    with pytest.raises(RuntimeError, match="encoder crashed"), atomic_folder(tmp_path / "index") as staging:
+        (staging / "shard-0.npy").write_bytes(b"partial")
+        raise RuntimeError("encoder crashed")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["index"]  # the old folder stays, no staging left
     assert sorted(p.name for p in (tmp_path / "index").iterdir()) == ["index.json"]

@@ -63,7 +63,8 @@ def test_nan_refused_only_when_asked() -> None:
 
 
 def test_an_error_quoting_a_line_break_stays_one_line(tmp_path: Path) -> None:
-    from harness.errors import InputError as Error, one_line
+    from harness.errors import InputError as Error
+    from harness.errors import one_line
 
     error = Error("not a question", file=tmp_path / "p.json", record="line\n2", field="a\x1eb\u2028c")
     assert str(error) == f"{tmp_path / 'p.json'}: record line\\n2: field 'a\\x1eb\\u2028c': not a question"

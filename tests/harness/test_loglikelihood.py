@@ -19,7 +19,13 @@ import pytest
 
 from harness.definitions.protocols import Loglikelihood, LoglikelihoodRequest
 from harness.models.loglikelihood import (
-    ChoiceQuestion, LikelihoodChoice, LoglikelihoodCache, LoglikelihoodService, choice_target, choose, decide,
+    ChoiceQuestion,
+    LikelihoodChoice,
+    LoglikelihoodCache,
+    LoglikelihoodService,
+    choice_target,
+    choose,
+    decide,
 )
 from tests.plugins.harness_xtreme.test_xcopa import write_xcopa
 

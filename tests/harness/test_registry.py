@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from harness.definitions.hookspecs import hookimpl
-from harness.errors import RegistryError
 import harness.definitions.registry as registry_module
+from harness.definitions.hookspecs import hookimpl
 from harness.definitions.registry import DISABLE_PLUGINS_ENV, PLUGINS_ENV, Registry
 from harness.definitions.specs import ModelSpec, PluginInfo, TaskSpec
+from harness.errors import RegistryError
 from tests.harness.fakes import fake_registry
 
 FAKES = "tests.harness.fakes"

@@ -13,7 +13,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.plugin import (
-    Corpus, DataRequest, Evaluation, InputError, Retriever, RunContext, ScoreRow, Task, TaskData, TaskMetadata,
+    Corpus,
+    DataRequest,
+    Evaluation,
+    InputError,
+    Retriever,
+    RunContext,
+    ScoreRow,
+    Task,
+    TaskData,
+    TaskMetadata,
     hookimpl,
 )
 from harness.plugin.io import dump_json, read_json

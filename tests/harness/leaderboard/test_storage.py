@@ -48,9 +48,8 @@ def test_a_lock_file_left_by_a_killed_writer_neither_blocks_nor_stays(tmp_path: 
 
 def test_a_writer_waits_for_the_holder_and_gives_up_in_one_line(tmp_path: Path) -> None:
     path = tmp_path / "board.json"
-    with locked(path):
-        with pytest.raises(HarnessError) as error, locked(path, timeout_s=0.05):
-            pass
+    with locked(path), pytest.raises(HarnessError) as error, locked(path, timeout_s=0.05):
+        pass
     assert str(error.value) == (f"{path}: another process has been updating it for 0.05 s "
                                 f"(it holds {path}.lock); try again when it is done")
     assert not path.with_name("board.json.lock").exists()

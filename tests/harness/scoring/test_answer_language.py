@@ -5,7 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from harness.scoring.answer_language import (
-    ForeignAnswers, foreign_script, foreign_span_answers, script, script_share, squash,
+    ForeignAnswers,
+    foreign_script,
+    foreign_span_answers,
+    script,
+    script_share,
+    squash,
 )
 
 EN = {"q1": "The tower was built in 1889 by Gustave Eiffel.", "q2": "Paris is the capital of France.",

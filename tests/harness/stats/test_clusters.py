@@ -15,10 +15,10 @@ import pytest
 from harness.results.result import RunResult, read_result
 from harness.stats.bootstrap import INSTANCE, BootstrapSettings, resample, row_intervals, unit_draws
 from harness.stats.clusters import Clusters
-from harness.stats.strata import stratify
 from harness.stats.paired import compare_tables
 from harness.stats.records import Instance, InstanceTable
 from harness.stats.statistics import Macro, Mean, Pooled, plain_mean
+from harness.stats.strata import stratify
 
 Cli = Callable[..., tuple[int, str, str]]
 QUESTION = Clusters("question id")

@@ -10,11 +10,11 @@ import pytest
 
 from harness.definitions.model import Runtime
 from harness.definitions.protocols import Corpus
+from harness.demo import parallel_qa_dir
 from harness.errors import HarnessError
 from harness_bm25.index import BM25Index, StoredArray
 from harness_bm25.model import BM25
 from harness_bm25.tokenize import tokenize
-from harness.demo import parallel_qa_dir
 
 
 def _demo_corpus() -> Corpus:

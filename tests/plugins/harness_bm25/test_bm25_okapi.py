@@ -10,11 +10,11 @@ from rank_bm25 import BM25Okapi
 
 from harness.definitions.model import Runtime
 from harness.definitions.protocols import Corpus
+from harness.demo import LANGUAGES, parallel_qa_dir
 from harness.models.search import rank_descending
 from harness_bm25.index import BM25Index
 from harness_bm25.model import BM25
 from harness_bm25.tokenize import tokenize
-from harness.demo import LANGUAGES, parallel_qa_dir
 
 
 def demo_corpus() -> tuple[list[list[str]], list[list[str]]]:

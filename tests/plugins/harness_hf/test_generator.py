@@ -18,7 +18,6 @@ from harness.definitions.protocols import GenerationOptions, GenerationRequest
 from harness.demo import parallel_qa_dir
 from harness.errors import HarnessError
 from harness.scoring.span_file import read_span_file
-
 from tests.harness.test_generative_runs import XOR_QUESTIONS, rows
 from tests.tiny_models import build_tiny_causal_lm
 

@@ -13,7 +13,6 @@ import pytest
 from harness.definitions.model import Runtime
 from harness.definitions.protocols import GenerationOptions, GenerationRequest, LoglikelihoodRequest
 from harness.errors import HarnessError
-
 from tests.plugins.harness_hf.test_generator import PROMPTS, generator
 from tests.tiny_models import build_tiny_causal_lm
 
@@ -54,9 +53,9 @@ def test_sampling_draws_each_row_from_its_own_seeded_stream(tiny_causal_lm_dir: 
 
 
 def test_top_p_keeps_only_the_nucleus(tiny_causal_lm_dir: Path) -> None:
-    from harness_hf.generator import _RowSampler
-
     import torch
+
+    from harness_hf.generator import _RowSampler
 
     scores = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05], [0.05, 0.9, 0.03, 0.02]]))
     sampler = _RowSampler(GenerationOptions(temperature=1.0, top_p=0.7, seed=3), rows=2)

@@ -86,7 +86,12 @@ def test_tagger_halves_a_batch_out_of_memory(tmp_path: Path, monkeypatch: pytest
 def test_roberta_type_taggers_get_a_second_separator(tmp_path: Path) -> None:
     # run_tag.py's sep_token_extra: <s> subwords </s> </s>, so one subword less per piece
     import torch
-    from transformers import AutoModelForTokenClassification, AutoTokenizer, RobertaConfig, RobertaForTokenClassification
+    from transformers import (
+        AutoModelForTokenClassification,
+        AutoTokenizer,
+        RobertaConfig,
+        RobertaForTokenClassification,
+    )
 
     from harness_hf.tagger import HFTagger
 
@@ -98,7 +103,7 @@ def test_roberta_type_taggers_get_a_second_separator(tmp_path: Path) -> None:
     torch.manual_seed(0)
     RobertaForTokenClassification(config).save_pretrained(str(folder))
     model = HFTagger(runtime=Runtime(device_request="cpu"), path=folder, max_length=7)
-    words = "the dog sleeps on the warm sofa all day".split()
+    words = ["the", "dog", "sleeps", "on", "the", "warm", "sofa", "all", "day"]
     network = AutoModelForTokenClassification.from_pretrained(str(folder)).eval()
     expected, piece, used = [], [], 0
 

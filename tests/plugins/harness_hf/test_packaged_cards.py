@@ -8,7 +8,6 @@ from pathlib import Path
 
 from harness import leaderboard
 from harness.leaderboard.rendering import render
-
 from harness_hf.cards import GEMMA3, SMOLLM2
 from harness_hf.packaged import board_card
 from tests.harness.leaderboard.boards import variant

@@ -9,7 +9,6 @@ import pytest
 import torch
 
 from harness.definitions.model import Runtime
-
 from harness_hf.encoder import HFEncoder
 from harness_hf.packed import PackedBert, padded_rows
 from tests.plugins.harness_hf.test_encoder import reference_vectors

@@ -113,8 +113,8 @@ def test_batching_does_not_change_answers(tiny_reader_dir: Path) -> None:
 
 def test_n_best_one_pairs_the_best_start_with_the_best_end(tiny_reader_dir: Path) -> None:
     # n_best=1 keeps only the top start and top end token: their span if it is valid, else no answer.
-    from transformers import AutoModelForQuestionAnswering, AutoTokenizer
     import torch
+    from transformers import AutoModelForQuestionAnswering, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(str(tiny_reader_dir))
     qa = AutoModelForQuestionAnswering.from_pretrained(str(tiny_reader_dir)).eval()

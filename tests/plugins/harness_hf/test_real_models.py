@@ -24,7 +24,6 @@ import pytest
 
 from harness.models.prompting import load_template
 from harness.scoring.span_file import read_span_file
-
 from tests.harness.test_generative_runs import rows, scored_again
 
 pytestmark = pytest.mark.real_model

@@ -29,7 +29,6 @@ from harness.definitions.validation import validate
 from harness.demo import parallel_qa_dir
 from harness.models.search import rank_descending
 from harness.running import runner, settings
-
 from harness_bm25.model import BM25
 from harness_lareqa.mlqa_r import MLQAR
 from harness_lareqa.task import LAReQA

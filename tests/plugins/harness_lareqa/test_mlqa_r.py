@@ -14,11 +14,10 @@ from typing import Any
 
 import pytest
 
+from harness.data.sentences import split_sentences
 from harness.definitions.task import DataRequest
 from harness.errors import HarnessError, InputError
 from harness.running import planning, settings
-
-from harness.data.sentences import split_sentences
 from harness_lareqa.mlqa_r import MLQAR
 
 #: Per language: paragraphs of (context, [(MLQA id, answer start)]). "a1" is asked in 3 languages,

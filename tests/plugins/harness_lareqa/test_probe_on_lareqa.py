@@ -15,7 +15,6 @@ from harness.definitions.registry import Registry
 from harness.definitions.task import DataRequest
 from harness.errors import HarnessError
 from harness.running import runner, settings
-
 from harness_lareqa.mlqa_r import MLQAR
 from harness_lareqa.task import LAReQA
 from tests.plugins.harness_lareqa.test_mlqa_r import write_mlqa_fixture

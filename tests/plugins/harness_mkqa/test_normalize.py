@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
+from harness_mkqa.data import Annotation
 from harness_mkqa.normalize import answer_tokens, normalize_answer
 from harness_mkqa.scoring import score_examples
-from harness_mkqa.data import Annotation
 
 
 @pytest.mark.parametrize(("text", "lang", "expected"), [

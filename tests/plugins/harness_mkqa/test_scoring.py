@@ -7,7 +7,12 @@ import numpy as np
 
 from harness_mkqa.data import ANSWER_TYPES
 from harness_mkqa.scoring import (
-    ExampleScores, answer_type_breakdown, evaluate_language, macro_average, official_threshold, tie_robust_threshold,
+    ExampleScores,
+    answer_type_breakdown,
+    evaluate_language,
+    macro_average,
+    official_threshold,
+    tie_robust_threshold,
 )
 
 

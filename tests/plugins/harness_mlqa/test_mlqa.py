@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
-
 from harness_mlqa.metadata import MLQA_LANGUAGES
 from harness_mlqa.task import mlqa
 
@@ -346,7 +345,6 @@ def test_real_answers_for_another_context_language_are_refused_naming_it(real_da
     # Every language's gold answers pass as predictions for it.
     from harness.definitions.task import DataRequest
     from harness.errors import InputError
-
     from harness_mlqa.task import MLQA
 
     task = MLQA()

@@ -9,13 +9,24 @@ from typing import Any
 
 import pytest
 
+from harness.data.passages import Passages, read_passages
 from harness.definitions.model import Runtime
 from harness.definitions.protocols import OpenAnswer, OpenDomainQA, OpenQuestion, SpanAnswer
 from harness_opendomain import model as pipeline
 from harness_opendomain.model import Choice, RetrieveRead, choose
-from harness.data.passages import Passages, read_passages
 from tests.plugins.harness_opendomain.world import (
-    EN, ENGLISH, FI, JA, NO_SPAN, Q_CAPITAL, Q_EIFFEL, Q_GOOGLE, Q_TITANIC, QUESTIONS, StubReader, translations_file,
+    EN,
+    ENGLISH,
+    FI,
+    JA,
+    NO_SPAN,
+    Q_CAPITAL,
+    Q_EIFFEL,
+    Q_GOOGLE,
+    Q_TITANIC,
+    QUESTIONS,
+    StubReader,
+    translations_file,
 )
 
 

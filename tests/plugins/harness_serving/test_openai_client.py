@@ -16,7 +16,6 @@ import pytest
 from harness.definitions.model import Runtime
 from harness.definitions.protocols import GenerationOptions, GenerationRequest
 from harness.errors import HarnessError
-
 from tests.plugins.harness_hf.test_generator import PROMPTS
 
 Cli = Callable[..., tuple[int, str, str]]

@@ -10,7 +10,6 @@ import pytest
 
 from harness.definitions.model import Runtime
 from harness.definitions.protocols import GenerationOptions, GenerationRequest
-
 from tests.plugins.harness_serving.trace_server import SERVED, Reply, TraceServer
 
 REPLIES = {

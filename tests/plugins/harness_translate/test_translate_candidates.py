@@ -17,7 +17,6 @@ from harness.definitions.task import DataRequest
 from harness.demo import parallel_qa_dir
 from harness.errors import HarnessError
 from harness.running import runner, settings
-
 from harness_bm25.model import BM25
 from harness_hf.translator import HFTranslator
 from harness_lareqa.task import LAReQA

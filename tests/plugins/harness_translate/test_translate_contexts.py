@@ -16,7 +16,6 @@ from harness.definitions.model import Model, ModelIdentity, Runtime
 from harness.definitions.protocols import Reader, ReadingExample, SpanAnswer
 from harness.definitions.specs import ModelSpec
 from harness.running import runner, settings
-
 from harness_translate.contexts import join_translation, project
 from tests.plugins.harness_lareqa.test_mlqa_r import FIXTURE, write_mlqa_fixture
 

@@ -16,7 +16,13 @@ import pytest
 
 from harness.scoring.normalize import ascii_english
 from harness_xor.metrics import (
-    char_bleu, f1_and_em, first_tokens, full_normalize, full_prediction, full_references, recall_hit,
+    char_bleu,
+    f1_and_em,
+    first_tokens,
+    full_normalize,
+    full_prediction,
+    full_references,
+    recall_hit,
     wakati,
 )
 from harness_xor.tokens import _english_tables_path, read_punkt_tables, word_tokenize

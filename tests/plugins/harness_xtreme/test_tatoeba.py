@@ -9,7 +9,6 @@ from pathlib import Path
 from harness.definitions.registry import Registry
 from harness.definitions.task import DataRequest
 from harness.running.planning import expand_tasks
-
 from harness_xtreme.benchmark import TATOEBA
 from harness_xtreme.tatoeba import Tatoeba
 
