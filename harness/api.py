@@ -32,23 +32,22 @@ from harness.errors import HarnessError
 from harness.models.generation import GenerationSettings
 from harness.running.execution import Plan
 from harness.running.recording import Outcome
+from harness.running.run_options import keyword_of, keywords_doc, options_of
 from harness.running.settings import DataOptions, ExecutionOptions, as_path, output_options
 from harness.stats.bootstrap import DEFAULT_RESAMPLES
 
 __all__ = ["Outcome", "Plan", "TaskInfo", "TaskOption", "describe_task", "evaluate", "plan", "score", "tasks"]
 
-#: Command-line flags whose keyword is not their name with dashes as underscores.
-_KEYWORDS = {"--no-cache": "cache_dir=None", "--quiet": "progress=False", "--no-leaderboard": "leaderboard=None",
-             "--name": "label", "--context-lang": "langs", "--question-lang": "langs"}
-
 
 def _keyword_errors(function: Callable[..., Any]) -> Callable[..., Any]:
     """``function``'s errors name its keywords (``data_dir``), not the command line's flags
-    (``--data-dir``) the checks inside word them with, unless the ``harness`` command called it."""
+    (``--data-dir``) the checks inside word them with, unless the ``harness`` command called it;
+    its docstring ends with its keywords' help, from their declaration
+    (:data:`harness.running.run_options.RUN_OPTIONS`)."""
     keywords = set(inspect.signature(function).parameters)
 
     def keyword(flag: str) -> str | None:
-        name = _KEYWORDS.get(flag, flag[2:].replace("-", "_"))
+        name = keyword_of(flag) or flag[2:].replace("-", "_")
         return name if name.split("=")[0] in keywords else None
 
     @functools.wraps(function)
@@ -60,6 +59,10 @@ def _keyword_errors(function: Callable[..., Any]) -> Callable[..., Any]:
                 reword_options(error, keyword)
             raise
 
+    declared = [name for name in inspect.signature(function).parameters
+                if name in {o.name for o in options_of(function=function.__name__)}]
+    if declared:
+        wrapper.__doc__ = f"{inspect.cleandoc(function.__doc__ or '')}\n\n{keywords_doc(function.__name__, declared)}"
     return wrapper
 
 
@@ -149,7 +152,6 @@ def describe_task(name: str, registry: Registry) -> TaskInfo:
                     reference=meta.reference)
 
 
-
 @_keyword_errors
 def tasks(*, languages: str | Iterable[str] | None = None, needs: str | type | None = None,
           registry: Registry | None = None) -> list[TaskInfo]:
@@ -190,8 +192,6 @@ def evaluate(
     A generative model's decoding options (``gen_kwargs``: ``"max_new_tokens=64,temperature=0.7"``
     or a mapping; ``system_prompt``) are laid over each prompt template's and recorded with the
     result; ``log_samples`` keeps each rendered prompt's text in the per-instance records.
-
-    ``command`` is what the results record as the command that ran (default: this process's).
     """
     from harness.running import family, planning, runner
 
