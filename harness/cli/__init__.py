@@ -157,7 +157,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             os.environ[PLUGINS_ENV] = saved_plugins
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -26,16 +26,6 @@ from harness.files.locations import DEFAULT_LEADERBOARD, DEFAULT_OUTPUT_DIR
 DEFAULT_RESAMPLES = 1000
 
 
-class _Same:
-    """The command line's default is the API's (the usual case)."""
-
-    def __repr__(self) -> str:
-        return "SAME"
-
-
-SAME: Any = _Same()
-
-
 @dataclass(frozen=True)
 class RunOption:
     """One option of a run, for the API and the command line at once."""
@@ -52,8 +42,8 @@ class RunOption:
     #: The command line's flag; ``None`` for a keyword of the API only (``registry``).
     flag: str | None = None
     #: The flag's default where the command line's differs from the API's (``--output-dir``
-    #: writes to ``results/``; the API writes nothing unless asked).
-    cli_default: Any = SAME
+    #: writes to ``results/``; the API writes nothing unless asked); ``None``: the API's.
+    cli_default: Any = None
     #: The argparse group the flag is listed under in ``--help`` (``None``: the command's own).
     group: str | None = None
     #: Reads the flag's text (argparse's ``type``); ``None``: the text as it is.
@@ -75,7 +65,7 @@ class RunOption:
     @property
     def command_default(self) -> Any:
         """The flag's default on the command line."""
-        if self.cli_default is not SAME:
+        if self.cli_default is not None:
             return self.cli_default
         return False if self.switch else self.default
 
@@ -209,13 +199,10 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
 )
 
 
-def options_of(*, function: str | None = None, command: str | None = None,
-               group: str | None | _Same = SAME) -> tuple[RunOption, ...]:
-    """The declared options an API function or a command takes (in :data:`RUN_OPTIONS`' order),
-    those of one argparse group if ``group`` is given."""
+def options_of(*, function: str | None = None, command: str | None = None) -> tuple[RunOption, ...]:
+    """The declared options an API function or a command takes, in :data:`RUN_OPTIONS`' order."""
     return tuple(o for o in RUN_OPTIONS
-                 if (function is None or function in o.functions) and (command is None or command in o.commands)
-                 and (group is SAME or o.group == group))
+                 if (function is None or function in o.functions) and (command is None or command in o.commands))
 
 
 def keyword_of(flag: str) -> str | None:
