@@ -13,6 +13,7 @@ keyword, default and flag agrees with its declaration.
 from __future__ import annotations
 
 import argparse
+import textwrap
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -221,8 +222,6 @@ COMMAND_OF = {"evaluate": "run", "plan": "run", "score": "score"}
 def keywords_doc(function: str, names: Iterable[str]) -> str:
     """The docstring section that lists ``function``'s keywords ``names`` with their help, and
     with their flags where its command (:data:`COMMAND_OF`) has them."""
-    import textwrap
-
     by_name = {o.name: o for o in options_of(function=function)}
     lines = [f"Keyword options (declared in :mod:`harness.running.run_options`; the flags are harness "
              f"{COMMAND_OF[function]}'s):"]
