@@ -233,7 +233,7 @@ def main() -> None:
     engines = args.engines.split(",")
     if "exhaustive" in engines and "harness" not in engines:
         engines.insert(0, "harness")
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")),
                platform.processor())
     print(f"bench_bm25_engines: {args.corpus} ({args.corpus.stat().st_size / 2**30:.2f} GiB), k1={K1}, b={B}, "
           f"top {TOP}, {args.queries} queries, {args.threads} threads, {args.rounds} rounds; {cpu}, "

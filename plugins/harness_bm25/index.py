@@ -294,7 +294,7 @@ class _Runs:
 
 def _npy_writer(path: Path, dtype: type, length: int) -> IO[bytes]:
     """A ``.npy`` file of ``length`` values opened for appending them in order."""
-    handle = open(path, "wb")
+    handle = open(path, "wb")  # noqa: SIM115 (the caller writes and closes it)
     np.lib.format.write_array_header_1_0(handle, {"descr": np.dtype(dtype).str, "fortran_order": False,
                                                   "shape": (length,)})
     return handle

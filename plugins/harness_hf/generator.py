@@ -231,8 +231,8 @@ class HFGenerator(CheckpointModel):
         text = self.tokenizer.decode(ids, skip_special_tokens=True)
         ends, end = [], 0
         for i in range(len(ids)):
-            end = max(end, len(os.path.commonprefix([self.tokenizer.decode(ids[: i + 1], skip_special_tokens=True),
-                                                     text])))
+            decoded = self.tokenizer.decode(ids[: i + 1], skip_special_tokens=True)
+            end = max(end, len(os.path.commonprefix([decoded, text])))  # noqa: RUF071 (a prefix of characters is meant)
             ends.append(end)
         return [text[start:stop] for start, stop in zip([0, *ends[:-1]], ends)]
 

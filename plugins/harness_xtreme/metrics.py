@@ -22,7 +22,7 @@ def mean(values: Sequence[float]) -> float:
 def accuracy(labels: Sequence[Any], predictions: Sequence[Any]) -> float:
     """Share of positions where prediction and label are equal, 0-100 (``p == l`` per line, as
     read: Tatoeba's line numbers are compared as text, so ``[367]`` is not ``367``)."""
-    correct = sum(int(p == l) for p, l in zip(predictions, labels))
+    correct = sum(int(p == label) for p, label in zip(predictions, labels))
     return correct / len(predictions) * 100
 
 

@@ -147,7 +147,7 @@ def test_a_pipeline_style_answer_and_a_wrong_answer(tmp_path: Path) -> None:
     answers = harness.evaluate("xquad", pipeline, langs="en", progress=False, bootstrap=0)[0].predictions
     context = _demo_questions("en")[0][2]
     assert next(iter(answers["en"].values())) == context.split()[0]
-    with pytest.raises(HarnessError, match="reader .* returned int"):
+    with pytest.raises(HarnessError, match=r"reader .* returned int"):
         harness.evaluate("xquad", lambda question, context: 3, langs="en", progress=False)
     with pytest.raises(HarnessError, match="provides no capability"):
         harness.evaluate("xquad", object(), langs="en")

@@ -111,7 +111,7 @@ def test_interrupted_run_leaves_a_partial_file_the_next_run_resumes(tmp_path: Pa
     _serve(server)
     path, size = "/example.org/toy/one.txt", len(FILES["one.txt"])
     server.behaviour.cut[path] = ATTEMPTS  # every attempt of this run is cut
-    with pytest.raises(HarnessError, match="connection broke after .* run the same command again to resume") as caught:
+    with pytest.raises(HarnessError, match=r"connection broke after .* run the same command again to resume") as caught:
         get(benchmark, home, mirror=server.url, show_progress=False)
     assert "\n" not in str(caught.value)
     target = home / "toy-folder/one.txt"

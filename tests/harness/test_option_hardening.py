@@ -34,11 +34,11 @@ def test_huge_json_integer_for_a_float_option_is_refused() -> None:
 
 
 def test_model_args_refuse_nan_repeats_and_deep_nesting() -> None:
-    with pytest.raises(HarnessError, match="^--model-args is not valid JSON: NaN is not a number"):
+    with pytest.raises(HarnessError, match=r"^--model-args is not valid JSON: NaN is not a number"):
         parse_named("bm25", '{"k1": NaN}')
-    with pytest.raises(HarnessError, match="^--model-args: option 'k1' is given twice$"):
+    with pytest.raises(HarnessError, match=r"^--model-args: option 'k1' is given twice$"):
         parse_named("bm25", '{"k1": 1, "k1": 2}')
-    with pytest.raises(HarnessError, match="^--model-args is not valid JSON: nested too deeply$"):
+    with pytest.raises(HarnessError, match=r"^--model-args is not valid JSON: nested too deeply$"):
         parse_named("bm25", '{"a":' * 100_000)
 
 

@@ -27,5 +27,5 @@ def test_a_version_0_result_migrates_to_the_current_version() -> None:
 
 
 def test_a_result_of_an_unknown_version_is_refused() -> None:
-    with pytest.raises(ValueError, match="unknown run-result schema_version '9.9'"):
+    with pytest.raises(ValueError, match=r"unknown run-result schema_version '9.9'"):
         migrate({"schema_version": "9.9"})

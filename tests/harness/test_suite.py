@@ -42,7 +42,7 @@ def test_suite_files_suite_names_and_unknown_entries(tmp_path: Path, registry: R
     assert planning.expand_tasks(f"@{path}", registry) == SUITE
     assert planning.expand_tasks("fake-both,fake-lookup", registry) == [*SUITE, "fake-lookup"]
     path.write_text(json.dumps({"name": "mine", "tasks": []}))
-    with pytest.raises(HarnessError, match="suite.json: field 'tasks': does not match schema suite"):
+    with pytest.raises(HarnessError, match=r"suite.json: field 'tasks': does not match schema suite"):
         planning.expand_tasks(f"@{path}", registry)
 
 

@@ -7,6 +7,7 @@ test's temporary folder)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -160,7 +161,7 @@ def test_the_page_in_chromium(harness_cli: Cli, board: Path, browser: object, tm
         assert len(rows_by_pair) == 49 and len(questions) == 7
     cells.sort()
     assert len({value for value, _ in cells}) > 10  # the spoiled runs give a spread of numbers
-    for (low, low_lum), (high, high_lum) in zip(cells, cells[1:]):
+    for (low, low_lum), (high, high_lum) in itertools.pairwise(cells):
         assert high_lum <= low_lum if high > low else high_lum == low_lum
     assert cells[-1][1] < cells[0][1] / 4  # the extremes clearly apart
     assert "context" in maps[0].text and "question" in maps[0].text
@@ -195,7 +196,7 @@ def test_the_page_in_chromium(harness_cli: Cli, board: Path, browser: object, tm
                                          _luminance(td.value_of_css_property("background-color")))
     assert {k: v for k, (v, _) in shown.items()} == {(q, a): v for q, row in mrr.items() for a, v in row.items()}
     by_value = sorted(shown.values())  # a higher number is never a lighter cell
-    assert all(l1 >= l2 - 1e-9 for (_, l1), (_, l2) in zip(by_value, by_value[1:]))
+    assert all(l1 >= l2 - 1e-9 for (_, l1), (_, l2) in itertools.pairwise(by_value))
 
     # model cards: in the words of `leaderboard show`, a web link as a link, any other as text
     ranked_rows = lareqa.find_elements(By.CSS_SELECTOR, "table.ranked tr.entry")

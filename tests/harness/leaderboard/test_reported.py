@@ -174,7 +174,7 @@ def test_a_paper_file_is_validated(tmp_path: Path) -> None:
     raw["results"][0]["unit"] = "fraction"
     (tmp_path / "other.json").write_text(json.dumps(raw), encoding="utf-8")
     (tmp_path / "lareqa.json").unlink()
-    with pytest.raises(HarnessError, match="paper.key: 'lareqa' is not the file's name"):
+    with pytest.raises(HarnessError, match=r"paper.key: 'lareqa' is not the file's name"):
         load_reported(tmp_path)
 
 

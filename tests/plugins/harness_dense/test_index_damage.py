@@ -20,7 +20,7 @@ HNSW = {"index": "hnsw", "hnsw_m": 8}
 
 
 @pytest.fixture(scope="module")
-def corpus(full_corpus: Corpus) -> Corpus:  # noqa: F811
+def corpus(full_corpus: Corpus) -> Corpus:
     """60 passages: shards of 25, 25 and 10."""
     return Corpus(ids=full_corpus.ids[:60], texts=full_corpus.texts[:60], langs=full_corpus.langs[:60])
 

@@ -33,7 +33,7 @@ def test_outputs_take_the_task_labels_their_config_names(names: list[str], expec
 def test_outputs_that_are_not_the_task_labels_are_refused(names: list[str]) -> None:
     from harness_hf.heads import output_labels
 
-    with pytest.raises(HarnessError, match="not the task's .*id2label"):
+    with pytest.raises(HarnessError, match=r"not the task's .*id2label"):
         output_labels(dict(enumerate(names)), XNLI, "model m")
 
 

@@ -36,7 +36,7 @@ def reference_choices(folder: Path, questions: list[tuple[str, list[str]]], max_
         pairs = [tokenizer(text, candidate, truncation=True, max_length=max_length) for candidate in candidates]
         width = max(len(p["input_ids"]) for p in pairs)
         pairs = [tokenizer.pad(p, padding="max_length", max_length=width) for p in pairs]  # the shorter ones only
-        batch = {key: torch.tensor([[p[key] for p in pairs]]) for key in pairs[0].keys()}
+        batch = {key: torch.tensor([[p[key] for p in pairs]]) for key in pairs[0]}
         with torch.inference_mode():
             out.append(int(model(**batch).logits[0].argmax()))
     return out

@@ -224,7 +224,7 @@ def test_a_dense_module_is_refused_rather_than_skipped(tmp_path: Path, tiny_enco
     modules = json.loads((folder / "modules.json").read_text())
     modules.insert(2, {"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"})
     write_json(folder / "modules.json", modules)
-    with pytest.raises(HarnessError, match="modules hf-encoder cannot reproduce: Dense$"):
+    with pytest.raises(HarnessError, match=r"modules hf-encoder cannot reproduce: Dense$"):
         encoder_defaults(folder, OWNER)
 
 

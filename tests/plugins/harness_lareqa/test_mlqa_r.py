@@ -80,7 +80,7 @@ def test_data_dir_may_name_the_release_folder_or_the_split(tmp_path: Path, where
 
 
 def test_missing_files_and_bad_records_are_one_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(HarnessError, match="no mlqa-r files in .*expected .*dev-context-\\{lang\\}-question-\\{lang\\}"):
+    with pytest.raises(HarnessError, match=r"no mlqa-r files in .*expected .*dev-context-\{lang\}-question-\{lang\}"):
         MLQAR().load(DataRequest(tmp_path, "dev"))
     write_mlqa_fixture(tmp_path)
     path = tmp_path / "MLQA_V1" / "dev" / "dev-context-en-question-en.json"

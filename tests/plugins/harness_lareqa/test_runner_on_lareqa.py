@@ -68,7 +68,7 @@ def test_a_run_writes_a_valid_result_and_leaderboard(tmp_path: Path) -> None:
     assert result["data"]["demo"] is True and result["data"]["source"] == "built-in demo data"
     assert result["data"]["statistics"]["questions"] == 9 * 24
     assert len(result["data"]["files"]) == 9 and all(len(f["sha256"]) == 64 for f in result["data"]["files"])
-    assert [row["subset"] for row in result["rows"]][0] == "all"
+    assert result["rows"][0]["subset"] == "all"
     assert result["main_score"] == {"metric": "map", "value": result["rows"][0]["metrics"]["map"],
                                     "interval": result["rows"][0]["intervals"]["map"]}
     low, high = result["main_score"]["interval"]

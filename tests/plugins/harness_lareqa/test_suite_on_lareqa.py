@@ -36,7 +36,7 @@ def test_suite_files_and_unknown_entries(tmp_path: Path) -> None:
     path.write_text(json.dumps({"name": "mine", "tasks": ["lareqa", "lareqa:candidates=pair,save_top_k=5"]}))
     assert planning.expand_tasks(f"@{path}", Registry.discover()) == ["lareqa", "lareqa:candidates=pair,save_top_k=5"]
     path.write_text(json.dumps({"name": "mine", "tasks": []}))
-    with pytest.raises(HarnessError, match="suite.json: field 'tasks': does not match schema suite"):
+    with pytest.raises(HarnessError, match=r"suite.json: field 'tasks': does not match schema suite"):
         planning.expand_tasks(f"@{path}", Registry.discover())
 
 

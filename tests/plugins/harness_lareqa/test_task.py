@@ -8,7 +8,7 @@ import shutil
 import types
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
@@ -54,8 +54,8 @@ class XlingOneHot(Model):
     order and hands them out in the order the task asks."""
     provides = frozenset({Retriever})
 
-    answers: dict[str, list[str]] = {}
-    questions: dict[str, list[str]] = {}
+    answers: ClassVar[dict[str, list[str]]] = {}
+    questions: ClassVar[dict[str, list[str]]] = {}
 
     def __init__(self, *, runtime: Runtime) -> None:
         self.column = {xid: i for i, xid in enumerate(sorted({x for ids in self.questions.values() for x in ids}))}

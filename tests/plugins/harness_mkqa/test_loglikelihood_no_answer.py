@@ -57,6 +57,6 @@ def test_the_answer_probability_comes_from_the_log_likelihood() -> None:
 
 
 def test_a_generator_that_can_give_neither_says_what_mkqa_needs() -> None:
-    with pytest.raises(HarnessError, match="No-Answer probability is made from the model's probability of its own "
-                                           "answer.*cannot score text either"):
+    with pytest.raises(HarnessError, match=r"No-Answer probability is made from the model's probability of its own "
+                                           r"answer.*cannot score text either"):
         harness.evaluate("mkqa:prompt=closed-book", Generates(), langs=["en"], progress=False, bootstrap=0)

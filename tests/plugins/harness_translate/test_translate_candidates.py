@@ -43,7 +43,7 @@ def test_a_file_keyed_by_id_keeps_two_translations_of_one_text(tmp_path: Path) -
     assert translator.translate_ids(["q2", "q1", "c1"], ["Πότε;", "Πότε;", "Μια πρόταση."], source_lang="el",
                                     target_lang="en") == ["When did it end?", "When was it built?", "A sentence."]
     assert translator.translate(["Μια πρόταση."], source_lang="el", target_lang="en") == ["A sentence."]
-    with pytest.raises(HarnessError, match="2 different translations of the el text 'Πότε;' .*needs the id"):
+    with pytest.raises(HarnessError, match=r"2 different translations of the el text 'Πότε;' .*needs the id"):
         translator.translate(["Πότε;"], source_lang="el", target_lang="en")
     with pytest.raises(HarnessError, match="translates another text for the el id 'c1'"):
         translator.translate_ids(["c1"], ["Άλλη πρόταση."], source_lang="el", target_lang="en")
