@@ -236,7 +236,7 @@ class PassageCorpus(Corpus):
     digest: str
 
     @property
-    def fingerprint(self) -> str:  # type: ignore[override]
+    def fingerprint(self) -> str:
         return self.digest
 
 

@@ -26,7 +26,7 @@ are the registry's. ``examples/third_party_plugin`` is a complete plugin of each
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -44,7 +44,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 @hookspec
-def harness_tasks() -> list[TaskSpec | type[Task]]:
+def harness_tasks() -> list[TaskSpec | type[Task[Any]]]:
     """Return the tasks (benchmarks) this plugin provides: specs, or the Task classes themselves."""
 
 

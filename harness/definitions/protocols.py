@@ -52,7 +52,7 @@ class Corpus:
     @cached_property
     def fingerprint(self) -> str:
         """SHA-256 of the content, so indexes and caches can tell two corpora apart."""
-        return sha256_text(*(f"{i}\t{l}\t{t}" for i, t, l in zip(self.ids, self.texts, self.langs)))
+        return sha256_text(*(f"{i}\t{lang}\t{t}" for i, t, lang in zip(self.ids, self.texts, self.langs)))
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ class Ranking:
 class Encoder(Protocol):
     """Maps texts to vectors whose inner product scores a (query, passage) pair."""
 
-    def encode(self, texts: Sequence[str], *, role: Role, langs: Sequence[str] | None = None) -> np.ndarray:
+    def encode(self, texts: Sequence[Text], *, role: Role, langs: Sequence[str] | None = None) -> np.ndarray:
         """Return a float32 array of shape (len(texts), dim)."""
         ...
 

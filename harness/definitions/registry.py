@@ -10,6 +10,7 @@ claiming one name make that name an error that names both; an unknown name gets 
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import warnings
@@ -77,7 +78,7 @@ class Registry:
                 registry._load(info, entry_point.load)
         for module in _env_names(PLUGINS_ENV):
             if module not in disabled:
-                registry._load(PluginInfo(module), lambda module=module: importlib.import_module(module))
+                registry._load(PluginInfo(module), functools.partial(importlib.import_module, module))
         return registry
 
     def _load(self, info: PluginInfo, load: Callable[[], Any]) -> None:
@@ -109,7 +110,9 @@ class Registry:
             self._mark_broken(info, exc)
             return
         self.plugins.append(info)
-        for namespace, specs in ((self.tasks, tasks), (self.models, models), (self.suites, suites), (self.schemas, schemas)):
+        groups: tuple[tuple[Namespace[Any], list[Any]], ...] = (
+            (self.tasks, tasks), (self.models, models), (self.suites, suites), (self.schemas, schemas))
+        for namespace, specs in groups:
             for spec in specs:
                 namespace.add(spec, info)
 

@@ -9,6 +9,7 @@ name the file, the record and the field.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import as_file, files
@@ -24,7 +25,8 @@ from harness.errors import HarnessError, InputError, did_you_mean
 
 
 def _read_schema(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return schema
 
 
 @cache
@@ -58,7 +60,7 @@ def _validator(name: str) -> jsonschema.protocols.Validator:
     return cls(schema, registry=registry, format_checker=cls.FORMAT_CHECKER)
 
 
-def validate(instance: Any, schema: str, *, file: object, record: object | None = None) -> None:
+def validate(instance: Any, schema: str, *, file: str | os.PathLike[str] | None, record: object | None = None) -> None:
     """Raise :class:`InputError` (file, record, field) if ``instance`` breaks ``schema``; an
     unknown schema name is a one-line :class:`HarnessError` naming the known ones."""
     error = jsonschema.exceptions.best_match(_validator(schema).iter_errors(instance))

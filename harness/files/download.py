@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
 from harness.errors import HarnessError
@@ -32,6 +32,12 @@ if TYPE_CHECKING:
 DEFAULT_TIMEOUT = 60.0
 #: Attempts of one file while each brings more bytes (a cut connection is resumed at once).
 ATTEMPTS = 5
+
+
+class ProgressBar(Protocol):
+    """What a download reports its bytes to (a tqdm bar)."""
+
+    def update(self, n: int) -> object: ...
 
 
 def mirrored(url: str, mirror: str | None) -> str:
@@ -60,7 +66,8 @@ class Fetched:
 class Downloader:
     """One HTTP client for the files of a command (connections are kept between them)."""
 
-    def __init__(self, *, mirror: str | None = None, timeout: float = DEFAULT_TIMEOUT, progress: object = None) -> None:
+    def __init__(self, *, mirror: str | None = None, timeout: float = DEFAULT_TIMEOUT,
+                 progress: ProgressBar | None = None) -> None:
         import httpx2
 
         self.mirror = mirror

@@ -26,7 +26,7 @@ def _umask() -> int:
     return mask
 
 
-def write_atomic(path: Path, write: Callable[[IO[bytes]], None]) -> None:
+def write_atomic(path: Path, write: Callable[[IO[bytes]], object]) -> None:
     """Write ``path`` through a temporary file in the same folder, then rename it into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

@@ -19,7 +19,8 @@ from harness.errors import HarnessError
 from harness.files.io import sha256_text
 from harness.leaderboard.scope import Scope
 from harness.results.provenance import now_iso
-from harness.results.result import Interval, ResultRow, RunResult
+from harness.results.result import ResultRow, RunResult
+from harness.stats.bootstrap import Interval
 
 #: The schema every leaderboard file is checked against (``schemas/leaderboard.schema.json``).
 SCHEMA = "leaderboard"

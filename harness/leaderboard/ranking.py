@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.leaderboard.entry import Leaderboard, LeaderboardEntry
 from harness.leaderboard.scope import Scope
-from harness.results.result import Interval
+from harness.stats.bootstrap import Interval
 
 
 @dataclass(frozen=True)

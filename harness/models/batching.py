@@ -98,7 +98,7 @@ class AdaptiveBatcher:
             self.batch_size = min(world.gather_objects(self.batch_size))
         return length_batches(lengths, self.batch_size)
 
-    def run(self, batch: Sequence[int], work: Callable[[Sequence[int]], list[T]]) -> list[T]:
+    def run(self, batch: np.ndarray, work: Callable[[np.ndarray], list[T]]) -> list[T]:
         """``work(batch)``, or, on out-of-memory, ``work`` on each half (recursively)."""
         try:
             return work(batch)

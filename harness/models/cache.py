@@ -16,6 +16,7 @@ pooling and precision all separate cache entries.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -81,13 +82,11 @@ def _digest(path: str, stamp: tuple[int, int, int]) -> str:
     memo = memo if isinstance(memo, dict) else {}
     entry = memo.get(path)
     if isinstance(entry, dict) and entry.get("stamp") == list(stamp) and isinstance(entry.get("digest"), str):
-        return entry["digest"]
+        return cast(str, entry["digest"])
     digest = "sha256:" + sha256_file(Path(path))
     memo[path] = {"stamp": list(stamp), "digest": digest}
-    try:
+    with contextlib.suppress(OSError):  # a read-only cache root: the digest is still right, only not remembered
         dump_json(memo, memo_path)
-    except OSError:
-        pass  # a read-only cache root: the digest is still right, only not remembered
     return digest
 
 
@@ -250,8 +249,8 @@ class EmbeddingCache:
         unsound, _ = unsound_rows(vectors, unit_norm=self.unit_norm)
         if unsound.any():
             kept = np.flatnonzero(~unsound)
-            texts, vectors = [texts[i] for i in kept], vectors[kept]
-            langs = [langs[i] for i in kept] if langs is not None else None
+            texts, vectors = [texts[int(i)] for i in kept], vectors[kept]
+            langs = [langs[int(i)] for i in kept] if langs is not None else None
         if not len(texts):
             return
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -426,7 +425,8 @@ def _remove(path: Path) -> None:
 
 def _shard(checksum: Path) -> Shard:
     stem = checksum.name.removesuffix(".sha256")
-    return Shard(*(checksum.with_name(stem + suffix) for suffix in SHARD_SUFFIXES), checksum)
+    keys, vectors, sample = (checksum.with_name(stem + suffix) for suffix in SHARD_SUFFIXES)
+    return Shard(keys, vectors, sample, checksum)
 
 
 def _model_json(meta: Path) -> dict[str, Any]:

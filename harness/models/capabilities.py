@@ -51,7 +51,8 @@ class DenseIndex:
         return exact_search(self._queries(queries, langs), self.vectors, k)
 
     def scores(self, queries: Sequence[str], *, langs: Sequence[str] | None = None) -> np.ndarray:
-        return self._queries(queries, langs) @ self.vectors.T
+        scores: np.ndarray = self._queries(queries, langs) @ self.vectors.T
+        return scores
 
 
 class EncoderRetriever:

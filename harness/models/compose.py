@@ -13,10 +13,10 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from harness.definitions.model import Model, ModelIdentity, Runtime
-from harness.definitions.protocols import Generator, LoglikelihoodScorer
+from harness.definitions.protocols import Encoder, Generator, LoglikelihoodScorer
 from harness.definitions.registry import Registry, load_target
 from harness.definitions.specs import ModelFinder, PluginInfo
 from harness.errors import HarnessError
@@ -31,8 +31,11 @@ class ModelSource(Protocol):
     """A model to run, known before it is loaded: its name, class and plugin, so a run can check
     that the model can run its tasks before any weights are read."""
 
-    name: str
-    plugin: PluginInfo
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def plugin(self) -> PluginInfo: ...
 
     @property
     def cls(self) -> type[Model]: ...
@@ -58,7 +61,8 @@ class ModelChoice:
         provide(self.cls, needs, model_name=self.name, task_name=task_name)
 
     def instantiate(self, runtime: Runtime) -> Model:
-        model = self.cls(runtime=runtime, **self.options)
+        # every model takes runtime= (the model contract); the Model base class declares no __init__
+        model = self.cls(runtime=runtime, **self.options)  # type: ignore[call-arg]
         model.name = self.name
         return model
 
@@ -87,7 +91,7 @@ class GivenModel:
         return self.model
 
 
-def resolve_model(spec: object, registry: ModelFinder, model_args: str | None = None,
+def resolve_model(spec: object, registry: ModelFinder, model_args: str | Mapping[str, Any] | None = None,
                   label: str | None = None) -> ModelSource:
     """The model ``spec`` names: a registered name (``name:key=value,...``, options merged with
     ``model_args`` JSON), a harness model instance, or a Python object providing a capability;
@@ -127,11 +131,11 @@ def model_service(model: Model, runtime: Runtime, identity: ModelIdentity, *,
     if not model.reproducible:
         runtime = replace(runtime, cache_dir=None)
     if is_plain_encoder(model):
-        return EncodingService.for_model(model, runtime, identity.as_dict(), show_progress=show_progress)
+        return EncodingService.for_model(cast(Encoder, model), runtime, identity.as_dict(), show_progress=show_progress)
     if Generator in declared(model):
         # a generator that also scores continuations gets the log-likelihood service beside it
         service = ScoringService if LoglikelihoodScorer in declared(model) else GenerationService
-        return service.for_model(model, runtime, identity.as_dict())
+        return service.for_model(cast(Generator, model), runtime, identity.as_dict())
     return None
 
 

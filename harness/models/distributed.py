@@ -22,11 +22,14 @@ import os
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import cache
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from harness.models.search import merge_top_k
+
+if TYPE_CHECKING:
+    import torch
 
 #: Seconds a collective may wait for the slowest rank (``HARNESS_DIST_TIMEOUT`` overrides it).
 DEFAULT_TIMEOUT = 6 * 3600
@@ -55,7 +58,7 @@ class World:
 
             dist.barrier()
 
-    def _device(self) -> object:
+    def _device(self) -> torch.device:
         import torch
 
         return torch.device("cuda", torch.cuda.current_device()) if self.backend == "nccl" else torch.device("cpu")

@@ -287,6 +287,7 @@ class EncodingService:
             tokens += role_tokens
             if sample:
                 samples.append((role_tokens, role, sample, lengths))
+        seconds: float | None
         seconds, how = 0.0, "nothing to encode"
         if samples:
             _, role, sample, lengths = max(samples, key=lambda item: item[0])  # the role with the most work
@@ -419,7 +420,7 @@ class EncodingService:
                       lengths: list[int]) -> np.ndarray:
         """Encode one batch (halved on out-of-memory by the batcher); count its padding."""
 
-        def work(part: Sequence[int]) -> list[np.ndarray]:
+        def work(part: np.ndarray) -> list[np.ndarray]:
             vectors = self.encoder.encode([texts[i] for i in part], role=role,
                                           langs=[langs[i] for i in part] if langs is not None else None)
             self.stats.batches += 1

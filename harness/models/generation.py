@@ -42,7 +42,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 from harness.data.passages import Passage
 from harness.definitions.protocols import Generation, GenerationOptions, GenerationRequest, Generator, OpenQuestion
@@ -158,7 +158,12 @@ def _span_logprob(pieces: Sequence[str], logprobs: Sequence[float], first: int, 
     return total
 
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    import numpy as np
+    from _typeshed import DataclassInstance
+
+#: A cached record: a dataclass, written with :func:`dataclasses.asdict`.
+T = TypeVar("T", bound="DataclassInstance")
 
 
 # -- the cache ----------------------------------------------------------------------------------
@@ -383,10 +388,10 @@ class GenerationService:
                 progress.update(len(done), tokens=sum(g.new_tokens for _, g in done))
 
     def _generate_batch(self, requests: list[GenerationRequest], keys: list[str],
-                        batch: Sequence[int]) -> list[tuple[str, Generation]]:
+                        batch: np.ndarray) -> list[tuple[str, Generation]]:
         """One batch (halved on out-of-memory), counted in this rank's statistics."""
 
-        def work(part: Sequence[int]) -> list[Generation]:
+        def work(part: np.ndarray) -> list[Generation]:
             out = list(self.generator.generate([requests[i] for i in part]))
             if len(out) != len(part):
                 raise HarnessError(f"the generator returned {len(out)} completions for {len(part)} prompts")
@@ -656,7 +661,7 @@ class GeneratedAnswer:
 
     @classmethod
     def from_json(cls, record: dict[str, Any], answer: str | None = None) -> GeneratedAnswer:
-        kept_values = {name: tuple(record[name]) if name in ("passages", "samples") else record[name]
+        kept_values: dict[str, Any] = {name: tuple(record[name]) if name in ("passages", "samples") else record[name]
                        for name in KEPT_FIELDS if name in record}
         return cls(record.get("answer", "") if answer is None else answer, **kept_values)
 
@@ -727,7 +732,7 @@ class AnswerCounts:
         return self.empty - self.trace_open - self.empty_cut_by_budget
 
 
-def answer_counts(units: dict[str, Sequence[object]]) -> dict[str, AnswerCounts]:
+def answer_counts(units: Mapping[str, Sequence[object]]) -> dict[str, AnswerCounts]:
     """:class:`AnswerCounts` per unit (a language, a file) of its generated predictions; units
     without any are left out."""
     out: dict[str, AnswerCounts] = {}

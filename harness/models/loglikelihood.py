@@ -173,10 +173,10 @@ class LoglikelihoodService:
                 progress.update(len(done), tokens=sum(score.tokens for _, score in done))
 
     def _batch(self, requests: list[LoglikelihoodRequest], keys: list[str], lengths: list[int],
-               batch: Sequence[int]) -> list[tuple[str, Loglikelihood]]:
+               batch: np.ndarray) -> list[tuple[str, Loglikelihood]]:
         """One batch (halved on out-of-memory), counted in this rank's statistics."""
 
-        def work(part: Sequence[int]) -> list[Loglikelihood]:
+        def work(part: np.ndarray) -> list[Loglikelihood]:
             out = list(self.scorer.loglikelihood([requests[i] for i in part]))
             if len(out) != len(part):
                 raise HarnessError(f"the model returned {len(out)} log-likelihoods for {len(part)} requests")

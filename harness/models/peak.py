@@ -73,7 +73,7 @@ def measure(dtype: str, *, device: str = "cpu", threads: int | None = None, seco
         a = torch.randn((m, k), generator=generator).to(device=device, dtype=torch_dtype)
         b = torch.randn((k, n), generator=generator).to(device=device, dtype=torch_dtype)
         product = lambda: torch.mm(a, b)  # noqa: E731
-    synchronize = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+    synchronize: Callable[[], None] = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
 
     def step() -> None:
         product()

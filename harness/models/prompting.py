@@ -205,7 +205,8 @@ def _read_template(path: Path) -> PromptTemplate:
 @cache
 def language_name(code: str) -> str:
     """The English name of a language code (``{language}`` in templates); the code if unknown."""
-    return read_json(TEMPLATES / "languages.json")["names"].get(code, code)
+    name: str = read_json(TEMPLATES / "languages.json")["names"].get(code, code)
+    return name
 
 
 # -- shots --------------------------------------------------------------------------------------
@@ -392,7 +393,7 @@ class PromptedTask:
         return self.prompting.options()
 
     def scorer_signature(self) -> str:
-        return super().scorer_signature() + self.prompting.signature()  # type: ignore[misc]
+        return super().scorer_signature() + self.prompting.signature()  # type: ignore[misc,no-any-return]
 
 
 # -- asking ---------------------------------------------------------------------------------------

@@ -83,7 +83,7 @@ def exact_search(
     """Rank ``corpus`` rows by inner product with each query row; ``k=None`` ranks everything."""
     n_queries, n_docs = len(queries), len(corpus)
     full = k is None or k >= n_docs
-    k_eff = n_docs if full else int(k)
+    k_eff = n_docs if full or k is None else int(k)
     if full:
         query_chunk = max(1, block // max(n_docs, 1))
         corpus_chunk = n_docs

@@ -48,7 +48,7 @@ from harness.scoring.normalize import Normalizer
 from harness.scoring.span_file import SpanQuestion, read_span_file
 from harness.scoring.spans import SpanScores, gold_emptied, memoize, score_questions
 from harness.stats.records import Instance, InstanceTable
-from harness.stats.statistics import Macro, Mean, RowStatistics, plain_mean
+from harness.stats.statistics import Macro, Mean, RowStatistics, Statistic, plain_mean
 
 PREDICTIONS_SCHEMA = "span-qa-predictions"
 
@@ -178,10 +178,10 @@ class SpanQATask(PromptedTask, Task[SpanQAData]):
         """Each unit's row is 100 times the mean of its questions' values (summed in file order,
         as the official scorer), each summary row the plain mean of its units' rows (resampling
         the task's clusters where its data is parallel)."""
-        per_unit = {name: {metric: Mean(name, metric, binary=binary) for metric, binary in SPAN_METRICS.items()}
+        per_unit: dict[str, dict[str, Statistic]] = {name: {metric: Mean(name, metric, binary=binary) for metric, binary in SPAN_METRICS.items()}
                     for name in table.units}
         groups = self.summary_groups({name: unit.languages for name, unit in table.units.items()})
-        summaries = {subset: {metric: Macro(tuple(per_unit[n][metric] for n in names), plain_mean,
+        summaries: dict[str, dict[str, Statistic]] = {subset: {metric: Macro(tuple(per_unit[n][metric] for n in names), plain_mean,
                                             clusters=self.metadata.clusters)
                               for metric in SPAN_METRICS} for subset, names in groups.items()}
         return {**summaries, **per_unit}
@@ -245,7 +245,8 @@ class SpanQATask(PromptedTask, Task[SpanQAData]):
         pool = context.shared(f"shots:{split}", lambda: self.load(request))
         if unit not in pool.units:
             raise HarnessError(f"task {self.metadata.name}: no {split} file for {unit} to draw shots from")
-        return pool.units[unit]
+        shots: SpanUnit = pool.units[unit]
+        return shots
 
     def reference_predictions(self, data: SpanQAData, kind: str) -> dict[str, dict[str, str]]:
         """``gold``: each question's first gold answer (scores 100 unless normalisation empties

@@ -54,7 +54,7 @@ def _languages_differ(a: tuple[str, ...], b: tuple[str, ...]) -> str:
 def _what_differs(a: RunResult, b: RunResult) -> str | None:
     """What makes two results' numbers measure different things, the most telling first: the
     data fingerprint comes last, since other languages, splits or limits read other files."""
-    checks = [
+    checks: list[tuple[str, Any, Any]] = [
         ("task", a.task.name, b.task.name),
         ("scorer signature", a.task.scorer_signature, b.task.scorer_signature),
         ("task options", a.task.options, b.task.options),

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from harness.definitions.model import ModelIdentity
 from harness.definitions.specs import PluginInfo
@@ -84,7 +84,7 @@ class TaskRecord:
         return None if metric in self.unscaled else self.scale
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"name": self.name, "plugin": _plugin_to_dict(self.plugin), "options": self.options,
+        out: dict[str, Any] = {"name": self.name, "plugin": _plugin_to_dict(self.plugin), "options": self.options,
                "main_metric": self.main_metric, "higher_is_better": self.higher_is_better,
                "prediction_format": self.prediction_format, "reference": self.reference}
         if self.scorer_signature is not None:
@@ -212,8 +212,9 @@ class ResultRow:
     @classmethod
     def from_score(cls, row: ScoreRow, split: str, intervals: RowIntervals | None = None) -> ResultRow:
         if not intervals:
-            return cls(split, row.subset, row.metrics, row.count, row.languages)
-        return cls(split, row.subset, row.metrics, row.count, row.languages, dict(intervals), intervals.resampled)
+            return cls(split, row.subset, cast(dict[str, float | None], row.metrics), row.count, row.languages)
+        return cls(split, row.subset, cast(dict[str, float | None], row.metrics), row.count, row.languages, dict(intervals),
+                   intervals.resampled)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"split": self.split, "subset": self.subset, "metrics": self.metrics, "count": self.count}

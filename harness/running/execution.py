@@ -205,7 +205,7 @@ def predict_units(loaded: LoadedTask, session: Session, run_id: str, folder: Run
             out.predictions[unit] = saved[unit]
             out.resumed.append(unit)
             continue
-        out.predictions[unit] = timer.time("predict", lambda: task.predict(capability, data, unit, context),
+        out.predictions[unit] = timer.time("predict", lambda: task.predict(capability, data, unit, context),  # noqa: B023 (timed now)
                                            detail=unit)
         if folder is not None and world.is_main:
             _save_part(folder, run_id, unit, out.predictions[unit])
@@ -227,7 +227,8 @@ def _saved_parts(folder: RunFolder, run_id: str, units: Sequence[str]) -> dict[s
     """Units an earlier, interrupted run of the same run id finished. A unit file that is cut
     short, not this run's, or not what the run wrote is dropped with a warning, so its unit is
     predicted again: resuming never stops on, nor trusts, a damaged part."""
-    saved = {}
+    saved: dict[str, Any] = {}
+    problem: str | None
     for path in sorted(folder.parts.glob("*.json")) if folder.parts.exists() else []:
         try:
             part = read_json(path)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,12 +32,12 @@ from harness.errors import HarnessError
 from harness.files.io import read_json, sha256_path
 from harness.options import format_named, parse_named
 from harness.results.provenance import describe_files
-from harness.results.result import Interval, RunResult, read_result
+from harness.results.result import RunResult, read_result
 from harness.running.planning import load_data, task_with_options, with_labels
 from harness.running.recording import Outcome, evaluation_intervals
 from harness.running.runner import score
 from harness.running.settings import DataOptions, OutputOptions
-from harness.stats.bootstrap import BootstrapSettings
+from harness.stats.bootstrap import BootstrapSettings, Interval, RowIntervals
 
 MANIFEST = "submission.json"
 #: Recomputed scores equal claimed ones up to float formatting (JSON round trips are exact, but a
@@ -66,7 +66,7 @@ def _predictions_path(result: RunResult, result_path: Path) -> Path:
     raise HarnessError(f"{result_path}: predictions: {recorded} not found (nor beside the result)")
 
 
-def _task(result: RunResult, registry: Registry, labels: Path | None) -> tuple[Task, InputRules]:
+def _task(result: RunResult, registry: Registry, labels: Path | None) -> tuple[Task[Any], InputRules]:
     """The task with the result's options (and the maintainer's ``labels``, where the task takes
     them); ``input_rules`` is how predictions were read, not an option of the task."""
     options = dict(result.task.options)
@@ -104,7 +104,7 @@ def rescore_result(result_path: Path, data_dir: Path | None = None, registry: Re
     return Rescored(result_path, result, evaluation)
 
 
-def _intervals(task: Task, result: RunResult, evaluation: Evaluation) -> dict[str, dict[str, Interval]]:
+def _intervals(task: Task[Any], result: RunResult, evaluation: Evaluation) -> dict[str, RowIntervals]:
     """The rows' bootstrap intervals again, with the resamples and seed the result records."""
     if result.bootstrap is None or not evaluation.instances:
         return {}
@@ -125,7 +125,7 @@ def _number(value: Any) -> str:
     return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
-def _compare(result: RunResult, evaluation: Evaluation, intervals: dict[str, dict[str, Interval]],
+def _compare(result: RunResult, evaluation: Evaluation, intervals: Mapping[str, Mapping[str, Interval]],
              result_path: Path) -> None:
     """One line naming the first claimed number (score, count or interval bound) its predictions
     do not give."""
@@ -235,7 +235,7 @@ def take_submissions(paths: Sequence[Path], *, data_dir: Path | None, output: Ou
             verdicts.append(Verdict(folder, False, str(error)))
             continue
         for outcome in outcomes:
-            assert outcome.result_path is not None  # scoring runs in one process
+            assert outcome.result is not None and outcome.result_path is not None  # scoring runs in one process
             leaderboard.add_result(board, outcome.result, outcome.result_path)
         verdicts.append(Verdict(folder, True, outcomes=outcomes))
     return verdicts

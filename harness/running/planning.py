@@ -37,13 +37,13 @@ DEMO_SOURCE = "built-in demo data"
 LABELS_OPTION = "labels"
 
 
-def load_task(registry: Registry, text: str) -> tuple[Task, PluginInfo]:
+def load_task(registry: Registry, text: str) -> tuple[Task[Any], PluginInfo]:
     """Instantiate the task named in ``text`` (``name:key=value,...``)."""
     named = parse_named(text)
     return task_with_options(registry, named.name, named.options)
 
 
-def task_with_options(registry: Registry, name: str, options: Mapping[str, Any]) -> tuple[Task, PluginInfo]:
+def task_with_options(registry: Registry, name: str, options: Mapping[str, Any]) -> tuple[Task[Any], PluginInfo]:
     """Instantiate task ``name`` with ``options`` (strings as typed, or the values a result records)."""
     spec, plugin = registry.task(name)
     task_cls = load_target(spec, plugin, "task")
@@ -94,7 +94,7 @@ def expand_tasks(text: str, registry: Registry) -> list[str]:
 
 
 def _suite_file(path: Path) -> dict[str, Any]:
-    suite = read_json(path)
+    suite: dict[str, Any] = read_json(path)
     validate(suite, "suite", file=path)
     return suite
 
@@ -121,7 +121,7 @@ def expand_suite(text: str, registry: Registry) -> SuiteRun:
     return SuiteRun(expand_tasks(text, registry))
 
 
-def load_data(task: Task, options: DataOptions) -> TaskData:
+def load_data(task: Task[Any], options: DataOptions) -> TaskData:
     """Load the requested data; without a folder, the task's benchmark from the data home when it
     is there (``harness data get``), else the task's demo data (:func:`announce_data` says which)."""
     meta = task.metadata
@@ -138,15 +138,16 @@ def load_data(task: Task, options: DataOptions) -> TaskData:
         raise HarnessError(f"--data-dir {data_dir} does not exist")
     if meta.data_subdir and (data_dir / meta.data_subdir).is_dir():
         data_dir = data_dir / meta.data_subdir  # a folder holding several benchmarks in their usual layout
-    return task.load(DataRequest(data_dir, split, languages, options.limit))
+    data: TaskData = task.load(DataRequest(data_dir, split, languages, options.limit))
+    return data
 
 
-def _get_hint(task: Task) -> str:
+def _get_hint(task: Task[Any]) -> str:
     """How to get a task's real files: ``harness data get NAME``, where its plugin declares them."""
     return f"`harness data get {task.metadata.data.name}`" if task.metadata.data is not None else ""
 
 
-def _demo_data(task: Task, request: DataRequest) -> TaskData:
+def _demo_data(task: Task[Any], request: DataRequest) -> TaskData:
     """The task's built-in demo data; one line when the task has none."""
     meta = task.metadata
     folder = task.demo_data_dir()
@@ -154,7 +155,7 @@ def _demo_data(task: Task, request: DataRequest) -> TaskData:
         get = _get_hint(task)
         raise HarnessError(f"task {meta.name} has no built-in demo data; " + (f"run {get}, or " if get else "")
                            + "pass --data-dir with the benchmark files")
-    data = task.load(DataRequest(folder, request.split, request.languages, request.limit))
+    data: TaskData = task.load(DataRequest(folder, request.split, request.languages, request.limit))
     data.demo = True
     data.source = DEMO_SOURCE
     return data
@@ -182,7 +183,7 @@ class LoadedTask:
     """A task with its data, the question limit it was loaded with, and the timer of its phases
     (loading the data is the first)."""
 
-    task: Task
+    task: Task[Any]
     plugin: PluginInfo
     data: TaskData
     limit: int | None
@@ -193,13 +194,13 @@ class LoadedTask:
         return self.task.metadata.name
 
 
-def with_data(task: Task, plugin: PluginInfo, options: DataOptions) -> LoadedTask:
+def with_data(task: Task[Any], plugin: PluginInfo, options: DataOptions) -> LoadedTask:
     """The task with its data loaded (the first phase its timer records)."""
     timer = PhaseTimer(task.metadata.name)
     return LoadedTask(task, plugin, timer.time("load_data", lambda: load_data(task, options)), options.limit, timer)
 
 
-def check_model(source: ModelSource, tasks: Sequence[Task]) -> None:
+def check_model(source: ModelSource, tasks: Sequence[Task[Any]]) -> None:
     """Stop before any work if the model cannot run one of the tasks (a model that replays
     predictions files runs any task)."""
     if PredictionSource in declared(source.cls):
@@ -208,7 +209,7 @@ def check_model(source: ModelSource, tasks: Sequence[Task]) -> None:
         source.check(task.metadata.needs, task.metadata.name)
 
 
-def with_checked_data(tasks: Sequence[tuple[Task, PluginInfo]], source: ModelSource,
+def with_checked_data(tasks: Sequence[tuple[Task[Any], PluginInfo]], source: ModelSource,
                       data: DataOptions) -> list[LoadedTask]:
     """``tasks`` checked against the model, then their data loaded."""
     check_model(source, [task for task, _ in tasks])

@@ -113,13 +113,13 @@ class Scored:
     reproducible: bool = True
 
 
-def scorer_signature(task: Task, data: TaskData) -> str:
+def scorer_signature(task: Task[Any], data: TaskData) -> str:
     """The task's scorer signature, marked when predictions were read under the official rules."""
     signature = task.scorer_signature()
     return signature if data.input_rules == "strict" else f"{signature}|input:{data.input_rules}"
 
 
-def task_options(task: Task, data: TaskData) -> dict[str, Any]:
+def task_options(task: Task[Any], data: TaskData) -> dict[str, Any]:
     """The task's options as results and the leaderboard record them: ``input_rules`` is one
     when predictions were read under the official scripts' rules, so such a score is never
     mistaken for (nor replaces) the strict one."""
@@ -139,7 +139,7 @@ def run_id(kind: Literal["run", "score"], loaded: LoadedTask, identity: ModelIde
     return sha256_text(key)[:16]
 
 
-def evaluation_intervals(task: Task, evaluation: Evaluation, settings: BootstrapSettings
+def evaluation_intervals(task: Task[Any], evaluation: Evaluation, settings: BootstrapSettings
                          ) -> dict[str, RowIntervals]:
     """The rows' bootstrap intervals, from the evaluation's per-instance records and the task's
     statistics (a run's, and a rescore's of a submitted result)."""
@@ -193,6 +193,7 @@ def report_generation(scored: Scored) -> None:
     if not counts:  # predictions made elsewhere (harness score): nothing generated here
         return
     choice, name = task.prompting, task.metadata.name
+    assert choice.template is not None  # checked above
     options = choice.request_options()
     report: dict[str, Any] = {
         "prompt": choice.template.label, "default_prompt": choice.defaulted,
@@ -287,7 +288,8 @@ def _build_result(scored: Scored, run: str, files: list[dict[str, Any]], written
     meta = task.metadata
     main_metric = evaluation.main_metric or meta.main_metric
     cell = main_cell(evaluation.rows, main_metric, evaluation.main_score)
-    main_interval = None if cell is None else intervals.get(cell[0], {}).get(cell[1])
+    row_intervals = None if cell is None else intervals.get(cell[0])
+    main_interval = None if cell is None or row_intervals is None else row_intervals.get(cell[1])
     notes = [*evaluation.notes, *([DEMO_NOTE] if data.demo else []),
              *([] if scored.reproducible else [NOT_REPRODUCIBLE])]
     return RunResult(

@@ -111,6 +111,11 @@ def holm(p_values: Sequence[float]) -> list[float]:
 MaskSource = Callable[[str], np.ndarray]
 
 
+def _traded(names: list[str], mask: np.ndarray, take: dict[str, np.ndarray], keep: dict[str, np.ndarray]) -> Columns:
+    """The columns ``names`` of ``keep`` with ``take``'s values where ``mask`` is set."""
+    return Columns(names, lambda k: np.where(mask, take[k], keep[k]))
+
+
 def _swapped(statistic: Statistic, a: InstanceTable, b: InstanceTable, masks: MaskSource) -> np.ndarray:
     """``statistic(A') - statistic(B')`` where ``masks(unit)`` (swaps, questions) marks the
     questions whose A and B values trade places."""
@@ -121,15 +126,16 @@ def _swapped(statistic: Statistic, a: InstanceTable, b: InstanceTable, masks: Ma
         parts: list[dict[UnitStatistic, list[np.ndarray]]] = [{leaf: [] for leaf in leaves} for _ in range(2)]
         for rows in row_slices(*mask.shape):
             part = mask[rows]
-            first = Gathered(Columns(list(ua), lambda k, m=part: np.where(m, ub[k], ua[k])))
-            second = Gathered(Columns(list(ua), lambda k, m=part: np.where(m, ua[k], ub[k])))
+            first = Gathered(_traded(list(ua), part, ub, ua))
+            second = Gathered(_traded(list(ua), part, ua, ub))
             for leaf in leaves:
                 parts[0][leaf].append(leaf.on_unit(first))
                 parts[1][leaf].append(leaf.on_unit(second))
         for side, chunks in zip(values, parts):
             side.update({leaf: np.concatenate(c) for leaf, c in chunks.items()})
     sizes = unit_sizes(a)
-    return statistic.combine(values[0], sizes) - statistic.combine(values[1], sizes)
+    difference: np.ndarray = statistic.combine(values[0], sizes) - statistic.combine(values[1], sizes)
+    return difference
 
 
 def _swap_columns(statistic: Statistic, table: InstanceTable, strata: Strata | None) -> tuple[int, dict[str, np.ndarray]]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -39,7 +39,8 @@ class Columns(Mapping[str, np.ndarray]):
     a mean one), so memory holds no matrix nobody asked for."""
 
     def __init__(self, names: Sequence[str], build: Callable[[str], np.ndarray]) -> None:
-        self._names, self._build, self._built = tuple(names), build, {}
+        self._names, self._build = tuple(names), build
+        self._built: dict[str, np.ndarray] = {}
 
     def __getitem__(self, name: str) -> np.ndarray:
         if name not in self._built:
@@ -144,7 +145,8 @@ class Mean(UnitStatistic):
     binary: bool = False
 
     def on_unit(self, gathered: Gathered) -> np.ndarray:
-        return self.scale * gathered.values[self.metric].mean(axis=1)
+        means: np.ndarray = self.scale * gathered.values[self.metric].mean(axis=1)
+        return means
 
     def point(self, table: InstanceTable) -> float:
         return self.official(table.unit(self.unit).values[self.metric].tolist())
@@ -168,7 +170,7 @@ class Pooled(Statistic):
 
     def combine(self, leaf_values: Mapping[UnitStatistic, np.ndarray], sizes: Mapping[str, int]) -> np.ndarray:
         total = sum(sizes[p.unit] for p in self.parts)
-        return sum(leaf_values[p] * sizes[p.unit] for p in self.parts) / total
+        return cast(np.ndarray, sum(leaf_values[p] * sizes[p.unit] for p in self.parts) / total)
 
 
 @dataclass(frozen=True, eq=False)
@@ -190,7 +192,7 @@ class Macro(Statistic):
 
     def combine(self, leaf_values: Mapping[UnitStatistic, np.ndarray], sizes: Mapping[str, int]) -> np.ndarray:
         total = sum(part.combine(leaf_values, sizes) for part in self.parts)
-        return total / (self.divisor or len(self.parts))
+        return cast(np.ndarray, total / (self.divisor or len(self.parts)))
 
 
 #: What a task declares: for each row (by subset), each metric's statistic.
