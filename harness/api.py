@@ -84,7 +84,7 @@ def _type_text(task_class: type, parameter: inspect.Parameter) -> str:
     import typing
 
     try:
-        hint = typing.get_type_hints(task_class.__init__).get(parameter.name)
+        hint = typing.get_type_hints(task_class.__init__).get(parameter.name)  # type: ignore[misc]  # the options a task class's __init__ declares
     except Exception:  # an annotation that does not resolve: show it as written
         hint = None
     if hint is not None and typing.get_origin(hint) is typing.Literal:

@@ -100,7 +100,7 @@ def _page(args: argparse.Namespace, board: Leaderboard) -> None:
         print(f"{output}: the page of {args.file} ({count} {'entry' if count == 1 else 'entries'}{papers})")
         return
     server = leaderboard.page_server(args.file, args.port)
-    print(f"serving the page of {args.file} at http://{server.server_address[0]}:{server.server_address[1]}/ "
+    print(f"serving the page of {args.file} at http://{server.server_address[0]!s}:{server.server_address[1]}/ "
           "(Ctrl-C stops)")
     try:
         server.serve_forever()

@@ -47,7 +47,7 @@ def validate(args: argparse.Namespace, argv: Sequence[str]) -> None:
     if args.file.is_dir():
         raise HarnessError(f"{args.file} is a folder: validate its files one by one")
     try:
-        records = [(None, read_json(args.file))]
+        records: list[tuple[int | None, Any]] = [(None, read_json(args.file))]
     except InputError as exc:
         if "Extra data" not in exc.reason:
             raise

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from harness.display.tables import terminal_width
 from harness.errors import did_you_mean, one_line
@@ -39,7 +39,7 @@ class Parser(argparse.ArgumentParser):
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         if isinstance(action, argparse._SubParsersAction) and value not in action.choices:
-            what = (action.metavar or "command").lower()
+            what = cast(str, action.metavar or "command").lower()  # a subcommand's metavar is one word
             self.exit(2, f"error: unknown {what} '{one_line(value)}'{did_you_mean(value, action.choices)} "
                          f"(known: {', '.join(action.choices)})\n")
         super()._check_value(action, value)

@@ -73,7 +73,8 @@ def _languages_option(args: argparse.Namespace) -> tuple[str, ...] | None:
         if not (args.context_lang and args.question_lang) or args.langs:
             raise HarnessError("--context-lang and --question-lang go together, and replace --langs")
         return (f"{args.context_lang}-{args.question_lang}",)
-    return args.langs
+    langs: tuple[str, ...] | None = args.langs
+    return langs
 
 
 def _cache_dir(args: argparse.Namespace) -> Path | None:
