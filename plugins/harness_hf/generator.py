@@ -261,7 +261,8 @@ class HFGenerator(CheckpointModel):
         the whole text after the context's (so a word split differently when joined is scored as
         the model reads it); an empty context is the end-of-sequence (or beginning) token; the
         context is cut from the left to fit the model."""
-        context = self.model_input(request.context, request.system)
+        # an empty context stays empty (the start token below), also inside a chat template
+        context = self.model_input(request.context, request.system) if request.context or request.system else ""
         continuation = request.continuation
         spaces = len(context) - len(context.rstrip())
         if spaces:

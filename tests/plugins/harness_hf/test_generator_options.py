@@ -131,14 +131,19 @@ def _reference(model: Any, request: LoglikelihoodRequest) -> tuple[float, int, b
     pass over them, no padding."""
     import torch
 
-    context = model.model_input(request.context, request.system)
     continuation = request.continuation
-    spaces = len(context) - len(context.rstrip())
-    if spaces:
-        context, continuation = context[:-spaces], context[-spaces:] + continuation
-    add = not model.chat
-    head = model.tokenizer(context, add_special_tokens=add)["input_ids"]
-    tail = model.tokenizer(context + continuation, add_special_tokens=add)["input_ids"][len(head):]
+    if not request.context and request.system is None:  # the start token alone, chat template or not
+        start = model.tokenizer.bos_token_id
+        head = [model.tokenizer.eos_token_id if start is None else start]
+        tail = model.tokenizer(continuation, add_special_tokens=False)["input_ids"]
+    else:
+        context = model.model_input(request.context, request.system)
+        spaces = len(context) - len(context.rstrip())
+        if spaces:
+            context, continuation = context[:-spaces], context[-spaces:] + continuation
+        add = not model.chat
+        head = model.tokenizer(context, add_special_tokens=add)["input_ids"]
+        tail = model.tokenizer(context + continuation, add_special_tokens=add)["input_ids"][len(head):]
     with torch.inference_mode():
         logprobs = model.model(torch.tensor([head + tail])).logits[0].float().log_softmax(-1)
     scores = logprobs[len(head) - 1 : -1]
@@ -173,6 +178,7 @@ def test_loglikelihood_matches_one_forward_pass_per_request(chat: bool, tiny_cau
     requests = [LoglikelihoodRequest(p, c) for p in PROMPTS[:4] for c in (" Paris", " the river Volga")]
     requests += [LoglikelihoodRequest(PROMPTS[0] + " ", "Paris"),  # trailing white space moves over
                  LoglikelihoodRequest(greedy_prompt, greedy),
+                 LoglikelihoodRequest("", "Paris is big"),  # no context: the start token, not an empty chat turn
                  LoglikelihoodRequest(PROMPTS[2], " Paris", system="Answer briefly.")]
     scores = model.loglikelihood(requests)
     expected = [_reference(model, r) for r in requests]
@@ -181,7 +187,7 @@ def test_loglikelihood_matches_one_forward_pass_per_request(chat: bool, tiny_cau
     assert [s.greedy for s in scores] == [e[2] for e in expected]
     assert all(s.logprob < 0 for s in scores) and scores[-1].logprob != scores[4].logprob
     assert scores[0].logprob != pytest.approx(scores[1].logprob)
-    assert scores[-2].greedy or not chat  # the chat model's own greedy continuation
+    assert scores[-3].greedy or not chat  # the chat model's own greedy continuation
 
 
 def test_a_gguf_file_of_an_architecture_transformers_cannot_read_is_one_line(tmp_path: Path) -> None:

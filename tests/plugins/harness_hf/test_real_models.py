@@ -105,7 +105,9 @@ def run(harness_cli: Cli, tmp_path: Path, task: str, model: str, *extra: str) ->
 
 def check_answers(result: dict[str, Any], instances: list[dict], template_name: str) -> None:
     """Every prediction is plain greedy generate's completion of the logged prompt, cut before the
-    template's first stop string and stripped; ``ended`` says "stop" exactly where that cut fell."""
+    template's first stop string and stripped; ``ended`` says "stop" exactly where that cut fell;
+    an answer is empty only where the model's own completion opens with a stop string (Gemma, a
+    base model, sometimes begins with a line break: lm-eval's ``until`` cuts it there too)."""
     template = load_template(template_name)
     model = reference(result)
     for instance in instances:
@@ -116,7 +118,8 @@ def check_answers(result: dict[str, Any], instances: list[dict], template_name: 
         assert prediction["answer"] == expected.strip(), instance["id"]
         assert (prediction["ended"] == "stop") == bool(cuts), instance["id"]
         assert not any(stop in prediction["answer"] for stop in template.stop)
-    assert sum(bool(instance["prediction"]["answer"]) for instance in instances) >= len(instances) - 1
+        assert prediction["answer"] or (raw.strip() and not expected.strip()), instance["id"]
+    assert sum(bool(instance["prediction"]["answer"]) for instance in instances) >= len(instances) / 2
 
 
 def test_xquad_predictions_are_plain_greedy_generate_on_the_prompts_rendered_here(model_name: str,
