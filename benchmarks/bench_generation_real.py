@@ -36,6 +36,7 @@ was within the contention's noise (Gemma float32 10 tokens/s; bf16 differences n
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import sys
 import time
@@ -158,7 +159,7 @@ def main() -> None:
         with torch.inference_mode():
             network(**batch, logits_to_keep=1)  # warm-up
             for keep in (1,) if args.no_full_logits else (1, 0):
-                best, median = timed(lambda: network(**batch, logits_to_keep=keep), args.repeat)  # noqa: B023 (timed now)
+                best, median = timed(functools.partial(network, **batch, logits_to_keep=keep), args.repeat)
                 positions = len(lengths) if keep == 1 else batch["input_ids"].numel()
                 flops = prefill_flops(network, lengths, positions)
                 print(f"prefill {dtype:8s} logits_to_keep={keep}: {len(lengths)} prompts, {sum(lengths)} tokens, "
@@ -166,15 +167,14 @@ def main() -> None:
                       f"{flops / best / 1e9:,.0f} GFLOP/s = {flops / best / 1e9 / peaks[dtype]:.0%} of the peak")
             steps = args.decode_tokens
 
-            def run(tokens: int) -> None:  # called only within this iteration
-                network.generate(**batch, max_new_tokens=tokens, min_new_tokens=tokens, do_sample=False,  # noqa: B023
-                                 pad_token_id=model.tokenizer.pad_token_id)  # noqa: B023
+            generate = functools.partial(network.generate, **batch, do_sample=False,
+                                         pad_token_id=model.tokenizer.pad_token_id)
 
             timings: dict[int, list[float]] = {1: [], steps: []}
             for _ in range(args.repeat):  # alternated, so the difference is of like conditions
                 for tokens in timings:
                     start = time.perf_counter()
-                    run(tokens)
+                    generate(max_new_tokens=tokens, min_new_tokens=tokens)
                     timings[tokens].append(time.perf_counter() - start)
             decode = min(timings[steps]) - min(timings[1])
             flops = decode_flops(network, lengths, steps - 1)
