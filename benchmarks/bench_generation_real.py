@@ -22,15 +22,30 @@ memory-bound and its share of the matmul peak is low by nature.
     python benchmarks/bench_generation_real.py --model gemma3-270m --data-dir /work/shared/data/xquad \\
         --prompts 32 --batch-size 16 --repeat 2
 
-Measured on the shared 2-core AMD EPYC (AVX512-BF16) while other jobs held the load average at 7-18
-(so the machine gave this process roughly a tenth of what it measures idle: the bf16 matmul peak
-measured at the same time was 77-107 GFLOP/s, against 861-995 in docs/scale.md): Gemma 3 270M,
-8 prompts (2,322 tokens), float32 prefill with ``logits_to_keep=1`` min 24.9 s (93 tokens/s, 58%
-of the float32 peak measured beside it, 34 GFLOP/s) against 105.9 s with every position's logits
-(4.2x); SmolLM2 (4 prompts, 1 round): shared batches in bf16 58.6 s against one at a time in
-float32 121.4 s (2.07x). ``--rates-only``, 8 prompts: Gemma prefill 127 tokens/s float32 (72% of
-its peak then), 255 bf16 (45%); SmolLM2 (chat) 31 and 131 tokens/s (46%, 83%); decode at batch 8
-was within the contention's noise (Gemma float32 10 tokens/s; bf16 differences negative).
+Measured on the 2-core AMD EPYC (AVX512-BF16), quiet (load average 1-2, nothing else running),
+``--prompts 16 --batch-size 16 --repeat 3 --rates-only``, on 2026-11-27 (matmul peak measured beside
+each: float32 182-192 GFLOP/s, bfloat16 429-433):
+
+=================  ====================  ====================  =====================  ==================
+model (tokens)     prefill float32       prefill bfloat16      decode float32         decode bfloat16
+=================  ====================  ====================  =====================  ==================
+Gemma 3 270M       662 tokens/s, 73%     1,210 tokens/s, 59%   73 tokens/s, 21%       161 tokens/s, 21%
+(4,369)            (all logits: 213)     (all logits: 501)
+SmolLM2 (chat,     643 tokens/s, 79%     1,027 tokens/s, 54%   107 tokens/s, 17%      175 tokens/s, 12%
+5,177)             (all logits: 498)     (all logits: 847)
+=================  ====================  ====================  =====================  ==================
+
+(percentages: of the matmul peak of the dtype; decode: 16 rows x 15 tokens.) Computing the output
+layer at every position costs Gemma 3.1x in float32 (its 262k-word vocabulary), SmolLM2 1.3x.
+Decode is bound by reading the weights once a step for the whole batch: Gemma in bf16 reads its
+536 MB ten times a second at batch 16 (5.4 GB/s), which is why its share of the matmul peak is low.
+End to end, the whole of XQuAD en (1,190 questions, the default ``qa`` prompt, greedy, bf16, batches
+of 32; ``benchmarks/reference_runs.py``, wall time in ``leaderboard/reference-runs.json``):
+SmolLM2 430 s on the quiet machine; Gemma 670 s, its last seven minutes beside other jobs (its own
+execution record: 660 s of generation, 241,258 prompt tokens, 327 of the 1,190 answers cut at the
+template's 32 new tokens, which hold every batch they are in for all 32 steps).
+Earlier, with other jobs at load 7-18 (2026-11-26): shared batches in bf16 against one question at
+a time in float32 (the issue's way), SmolLM2, 4 prompts: 58.6 s against 121.4 s (2.07x).
 """
 
 from __future__ import annotations
