@@ -40,10 +40,12 @@ layer at every position costs Gemma 3.1x in float32 (its 262k-word vocabulary), 
 Decode is bound by reading the weights once a step for the whole batch: Gemma in bf16 reads its
 536 MB ten times a second at batch 16 (5.4 GB/s), which is why its share of the matmul peak is low.
 End to end, the whole of XQuAD en (1,190 questions, the default ``qa`` prompt, greedy, bf16, batches
-of 32; ``benchmarks/reference_runs.py``, wall time in ``leaderboard/reference-runs.json``):
-SmolLM2 430 s on the quiet machine; Gemma 670 s, its last seven minutes beside other jobs (its own
-execution record: 660 s of generation, 241,258 prompt tokens, 327 of the 1,190 answers cut at the
-template's 32 new tokens, which hold every batch they are in for all 32 steps).
+of 32), ``harness run xquad MODEL --langs en`` with an empty generation cache on the quiet machine
+(``/usr/bin/time``): Gemma 378 s wall (F1 24.17, peak RSS 2.2 GB), SmolLM2 430 s (F1 12.60; its
+reference run, ``benchmarks/reference_runs.py``, wall time in ``leaderboard/reference-runs.json``).
+Gemma's reference run took 670 s with other jobs on the CPU for its last seven minutes, with the
+same answers. Of Gemma's answers 327 ran to the template's 32 new tokens without a line break,
+which holds their batch for all 32 steps.
 Earlier, with other jobs at load 7-18 (2026-11-26): shared batches in bf16 against one question at
 a time in float32 (the issue's way), SmolLM2, 4 prompts: 58.6 s against 121.4 s (2.07x).
 """
