@@ -41,8 +41,13 @@ def dispatch(phases: dict[str, Phase]) -> bool:
 
 def run_phase(script: str, phase: str, *args: Any, env: dict[str, str] | None = None) -> dict[str, Any] | None:
     """Run ``phase`` of ``script`` in a fresh process; None if it failed (its last error line is printed)."""
-    command = [sys.executable, script, "--child", phase,
-               json.dumps([{"path": str(a)} if isinstance(a, Path) else a for a in args])]
+    command = [
+        sys.executable,
+        script,
+        "--child",
+        phase,
+        json.dumps([{"path": str(a)} if isinstance(a, Path) else a for a in args]),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, cwd=REPO, env=env)
     if done.returncode:
         last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]

@@ -56,17 +56,25 @@ def report(baseline: Side, harness: Side, unit: str = "s") -> None:
     width = max(len(baseline.label), len(harness.label))
     runs = len(harness.seconds)
     for side in (baseline, harness):
-        print(f"{side.label:{width}}  min {side.min * scale:10.3f} {unit}  median {side.median * scale:10.3f} {unit}"
-              f"  ({runs} runs, alternated)")
-    print(f"ratio baseline/harness: median {baseline.median / harness.median:.2f}x, min {baseline.min / harness.min:.2f}x")
+        print(
+            f"{side.label:{width}}  min {side.min * scale:10.3f} {unit}  median {side.median * scale:10.3f} {unit}"
+            f"  ({runs} runs, alternated)"
+        )
+    print(
+        f"ratio baseline/harness: median {baseline.median / harness.median:.2f}x, min {baseline.min / harness.min:.2f}x"
+    )
 
 
 def add_official_argument(parser: Any, script: str) -> None:
     """``--official DIR``: the folder holding the official script(s); required unless the
     ``XLQA_OFFICIAL_DIR`` environment variable names it (the repository ships no copy)."""
     default = os.environ.get("XLQA_OFFICIAL_DIR")
-    parser.add_argument("--official", default=default, required=default is None,
-                        help=f"folder holding the official {script} (default: $XLQA_OFFICIAL_DIR; required if unset)")
+    parser.add_argument(
+        "--official",
+        default=default,
+        required=default is None,
+        help=f"folder holding the official {script} (default: $XLQA_OFFICIAL_DIR; required if unset)",
+    )
 
 
 def import_official(folder: str, module: str) -> Any:

@@ -56,6 +56,7 @@ K1, B = 1.5, 0.75
 
 # -- corpora (tokenised once, in the parent) ----------------------------------------------------
 
+
 def _shared(tokens: list[list[str]], canonical: dict[str, str]) -> list[list[str]]:
     """The same token lists with one string object per distinct token, so they take 8 bytes a
     token in every engine's process (and pickle compactly)."""
@@ -91,6 +92,7 @@ def synthetic_tokens(n: int, n_queries: int) -> tuple[list[list[str]], list[list
 
 
 # -- one engine in one process ------------------------------------------------------------------
+
 
 def _memory_kib(field: str) -> int:
     with open("/proc/self/status", encoding="ascii") as status:
@@ -133,8 +135,12 @@ def run_engine(engine: str, tokens_path: Path, out_path: Path, check_queries: in
         top = np.stack([_stable_top(reference.get_scores(q)) for q in queries])
     searched = time.perf_counter() - start
     np.save(out_path, np.asarray(top, dtype=np.int64))
-    return {"build_s": built, "qps": len(queries) / searched, "peak_mib": _memory_kib("VmHWM") / 1024,
-            "loaded_mib": loaded / 1024}
+    return {
+        "build_s": built,
+        "qps": len(queries) / searched,
+        "peak_mib": _memory_kib("VmHWM") / 1024,
+        "loaded_mib": loaded / 1024,
+    }
 
 
 def in_fresh_process(engine: str, tokens_path: Path, out_path: Path, check_queries: int) -> dict[str, Any]:
@@ -147,17 +153,27 @@ def in_fresh_process(engine: str, tokens_path: Path, out_path: Path, check_queri
 
 # -- the comparison -----------------------------------------------------------------------------
 
+
 def _agreement(ours: np.ndarray, other: np.ndarray) -> str:
     n = min(len(ours), len(other))
     same = int((ours[:n] == other[:n]).all(axis=1).sum())
     return f"{same}/{n} queries identical"
 
 
-def compare(name: str, documents: list[list[str]], queries: list[list[str]], engines: tuple[str, ...],
-            repeat: int, check_queries: int) -> None:
+def compare(
+    name: str,
+    documents: list[list[str]],
+    queries: list[list[str]],
+    engines: tuple[str, ...],
+    repeat: int,
+    check_queries: int,
+) -> None:
     checked = f"the first {min(check_queries, len(queries))}" if "rank-bm25" in engines else "not run"
-    print(f"\n== {name}: {len(documents):,} documents, {sum(map(len, documents)):,} tokens, "
-          f"{len(queries):,} queries (rank-bm25: {checked})", flush=True)
+    print(
+        f"\n== {name}: {len(documents):,} documents, {sum(map(len, documents)):,} tokens, "
+        f"{len(queries):,} queries (rank-bm25: {checked})",
+        flush=True,
+    )
     figures: dict[str, list[dict[str, Any]]] = {engine: [] for engine in engines}
     with tempfile.TemporaryDirectory(prefix="bench-bm25-") as folder:
         tokens_path = Path(folder) / "tokens.pickle"
@@ -165,26 +181,32 @@ def compare(name: str, documents: list[list[str]], queries: list[list[str]], eng
             pickle.dump((documents, queries), handle, protocol=pickle.HIGHEST_PROTOCOL)
         tops: dict[str, np.ndarray] = {}
         for round_ in range(repeat):
-            for engine in engines[round_ % len(engines):] + engines[: round_ % len(engines)]:
+            for engine in engines[round_ % len(engines) :] + engines[: round_ % len(engines)]:
                 out_path = Path(folder) / f"{engine}.npy"
                 figures[engine].append(in_fresh_process(engine, tokens_path, out_path, check_queries))
                 tops[engine] = np.load(out_path)
-    print(f"{'engine':10} {'build s (min/median)':>22} {'queries/s (min/median)':>24} {'peak MiB (min/median)':>23}"
-          f" {'over tokens MiB':>16}")
+    print(
+        f"{'engine':10} {'build s (min/median)':>22} {'queries/s (min/median)':>24} {'peak MiB (min/median)':>23}"
+        f" {'over tokens MiB':>16}"
+    )
     medians: dict[str, dict[str, float]] = {}
     for engine, runs in figures.items():
         row = {key: [run[key] for run in runs] for key in runs[0]}
         medians[engine] = {key: statistics.median(values) for key, values in row.items()}
-        print(f"{engine:10} {min(row['build_s']):10.2f} / {medians[engine]['build_s']:<9.2f}"
-              f" {min(row['qps']):11.1f} / {medians[engine]['qps']:<10.1f}"
-              f" {min(row['peak_mib']):10.0f} / {medians[engine]['peak_mib']:<10.0f}"
-              f" {medians[engine]['peak_mib'] - medians[engine]['loaded_mib']:13.0f}")
+        print(
+            f"{engine:10} {min(row['build_s']):10.2f} / {medians[engine]['build_s']:<9.2f}"
+            f" {min(row['qps']):11.1f} / {medians[engine]['qps']:<10.1f}"
+            f" {min(row['peak_mib']):10.0f} / {medians[engine]['peak_mib']:<10.0f}"
+            f" {medians[engine]['peak_mib'] - medians[engine]['loaded_mib']:13.0f}"
+        )
     ours = medians["harness"]
     for engine in engines[1:]:
         other = medians[engine]
-        print(f"harness / {engine} (medians): queries/s x{ours['qps'] / other['qps']:.2f}, "
-              f"build time x{ours['build_s'] / other['build_s']:.2f}, peak memory x{ours['peak_mib'] / other['peak_mib']:.2f}"
-              f" (over tokens x{(ours['peak_mib'] - ours['loaded_mib']) / (other['peak_mib'] - other['loaded_mib']):.2f})")
+        print(
+            f"harness / {engine} (medians): queries/s x{ours['qps'] / other['qps']:.2f}, "
+            f"build time x{ours['build_s'] / other['build_s']:.2f}, peak memory x{ours['peak_mib'] / other['peak_mib']:.2f}"
+            f" (over tokens x{(ours['peak_mib'] - ours['loaded_mib']) / (other['peak_mib'] - other['loaded_mib']):.2f})"
+        )
     for engine in engines[1:]:
         print(f"top-{TOP} vs {engine}: {_agreement(tops['harness'], tops[engine])}")
 
@@ -195,8 +217,12 @@ def main() -> None:
         print(json.dumps(run_engine(engine, Path(tokens_path), Path(out_path), int(check_queries))))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("HARNESS_REAL_DATA", REPO.parent / "shared" / "data")),
-                        help="real data folder holding lareqa/xquad-r (default: $HARNESS_REAL_DATA, else ../shared/data)")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path(os.environ.get("HARNESS_REAL_DATA", REPO.parent / "shared" / "data")),
+        help="real data folder holding lareqa/xquad-r (default: $HARNESS_REAL_DATA, else ../shared/data)",
+    )
     parser.add_argument("--full", action="store_true", help="also 1,000,000 synthetic passages (without rank-bm25)")
     parser.add_argument("--sizes", type=int, nargs="*", default=[200_000], help="synthetic corpus sizes")
     parser.add_argument("--no-real", action="store_true", help="skip real XQuAD-R")
@@ -205,15 +231,19 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
 
-    print(f"bench_bm25: harness vs bm25s (method='robertson', numpy backend) and rank-bm25 BM25Okapi; "
-          f"k1={K1}, b={B}, top {TOP}; {args.repeat} rounds, engines alternated, each run in a fresh process")
+    print(
+        f"bench_bm25: harness vs bm25s (method='robertson', numpy backend) and rank-bm25 BM25Okapi; "
+        f"k1={K1}, b={B}, top {TOP}; {args.repeat} rounds, engines alternated, each run in a fresh process"
+    )
     if not args.no_real:
-        compare("real XQuAD-R (LAReQA candidates)", *xquad_r_tokens(args.data_dir), ENGINES, args.repeat,
-                args.check_queries)
+        compare(
+            "real XQuAD-R (LAReQA candidates)", *xquad_r_tokens(args.data_dir), ENGINES, args.repeat, args.check_queries
+        )
     for n in args.sizes + ([1_000_000] if args.full else []):
         engines = ENGINES if n < 1_000_000 else ENGINES[:2]
-        compare(f"synthetic {n:,} passages", *synthetic_tokens(n, args.queries), engines, args.repeat,
-                args.check_queries)
+        compare(
+            f"synthetic {n:,} passages", *synthetic_tokens(n, args.queries), engines, args.repeat, args.check_queries
+        )
 
 
 if __name__ == "__main__":

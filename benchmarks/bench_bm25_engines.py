@@ -110,9 +110,22 @@ def pyserini_build(corpus: Path, folder: Path, threads: int) -> dict[str, Any]:
     written = time.perf_counter() - start
     from pyserini.pyclass import autoclass
 
-    autoclass("io.anserini.index.IndexCollection").main([
-        "-collection", "JsonCollection", "-input", str(staging), "-index", str(folder), "-generator",
-        "DefaultLuceneDocumentGenerator", "-threads", str(threads), "-pretokenized", "-optimize"])
+    autoclass("io.anserini.index.IndexCollection").main(
+        [
+            "-collection",
+            "JsonCollection",
+            "-input",
+            str(staging),
+            "-index",
+            str(folder),
+            "-generator",
+            "DefaultLuceneDocumentGenerator",
+            "-threads",
+            str(threads),
+            "-pretokenized",
+            "-optimize",
+        ]
+    )
     elapsed = time.perf_counter() - start
     (staging / "docs.jsonl").unlink()
     staging.rmdir()
@@ -181,16 +194,28 @@ def turbo_search(folder: Path, n_queries: int, threads: int, out: Path) -> dict[
     return {"qps": n_queries / searched, "peak_mib": memory_mib("VmHWM")}
 
 
-PHASES = {"harness-build": harness_build, "bm25s-build": bm25s_build, "bm25s-from-postings": bm25s_from_postings,
-          "pyserini-build": pyserini_build, "turbo-build": turbo_build, "check": rank_bm25_check,
-          "harness-search": lambda f, n, t, o: harness_search(f, n, t, o, False),
-          "exhaustive-search": lambda f, n, t, o: harness_search(f, n, t, o, True),
-          "bm25s-search": bm25s_search, "pyserini-search": pyserini_search, "turbo-search": turbo_search}
+PHASES = {
+    "harness-build": harness_build,
+    "bm25s-build": bm25s_build,
+    "bm25s-from-postings": bm25s_from_postings,
+    "pyserini-build": pyserini_build,
+    "turbo-build": turbo_build,
+    "check": rank_bm25_check,
+    "harness-search": lambda f, n, t, o: harness_search(f, n, t, o, False),
+    "exhaustive-search": lambda f, n, t, o: harness_search(f, n, t, o, True),
+    "bm25s-search": bm25s_search,
+    "pyserini-search": pyserini_search,
+    "turbo-search": turbo_search,
+}
 #: Search engine -> the index it reads (harness-exhaustive reads the harness's).
 INDEX = {"harness": "harness", "exhaustive": "harness", "bm25s": "bm25s", "pyserini": "pyserini", "turbo": "turbo"}
-NAMES = {"harness": "harness, pruned (this work)", "exhaustive": "harness, exhaustive (baseline: before pruning)",
-         "bm25s": "bm25s 0.3.16, numba, mmap", "pyserini": "Pyserini 1.6 (Lucene, Anserini 1.7.1)",
-         "turbo": "bm25-turbo 0.2.0"}
+NAMES = {
+    "harness": "harness, pruned (this work)",
+    "exhaustive": "harness, exhaustive (baseline: before pruning)",
+    "bm25s": "bm25s 0.3.16, numba, mmap",
+    "pyserini": "Pyserini 1.6 (Lucene, Anserini 1.7.1)",
+    "turbo": "bm25-turbo 0.2.0",
+}
 
 
 def _build(engine: str, args: argparse.Namespace) -> dict[str, Any] | None:
@@ -233,11 +258,20 @@ def main() -> None:
     engines = args.engines.split(",")
     if "exhaustive" in engines and "harness" not in engines:
         engines.insert(0, "harness")
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")),
-               platform.processor())
-    print(f"bench_bm25_engines: {args.corpus} ({args.corpus.stat().st_size / 2**30:.2f} GiB), k1={K1}, b={B}, "
-          f"top {TOP}, {args.queries} queries, {args.threads} threads, {args.rounds} rounds; {cpu}, "
-          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start", flush=True)
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
+    print(
+        f"bench_bm25_engines: {args.corpus} ({args.corpus.stat().st_size / 2**30:.2f} GiB), k1={K1}, b={B}, "
+        f"top {TOP}, {args.queries} queries, {args.threads} threads, {args.rounds} rounds; {cpu}, "
+        f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start",
+        flush=True,
+    )
     builds = {}
     for engine in dict.fromkeys(INDEX[e] for e in engines):
         builds[engine] = _build(engine, args)
@@ -248,15 +282,24 @@ def main() -> None:
             if builds.get(INDEX[engine]) is None:
                 continue
             env = _java_env() if engine == "pyserini" else None
-            got = run_phase(__file__, f"{engine}-search", args.work / f"{INDEX[engine]}-index", args.queries,
-                            args.threads, args.work / f"{engine}-top.npy", env=env)
+            got = run_phase(
+                __file__,
+                f"{engine}-search",
+                args.work / f"{INDEX[engine]}-index",
+                args.queries,
+                args.threads,
+                args.work / f"{engine}-top.npy",
+                env=env,
+            )
             print(f"  round {round_ + 1} {engine}-search: {got}", flush=True)
             if got is not None:
                 searches[engine].append(got)
     reference = np.load(args.work / "exhaustive-top.npy") if searches.get("exhaustive") else None
     baseline = statistics.median(s["qps"] for s in searches["exhaustive"]) if searches.get("exhaustive") else None
-    print("\n| engine | build s | index MiB | build peak MiB | queries/s min / median | x baseline | "
-          "search peak MiB | top-10 overlap with rank-bm25 |")
+    print(
+        "\n| engine | build s | index MiB | build peak MiB | queries/s min / median | x baseline | "
+        "search peak MiB | top-10 overlap with rank-bm25 |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for engine in engines:
         built, runs = builds.get(INDEX[engine]), searches.get(engine) or []
@@ -271,17 +314,25 @@ def main() -> None:
             if engine in ("harness", "exhaustive"):
                 overlap += f" ({int((top == reference).all(axis=1).sum())}/{len(top)} identical rankings)"
         same = "" if engine != "exhaustive" else " (same index)"
-        converted = " (bm25s's build over the memory limit: its format from the same postings)" \
-            if built.get("converted") else ""
-        print(f"| {NAMES[engine]} | {built['build_s']:.0f}{same}{converted} | {built['size_mib']:,.0f} | "
-              f"{built['peak_mib']:,.0f} | {min(qps):.1f} / {statistics.median(qps):.1f} | "
-              f"{statistics.median(qps) / baseline:.2f} | {max(s['peak_mib'] for s in runs):,.0f} | {overlap} |"
-              if baseline else "")
+        converted = (
+            " (bm25s's build over the memory limit: its format from the same postings)"
+            if built.get("converted")
+            else ""
+        )
+        print(
+            f"| {NAMES[engine]} | {built['build_s']:.0f}{same}{converted} | {built['size_mib']:,.0f} | "
+            f"{built['peak_mib']:,.0f} | {min(qps):.1f} / {statistics.median(qps):.1f} | "
+            f"{statistics.median(qps) / baseline:.2f} | {max(s['peak_mib'] for s in runs):,.0f} | {overlap} |"
+            if baseline
+            else ""
+        )
     if args.check_queries:
         check = run_phase(__file__, "check", args.corpus.resolve(), args.check_size, args.check_queries)
         if check is not None:
-            print(f"\nthe harness's (pruned) top {TOP} equal to rank-bm25's BM25Okapi on the first "
-                  f"{check['documents']:,} passages: {check['equal']}/{check['queries']} queries")
+            print(
+                f"\nthe harness's (pruned) top {TOP} equal to rank-bm25's BM25Okapi on the first "
+                f"{check['documents']:,} passages: {check['equal']}/{check['queries']} queries"
+            )
 
 
 if __name__ == "__main__":

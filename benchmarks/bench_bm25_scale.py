@@ -81,8 +81,13 @@ def harness_build(corpus: Path, folder: Path) -> dict[str, Any]:
     passages = read_passages(corpus)
     scanned = time.perf_counter() - start
     BM25(runtime=Runtime(), k1=K1, b=B, index_dir=folder).index(passages.as_corpus(True))
-    return {"build_s": time.perf_counter() - start, "scan_s": scanned, "size_mib": size_mib(folder),
-            "peak_mib": memory_mib("VmHWM"), "documents": len(passages)}
+    return {
+        "build_s": time.perf_counter() - start,
+        "scan_s": scanned,
+        "size_mib": size_mib(folder),
+        "peak_mib": memory_mib("VmHWM"),
+        "documents": len(passages),
+    }
 
 
 def harness_search(folder: Path, n_queries: int, out: Path) -> dict[str, Any]:
@@ -110,8 +115,12 @@ def bm25s_build(corpus: Path, folder: Path, limit_gb: float) -> dict[str, Any]:
     retriever = bm25s.BM25(k1=K1, b=B, method="robertson")
     retriever.index(tokens, show_progress=False)
     retriever.save(str(folder))
-    return {"build_s": time.perf_counter() - start, "size_mib": size_mib(folder), "peak_mib": memory_mib("VmHWM"),
-            "documents": len(tokens)}
+    return {
+        "build_s": time.perf_counter() - start,
+        "size_mib": size_mib(folder),
+        "peak_mib": memory_mib("VmHWM"),
+        "documents": len(tokens),
+    }
 
 
 def bm25s_search(folder: Path, n_queries: int, out: Path) -> dict[str, Any]:
@@ -143,8 +152,7 @@ def bm25s_from_postings(harness: Path, folder: Path) -> dict[str, Any]:
     doc_freq = np.diff(postings.indptr)
     idf = np.maximum(np.log((n_docs - doc_freq + 0.5) / (doc_freq + 0.5)), 0.0)  # robertson, clamped at 0
     folder.mkdir(parents=True)
-    data = np.lib.format.open_memmap(folder / "data.csc.index.npy", mode="w+", dtype=np.float32,
-                                     shape=(len(indices),))
+    data = np.lib.format.open_memmap(folder / "data.csc.index.npy", mode="w+", dtype=np.float32, shape=(len(indices),))
     step = 1 << 24
     terms = np.repeat(np.arange(n_terms), doc_freq)
     for a in range(0, len(data), step):
@@ -158,11 +166,30 @@ def bm25s_from_postings(harness: Path, folder: Path) -> dict[str, Any]:
     vocab = {term: i for i, term in enumerate(terms_json)}
     vocab[""] = len(vocab)  # bm25s's empty token, with no postings
     (folder / "vocab.index.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
-    (folder / "params.index.json").write_text(json.dumps({
-        "k1": K1, "b": B, "delta": 0.5, "method": "robertson", "idf_method": "robertson", "dtype": "float32",
-        "int_dtype": "int32", "num_docs": n_docs, "version": "0.3.16", "backend": "numpy"}), encoding="utf-8")
-    return {"build_s": time.perf_counter() - start, "size_mib": size_mib(folder), "peak_mib": memory_mib("VmHWM"),
-            "documents": n_docs, "converted": True}
+    (folder / "params.index.json").write_text(
+        json.dumps(
+            {
+                "k1": K1,
+                "b": B,
+                "delta": 0.5,
+                "method": "robertson",
+                "idf_method": "robertson",
+                "dtype": "float32",
+                "int_dtype": "int32",
+                "num_docs": n_docs,
+                "version": "0.3.16",
+                "backend": "numpy",
+            }
+        ),
+        encoding="utf-8",
+    )
+    return {
+        "build_s": time.perf_counter() - start,
+        "size_mib": size_mib(folder),
+        "peak_mib": memory_mib("VmHWM"),
+        "documents": n_docs,
+        "converted": True,
+    }
 
 
 def rank_bm25_check(corpus: Path, size: int, n_queries: int) -> dict[str, Any]:
@@ -181,8 +208,14 @@ def rank_bm25_check(corpus: Path, size: int, n_queries: int) -> dict[str, Any]:
     return {"documents": len(documents), "queries": n_queries, "equal": int((ours == expected).all(axis=1).sum())}
 
 
-PHASES = {"harness-build": harness_build, "harness-search": harness_search, "bm25s-build": bm25s_build,
-          "bm25s-from-postings": bm25s_from_postings, "bm25s-search": bm25s_search, "check": rank_bm25_check}
+PHASES = {
+    "harness-build": harness_build,
+    "harness-search": harness_search,
+    "bm25s-build": bm25s_build,
+    "bm25s-from-postings": bm25s_from_postings,
+    "bm25s-search": bm25s_search,
+    "check": rank_bm25_check,
+}
 
 
 def main() -> None:
@@ -199,8 +232,11 @@ def main() -> None:
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     engines = args.engines.split(",")
-    print(f"bench_bm25_scale: {args.corpus} ({args.corpus.stat().st_size / 2**30:.2f} GiB), k1={K1}, b={B}, "
-          f"top {TOP}, {args.queries} queries; each phase in a fresh process", flush=True)
+    print(
+        f"bench_bm25_scale: {args.corpus} ({args.corpus.stat().st_size / 2**30:.2f} GiB), k1={K1}, b={B}, "
+        f"top {TOP}, {args.queries} queries; each phase in a fresh process",
+        flush=True,
+    )
     figures: dict[str, dict[str, Any] | None] = {}
     failed_build = False
     for engine in engines:
@@ -208,8 +244,9 @@ def main() -> None:
         if folder.exists():
             raise SystemExit(f"{folder} exists: remove it (the build is what is measured)")
         extra = [args.bm25s_memory_gb] if engine == "bm25s" else []
-        figures[f"{engine}-build"] = built = run_phase(__file__, f"{engine}-build", args.corpus.resolve(), folder,
-                                                        *extra)
+        figures[f"{engine}-build"] = built = run_phase(
+            __file__, f"{engine}-build", args.corpus.resolve(), folder, *extra
+        )
         print(f"  {engine}-build: {built}", flush=True)
         if built is None and engine == "bm25s" and figures.get("harness-build"):
             shutil.rmtree(folder, ignore_errors=True)
@@ -217,33 +254,44 @@ def main() -> None:
             figures["bm25s-build"] = run_phase(__file__, "bm25s-from-postings", args.work / "harness-index", folder)
             failed_build = True
         if figures[f"{engine}-build"] is not None:
-            figures[f"{engine}-search"] = run_phase(__file__, f"{engine}-search", folder, args.queries,
-                                                    args.work / f"{engine}-top.npy")
+            figures[f"{engine}-search"] = run_phase(
+                __file__, f"{engine}-search", folder, args.queries, args.work / f"{engine}-top.npy"
+            )
             print(f"  {engine}-search: {figures[f'{engine}-search']}", flush=True)
-    print(f"\n{'engine':8} {'build s':>9} {'index MiB':>10} {'build peak MiB':>15} {'queries/s':>10} "
-          f"{'search peak MiB':>16}")
+    print(
+        f"\n{'engine':8} {'build s':>9} {'index MiB':>10} {'build peak MiB':>15} {'queries/s':>10} "
+        f"{'search peak MiB':>16}"
+    )
     for engine in engines:
         built, searched = figures.get(f"{engine}-build"), figures.get(f"{engine}-search")
         if built is None or searched is None:
             print(f"{engine:8} {'failed':>9}")
             continue
         if built.get("converted"):
-            print(f"{engine:8} {'failed':>9} {built['size_mib']:10.0f} {'-':>15} {searched['qps']:10.1f} "
-                  f"{searched['peak_mib']:16.0f}")
+            print(
+                f"{engine:8} {'failed':>9} {built['size_mib']:10.0f} {'-':>15} {searched['qps']:10.1f} "
+                f"{searched['peak_mib']:16.0f}"
+            )
             continue
-        print(f"{engine:8} {built['build_s']:9.1f} {built['size_mib']:10.0f} {built['peak_mib']:15.0f} "
-              f"{searched['qps']:10.1f} {searched['peak_mib']:16.0f}")
+        print(
+            f"{engine:8} {built['build_s']:9.1f} {built['size_mib']:10.0f} {built['peak_mib']:15.0f} "
+            f"{searched['qps']:10.1f} {searched['peak_mib']:16.0f}"
+        )
     if failed_build:
-        print(f"bm25s's build failed within --bm25s-memory-gb={args.bm25s_memory_gb:g}; its index size and search "
-              "are those of its format written from the same postings (bm25s-from-postings)")
+        print(
+            f"bm25s's build failed within --bm25s-memory-gb={args.bm25s_memory_gb:g}; its index size and search "
+            "are those of its format written from the same postings (bm25s-from-postings)"
+        )
     if all(figures.get(f"{e}-search") for e in ("harness", "bm25s")):
         ours, theirs = np.load(args.work / "harness-top.npy"), np.load(args.work / "bm25s-top.npy")
         same = int((ours == theirs).all(axis=1).sum())
         print(f"top-{TOP} identical to bm25s's on {same}/{len(ours)} queries (bm25s clamps idf at 0 and sums float32)")
     check = run_phase(__file__, "check", args.corpus.resolve(), args.check_size, args.check_queries)
     if check is not None:
-        print(f"top-{TOP} equal to rank-bm25's BM25Okapi on the first {check['documents']:,} passages: "
-              f"{check['equal']}/{check['queries']} queries")
+        print(
+            f"top-{TOP} equal to rank-bm25's BM25Okapi on the first {check['documents']:,} passages: "
+            f"{check['equal']}/{check['queries']} queries"
+        )
 
 
 if __name__ == "__main__":

@@ -58,8 +58,12 @@ def predictions(data: SpanQAData, kind: str, seed: int) -> dict[str, dict[str, s
     return out
 
 
-def loop_intervals(table: InstanceTable, rows: RowStatistics, drawn: dict[Clusters | None, dict[str, np.ndarray]],
-                   settings: BootstrapSettings) -> Intervals:
+def loop_intervals(
+    table: InstanceTable,
+    rows: RowStatistics,
+    drawn: dict[Clusters | None, dict[str, np.ndarray]],
+    settings: BootstrapSettings,
+) -> Intervals:
     """The plain loop: per kind of draw, cell and metric, per resample, a Python sum over the
     drawn questions (each cell once per kind); then each row per resample from its cells."""
     cells: dict[tuple[Clusters | None, str, str], list[float]] = {}
@@ -75,8 +79,10 @@ def loop_intervals(table: InstanceTable, rows: RowStatistics, drawn: dict[Cluste
             leaves = statistic.leaves()
             assert all(isinstance(leaf, Mean) for leaf in leaves) and isinstance(statistic, (Macro, Mean))
             clusters = settings.clusters_of(statistic)
-            samples = [sum(cells[clusters, leaf.unit, leaf.metric][b] for leaf in leaves) / len(leaves)
-                       for b in range(settings.resamples)]
+            samples = [
+                sum(cells[clusters, leaf.unit, leaf.metric][b] for leaf in leaves) / len(leaves)
+                for b in range(settings.resamples)
+            ]
             out.setdefault(subset, {})[metric] = percentile_interval(np.asarray(samples), settings.confidence)
     return out
 
@@ -99,23 +105,33 @@ def main() -> None:
     table = InstanceTable.from_instances(evaluation.instances)
     rows = task.statistics(table)
     settings = BootstrapSettings(args.resamples, seed=args.seed)
-    kinds = dict.fromkeys(settings.clusters_of(statistic) for metrics in rows.values() for statistic in metrics.values())
+    kinds = dict.fromkeys(
+        settings.clusters_of(statistic) for metrics in rows.values() for statistic in metrics.values()
+    )
     drawn = {clusters: dict(draws(table, clusters, settings)) for clusters in kinds}
     questions = sum(len(unit) for unit in table.units.values())
-    print(f"MLQA {args.split} G-XLT: {len(table.units)} cells, {questions} questions, {args.predictions} predictions, "
-          f"{len(rows)} rows x 2 metrics, {args.resamples} resamples")
+    print(
+        f"MLQA {args.split} G-XLT: {len(table.units)} cells, {questions} questions, {args.predictions} predictions, "
+        f"{len(rows)} rows x 2 metrics, {args.resamples} resamples"
+    )
 
     harness = Side("harness (vectorised)", lambda: row_intervals(table, rows, settings))
     baseline = Side("plain Python loop", lambda: loop_intervals(table, rows, drawn, settings))
     alternate([baseline, harness], args.repeat)
     report(baseline, harness)
-    worst = max(abs(a - b) for subset in rows for metric in rows[subset]
-                for a, b in zip(harness.result[subset][metric], baseline.result[subset][metric]))
+    worst = max(
+        abs(a - b)
+        for subset in rows
+        for metric in rows[subset]
+        for a, b in zip(harness.result[subset][metric], baseline.result[subset][metric])
+    )
     if worst > 1e-9:
         raise SystemExit(f"the two sides' intervals differ by {worst}")
     gxlt = harness.result["gxlt"]["f1"]
-    print(f"intervals agree (largest difference {worst:.1e}); G-XLT F1 "
-          f"{next(r for r in evaluation.rows if r.subset == 'gxlt').metrics['f1']:.2f} [{gxlt[0]:.2f}, {gxlt[1]:.2f}]")
+    print(
+        f"intervals agree (largest difference {worst:.1e}); G-XLT F1 "
+        f"{next(r for r in evaluation.rows if r.subset == 'gxlt').metrics['f1']:.2f} [{gxlt[0]:.2f}, {gxlt[1]:.2f}]"
+    )
 
 
 if __name__ == "__main__":

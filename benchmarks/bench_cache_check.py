@@ -67,14 +67,23 @@ def main() -> None:
         root = Path(folder)
         EmbeddingCache(root, IDENTITY, unit_norm=True).put("passage", [f"text {i}" for i in range(args.rows)], vectors)
         print(f"shard: {args.rows:,} x {args.dim} float32 ({vectors.nbytes / 2**20:.0f} MiB)")
-        baseline, harness = alternate([Side("load, NaN/inf check only (before)", lambda: load(root, finite_only)),
-                                       Side("load, row check (unit_norm=True)", lambda: load(root, unsound_rows))],
-                                      args.repeat)
+        baseline, harness = alternate(
+            [
+                Side("load, NaN/inf check only (before)", lambda: load(root, finite_only)),
+                Side("load, row check (unit_norm=True)", lambda: load(root, unsound_rows)),
+            ],
+            args.repeat,
+        )
         assert baseline.result == harness.result == args.rows
         report(baseline, harness)
         mapped = np.load(next(root.rglob("*.vectors.npy")), mmap_mode="r")
-        before, after = alternate([Side("NaN/inf check alone (before)", lambda: finite_only(mapped, unit_norm=True)),
-                                   Side("row check alone", lambda: unsound_rows(mapped, unit_norm=True))], args.repeat)
+        before, after = alternate(
+            [
+                Side("NaN/inf check alone (before)", lambda: finite_only(mapped, unit_norm=True)),
+                Side("row check alone", lambda: unsound_rows(mapped, unit_norm=True)),
+            ],
+            args.repeat,
+        )
         report(before, after, unit="ms")
 
 

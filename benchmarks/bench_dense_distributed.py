@@ -35,10 +35,20 @@ def run(corpus: Path, folder: Path, processes: int | None, shard_size: int, k: i
     """Wall seconds of one configuration (``processes=None``: a plain process, no torchrun)."""
     shutil.rmtree(folder, ignore_errors=True)
     (folder / "logs").mkdir(parents=True)
-    launcher = [] if processes is None else ["-m", "torch.distributed.run", "--standalone",
-                                              "--nproc-per-node", str(processes)]
-    command = [sys.executable, *launcher, str(WORKER), str(corpus), str(folder / "index"), str(folder / "out.npz"),
-               str(folder / "logs"), str(shard_size), str(k)]
+    launcher = (
+        [] if processes is None else ["-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(processes)]
+    )
+    command = [
+        sys.executable,
+        *launcher,
+        str(WORKER),
+        str(corpus),
+        str(folder / "index"),
+        str(folder / "out.npz"),
+        str(folder / "logs"),
+        str(shard_size),
+        str(k),
+    ]
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
     if done.returncode:
@@ -57,16 +67,21 @@ def main() -> None:
     single = args.work / "single"
     seconds = run(args.corpus, single, None, args.shard_size, args.k)
     reference = np.load(single / "out.npz")
-    print(f"1 plain process: {seconds:.1f} s (encode, write and search; {reference['indices'].shape[0]} queries, "
-          f"top {args.k})")
+    print(
+        f"1 plain process: {seconds:.1f} s (encode, write and search; {reference['indices'].shape[0]} queries, "
+        f"top {args.k})"
+    )
     for processes in map(int, args.processes.split(",")):
         folder = args.work / f"ranks-{processes}"
         seconds = run(args.corpus, folder, processes, args.shard_size, args.k)
         merged = np.load(folder / "out.npz")
-        equal = (np.array_equal(merged["indices"], reference["indices"])
-                 and np.array_equal(merged["scores"].view(np.uint32), reference["scores"].view(np.uint32)))
-        print(f"{processes} torchrun ranks: {seconds:.1f} s; ranking {'equal, bit for bit,' if equal else 'DIFFERENT from'} "
-              "the one-process ranking")
+        equal = np.array_equal(merged["indices"], reference["indices"]) and np.array_equal(
+            merged["scores"].view(np.uint32), reference["scores"].view(np.uint32)
+        )
+        print(
+            f"{processes} torchrun ranks: {seconds:.1f} s; ranking {'equal, bit for bit,' if equal else 'DIFFERENT from'} "
+            "the one-process ranking"
+        )
         if not equal:
             raise SystemExit(1)
 

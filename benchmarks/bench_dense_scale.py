@@ -124,9 +124,16 @@ def _open(size: int, folder: Path, settings: Any, dtype: str = "float16") -> Any
 
     texts = PositionTexts(size)
     corpus = Corpus(ids=texts, texts=texts, langs=["en"] * size)
-    return build_or_load(corpus, folder=folder, settings=settings, encoder_identity={"name": "clusters", "dim": DIM},
-                         encode_passages=encode_passages, encode_queries=encode_queries, shard_size=65536,
-                         dtype=dtype)  # type: ignore[arg-type]
+    return build_or_load(
+        corpus,
+        folder=folder,
+        settings=settings,
+        encoder_identity={"name": "clusters", "dim": DIM},
+        encode_passages=encode_passages,
+        encode_queries=encode_queries,
+        shard_size=65536,
+        dtype=dtype,
+    )  # type: ignore[arg-type]
 
 
 def write(size: int, folder: Path, dtype: str) -> dict[str, Any]:
@@ -154,8 +161,9 @@ def _recall(found: np.ndarray, expected: np.ndarray) -> float:
     return float(np.mean([len(set(a) & set(b)) / K for a, b in zip(found, expected)]))
 
 
-def approximate(kind: str, size: int, folder: Path, n_queries: int, exact_top: Path, nlist: int,
-                probes: list[int]) -> dict[str, Any]:
+def approximate(
+    kind: str, size: int, folder: Path, n_queries: int, exact_top: Path, nlist: int, probes: list[int]
+) -> dict[str, Any]:
     from harness.models.distributed import World
     from harness_dense.index import IndexSettings, faiss_name
 
@@ -165,8 +173,10 @@ def approximate(kind: str, size: int, folder: Path, n_queries: int, exact_top: P
     start = time.perf_counter()
     index = _open(size, folder, settings)
     built = time.perf_counter() - start
-    figures: dict[str, Any] = {"build_s": built,
-                               "bytes_per_passage": (folder / faiss_name(settings.kind, World())).stat().st_size / size}
+    figures: dict[str, Any] = {
+        "build_s": built,
+        "bytes_per_passage": (folder / faiss_name(settings.kind, World())).stat().st_size / size,
+    }
     queries = _queries(n_queries)
     for probe in probes:
         if kind == "hnsw":
@@ -192,8 +202,11 @@ def main() -> None:
     parser.add_argument("--hnsw", action="store_true", help="also an HNSW graph (slow to build on a small CPU)")
     args = parser.parse_args()
     folder, top = args.work / "index", args.work / "exact-top.npy"
-    print(f"bench_dense_scale: {args.size:,} vectors of {DIM} dimensions around {CLUSTERS} centres, "
-          f"{args.queries} queries, top {K}; each phase in a fresh process", flush=True)
+    print(
+        f"bench_dense_scale: {args.size:,} vectors of {DIM} dimensions around {CLUSTERS} centres, "
+        f"{args.queries} queries, top {K}; each phase in a fresh process",
+        flush=True,
+    )
     for dtype in ("float16", "int8"):
         where, ranking = (folder, top) if dtype == "float16" else (args.work / "index-int8", args.work / "int8-top.npy")
         written = run_phase(__file__, "write", args.size, where, dtype)
@@ -201,19 +214,27 @@ def main() -> None:
         if not written or not done:
             return
         recall = "" if dtype == "float16" else f", recall@100 {_recall(np.load(ranking), np.load(top)):.3f}"
-        print(f"exact  {dtype} shards {written['disk_mib']:,.0f} MiB on disk (written in {written['write_s']:.1f} s); "
-              f"search {done['qps']:.1f} queries/s{recall}; peak {done['peak_mib']:,.0f} MiB with mapped pages, "
-              f"{done['anon_mib']:,.0f} MiB heap", flush=True)
+        print(
+            f"exact  {dtype} shards {written['disk_mib']:,.0f} MiB on disk (written in {written['write_s']:.1f} s); "
+            f"search {done['qps']:.1f} queries/s{recall}; peak {done['peak_mib']:,.0f} MiB with mapped pages, "
+            f"{done['anon_mib']:,.0f} MiB heap",
+            flush=True,
+        )
     kinds = [("ivfpq", [16, 64])] + ([("hnsw", [64, 256])] if args.hnsw else [])
     for kind, probes in kinds:
         got = run_phase(__file__, "approximate", kind, args.size, folder, args.queries, top, args.nlist, probes)
         if got is None:
             continue
         knob = "efSearch" if kind == "hnsw" else "nprobe"
-        searches = "; ".join(f"{knob} {p}: {got[str(p)]['qps']:.0f} queries/s, recall@100 {got[str(p)]['recall@100']:.3f}"
-                             for p in probes)
-        print(f"{kind:6} built in {got['build_s']:.1f} s, {got['bytes_per_passage']:.0f} bytes a passage; {searches}; "
-              f"peak {got['peak_mib']:,.0f} MiB, {got['anon_mib']:,.0f} MiB heap", flush=True)
+        searches = "; ".join(
+            f"{knob} {p}: {got[str(p)]['qps']:.0f} queries/s, recall@100 {got[str(p)]['recall@100']:.3f}"
+            for p in probes
+        )
+        print(
+            f"{kind:6} built in {got['build_s']:.1f} s, {got['bytes_per_passage']:.0f} bytes a passage; {searches}; "
+            f"peak {got['peak_mib']:,.0f} MiB, {got['anon_mib']:,.0f} MiB heap",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

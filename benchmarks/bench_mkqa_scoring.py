@@ -50,15 +50,42 @@ from _timing import Side, add_official_argument, alternate, import_official, rep
 Metrics = dict[str, dict[str, Any]]  # language -> metric -> value
 
 #: Answer types with their share of the full data (10,000 examples).
-TYPE_MIX = {"entity": 4221, "long_answer": 1815, "unanswerable": 1427, "date": 1174, "number": 485,
-            "number_with_unit": 394, "short_phrase": 346, "binary": 138}
+TYPE_MIX = {
+    "entity": 4221,
+    "long_answer": 1815,
+    "unanswerable": 1427,
+    "date": 1174,
+    "number": 485,
+    "number_with_unit": 394,
+    "short_phrase": 346,
+    "binary": 138,
+}
 #: A code-point range per script, for made-up words.
-SCRIPTS = {"ar": (0x0621, 0x064A), "he": (0x05D0, 0x05EA), "ru": (0x0430, 0x044F), "th": (0x0E01, 0x0E2E),
-           "km": (0x1780, 0x17A2), "ko": (0xAC00, 0xAD00), "ja": (0x3041, 0x3096), "zh_cn": (0x4E00, 0x4F00),
-           "zh_hk": (0x4E00, 0x4F00), "zh_tw": (0x4E00, 0x4F00)}
-OFFICIAL_METRICS = ("best_em", "best_f1", "best_answerable_em", "best_answerable_f1", "best_unanswerable_em",
-                    "best_f1_threshold", "exact_match", "f1", "answerable_exact_match", "answerable_f1",
-                    "unanswerable_exact_match")
+SCRIPTS = {
+    "ar": (0x0621, 0x064A),
+    "he": (0x05D0, 0x05EA),
+    "ru": (0x0430, 0x044F),
+    "th": (0x0E01, 0x0E2E),
+    "km": (0x1780, 0x17A2),
+    "ko": (0xAC00, 0xAD00),
+    "ja": (0x3041, 0x3096),
+    "zh_cn": (0x4E00, 0x4F00),
+    "zh_hk": (0x4E00, 0x4F00),
+    "zh_tw": (0x4E00, 0x4F00),
+}
+OFFICIAL_METRICS = (
+    "best_em",
+    "best_f1",
+    "best_answerable_em",
+    "best_answerable_f1",
+    "best_unanswerable_em",
+    "best_f1_threshold",
+    "exact_match",
+    "f1",
+    "answerable_exact_match",
+    "answerable_f1",
+    "unanswerable_exact_match",
+)
 
 
 def _word(rng: random.Random, lang: str) -> str:
@@ -79,17 +106,35 @@ def _answers(rng: random.Random, lang: str, kind: str) -> list[dict[str, Any]]:
     if kind == "date":
         y, m, d = rng.randint(1800, 2020), rng.randint(1, 12), rng.randint(1, 28)
         month = _word(rng, lang)
-        aliases = [f"{y}-{m:02d}-{d:02d}", f"{d:02d}/{m:02d}/{y}", f"{y} {month}, {d}", f"{m:02d}-{d:02d}-{y}",
-                   f"{m:02d}/{d:02d}/{y}", f"{y} {month} {d}", f"{y} {m:02d} {d:02d}", f"{d} {month} {y}",
-                   f"{d:02d} {m:02d} {y}", f"{m:02d} {d:02d} {y}", f"{d:02d}-{m:02d}-{y}"]
-        return [{"type": kind, "text": str(y), "aliases": [str(y)]},
-                {"type": kind, "text": f"{y}-{m:02d}-{d:02d}", "aliases": aliases}]
+        aliases = [
+            f"{y}-{m:02d}-{d:02d}",
+            f"{d:02d}/{m:02d}/{y}",
+            f"{y} {month}, {d}",
+            f"{m:02d}-{d:02d}-{y}",
+            f"{m:02d}/{d:02d}/{y}",
+            f"{y} {month} {d}",
+            f"{y} {m:02d} {d:02d}",
+            f"{d} {month} {y}",
+            f"{d:02d} {m:02d} {y}",
+            f"{m:02d} {d:02d} {y}",
+            f"{d:02d}-{m:02d}-{y}",
+        ]
+        return [
+            {"type": kind, "text": str(y), "aliases": [str(y)]},
+            {"type": kind, "text": f"{y}-{m:02d}-{d:02d}", "aliases": aliases},
+        ]
     if kind in ("number", "number_with_unit"):
         number = str(rng.randint(1, 100000))
         text = number if kind == "number" else f"{number} {_word(rng, lang)}"
         return [{"type": kind, "text": text, "aliases": [number]}]
     text = _phrase(rng, lang, rng.randint(1, 4))
-    return [{"type": kind, "text": text, "aliases": [_phrase(rng, lang, rng.randint(1, 4)) for _ in range(rng.randint(0, 3))]}]
+    return [
+        {
+            "type": kind,
+            "text": text,
+            "aliases": [_phrase(rng, lang, rng.randint(1, 4)) for _ in range(rng.randint(0, 3))],
+        }
+    ]
 
 
 def _prediction(rng: random.Random, lang: str, answers: list[dict[str, Any]]) -> str:
@@ -109,10 +154,15 @@ def synthetic_examples(n: int, rng: random.Random) -> list[dict[str, Any]]:
     """N made-up MKQA examples in the official format, with the full data's answer-type mix."""
     kinds = rng.choices(list(TYPE_MIX), weights=list(TYPE_MIX.values()), k=n)
     ids = [i - 2**61 for i in rng.sample(range(2**62), n)]  # distinct, some negative like NQ ids
-    return [{"example_id": example_id, "query": f"question {example_id}",
-             "queries": {lang: f"question {example_id}" for lang in MKQA_LANGUAGES},
-             "answers": {lang: _answers(rng, lang, kind) for lang in MKQA_LANGUAGES}}
-            for example_id, kind in zip(ids, kinds)]
+    return [
+        {
+            "example_id": example_id,
+            "query": f"question {example_id}",
+            "queries": {lang: f"question {example_id}" for lang in MKQA_LANGUAGES},
+            "answers": {lang: _answers(rng, lang, kind) for lang in MKQA_LANGUAGES},
+        }
+        for example_id, kind in zip(ids, kinds)
+    ]
 
 
 def write_predictions(folder: Path, examples: list[dict[str, Any]], rng: random.Random) -> None:
@@ -123,12 +173,18 @@ def write_predictions(folder: Path, examples: list[dict[str, Any]], rng: random.
         for example in examples:
             answers = example["answers"][lang]
             binary = answers[0]["type"] == "binary" and rng.random() < 0.5
-            lines.append({"example_id": example["example_id"], "prediction": _prediction(rng, lang, answers),
-                          "binary_answer": answers[0]["text"] if binary else None,
-                          "no_answer_prob": round(rng.uniform(-12, 4), 2)})
+            lines.append(
+                {
+                    "example_id": example["example_id"],
+                    "prediction": _prediction(rng, lang, answers),
+                    "binary_answer": answers[0]["text"] if binary else None,
+                    "no_answer_prob": round(rng.uniform(-12, 4), 2),
+                }
+            )
         rng.shuffle(lines)
-        (folder / f"{lang}.jsonl").write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines),
-                                              encoding="utf-8")
+        (folder / f"{lang}.jsonl").write_text(
+            "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8"
+        )
 
 
 def same(official: Any, harness: Any) -> bool:
@@ -141,7 +197,9 @@ def same(official: Any, harness: Any) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--data", type=Path, help="the real MKQA file (mkqa.jsonl.gz or the official test_mkqa.jsonl.gz)")
+    source.add_argument(
+        "--data", type=Path, help="the real MKQA file (mkqa.jsonl.gz or the official test_mkqa.jsonl.gz)"
+    )
     source.add_argument("--synthetic", type=int, metavar="N", help="generate N made-up examples instead")
     add_official_argument(parser, "mkqa_eval.py")
     parser.add_argument("--repeat", type=int, default=3, help="rounds, each running both sides once")
@@ -172,24 +230,40 @@ def main() -> None:
 
         def run_official() -> Metrics:
             annotations = official.read_annotations(str(gold))
-            return {lang: official.evaluate(annotations[lang], official.read_predictions(str(prediction_dir / f"{lang}.jsonl")),
-                                            lang, verbose=True, print_metrics=False)
-                    for lang in MKQA_LANGUAGES}
+            return {
+                lang: official.evaluate(
+                    annotations[lang],
+                    official.read_predictions(str(prediction_dir / f"{lang}.jsonl")),
+                    lang,
+                    verbose=True,
+                    print_metrics=False,
+                )
+                for lang in MKQA_LANGUAGES
+            }
 
         def run_harness() -> Metrics:
             data = task.load(DataRequest(gold, "test", MKQA_LANGUAGES))
             evaluation = task.evaluate(data, task.read_predictions(prediction_dir, data))
             return {row.subset: row.metrics for row in evaluation.rows}
 
-        print(f"{label}: {len(examples):,} examples x {len(MKQA_LANGUAGES)} languages = "
-              f"{len(examples) * len(MKQA_LANGUAGES):,} predictions (seed {args.seed}); baseline: official mkqa_eval "
-              f"(read_annotations once, read_predictions + evaluate per language), both timed from the files")
-        baseline, harness = alternate([Side("official mkqa_eval", run_official),
-                                       Side("harness MKQA", run_harness)], args.repeat)
-    different = [(lang, m, baseline.result[lang][m], harness.result[lang][m]) for lang in MKQA_LANGUAGES
-                 for m in OFFICIAL_METRICS if not same(baseline.result[lang][m], harness.result[lang][m])]
+        print(
+            f"{label}: {len(examples):,} examples x {len(MKQA_LANGUAGES)} languages = "
+            f"{len(examples) * len(MKQA_LANGUAGES):,} predictions (seed {args.seed}); baseline: official mkqa_eval "
+            f"(read_annotations once, read_predictions + evaluate per language), both timed from the files"
+        )
+        baseline, harness = alternate(
+            [Side("official mkqa_eval", run_official), Side("harness MKQA", run_harness)], args.repeat
+        )
+    different = [
+        (lang, m, baseline.result[lang][m], harness.result[lang][m])
+        for lang in MKQA_LANGUAGES
+        for m in OFFICIAL_METRICS
+        if not same(baseline.result[lang][m], harness.result[lang][m])
+    ]
     if different:
-        raise SystemExit(f"{len(different)} metrics differ, e.g. (language, metric, official, harness): {different[:3]}")
+        raise SystemExit(
+            f"{len(different)} metrics differ, e.g. (language, metric, official, harness): {different[:3]}"
+        )
     print(f"equality: all {len(OFFICIAL_METRICS)} official metrics identical in all {len(MKQA_LANGUAGES)} languages")
     report(baseline, harness, unit="ms")
 

@@ -82,12 +82,18 @@ def shared(model: Any, requests: list[EncodingRequest]) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", type=Path, required=True, help="the real XQuAD-R data folder, as `harness run` takes it")
+    parser.add_argument(
+        "--data-dir", type=Path, required=True, help="the real XQuAD-R data folder, as `harness run` takes it"
+    )
     parser.add_argument("--texts", type=int, default=300, help="pool positions and questions sampled (seeded)")
     parser.add_argument("--repeat", type=int, default=3, help="rounds, each running both sides once")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--forward", choices=("packed", "transformers"), default="packed",
-                        help="e5-small's packed CPU forward (its default) or transformers' padded one")
+    parser.add_argument(
+        "--forward",
+        choices=("packed", "transformers"),
+        default="packed",
+        help="e5-small's packed CPU forward (its default) or transformers' padded one",
+    )
     args = parser.parse_args()
     registry = Registry.discover()
     requests: list[EncodingRequest] = []
@@ -95,20 +101,30 @@ def main() -> None:
         task, _ = load_task(registry, text)
         data = load_data(task, DataOptions(data_dir=args.data_dir))
         requests += [sampled(request, args.texts, args.seed) for request in task.encoding_requests(data)]
-    print(f"real XQuAD-R ({args.data_dir}), suite {SUITE}: {args.texts} sampled pool positions and questions "
-          f"(seed {args.seed}); e5-small (its default precision, {args.forward} forward), batch {BATCH}; "
-          f"baseline: naive per-task batching", flush=True)
+    print(
+        f"real XQuAD-R ({args.data_dir}), suite {SUITE}: {args.texts} sampled pool positions and questions "
+        f"(seed {args.seed}); e5-small (its default precision, {args.forward} forward), batch {BATCH}; "
+        f"baseline: naive per-task batching",
+        flush=True,
+    )
     with tempfile.TemporaryDirectory() as folder:
         model_cls = registry.model("e5-small")[0].load()
         model = model_cls(runtime=Runtime(device_request="auto", batch_size=BATCH, cache_dir=Path(folder)))
         if args.forward == "transformers":
             model.engine.use_transformers_forward()
         model.encode(["warm-up"], role="query")
-        baseline, harness = alternate([Side("naive per-task batching", lambda: naive(model, requests)),
-                                       Side("shared length-bucketed queue", lambda: shared(model, requests))], args.repeat)
-    print(f"texts requested: {harness.result['requested']}; encoded: naive {baseline.result['texts']}, "
-          f"shared {harness.result['texts']}; padding share: naive {baseline.result['padding']:.1%}, "
-          f"shared {harness.result['padding']:.1%}")
+        baseline, harness = alternate(
+            [
+                Side("naive per-task batching", lambda: naive(model, requests)),
+                Side("shared length-bucketed queue", lambda: shared(model, requests)),
+            ],
+            args.repeat,
+        )
+    print(
+        f"texts requested: {harness.result['requested']}; encoded: naive {baseline.result['texts']}, "
+        f"shared {harness.result['texts']}; padding share: naive {baseline.result['padding']:.1%}, "
+        f"shared {harness.result['padding']:.1%}"
+    )
     report(baseline, harness)
 
 

@@ -46,8 +46,9 @@ def perturbed(data: SpanQAData, seed: int) -> Predictions:
         out[name] = {}
         for question in unit.questions:
             gold, r = question.answers[0], rng.random()
-            out[name][question.id] = (" ".join(gold.split()[:-1]) if r < 0.25 else
-                                      gold.upper() + "!" if r < 0.5 else gold)
+            out[name][question.id] = (
+                " ".join(gold.split()[:-1]) if r < 0.25 else gold.upper() + "!" if r < 0.5 else gold
+            )
     return out
 
 
@@ -89,14 +90,19 @@ def main() -> None:
     def run_harness() -> Scores:
         return {name: (s.exact_match, s.f1) for name, s in task.score_units(data, predictions).items()}
 
-    print(f"real MLQA {args.split}: {len(data.units)} files, {questions:,} questions; predictions: seeded perturbation "
-          f"of the gold answers (seed {args.seed}); baseline: official mlqa_evaluation_v1.evaluate, file by file")
-    baseline, harness = alternate([Side("official mlqa_evaluation_v1", run_official),
-                                   Side("harness MLQA.score_units", run_harness)], args.repeat)
+    print(
+        f"real MLQA {args.split}: {len(data.units)} files, {questions:,} questions; predictions: seeded perturbation "
+        f"of the gold answers (seed {args.seed}); baseline: official mlqa_evaluation_v1.evaluate, file by file"
+    )
+    baseline, harness = alternate(
+        [Side("official mlqa_evaluation_v1", run_official), Side("harness MLQA.score_units", run_harness)], args.repeat
+    )
     different = [name for name in data.units if baseline.result[name] != harness.result[name]]
     if different:
-        raise SystemExit(f"scores differ in {len(different)} files, e.g. {different[0]}: "
-                         f"official {baseline.result[different[0]]}, harness {harness.result[different[0]]}")
+        raise SystemExit(
+            f"scores differ in {len(different)} files, e.g. {different[0]}: "
+            f"official {baseline.result[different[0]]}, harness {harness.result[different[0]]}"
+        )
     print(f"equality: EM and F1 identical (==) in all {len(data.units)} files")
     report(baseline, harness, unit="ms")
 

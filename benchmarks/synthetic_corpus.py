@@ -31,6 +31,7 @@ WORDS_PER_PASSAGE = 100
 MAX_ARTICLE_PASSAGES = 8
 BLOCK = 20_000  # passages generated at a time
 
+
 def _pairs(consonants: str, vowels: list[str] | str) -> list[str]:
     return [c + v for c in consonants for v in vowels]
 

@@ -59,8 +59,11 @@ def _keyword_errors(function: Callable[..., Any]) -> Callable[..., Any]:
                 reword_options(error, keyword)
             raise
 
-    declared = [name for name in inspect.signature(function).parameters
-                if name in {o.name for o in options_of(function=function.__name__)}]
+    declared = [
+        name
+        for name in inspect.signature(function).parameters
+        if name in {o.name for o in options_of(function=function.__name__)}
+    ]
     if declared:
         wrapper.__doc__ = f"{inspect.cleandoc(function.__doc__ or '')}\n\n{keywords_doc(function.__name__, declared)}"
     return wrapper
@@ -116,10 +119,20 @@ class TaskInfo:
     reference: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"summary": self.summary, "languages": list(self.languages), "needs": self.needs,
-                "served_by": list(self.served_by), "main_metric": self.main_metric, "splits": list(self.splits),
-                "scorer": self.scorer, "options": [o.to_dict() for o in self.options], "benchmark": self.benchmark,
-                "data_files": list(self.data_files), "reference": self.reference, "plugin": self.plugin}
+        return {
+            "summary": self.summary,
+            "languages": list(self.languages),
+            "needs": self.needs,
+            "served_by": list(self.served_by),
+            "main_metric": self.main_metric,
+            "splits": list(self.splits),
+            "scorer": self.scorer,
+            "options": [o.to_dict() for o in self.options],
+            "benchmark": self.benchmark,
+            "data_files": list(self.data_files),
+            "reference": self.reference,
+            "plugin": self.plugin,
+        }
 
 
 def describe_task(name: str, registry: Registry) -> TaskInfo:
@@ -130,31 +143,43 @@ def describe_task(name: str, registry: Registry) -> TaskInfo:
     from harness.models.capabilities import ADAPTERS
 
     if name not in registry.tasks.entries:
-        raise RegistryError(f"unknown task '{name}'{did_you_mean(name, registry.tasks.entries)} "
-                            "(see harness list)")
+        raise RegistryError(f"unknown task '{name}'{did_you_mean(name, registry.tasks.entries)} (see harness list)")
     spec, plugin = registry.tasks.entries[name]
     task_class = load_target(spec, plugin, "task")
     meta = task_class.metadata
     served = (meta.needs.__name__, *(source.__name__ for source, _ in ADAPTERS.get(meta.needs, [])))
-    options = tuple(TaskOption(p.name, None if p.default is inspect.Parameter.empty else p.default,
-                               _type_text(task_class, p))
-                    for p in list(inspect.signature(task_class.__init__).parameters.values())[1:]
-                    if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+    options = tuple(
+        TaskOption(p.name, None if p.default is inspect.Parameter.empty else p.default, _type_text(task_class, p))
+        for p in list(inspect.signature(task_class.__init__).parameters.values())[1:]
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    )
     files: tuple[str, ...] = ()
     if meta.data is not None:
         try:
             files = tuple(f.path for f in resolve(meta.data).expected())
         except HarnessError:  # a broken manifest is `harness data list`'s to report
             files = ()
-    return TaskInfo(name, spec.summary, meta.languages, meta.needs.__name__, meta.main_metric, plugin.name,
-                    served_by=served, splits=meta.splits, scorer=meta.scorer, options=options,
-                    benchmark=None if meta.data is None else meta.data.name, data_files=files,
-                    reference=meta.reference)
+    return TaskInfo(
+        name,
+        spec.summary,
+        meta.languages,
+        meta.needs.__name__,
+        meta.main_metric,
+        plugin.name,
+        served_by=served,
+        splits=meta.splits,
+        scorer=meta.scorer,
+        options=options,
+        benchmark=None if meta.data is None else meta.data.name,
+        data_files=files,
+        reference=meta.reference,
+    )
 
 
 @_keyword_errors
-def tasks(*, languages: str | Iterable[str] | None = None, needs: str | type | None = None,
-          registry: Registry | None = None) -> list[TaskInfo]:
+def tasks(
+    *, languages: str | Iterable[str] | None = None, needs: str | type | None = None, registry: Registry | None = None
+) -> list[TaskInfo]:
     """The installed tasks (like ``mteb.get_tasks``): those covering every language of
     ``languages`` (``"de,ja"`` or a list), and those a model with capability ``needs`` can run
     (``"Encoder"`` or the protocol class; an encoder also runs the tasks that need a Retriever)."""
@@ -173,14 +198,31 @@ def tasks(*, languages: str | Iterable[str] | None = None, needs: str | type | N
 
 @_keyword_errors
 def evaluate(
-    tasks: str | Sequence[str], model: object, *, model_args: str | dict[str, object] | None = None,
-    label: str | None = None, data_dir: str | Path | None = None, split: str | None = None,
-    langs: str | Iterable[str] | None = None, limit: int | None = None, labels: str | Path | None = None,
-    device: str = "auto", batch_size: int | None = None, seed: int = 0, threads: int | None = None,
-    cache_dir: str | Path | None = None, resume: bool = False,
-    gen_kwargs: str | Mapping[str, Any] | None = None, system_prompt: str | None = None, log_samples: bool = False,
-    output_dir: str | Path | None = None, leaderboard: str | Path | None = None, progress: bool = True,
-    bootstrap: int = DEFAULT_RESAMPLES, bootstrap_seed: int = 0, command: Sequence[str] | None = None,
+    tasks: str | Sequence[str],
+    model: object,
+    *,
+    model_args: str | dict[str, object] | None = None,
+    label: str | None = None,
+    data_dir: str | Path | None = None,
+    split: str | None = None,
+    langs: str | Iterable[str] | None = None,
+    limit: int | None = None,
+    labels: str | Path | None = None,
+    device: str = "auto",
+    batch_size: int | None = None,
+    seed: int = 0,
+    threads: int | None = None,
+    cache_dir: str | Path | None = None,
+    resume: bool = False,
+    gen_kwargs: str | Mapping[str, Any] | None = None,
+    system_prompt: str | None = None,
+    log_samples: bool = False,
+    output_dir: str | Path | None = None,
+    leaderboard: str | Path | None = None,
+    progress: bool = True,
+    bootstrap: int = DEFAULT_RESAMPLES,
+    bootstrap_seed: int = 0,
+    command: Sequence[str] | None = None,
     registry: Registry | None = None,
 ) -> list[Outcome]:
     """Run ``model`` on ``tasks`` (a task, ``"xquad,mlqa"``, a suite name, ``@suite.json``, or a
@@ -197,33 +239,69 @@ def evaluate(
 
     registry = registry or Registry.discover()
     data = _data(data_dir, split, langs, limit)
-    execution = ExecutionOptions(device=device, batch_size=batch_size, seed=seed, threads=threads,
-                                 cache_dir=as_path(cache_dir), resume=resume,
-                                 generation=GenerationSettings.parse(gen_kwargs, system_prompt), log_samples=log_samples)
-    output = output_options(output_dir, leaderboard, progress=progress, bootstrap=bootstrap,
-                            bootstrap_seed=bootstrap_seed, command=command)
+    execution = ExecutionOptions(
+        device=device,
+        batch_size=batch_size,
+        seed=seed,
+        threads=threads,
+        cache_dir=as_path(cache_dir),
+        resume=resume,
+        generation=GenerationSettings.parse(gen_kwargs, system_prompt),
+        log_samples=log_samples,
+    )
+    output = output_options(
+        output_dir, leaderboard, progress=progress, bootstrap=bootstrap, bootstrap_seed=bootstrap_seed, command=command
+    )
     if isinstance(model, str) and model.startswith("@"):
         if model_args:
             raise HarnessError("model_args: a family names each task's model with its options; write them there")
         suite = planning.expand_suite(_task_text(tasks), registry)
-        ran = family.run_family(suite, Path(model[1:]), labels=as_path(labels), data=data, execution=execution,
-                                output=output, registry=registry)
+        ran = family.run_family(
+            suite,
+            Path(model[1:]),
+            labels=as_path(labels),
+            data=data,
+            execution=execution,
+            output=output,
+            registry=registry,
+        )
         return [*ran.runs, *([ran.scored] if ran.scored is not None else [])]
     if labels is not None:
-        raise HarnessError("--labels go with a model family (@family.json); give a single task its labels as "
-                     "TASK:labels=DIR")
+        raise HarnessError(
+            "--labels go with a model family (@family.json); give a single task its labels as TASK:labels=DIR"
+        )
     task_texts = planning.expand_tasks(_task_text(tasks), registry)
-    return runner.run_suite(task_texts, model, data=data, execution=execution, output=output, model_args=model_args,
-                            label=label, registry=registry)
+    return runner.run_suite(
+        task_texts,
+        model,
+        data=data,
+        execution=execution,
+        output=output,
+        model_args=model_args,
+        label=label,
+        registry=registry,
+    )
 
 
 @_keyword_errors
 def plan(
-    tasks: str | Sequence[str], model: object, *, model_args: str | dict[str, object] | None = None,
-    data_dir: str | Path | None = None, split: str | None = None, langs: str | Iterable[str] | None = None,
-    limit: int | None = None, labels: str | Path | None = None, device: str = "auto", batch_size: int | None = None,
-    seed: int = 0, threads: int | None = None, cache_dir: str | Path | None = None,
-    gen_kwargs: str | Mapping[str, Any] | None = None, system_prompt: str | None = None, log_samples: bool = False,
+    tasks: str | Sequence[str],
+    model: object,
+    *,
+    model_args: str | dict[str, object] | None = None,
+    data_dir: str | Path | None = None,
+    split: str | None = None,
+    langs: str | Iterable[str] | None = None,
+    limit: int | None = None,
+    labels: str | Path | None = None,
+    device: str = "auto",
+    batch_size: int | None = None,
+    seed: int = 0,
+    threads: int | None = None,
+    cache_dir: str | Path | None = None,
+    gen_kwargs: str | Mapping[str, Any] | None = None,
+    system_prompt: str | None = None,
+    log_samples: bool = False,
     registry: Registry | None = None,
 ) -> list[Plan]:
     """What :func:`evaluate` would do with the same arguments (``harness run --dry-run``): the
@@ -232,24 +310,42 @@ def plan(
 
     registry = registry or Registry.discover()
     data = _data(data_dir, split, langs, limit)
-    execution = ExecutionOptions(device=device, batch_size=batch_size, seed=seed, threads=threads,
-                                 cache_dir=as_path(cache_dir), generation=GenerationSettings.parse(gen_kwargs, system_prompt),
-                                 log_samples=log_samples)
+    execution = ExecutionOptions(
+        device=device,
+        batch_size=batch_size,
+        seed=seed,
+        threads=threads,
+        cache_dir=as_path(cache_dir),
+        generation=GenerationSettings.parse(gen_kwargs, system_prompt),
+        log_samples=log_samples,
+    )
     if isinstance(model, str) and model.startswith("@"):
         suite = planning.expand_suite(_task_text(tasks), registry)
-        return family.plan_family(suite, Path(model[1:]), labels=as_path(labels), data=data, execution=execution,
-                                  registry=registry)
+        return family.plan_family(
+            suite, Path(model[1:]), labels=as_path(labels), data=data, execution=execution, registry=registry
+        )
     task_texts = planning.expand_tasks(_task_text(tasks), registry)
-    return [runner.plan_suite(task_texts, model, data=data, execution=execution, model_args=model_args,
-                              registry=registry)]
+    return [
+        runner.plan_suite(task_texts, model, data=data, execution=execution, model_args=model_args, registry=registry)
+    ]
 
 
 @_keyword_errors
 def score(
-    task: str, predictions: str | Path, *, label: str | None = None, data_dir: str | Path | None = None,
-    split: str | None = None, langs: str | Iterable[str] | None = None, limit: int | None = None,
-    input_rules: InputRules = "strict", output_dir: str | Path | None = None, leaderboard: str | Path | None = None,
-    bootstrap: int = DEFAULT_RESAMPLES, bootstrap_seed: int = 0, command: Sequence[str] | None = None,
+    task: str,
+    predictions: str | Path,
+    *,
+    label: str | None = None,
+    data_dir: str | Path | None = None,
+    split: str | None = None,
+    langs: str | Iterable[str] | None = None,
+    limit: int | None = None,
+    input_rules: InputRules = "strict",
+    output_dir: str | Path | None = None,
+    leaderboard: str | Path | None = None,
+    bootstrap: int = DEFAULT_RESAMPLES,
+    bootstrap_seed: int = 0,
+    command: Sequence[str] | None = None,
     registry: Registry | None = None,
 ) -> Outcome:
     """Score a predictions file (or folder) made elsewhere, in the task's official format, as
@@ -257,10 +353,17 @@ def score(
     from harness.running import runner
 
     path = Path(predictions)
-    return runner.score(task, path, data=_data(data_dir, split, langs, limit),
-                        output=output_options(output_dir, leaderboard, progress=False, bootstrap=bootstrap,
-                                              bootstrap_seed=bootstrap_seed, command=command),
-                        registry=registry, input_rules=input_rules, label=label)
+    return runner.score(
+        task,
+        path,
+        data=_data(data_dir, split, langs, limit),
+        output=output_options(
+            output_dir, leaderboard, progress=False, bootstrap=bootstrap, bootstrap_seed=bootstrap_seed, command=command
+        ),
+        registry=registry,
+        input_rules=input_rules,
+        label=label,
+    )
 
 
 def _task_text(tasks: str | Sequence[str]) -> str:
@@ -274,6 +377,7 @@ def _codes(languages: str | Iterable[str] | None) -> tuple[str, ...]:
     return tuple(code.strip() for code in items if code.strip())
 
 
-def _data(data_dir: str | Path | None, split: str | None, langs: str | Iterable[str] | None,
-          limit: int | None) -> DataOptions:
+def _data(
+    data_dir: str | Path | None, split: str | None, langs: str | Iterable[str] | None, limit: int | None
+) -> DataOptions:
     return DataOptions(data_dir=as_path(data_dir), split=split, languages=_codes(langs) or None, limit=limit)

@@ -126,14 +126,17 @@ def bind_options(factory: Callable[..., Any], options: Mapping[str, Any], owner:
     for key, value in options.items():
         if key not in accepted:
             valid = ", ".join(sorted(accepted)) or "none"
-            raise HarnessError(f"{owner}: unknown option '{key}'{did_you_mean(key, accepted, cutoff=0.6)} "
-                               f"(options: {valid})")
+            raise HarnessError(
+                f"{owner}: unknown option '{key}'{did_you_mean(key, accepted, cutoff=0.6)} (options: {valid})"
+            )
         bound[key] = _coerce(value, hints.get(key, str), owner, key)
     missing = [
         name for name, param in accepted.items() if param.default is inspect.Parameter.empty and name not in bound
     ]
     if missing:
-        raise HarnessError(f"{owner}: required option(s) missing: {', '.join(missing)} (write {owner}:{missing[0]}=...)")
+        raise HarnessError(
+            f"{owner}: required option(s) missing: {', '.join(missing)} (write {owner}:{missing[0]}=...)"
+        )
     return bound
 
 
@@ -141,5 +144,4 @@ def path_options(factory: Callable[..., Any]) -> frozenset[str]:
     """The names of ``factory``'s options declared as paths (``Path`` or ``Path | None``): a file
     that names models relative to itself (a model family) resolves exactly these."""
     hints = typing.get_type_hints(factory.__init__ if inspect.isclass(factory) else factory)
-    return frozenset(name for name, hint in hints.items()
-                     if hint is Path or Path in typing.get_args(hint))
+    return frozenset(name for name, hint in hints.items() if hint is Path or Path in typing.get_args(hint))

@@ -27,16 +27,34 @@ PROCESSES = 6
 
 def _start_together(folder: Path, args: list[str]) -> list[subprocess.Popen[str]]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(CHECKOUT), os.environ.get("PYTHONPATH")]))}
-    command = [sys.executable, "-m", "harness", *args, "--quiet", "--no-cache", "--bootstrap", "0",
-               "--output-dir", str(folder / "out"), "--leaderboard", str(folder / "board.json")]
-    return [subprocess.Popen(command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for _ in range(PROCESSES)]
+    command = [
+        sys.executable,
+        "-m",
+        "harness",
+        *args,
+        "--quiet",
+        "--no-cache",
+        "--bootstrap",
+        "0",
+        "--output-dir",
+        str(folder / "out"),
+        "--leaderboard",
+        str(folder / "board.json"),
+    ]
+    return [
+        subprocess.Popen(command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(PROCESSES)
+    ]
 
 
-@pytest.mark.parametrize("args, rounds", [
-    (["run", "mkqa", "oracle"], 2),  # predictions written as a folder (one file per language)
-    (["run", "lareqa", "bm25", "--langs", "de,en"], 1),  # predictions written as one file
-], ids=["folder", "file"])
+@pytest.mark.parametrize(
+    "args, rounds",
+    [
+        (["run", "mkqa", "oracle"], 2),  # predictions written as a folder (one file per language)
+        (["run", "lareqa", "bm25", "--langs", "de,en"], 1),  # predictions written as one file
+    ],
+    ids=["folder", "file"],
+)
 def test_identical_runs_at_once_all_land(tmp_path: Path, args: list[str], rounds: int) -> None:
     for _ in range(rounds):
         processes = _start_together(tmp_path, args)

@@ -82,8 +82,13 @@ def case_folder() -> Iterator[Path]:
 
 # -- ways to break a file ----------------------------------------------------------------------
 
-NON_STRINGS = st.one_of(st.integers(), st.floats(), st.booleans(),
-                        st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+NON_STRINGS = st.one_of(
+    st.integers(),
+    st.floats(),
+    st.booleans(),
+    st.lists(st.integers(), max_size=3),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
 
 
 def deep(depth: int) -> str:
@@ -111,7 +116,9 @@ def break_answer_map(valid: dict[str, Any], data: st.DataObject) -> bytes:
     if way == "truncate":
         return truncated(json_text(valid), data).encode()
     if way == "deep":
-        return json_text(valid)[:-1].encode() + f', "{ids[0]}x": {deep(data.draw(st.integers(2000, 100_000)))}}}'.encode()
+        return (
+            json_text(valid)[:-1].encode() + f', "{ids[0]}x": {deep(data.draw(st.integers(2000, 100_000)))}}}'.encode()
+        )
     if way == "bytes":
         return not_utf8(data)
     if way == "type":
@@ -121,16 +128,26 @@ def break_answer_map(valid: dict[str, Any], data: st.DataObject) -> bytes:
         qid = data.draw(st.sampled_from(ids))
         return (json_text(valid)[:-1] + f", {json_text(qid)}: {json_text(data.draw(st.text(max_size=5)))}}}").encode()
     if way == "unknown":
-        extra = data.draw(st.text(min_size=1, max_size=12).filter(lambda t: t not in valid and t.split("_")[-1] not in valid))
+        extra = data.draw(
+            st.text(min_size=1, max_size=12).filter(lambda t: t not in valid and t.split("_")[-1] not in valid)
+        )
         return json_text({**valid, extra: "x"}).encode()
     if way == "top":
-        return json_text(data.draw(st.one_of(st.lists(st.text(max_size=3), max_size=3), st.integers(), st.text(),
-                                            st.none()))).encode()
+        return json_text(
+            data.draw(st.one_of(st.lists(st.text(max_size=3), max_size=3), st.integers(), st.text(), st.none()))
+        ).encode()
     return json_text(valid)[:-1].encode() + f', "{ids[0]}": {"9" * data.draw(st.integers(4400, 6000))}}}'.encode()
 
 
-def break_json_lines(lines: list[dict[str, Any]], data: st.DataObject, *, id_field: str, text_field: str,
-                     ids_are_known: bool = True, repeats_are_valid: bool = False) -> bytes:
+def break_json_lines(
+    lines: list[dict[str, Any]],
+    data: st.DataObject,
+    *,
+    id_field: str,
+    text_field: str,
+    ids_are_known: bool = True,
+    repeats_are_valid: bool = False,
+) -> bytes:
     """A broken JSON-lines file of records with an id and a string field. ``ids_are_known``: the
     ids must be those of other data (predictions), so a new id is garbage; a data file may have any.
     ``repeats_are_valid``: a repeated line is no mistake in this format (XCOPA), so it is not drawn."""
@@ -182,6 +199,7 @@ def break_lines(lines: list[str], data: st.DataObject, bad_line: st.SearchStrate
 
 # -- the readers -------------------------------------------------------------------------------
 
+
 @dataclass
 class Reader:
     """One reader under test: a valid file, how to break it, and the command that reads it."""
@@ -209,8 +227,18 @@ def _span_reader(task: str, lang: str, file: str) -> Reader:
         f"{task} predictions",
         lambda work: json.loads(_oracle_predictions(task, f"predictions/{file}", work).read_text(encoding="utf-8")),
         break_answer_map,
-        lambda work, broken, out: ["score", task, "--langs", lang, "--predictions", broken, "--output-dir", out,
-                                   "--no-leaderboard", "--quiet"],
+        lambda work, broken, out: [
+            "score",
+            task,
+            "--langs",
+            lang,
+            "--predictions",
+            broken,
+            "--output-dir",
+            out,
+            "--no-leaderboard",
+            "--quiet",
+        ],
         "predictions.json",
     )
 
@@ -241,8 +269,18 @@ def _xtreme_command(work: Path, broken: Path, out: Path) -> list[Any]:
     labels = work / "xtreme-labels"
     if not labels.exists():
         shutil.copytree(VENDORED / "xtreme" / "mock_test_data" / "labels" / "pawsx", labels / "pawsx")
-    return ["score", "xtreme", "--data-dir", labels, "--predictions", predictions, "--output-dir", out,
-            "--no-leaderboard", "--quiet"]
+    return [
+        "score",
+        "xtreme",
+        "--data-dir",
+        labels,
+        "--predictions",
+        predictions,
+        "--output-dir",
+        out,
+        "--no-leaderboard",
+        "--quiet",
+    ]
 
 
 def _lines(path: Path) -> list[str]:
@@ -258,8 +296,11 @@ def _mkqa_data(work: Path) -> list[dict[str, Any]]:
 
 
 def _squad_data(work: Path) -> dict[str, Any]:
-    return json.loads((Path(__file__).resolve().parents[1] / "harness" / "demo" / "parallel-qa" / "en.json").read_text(
-        encoding="utf-8"))
+    return json.loads(
+        (Path(__file__).resolve().parents[1] / "harness" / "demo" / "parallel-qa" / "en.json").read_text(
+            encoding="utf-8"
+        )
+    )
 
 
 def _break_squad_data(valid: dict[str, Any], data: st.DataObject) -> bytes:
@@ -283,8 +324,19 @@ def _squad_data_command(work: Path, broken: Path, out: Path) -> list[Any]:
     folder = broken.parent / "data"
     shutil.copytree(Path(__file__).resolve().parents[1] / "harness" / "demo" / "parallel-qa", folder)
     shutil.copy(broken, folder / "en.json")
-    return ["run", "xquad", "oracle", "--data-dir", folder, "--langs", "en", "--output-dir", out,
-            "--no-leaderboard", "--quiet"]
+    return [
+        "run",
+        "xquad",
+        "oracle",
+        "--data-dir",
+        folder,
+        "--langs",
+        "en",
+        "--output-dir",
+        out,
+        "--no-leaderboard",
+        "--quiet",
+    ]
 
 
 MOCK_LABELS = VENDORED / "xtreme" / "mock_test_data" / "labels"
@@ -308,12 +360,26 @@ def _xtreme_task_data(work: Path, task: str) -> Path:
 
 def _labelled_command(task: str) -> Callable[[Path, Path, Path], list[Any]]:
     """``harness score TASK`` with the broken file as the German predictions."""
+
     def command(work: Path, broken: Path, out: Path) -> list[Any]:
         predictions = broken.parent / "predictions" / task
         predictions.mkdir(parents=True)
         shutil.copy(broken, predictions / "test-de.tsv")
-        return ["score", f"{task}:labels={MOCK_LABELS}", "--langs", "de", "--data-dir", _xtreme_task_data(work, task),
-                "--predictions", predictions.parent, "--output-dir", out, "--no-leaderboard", "--quiet"]
+        return [
+            "score",
+            f"{task}:labels={MOCK_LABELS}",
+            "--langs",
+            "de",
+            "--data-dir",
+            _xtreme_task_data(work, task),
+            "--predictions",
+            predictions.parent,
+            "--output-dir",
+            out,
+            "--no-leaderboard",
+            "--quiet",
+        ]
+
     return command
 
 
@@ -324,8 +390,20 @@ def _xnli_data_command(work: Path, broken: Path, out: Path) -> list[Any]:
     predictions = broken.parent / "predictions" / "xnli"
     predictions.mkdir(parents=True)
     shutil.copy(MOCK_LABELS / "xnli" / "test-de.tsv", predictions / "test-de.tsv")
-    return ["score", f"xnli:labels={MOCK_LABELS}", "--langs", "de", "--data-dir", folder.parent, "--predictions",
-            predictions.parent, "--output-dir", out, "--no-leaderboard", "--quiet"]
+    return [
+        "score",
+        f"xnli:labels={MOCK_LABELS}",
+        "--langs",
+        "de",
+        "--data-dir",
+        folder.parent,
+        "--predictions",
+        predictions.parent,
+        "--output-dir",
+        out,
+        "--no-leaderboard",
+        "--quiet",
+    ]
 
 
 def _mewslix_valid(work: Path, name: str) -> list[dict[str, Any]]:
@@ -338,12 +416,27 @@ def _mewslix_valid(work: Path, name: str) -> list[dict[str, Any]]:
 
 def _mewslix_command(name: str) -> Callable[[Path, Path, Path], list[Any]]:
     """``harness run mewslix oracle`` on the valid set with the broken file in place of ``name``."""
+
     def command(work: Path, broken: Path, out: Path) -> list[Any]:
         folder = broken.parent / "data" / "mewslix"
         shutil.copytree(work / "mewslix-valid" / "mewslix", folder)
         shutil.copy(broken, folder / name)
-        return ["run", "mewslix", "oracle", "--split", "dev", "--langs", "de", "--data-dir", folder.parent,
-                "--output-dir", out, "--no-leaderboard", "--quiet"]
+        return [
+            "run",
+            "mewslix",
+            "oracle",
+            "--split",
+            "dev",
+            "--langs",
+            "de",
+            "--data-dir",
+            folder.parent,
+            "--output-dir",
+            out,
+            "--no-leaderboard",
+            "--quiet",
+        ]
+
     return command
 
 
@@ -351,12 +444,34 @@ def _xcopa_data_command(work: Path, broken: Path, out: Path) -> list[Any]:
     folder = broken.parent / "data" / "xcopa"
     folder.mkdir(parents=True)
     shutil.copy(broken, folder / "val-et.jsonl")
-    return ["run", "xcopa", "oracle", "--split", "dev", "--langs", "et", "--data-dir", folder.parent, "--output-dir",
-            out, "--no-leaderboard", "--quiet"]
+    return [
+        "run",
+        "xcopa",
+        "oracle",
+        "--split",
+        "dev",
+        "--langs",
+        "et",
+        "--data-dir",
+        folder.parent,
+        "--output-dir",
+        out,
+        "--no-leaderboard",
+        "--quiet",
+    ]
 
 
-XCOPA_EXAMPLES = [{"premise": f"premise {n}", "choice1": f"one {n}", "choice2": f"two {n}",
-                   "question": ["cause", "effect"][n % 2], "label": n % 2, "idx": n} for n in range(4)]
+XCOPA_EXAMPLES = [
+    {
+        "premise": f"premise {n}",
+        "choice1": f"one {n}",
+        "choice2": f"two {n}",
+        "question": ["cause", "effect"][n % 2],
+        "label": n % 2,
+        "idx": n,
+    }
+    for n in range(4)
+]
 MEWSLIX_ENTITIES, MEWSLIX_MENTIONS = "candidate_set_entities.jsonl", "wikinews_mentions/dev-de.jsonl"
 XNLI_LABELS = ("contradiction", "entailment", "neutral")
 PANX_TAGS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC")
@@ -365,65 +480,195 @@ READERS = [
     _span_reader("xquad", "en", "en.json"),
     _span_reader("mlqa", "en", "dev-context-en-question-en.json"),
     _span_reader("tydiqa", "en", "en.json"),
-    Reader("xor-engspan predictions", lambda work: {q["id"]: q["answers"][0] for q in XOR_QUESTIONS}, break_answer_map,
-           lambda work, broken, out: ["score", "xor-engspan", "--data-dir", _xor_dir(work), "--predictions", broken,
-                                      "--output-dir", out, "--no-leaderboard", "--quiet"], "predictions.json"),
-    Reader("xor-full predictions", lambda work: {q["id"]: q["answers"][0] for q in XOR_QUESTIONS}, break_answer_map,
-           lambda work, broken, out: ["score", "xor-full", "--data-dir", _xor_dir(work), "--predictions", broken,
-                                      "--output-dir", out, "--no-leaderboard", "--quiet"], "predictions.json"),
-    Reader("xor-retrieve predictions",
-           lambda work: [{"id": q["id"], "lang": q["lang"], "ctxs": ["Paris"]} for q in XOR_QUESTIONS],
-           lambda valid, data: break_json_lines(valid, data, id_field="id", text_field="lang")
-           .replace(b"\n", b",").rstrip(b",").join([b"[", b"]"]) if data.draw(st.booleans(), label="array")
-           else break_answer_map({item["id"]: item for item in valid}, data),
-           lambda work, broken, out: ["score", "xor-retrieve", "--data-dir", _xor_dir(work), "--predictions", broken,
-                                      "--output-dir", out, "--no-leaderboard", "--quiet"], "predictions.json"),
-    Reader("mkqa predictions",
-           lambda work: [json.loads(line) for line in _lines(_oracle_predictions("mkqa", "predictions/en.jsonl", work))],
-           lambda valid, data: break_json_lines(valid, data, id_field="example_id", text_field="prediction"),
-           lambda work, broken, out: ["score", "mkqa", "--langs", "en", "--predictions", broken, "--output-dir", out,
-                                      "--no-leaderboard", "--quiet"], "en.jsonl"),
-    Reader("tatoeba predictions", lambda work: _lines(_oracle_predictions("tatoeba", "predictions/test-de.tsv", work)),
-           lambda valid, data: break_lines(valid, data, st.text(max_size=8).filter(
-               lambda t: not re.fullmatch("0|[1-9][0-9]*", t.strip()))),
-           lambda work, broken, out: ["score", "tatoeba", "--langs", "de", "--predictions", broken, "--output-dir", out,
-                                      "--no-leaderboard", "--quiet"], "test-de.tsv"),
-    Reader("xtreme pawsx predictions",
-           lambda work: _lines(VENDORED / "xtreme" / "mock_test_data" / "predictions" / "pawsx" / "test-de.tsv"),
-           lambda valid, data: break_lines(valid, data, st.text(max_size=6).filter(lambda t: t.strip() not in ("0", "1"))),
-           _xtreme_command, "test-de.tsv"),
-    Reader("mkqa data", _mkqa_data,
-           lambda valid, data: break_json_lines(valid, data, id_field="example_id", text_field="queries",
-                                                ids_are_known=False),
-           lambda work, broken, out: ["run", "mkqa", "oracle", "--data-dir", broken, "--output-dir", out,
-                                      "--no-leaderboard", "--quiet"], "mkqa.jsonl"),
-    Reader("xor data", lambda work: [{**q, "split": "dev"} for q in XOR_QUESTIONS],
-           lambda valid, data: break_json_lines(valid, data, id_field="id", text_field="question", ids_are_known=False)
-           if data.draw(st.booleans(), label="lines") else not_utf8(data),
-           lambda work, broken, out: _xor_data_command(work, broken, out), "xor_dev_retrieve_eng_span_v1_1.jsonl"),
+    Reader(
+        "xor-engspan predictions",
+        lambda work: {q["id"]: q["answers"][0] for q in XOR_QUESTIONS},
+        break_answer_map,
+        lambda work, broken, out: [
+            "score",
+            "xor-engspan",
+            "--data-dir",
+            _xor_dir(work),
+            "--predictions",
+            broken,
+            "--output-dir",
+            out,
+            "--no-leaderboard",
+            "--quiet",
+        ],
+        "predictions.json",
+    ),
+    Reader(
+        "xor-full predictions",
+        lambda work: {q["id"]: q["answers"][0] for q in XOR_QUESTIONS},
+        break_answer_map,
+        lambda work, broken, out: [
+            "score",
+            "xor-full",
+            "--data-dir",
+            _xor_dir(work),
+            "--predictions",
+            broken,
+            "--output-dir",
+            out,
+            "--no-leaderboard",
+            "--quiet",
+        ],
+        "predictions.json",
+    ),
+    Reader(
+        "xor-retrieve predictions",
+        lambda work: [{"id": q["id"], "lang": q["lang"], "ctxs": ["Paris"]} for q in XOR_QUESTIONS],
+        lambda valid, data: (
+            break_json_lines(valid, data, id_field="id", text_field="lang")
+            .replace(b"\n", b",")
+            .rstrip(b",")
+            .join([b"[", b"]"])
+            if data.draw(st.booleans(), label="array")
+            else break_answer_map({item["id"]: item for item in valid}, data)
+        ),
+        lambda work, broken, out: [
+            "score",
+            "xor-retrieve",
+            "--data-dir",
+            _xor_dir(work),
+            "--predictions",
+            broken,
+            "--output-dir",
+            out,
+            "--no-leaderboard",
+            "--quiet",
+        ],
+        "predictions.json",
+    ),
+    Reader(
+        "mkqa predictions",
+        lambda work: [json.loads(line) for line in _lines(_oracle_predictions("mkqa", "predictions/en.jsonl", work))],
+        lambda valid, data: break_json_lines(valid, data, id_field="example_id", text_field="prediction"),
+        lambda work, broken, out: [
+            "score",
+            "mkqa",
+            "--langs",
+            "en",
+            "--predictions",
+            broken,
+            "--output-dir",
+            out,
+            "--no-leaderboard",
+            "--quiet",
+        ],
+        "en.jsonl",
+    ),
+    Reader(
+        "tatoeba predictions",
+        lambda work: _lines(_oracle_predictions("tatoeba", "predictions/test-de.tsv", work)),
+        lambda valid, data: break_lines(
+            valid, data, st.text(max_size=8).filter(lambda t: not re.fullmatch("0|[1-9][0-9]*", t.strip()))
+        ),
+        lambda work, broken, out: [
+            "score",
+            "tatoeba",
+            "--langs",
+            "de",
+            "--predictions",
+            broken,
+            "--output-dir",
+            out,
+            "--no-leaderboard",
+            "--quiet",
+        ],
+        "test-de.tsv",
+    ),
+    Reader(
+        "xtreme pawsx predictions",
+        lambda work: _lines(VENDORED / "xtreme" / "mock_test_data" / "predictions" / "pawsx" / "test-de.tsv"),
+        lambda valid, data: break_lines(valid, data, st.text(max_size=6).filter(lambda t: t.strip() not in ("0", "1"))),
+        _xtreme_command,
+        "test-de.tsv",
+    ),
+    Reader(
+        "mkqa data",
+        _mkqa_data,
+        lambda valid, data: break_json_lines(
+            valid, data, id_field="example_id", text_field="queries", ids_are_known=False
+        ),
+        lambda work, broken, out: [
+            "run",
+            "mkqa",
+            "oracle",
+            "--data-dir",
+            broken,
+            "--output-dir",
+            out,
+            "--no-leaderboard",
+            "--quiet",
+        ],
+        "mkqa.jsonl",
+    ),
+    Reader(
+        "xor data",
+        lambda work: [{**q, "split": "dev"} for q in XOR_QUESTIONS],
+        lambda valid, data: (
+            break_json_lines(valid, data, id_field="id", text_field="question", ids_are_known=False)
+            if data.draw(st.booleans(), label="lines")
+            else not_utf8(data)
+        ),
+        lambda work, broken, out: _xor_data_command(work, broken, out),
+        "xor_dev_retrieve_eng_span_v1_1.jsonl",
+    ),
     Reader("squad-format data (xquad)", _squad_data, _break_squad_data, _squad_data_command, "en.json"),
-    Reader("xnli predictions", lambda work: _lines(MOCK_LABELS / "xnli" / "test-de.tsv"),
-           lambda valid, data: break_lines(valid, data, st.text(max_size=14).filter(
-               lambda t: t.strip() not in XNLI_LABELS)), _labelled_command("xnli"), "test-de.tsv"),
-    Reader("panx predictions", lambda work: _lines(MOCK_LABELS / "panx" / "test-de.tsv"),
-           lambda valid, data: break_lines(valid, data, st.text(min_size=1, max_size=8).filter(
-               lambda t: t.strip() and t.strip() not in PANX_TAGS)), _labelled_command("panx"), "test-de.tsv"),
-    Reader("xnli data", lambda work: [f"premise {n}\thypothesis {n}"
-                                      for n in range(len(_lines(MOCK_LABELS / "xnli" / "test-de.tsv")))],
-           lambda valid, data: break_lines(valid, data, st.text(max_size=12).filter(lambda t: t.count("\t") != 1)),
-           _xnli_data_command, "test-de.tsv"),
-    Reader("xcopa data", lambda work: XCOPA_EXAMPLES,
-           lambda valid, data: break_json_lines(valid, data, id_field="idx", text_field="premise",
-                                                ids_are_known=False, repeats_are_valid=True),
-           _xcopa_data_command, "val-et.jsonl"),
-    Reader("mewslix entities", lambda work: _mewslix_valid(work, MEWSLIX_ENTITIES),
-           lambda valid, data: break_json_lines(valid, data, id_field="entity_id", text_field="description",
-                                                ids_are_known=False),
-           _mewslix_command(MEWSLIX_ENTITIES), MEWSLIX_ENTITIES),
-    Reader("mewslix mentions", lambda work: _mewslix_valid(work, MEWSLIX_MENTIONS),
-           lambda valid, data: break_json_lines(valid, data, id_field="document_id", text_field="context",
-                                                ids_are_known=False),
-           _mewslix_command(MEWSLIX_MENTIONS), "dev-de.jsonl"),
+    Reader(
+        "xnli predictions",
+        lambda work: _lines(MOCK_LABELS / "xnli" / "test-de.tsv"),
+        lambda valid, data: break_lines(
+            valid, data, st.text(max_size=14).filter(lambda t: t.strip() not in XNLI_LABELS)
+        ),
+        _labelled_command("xnli"),
+        "test-de.tsv",
+    ),
+    Reader(
+        "panx predictions",
+        lambda work: _lines(MOCK_LABELS / "panx" / "test-de.tsv"),
+        lambda valid, data: break_lines(
+            valid, data, st.text(min_size=1, max_size=8).filter(lambda t: t.strip() and t.strip() not in PANX_TAGS)
+        ),
+        _labelled_command("panx"),
+        "test-de.tsv",
+    ),
+    Reader(
+        "xnli data",
+        lambda work: [f"premise {n}\thypothesis {n}" for n in range(len(_lines(MOCK_LABELS / "xnli" / "test-de.tsv")))],
+        lambda valid, data: break_lines(valid, data, st.text(max_size=12).filter(lambda t: t.count("\t") != 1)),
+        _xnli_data_command,
+        "test-de.tsv",
+    ),
+    Reader(
+        "xcopa data",
+        lambda work: XCOPA_EXAMPLES,
+        lambda valid, data: break_json_lines(
+            valid, data, id_field="idx", text_field="premise", ids_are_known=False, repeats_are_valid=True
+        ),
+        _xcopa_data_command,
+        "val-et.jsonl",
+    ),
+    Reader(
+        "mewslix entities",
+        lambda work: _mewslix_valid(work, MEWSLIX_ENTITIES),
+        lambda valid, data: break_json_lines(
+            valid, data, id_field="entity_id", text_field="description", ids_are_known=False
+        ),
+        _mewslix_command(MEWSLIX_ENTITIES),
+        MEWSLIX_ENTITIES,
+    ),
+    Reader(
+        "mewslix mentions",
+        lambda work: _mewslix_valid(work, MEWSLIX_MENTIONS),
+        lambda valid, data: break_json_lines(
+            valid, data, id_field="document_id", text_field="context", ids_are_known=False
+        ),
+        _mewslix_command(MEWSLIX_MENTIONS),
+        "dev-de.jsonl",
+    ),
 ]
 
 
@@ -442,8 +687,12 @@ def _fuzz_reader(reader: Reader, work: Path, examples: int) -> int:
         _VALID[reader.name] = reader.valid(work)
     valid = _VALID[reader.name]
 
-    @settings(max_examples=examples, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     @given(st.data())
     def case(data: st.DataObject) -> None:
         CASES[reader.name] += 1
@@ -488,12 +737,26 @@ def test_broken_files_are_refused_in_one_line_many(reader: Reader, work: Path, r
 # -- command-line options ----------------------------------------------------------------------
 
 NON_POSITIVE = st.integers(max_value=0).map(str)
-BAD_NUMBER = st.one_of(st.sampled_from(["nan", "NaN", "inf", "-inf", "Infinity", "1e999", ""]),
-                       st.floats(max_value=-1e-9, allow_nan=False, allow_infinity=False).map(repr),
-                       st.text(alphabet="abcxyz!?", min_size=1, max_size=5))
+BAD_NUMBER = st.one_of(
+    st.sampled_from(["nan", "NaN", "inf", "-inf", "Infinity", "1e999", ""]),
+    st.floats(max_value=-1e-9, allow_nan=False, allow_infinity=False).map(repr),
+    st.text(alphabet="abcxyz!?", min_size=1, max_size=5),
+)
 BAD_MODEL_ARGS = st.one_of(
-    st.sampled_from(['{"k1": NaN}', '{"k1": Infinity}', '{"k1": -Infinity}', '{"k1": 1, "k1": 2}', "[]", "1", '"x"',
-                     "null", "{", "{'k1': 1}"]),
+    st.sampled_from(
+        [
+            '{"k1": NaN}',
+            '{"k1": Infinity}',
+            '{"k1": -Infinity}',
+            '{"k1": 1, "k1": 2}',
+            "[]",
+            "1",
+            '"x"',
+            "null",
+            "{",
+            "{'k1': 1}",
+        ]
+    ),
     st.integers(1100, 100_000).map(lambda n: '{"a":' * n),
     st.integers(1100, 100_000).map(deep),
     st.lists(st.integers(), max_size=3).map(json.dumps),
@@ -504,8 +767,24 @@ BAD_MODEL_ARGS = st.one_of(
 def _option_case(data: st.DataObject, file: Path) -> tuple[list[Any], str | None]:
     """A ``harness run`` command line with one bad option; the text the error must contain."""
     base = ["run", "lareqa", "bm25", "--no-leaderboard", "--quiet"]
-    way = data.draw(st.sampled_from(["batch", "threads", "limit", "langs", "k1", "b", "model-args", "twice",
-                                     "device", "output-file", "cache-file", "unknown-option"]))
+    way = data.draw(
+        st.sampled_from(
+            [
+                "batch",
+                "threads",
+                "limit",
+                "langs",
+                "k1",
+                "b",
+                "model-args",
+                "twice",
+                "device",
+                "output-file",
+                "cache-file",
+                "unknown-option",
+            ]
+        )
+    )
     if way == "batch":
         return [*base, "--batch-size", data.draw(NON_POSITIVE)], "--batch-size"
     if way == "threads":
@@ -522,21 +801,30 @@ def _option_case(data: st.DataObject, file: Path) -> tuple[list[Any], str | None
     if way == "twice":
         return ["run", "lareqa", "bm25:k1=1,k1=2", "--no-leaderboard", "--quiet"], "given twice"
     if way == "device":
-        return [*base, "--device", data.draw(st.text(max_size=8).filter(lambda t: t not in ("auto", "cpu")
-                                                                        and not t.startswith("cuda")))], "device"
+        return [
+            *base,
+            "--device",
+            data.draw(st.text(max_size=8).filter(lambda t: t not in ("auto", "cpu") and not t.startswith("cuda"))),
+        ], "device"
     if way == "output-file":
         return [*base, "--output-dir", file / data.draw(st.sampled_from(["", "x", "x/y"]))], "--output-dir"
     if way == "cache-file":
         return [*base, "--cache-dir", file], "--cache-dir"
-    key = data.draw(st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=8).filter(
-        lambda k: k not in ("k1", "b", "epsilon", "index_dir")))
+    key = data.draw(
+        st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=8).filter(
+            lambda k: k not in ("k1", "b", "epsilon", "index_dir")
+        )
+    )
     return ["run", "lareqa", f"bm25:{key}=1", "--no-leaderboard", "--quiet"], "unknown option"
 
 
-@pytest.mark.parametrize("examples", [pytest.param(EXAMPLES * 2, id="default"),
-                                      pytest.param(SLOW_EXAMPLES, id="many", marks=pytest.mark.slow)])
-def test_bad_options_are_refused_before_any_work(examples: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                 request: pytest.FixtureRequest) -> None:
+@pytest.mark.parametrize(
+    "examples",
+    [pytest.param(EXAMPLES * 2, id="default"), pytest.param(SLOW_EXAMPLES, id="many", marks=pytest.mark.slow)],
+)
+def test_bad_options_are_refused_before_any_work(
+    examples: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
     if examples == SLOW_EXAMPLES:
         _many(request.config)
     monkeypatch.chdir(tmp_path)

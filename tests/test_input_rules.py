@@ -39,11 +39,34 @@ def test_span_qa_extra_ids_and_lists(harness_cli: Cli, tmp_path: Path) -> None:
     listed.write_text(json.dumps(list(answers)), encoding="utf-8")
     code, _, err = harness_cli("score", "xquad", "--langs", "en", "--predictions", extra, "--no-leaderboard")
     assert code == 2 and "field 'no-such-question': not a question of" in err
-    code, _, err = harness_cli("score", "xquad", "--langs", "en", "--predictions", plain, "--output-dir", "strict",
-                               "--no-leaderboard", "--quiet")
+    code, _, err = harness_cli(
+        "score",
+        "xquad",
+        "--langs",
+        "en",
+        "--predictions",
+        plain,
+        "--output-dir",
+        "strict",
+        "--no-leaderboard",
+        "--quiet",
+    )
     assert code == 0, err
-    code, out, err = harness_cli("score", "xquad", "--langs", "en", "--predictions", extra, "--output-dir", "official",
-                                 "--input-rules", "official", "--leaderboard", "board.json", "--quiet")
+    code, out, err = harness_cli(
+        "score",
+        "xquad",
+        "--langs",
+        "en",
+        "--predictions",
+        extra,
+        "--output-dir",
+        "official",
+        "--input-rules",
+        "official",
+        "--leaderboard",
+        "board.json",
+        "--quiet",
+    )
     assert code == 0, err
     strict, official = _result(Path("strict")), _result(Path("official"))
     assert _rows(official) == _rows(strict)
@@ -52,8 +75,20 @@ def test_span_qa_extra_ids_and_lists(harness_cli: Cli, tmp_path: Path) -> None:
     assert "read under --input-rules official" in out
     board = json.loads(Path("board.json").read_text(encoding="utf-8"))
     assert [entry["task_options"] for entry in board["entries"]] == [{"input_rules": "official"}]
-    code, _, err = harness_cli("score", "xquad", "--langs", "en", "--predictions", listed, "--output-dir", "listed",
-                               "--input-rules", "official", "--no-leaderboard", "--quiet")
+    code, _, err = harness_cli(
+        "score",
+        "xquad",
+        "--langs",
+        "en",
+        "--predictions",
+        listed,
+        "--output-dir",
+        "listed",
+        "--input-rules",
+        "official",
+        "--no-leaderboard",
+        "--quiet",
+    )
     assert code == 0, err
     assert _result(Path("listed"))["main_score"]["value"] == 0.0
 
@@ -63,16 +98,39 @@ def test_xtreme_qa_folder_extra_ids(harness_cli: Cli, tmp_path: Path) -> None:
     labels, predictions = tmp_path / "labels", tmp_path / "predictions"
     shutil.copytree(mock / "labels" / "mlqa", labels / "mlqa")
     shutil.copytree(mock / "predictions" / "mlqa", predictions / "mlqa")
-    code, _, err = harness_cli("score", "xtreme", "--data-dir", labels, "--predictions", predictions,
-                               "--output-dir", "strict", "--no-leaderboard", "--quiet")
+    code, _, err = harness_cli(
+        "score",
+        "xtreme",
+        "--data-dir",
+        labels,
+        "--predictions",
+        predictions,
+        "--output-dir",
+        "strict",
+        "--no-leaderboard",
+        "--quiet",
+    )
     assert code == 0, err
     file = predictions / "mlqa" / "test-en.json"
     file.write_text(json.dumps({**json.loads(file.read_text(encoding="utf-8")), "foreign": "x"}), encoding="utf-8")
-    code, _, err = harness_cli("score", "xtreme", "--data-dir", labels, "--predictions", predictions,
-                               "--no-leaderboard", "--quiet")
+    code, _, err = harness_cli(
+        "score", "xtreme", "--data-dir", labels, "--predictions", predictions, "--no-leaderboard", "--quiet"
+    )
     assert code == 2 and "field 'foreign': not a question of" in err
-    code, _, err = harness_cli("score", "xtreme", "--data-dir", labels, "--predictions", predictions,
-                               "--output-dir", "official", "--input-rules", "official", "--no-leaderboard", "--quiet")
+    code, _, err = harness_cli(
+        "score",
+        "xtreme",
+        "--data-dir",
+        labels,
+        "--predictions",
+        predictions,
+        "--output-dir",
+        "official",
+        "--input-rules",
+        "official",
+        "--no-leaderboard",
+        "--quiet",
+    )
     assert code == 0, err
     assert _rows(_result(Path("official"))) == _rows(_result(Path("strict")))
 
@@ -87,11 +145,24 @@ def test_mkqa_repeated_id_last_line_wins(harness_cli: Cli, tmp_path: Path) -> No
     replaced.write_text("\n".join([changed, *lines[1:]]) + "\n", encoding="utf-8")
     code, _, err = harness_cli("score", "mkqa", "--langs", "en", "--predictions", repeated, "--no-leaderboard")
     assert code == 2 and "appears twice" in err
-    code, _, err = harness_cli("score", "mkqa", "--langs", "en", "--predictions", replaced, "--output-dir", "a",
-                               "--no-leaderboard", "--quiet")
+    code, _, err = harness_cli(
+        "score", "mkqa", "--langs", "en", "--predictions", replaced, "--output-dir", "a", "--no-leaderboard", "--quiet"
+    )
     assert code == 0, err
-    code, _, err = harness_cli("score", "mkqa", "--langs", "en", "--predictions", repeated, "--output-dir", "b",
-                               "--input-rules", "official", "--no-leaderboard", "--quiet")
+    code, _, err = harness_cli(
+        "score",
+        "mkqa",
+        "--langs",
+        "en",
+        "--predictions",
+        repeated,
+        "--output-dir",
+        "b",
+        "--input-rules",
+        "official",
+        "--no-leaderboard",
+        "--quiet",
+    )
     assert code == 0, err
     assert _rows(_result(Path("b"))) == _rows(_result(Path("a")))
     assert _result(Path("b"))["main_score"]["value"] < 100  # the changed line counts
@@ -103,21 +174,47 @@ def test_xor_unknown_ids_and_two_keys_for_one_question(harness_cli: Cli, tmp_pat
     folder = tmp_path / "xor"
     folder.mkdir()
     (folder / "xor_dev_full_v1_1.jsonl").write_text(
-        "".join(json.dumps({**q, "split": "dev"}, ensure_ascii=False) + "\n" for q in QUESTIONS), encoding="utf-8")
+        "".join(json.dumps({**q, "split": "dev"}, ensure_ascii=False) + "\n" for q in QUESTIONS), encoding="utf-8"
+    )
     first = QUESTIONS[0]
     wrong_then_right = tmp_path / "two-keys.json"
-    wrong_then_right.write_text(json.dumps({first["id"]: "wrong", f"{first['lang']}_{first['id']}": first["answers"][0],
-                                            "99": "x"}), encoding="utf-8")
+    wrong_then_right.write_text(
+        json.dumps({first["id"]: "wrong", f"{first['lang']}_{first['id']}": first["answers"][0], "99": "x"}),
+        encoding="utf-8",
+    )
     right = tmp_path / "right.json"
     right.write_text(json.dumps({first["id"]: first["answers"][0]}), encoding="utf-8")
-    code, _, err = harness_cli("score", "xor-full", "--data-dir", folder, "--predictions", wrong_then_right,
-                               "--no-leaderboard")
+    code, _, err = harness_cli(
+        "score", "xor-full", "--data-dir", folder, "--predictions", wrong_then_right, "--no-leaderboard"
+    )
     assert code == 2 and "field '99': not a question of" in err
-    code, _, err = harness_cli("score", "xor-full", "--data-dir", folder, "--predictions", right, "--output-dir", "a",
-                               "--no-leaderboard", "--quiet")
+    code, _, err = harness_cli(
+        "score",
+        "xor-full",
+        "--data-dir",
+        folder,
+        "--predictions",
+        right,
+        "--output-dir",
+        "a",
+        "--no-leaderboard",
+        "--quiet",
+    )
     assert code == 0, err
-    code, _, err = harness_cli("score", "xor-full", "--data-dir", folder, "--predictions", wrong_then_right,
-                               "--output-dir", "b", "--input-rules", "official", "--no-leaderboard", "--quiet")
+    code, _, err = harness_cli(
+        "score",
+        "xor-full",
+        "--data-dir",
+        folder,
+        "--predictions",
+        wrong_then_right,
+        "--output-dir",
+        "b",
+        "--input-rules",
+        "official",
+        "--no-leaderboard",
+        "--quiet",
+    )
     assert code == 0, err
     assert _rows(_result(Path("b"))) == _rows(_result(Path("a")))
 
@@ -150,15 +247,28 @@ def test_xor_retrieve_repeated_questions_and_other_languages(harness_cli: Cli, t
     folder = tmp_path / "xor"
     folder.mkdir()
     (folder / "xor_dev_retrieve_eng_span_v1_1.jsonl").write_text(
-        "".join(json.dumps({**q, "split": "dev"}, ensure_ascii=False) + "\n" for q in QUESTIONS), encoding="utf-8")
+        "".join(json.dumps({**q, "split": "dev"}, ensure_ascii=False) + "\n" for q in QUESTIONS), encoding="utf-8"
+    )
     predictions = tmp_path / "retrieve.json"
     predictions.write_text(json.dumps(XOR_RETRIEVE_OFFICIAL_CASE), encoding="utf-8")
-    code, _, err = harness_cli("score", "xor-retrieve", "--data-dir", folder, "--predictions", predictions,
-                               "--no-leaderboard")
+    code, _, err = harness_cli(
+        "score", "xor-retrieve", "--data-dir", folder, "--predictions", predictions, "--no-leaderboard"
+    )
     assert code == 2 and "record item 1: field 'id': question id '1' appears twice" in err
-    code, out, err = harness_cli("score", "xor-retrieve", "--data-dir", folder, "--predictions", predictions,
-                                 "--output-dir", "official", "--input-rules", "official", "--no-leaderboard",
-                                 "--quiet")
+    code, out, err = harness_cli(
+        "score",
+        "xor-retrieve",
+        "--data-dir",
+        folder,
+        "--predictions",
+        predictions,
+        "--output-dir",
+        "official",
+        "--input-rules",
+        "official",
+        "--no-leaderboard",
+        "--quiet",
+    )
     assert code == 0, err
     result = _result(Path("official"))
     assert _rows(result) == [
@@ -173,11 +283,23 @@ def test_xor_retrieve_repeated_questions_and_other_languages(harness_cli: Cli, t
     assert "3 question(s) listed more than once" in out and "outside XOR-TyDi QA's seven: xx" in out
     # the predictions written beside the result are what was scored (the id of no question left out)
     written = json.loads(Path(result["predictions"]["path"]).read_text(encoding="utf-8"))
-    assert sorted(map(json.dumps, written)) == sorted(json.dumps(item) for item in XOR_RETRIEVE_OFFICIAL_CASE
-                                                      if item["id"] != "99")
-    code, _, err = harness_cli("score", "xor-retrieve", "--data-dir", folder, "--predictions",
-                               result["predictions"]["path"], "--output-dir", "again", "--input-rules", "official",
-                               "--no-leaderboard", "--quiet")
+    assert sorted(map(json.dumps, written)) == sorted(
+        json.dumps(item) for item in XOR_RETRIEVE_OFFICIAL_CASE if item["id"] != "99"
+    )
+    code, _, err = harness_cli(
+        "score",
+        "xor-retrieve",
+        "--data-dir",
+        folder,
+        "--predictions",
+        result["predictions"]["path"],
+        "--output-dir",
+        "again",
+        "--input-rules",
+        "official",
+        "--no-leaderboard",
+        "--quiet",
+    )
     assert code == 0, err
     assert _rows(_result(Path("again"))) == _rows(result)
 
@@ -197,17 +319,31 @@ def test_xtreme_tatoeba_index_spellings_and_bucc_third_columns(harness_cli: Cli,
     lines = tatoeba.read_text(encoding="utf-8").splitlines()
     assert lines[:2] == ["367", "258"]
     tatoeba.write_text("\n".join(["[367]", "0258", *lines[2:]]) + "\n", encoding="utf-8")
-    code, _, err = harness_cli("score", "xtreme", "--data-dir", labels, "--predictions", predictions,
-                               "--no-leaderboard")
+    code, _, err = harness_cli(
+        "score", "xtreme", "--data-dir", labels, "--predictions", predictions, "--no-leaderboard"
+    )
     assert code == 2 and f"{tatoeba}: record line 1: expected a 0-based line number" in err
     pairs = bucc.read_text(encoding="utf-8").splitlines()
     assert pairs[3] == "de-000413503\ten-000296187"
     bucc.write_text("\n".join([*pairs[:3], pairs[3] + "\tx", *pairs[4:]]) + "\n", encoding="utf-8")
-    code, _, err = harness_cli("score", "xtreme", "--data-dir", labels, "--predictions", predictions,
-                               "--no-leaderboard")
+    code, _, err = harness_cli(
+        "score", "xtreme", "--data-dir", labels, "--predictions", predictions, "--no-leaderboard"
+    )
     assert code == 2 and f"{bucc}: record line 4: expected source_id<TAB>target_id" in err
-    code, _, err = harness_cli("score", "xtreme", "--data-dir", labels, "--predictions", predictions,
-                               "--output-dir", "official", "--input-rules", "official", "--no-leaderboard", "--quiet")
+    code, _, err = harness_cli(
+        "score",
+        "xtreme",
+        "--data-dir",
+        labels,
+        "--predictions",
+        predictions,
+        "--output-dir",
+        "official",
+        "--input-rules",
+        "official",
+        "--no-leaderboard",
+        "--quiet",
+    )
     assert code == 0, err
     result = _result(Path("official"))
     rows = {subset: (metrics, count) for subset, metrics, count in _rows(result)}
@@ -227,11 +363,28 @@ def test_tatoeba_task_index_spellings_are_wrong_answers(harness_cli: Cli, tmp_pa
     data = laser_pair(tmp_path / "laser", "xyz", ["b", "a", "c", "d"], ["B", "A", "C", "D"])
     predictions = tmp_path / "test-xyz.tsv"
     predictions.write_text("[1]\n00\n2\n" + "3" * 5000 + "\n", encoding="utf-8")
-    code, _, err = harness_cli("score", "tatoeba", "--data-dir", data, "--langs", "xyz", "--predictions", predictions,
-                               "--no-leaderboard")
+    code, _, err = harness_cli(
+        "score", "tatoeba", "--data-dir", data, "--langs", "xyz", "--predictions", predictions, "--no-leaderboard"
+    )
     assert code == 2 and "record line 1: expected a 0-based line number" in err
-    code, _, err = harness_cli("score", "tatoeba", "--data-dir", data, "--langs", "xyz", "--predictions", predictions,
-                               "--output-dir", "official", "--input-rules", "official", "--no-leaderboard", "--quiet")
+    code, _, err = harness_cli(
+        "score",
+        "tatoeba",
+        "--data-dir",
+        data,
+        "--langs",
+        "xyz",
+        "--predictions",
+        predictions,
+        "--output-dir",
+        "official",
+        "--input-rules",
+        "official",
+        "--no-leaderboard",
+        "--quiet",
+    )
     assert code == 0, err
     assert [(subset, metrics) for subset, metrics, _ in _rows(_result(Path("official")))] == [
-        ("mean", {"accuracy": 25.0}), ("xyz", {"accuracy": 25.0})]
+        ("mean", {"accuracy": 25.0}),
+        ("xyz", {"accuracy": 25.0}),
+    ]

@@ -49,8 +49,9 @@ def _spoil_answers(predictions: dict[str, dict[str, str]], rng: random.Random) -
     return out
 
 
-def _spoil_rankings(predictions: dict[str, list[dict[str, Any]]], rng: random.Random,
-                    pool: list[str]) -> dict[str, list[dict[str, Any]]]:
+def _spoil_rankings(
+    predictions: dict[str, list[dict[str, Any]]], rng: random.Random, pool: list[str]
+) -> dict[str, list[dict[str, Any]]]:
     """LAReQA: each ranking is some random candidates with some of the correct ones mixed in."""
     out = {}
     for unit, items in predictions.items():
@@ -67,14 +68,22 @@ def _spoil_mkqa(predictions: dict[str, list[dict[str, Any]]], rng: random.Random
     """MKQA: wrong texts and no-answer scores with many ties (the sweep's order matters)."""
     out = {}
     for unit, records in predictions.items():
-        out[unit] = [{**r, "prediction": "wrong" if rng.random() < 0.3 else r["prediction"],
-                      "no_answer_prob": rng.choice([0.0, 0.25, 0.5, 0.75, 1.0])} for r in records]
+        out[unit] = [
+            {
+                **r,
+                "prediction": "wrong" if rng.random() < 0.3 else r["prediction"],
+                "no_answer_prob": rng.choice([0.0, 0.25, 0.5, 0.75, 1.0]),
+            }
+            for r in records
+        ]
     return out
 
 
 def _spoil_lines(predictions: dict[str, list[int]], rng: random.Random) -> dict[str, list[int]]:
-    return {unit: [p if rng.random() < 0.7 else rng.randrange(len(lines)) for p in lines]
-            for unit, lines in predictions.items()}
+    return {
+        unit: [p if rng.random() < 0.7 else rng.randrange(len(lines)) for p in lines]
+        for unit, lines in predictions.items()
+    }
 
 
 def _mock_lines(task: str, lang: str) -> list[str]:
@@ -84,6 +93,7 @@ def _mock_lines(task: str, lang: str) -> list[str]:
 def _xtreme_dev(task: str) -> Callable[[Path], Path]:
     """A builder of the task's ``dev`` files in XTREME's download layout, one per language of the
     mock labels, carrying those labels (made-up sentences and ids: the scores read only labels)."""
+
     def build(root: Path) -> Path:
         folder = root / task
         folder.mkdir(parents=True)
@@ -96,12 +106,15 @@ def _xtreme_dev(task: str) -> Callable[[Path], Path]:
                     (folder / f"{lang}-en.dev.{side}").write_text("".join(f"{i}\tsentence {i}\n" for i in ids))
                 (folder / f"{lang}-en.dev.gold").write_text("".join(f"{s}\t{t}\n" for s, t in pairs))
             elif task in ("panx", "udpos"):
-                (folder / f"dev-{lang}.tsv").write_text("".join(f"w{n}\t{tag}\n" if tag else "\n"
-                                                                for n, tag in enumerate(lines)))
+                (folder / f"dev-{lang}.tsv").write_text(
+                    "".join(f"w{n}\t{tag}\n" if tag else "\n" for n, tag in enumerate(lines))
+                )
             else:
-                (folder / f"dev-{lang}.tsv").write_text("".join(f"a {n}\tb {n}\t{label}\n"
-                                                                for n, label in enumerate(lines)))
+                (folder / f"dev-{lang}.tsv").write_text(
+                    "".join(f"a {n}\tb {n}\t{label}\n" for n, label in enumerate(lines))
+                )
         return folder
+
     return build
 
 
@@ -115,23 +128,31 @@ CASES: list[tuple[str, str | Callable[[Path], Path] | None, dict[str, Any], Spoi
     ("mlqa", "mlqa", {"split": "dev"}, lambda p, rng, task, data: _spoil_answers(p, rng)),
     ("mlqa:mode=gxlt", "mlqa", {"split": "dev"}, lambda p, rng, task, data: _spoil_answers(p, rng)),
     ("tydiqa", None, {}, lambda p, rng, task, data: _spoil_answers(p, rng)),
-    ("lareqa", "lareqa/xquad-r", {"limit": 40},
-     lambda p, rng, task, data: _spoil_rankings(p, rng, data.pool.ids)),
+    ("lareqa", "lareqa/xquad-r", {"limit": 40}, lambda p, rng, task, data: _spoil_rankings(p, rng, data.pool.ids)),
     ("xor-engspan", "xor-tydi", {"limit": 150}, lambda p, rng, task, data: _spoil_answers(p, rng)),
     ("xor-full", "xor-tydi", {"limit": 150}, lambda p, rng, task, data: _spoil_answers(p, rng)),
-    ("xor-retrieve", "xor-tydi", {"limit": 150},
-     lambda p, rng, task, data: {u: [{**i, "ctxs": i["ctxs"] if rng.random() < 0.6 else ["nothing here"]}
-                                     for i in items] for u, items in p.items()}),
+    (
+        "xor-retrieve",
+        "xor-tydi",
+        {"limit": 150},
+        lambda p, rng, task, data: {
+            u: [{**i, "ctxs": i["ctxs"] if rng.random() < 0.6 else ["nothing here"]} for i in items]
+            for u, items in p.items()
+        },
+    ),
     ("mkqa", "mkqa/test_mkqa.jsonl.gz", {"limit": 600}, lambda p, rng, task, data: _spoil_mkqa(p, rng)),
     ("tatoeba", "tatoeba", {}, lambda p, rng, task, data: _spoil_lines(p, rng)),
-    *[(name, _xtreme_dev(name), {"split": "dev"}, lambda p, rng, task, data: _mock_predictions(task, data))
-      for name in ("xnli", "pawsx", "panx", "udpos", "bucc2018")],
+    *[
+        (name, _xtreme_dev(name), {"split": "dev"}, lambda p, rng, task, data: _mock_predictions(task, data))
+        for name in ("xnli", "pawsx", "panx", "udpos", "bucc2018")
+    ],
     ("xtreme", lambda root: XTREME_MOCK / "labels", {}, lambda p, rng, task, data: _mock_predictions(task, data)),
 ]
 
 
-def _scored(name: str, subdir: str | Callable[[Path], Path] | None, options: dict[str, Any], spoil: Spoil,
-            tmp_path: Path) -> tuple[Task, Evaluation]:
+def _scored(
+    name: str, subdir: str | Callable[[Path], Path] | None, options: dict[str, Any], spoil: Spoil, tmp_path: Path
+) -> tuple[Task, Evaluation]:
     task, _ = load_task(Registry.discover(), name)
     folder = subdir(tmp_path / "data") if callable(subdir) else _real(subdir) if subdir else None
     if folder is None and task.demo_data_dir() is None:
@@ -142,14 +163,18 @@ def _scored(name: str, subdir: str | Callable[[Path], Path] | None, options: dic
 
 
 @pytest.mark.parametrize(("name", "subdir", "options", "spoil"), CASES, ids=[c[0] for c in CASES])
-def test_instances_reproduce_every_row_exactly(name: str, subdir: str | Callable[[Path], Path] | None,
-                                               options: dict[str, Any], spoil: Spoil, tmp_path: Path) -> None:
+def test_instances_reproduce_every_row_exactly(
+    name: str, subdir: str | Callable[[Path], Path] | None, options: dict[str, Any], spoil: Spoil, tmp_path: Path
+) -> None:
     task, evaluation = _scored(name, subdir, options, spoil, tmp_path)
     assert evaluation.instances
     path = tmp_path / "instances.jsonl"
     write_instances(evaluation.instances, path)
     rows = {row.subset: row for row in evaluation.rows}
-    for table in (InstanceTable.from_instances(evaluation.instances), InstanceTable.from_instances(read_instances(path))):
+    for table in (
+        InstanceTable.from_instances(evaluation.instances),
+        InstanceTable.from_instances(read_instances(path)),
+    ):
         statistics = task.statistics(table)
         assert statistics.keys() <= rows.keys()
         checked = 0
@@ -161,5 +186,13 @@ def test_instances_reproduce_every_row_exactly(name: str, subdir: str | Callable
     # the spoilt predictions are not a degenerate case: the rows' main metric varies across units
     # (a unit row without the main metric, as the xtreme submission's task/lang rows: its first metric)
     main = task.metadata.main_metric
-    assert len({row.metrics.get(main, next(iter(row.metrics.values())))
-                for row in evaluation.rows if row.subset in table.units}) > 1
+    assert (
+        len(
+            {
+                row.metrics.get(main, next(iter(row.metrics.values())))
+                for row in evaluation.rows
+                if row.subset in table.units
+            }
+        )
+        > 1
+    )

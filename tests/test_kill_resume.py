@@ -38,8 +38,14 @@ def _harness(folder: Path, *args: str, stall: str | None = None) -> subprocess.P
     if stall is not None:
         env.update({STALL_ENV: stall, MARKER_ENV: str(folder / "stalled")})
     folder.mkdir(parents=True, exist_ok=True)
-    return subprocess.Popen([sys.executable, "-m", "harness", "--plugin", "tests.stall_plugin", *args], cwd=folder,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "harness", "--plugin", "tests.stall_plugin", *args],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _finish(folder: Path, *args: str) -> None:
@@ -68,9 +74,13 @@ def _kill_when_stalled(folder: Path, stall: str) -> None:
 def _files(folder: Path, run: str | None = None) -> dict[str, bytes]:
     """Every file under ``folder`` (hidden ones too) by relative path; the run folder ``run``
     named ``RUN`` (the time in its name differs from run to run)."""
-    return {str(Path(root, name).relative_to(folder)).replace(f"/{run}/", "/RUN/") if run else
-            str(Path(root, name).relative_to(folder)): Path(root, name).read_bytes()
-            for root, _, names in os.walk(folder) for name in names}
+    return {
+        str(Path(root, name).relative_to(folder)).replace(f"/{run}/", "/RUN/")
+        if run
+        else str(Path(root, name).relative_to(folder)): Path(root, name).read_bytes()
+        for root, _, names in os.walk(folder)
+        for name in names
+    }
 
 
 def _run_dir(folder: Path) -> Path:
@@ -113,9 +123,14 @@ def test_resume_after_kill_9_equals_an_uninterrupted_run(tmp_path: Path, uninter
         assert Path(temporary).parent / stall[7:-1] not in {Path(name) for name in left}
     else:
         assert temporaries == []
-    parts = sorted(Path(name).stem for name in left
-                   if Path(name).parent.name == "parts" and name.endswith(".json") and not Path(name).name.startswith("."))
-    assert parts == {"search:ar": [], "write:.de.json.": ["ar"], "search:en": ["ar", "de"]}.get(stall, ["ar", "de", "en"])
+    parts = sorted(
+        Path(name).stem
+        for name in left
+        if Path(name).parent.name == "parts" and name.endswith(".json") and not Path(name).name.startswith(".")
+    )
+    assert parts == {"search:ar": [], "write:.de.json.": ["ar"], "search:en": ["ar", "de"]}.get(
+        stall, ["ar", "de", "en"]
+    )
 
     _finish(tmp_path, *RUN, "--resume")
 
@@ -135,4 +150,7 @@ def test_resume_after_kill_9_equals_an_uninterrupted_run(tmp_path: Path, uninter
         assert result[key] == expected[key], key
     assert result["predictions"]["sha256"] == expected["predictions"]["sha256"]
     assert result["provenance"]["resumed_units"] == parts
-    assert _entry(tmp_path) == {**_entry(uninterrupted), "result_path": str(run_dir.relative_to(tmp_path) / "result.json")}
+    assert _entry(tmp_path) == {
+        **_entry(uninterrupted),
+        "result_path": str(run_dir.relative_to(tmp_path) / "result.json"),
+    }

@@ -10,8 +10,9 @@ import pytest
 README = Path(__file__).resolve().parent.parent / "README.md"
 
 
-def test_the_from_python_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_from_python_example_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     section = README.read_text(encoding="utf-8").split("## From Python", 1)[1].split("\n## ", 1)[0]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     monkeypatch.chdir(tmp_path)

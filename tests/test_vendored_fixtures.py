@@ -11,12 +11,15 @@ from harness.files.io import sha256_file
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 VENDORED = [p.relative_to(FIXTURES) for p in sorted(FIXTURES.glob("xtreme/mock_test_data/**/*")) if p.is_file()] + [
-    Path("mkqa/test_mkqa.jsonl.gz"), Path("mkqa/official-test-fixture/en_prediction.jsonl")]
+    Path("mkqa/test_mkqa.jsonl.gz"),
+    Path("mkqa/official-test-fixture/en_prediction.jsonl"),
+]
 
 
 def test_the_vendored_fixtures_are_the_official_files(real_data: Path) -> None:
-    originals = sorted(p.relative_to(real_data) for p in (real_data / "xtreme" / "mock_test_data").rglob("*")
-                       if p.is_file())
+    originals = sorted(
+        p.relative_to(real_data) for p in (real_data / "xtreme" / "mock_test_data").rglob("*") if p.is_file()
+    )
     assert [p for p in VENDORED if p.parts[0] == "xtreme"] == originals  # the whole folder, nothing more
     differing = [str(p) for p in VENDORED if sha256_file(FIXTURES / p) != sha256_file(real_data / p)]
     assert differing == []

@@ -35,27 +35,52 @@ def _data(args: argparse.Namespace, argv: Sequence[str]) -> None:
 
 #: Each command's work, by name; ``PARSERS`` add the commands' parsers in ``harness --help``'s order.
 COMMANDS: dict[str, Callable[[argparse.Namespace, Sequence[str]], None]] = {
-    "list": listing.run, "run": run.run, "score": run.score, "compare": compare.run, "leaderboard": board.run,
-    "cache": cache.run, "validate": intake.validate, "submit": intake.submit, "data": _data,
+    "list": listing.run,
+    "run": run.run,
+    "score": run.score,
+    "compare": compare.run,
+    "leaderboard": board.run,
+    "cache": cache.run,
+    "validate": intake.validate,
+    "submit": intake.submit,
+    "data": _data,
 }
-PARSERS: tuple[Callable[[Any], None], ...] = (listing.add_parsers, run.add_parsers, compare.add_parsers,
-                                              board.add_parsers, cache.add_parsers, intake.add_parsers,
-                                              datacommand.add_parser)
+PARSERS: tuple[Callable[[Any], None], ...] = (
+    listing.add_parsers,
+    run.add_parsers,
+    compare.add_parsers,
+    board.add_parsers,
+    cache.add_parsers,
+    intake.add_parsers,
+    datacommand.add_parser,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
-        prog="harness", description="Score models on cross-lingual QA benchmarks exactly as the official scripts do.",
-        epilog="--plugin, -v and --log-level may also follow the command (harness run ... -v)."
+        prog="harness",
+        description="Score models on cross-lingual QA benchmarks exactly as the official scripts do.",
+        epilog="--plugin, -v and --log-level may also follow the command (harness run ... -v).",
     )
     parser.add_argument("--version", action="version", version=f"xlqa-harness {__version__}")
-    parser.add_argument("--plugin", action="append", default=[], metavar="MODULE",
-                        help=f"also load this plugin module, installed or not (repeatable; same as ${PLUGINS_ENV}); "
-                        f"${DISABLE_PLUGINS_ENV} lists plugins not to load")
-    parser.add_argument("-v", "--verbose", action="count", default=0,
-                        help="say what the harness does on stderr (-v: steps and timings, -vv: debug)")
-    parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"),
-                        help="the same by name (overrides -v)")
+    parser.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help=f"also load this plugin module, installed or not (repeatable; same as ${PLUGINS_ENV}); "
+        f"${DISABLE_PLUGINS_ENV} lists plugins not to load",
+    )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="say what the harness does on stderr (-v: steps and timings, -vv: debug)",
+    )
+    parser.add_argument(
+        "--log-level", choices=("debug", "info", "warning", "error"), help="the same by name (overrides -v)"
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     for add_parsers in PARSERS:
@@ -72,12 +97,24 @@ def _add_global_arguments_after(parser: argparse.ArgumentParser) -> None:
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for sub in action.choices.values():  # not in each command's --help: `harness --help` says them
-                sub.add_argument("--plugin", action="append", dest="plugin_after", default=argparse.SUPPRESS,
-                                 help=argparse.SUPPRESS)
-                sub.add_argument("-v", "--verbose", action="count", dest="verbose_after", default=argparse.SUPPRESS,
-                                 help=argparse.SUPPRESS)
-                sub.add_argument("--log-level", choices=("debug", "info", "warning", "error"),
-                                 dest="log_level_after", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+                sub.add_argument(
+                    "--plugin", action="append", dest="plugin_after", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+                )
+                sub.add_argument(
+                    "-v",
+                    "--verbose",
+                    action="count",
+                    dest="verbose_after",
+                    default=argparse.SUPPRESS,
+                    help=argparse.SUPPRESS,
+                )
+                sub.add_argument(
+                    "--log-level",
+                    choices=("debug", "info", "warning", "error"),
+                    dest="log_level_after",
+                    default=argparse.SUPPRESS,
+                    help=argparse.SUPPRESS,
+                )
                 _add_global_arguments_after(sub)
 
 
@@ -109,8 +146,7 @@ class _ToStderr(logging.Handler):
 
 def _configure_logging(args: argparse.Namespace) -> None:
     """The ``harness`` loggers to stderr at the level asked for (warnings only by default)."""
-    level = (args.log_level.upper() if args.log_level
-             else ("WARNING", "INFO", "DEBUG")[min(args.verbose, 2)])
+    level = args.log_level.upper() if args.log_level else ("WARNING", "INFO", "DEBUG")[min(args.verbose, 2)]
     logger = logging.getLogger("harness")
     logger.setLevel(level)
     if not logger.handlers:
@@ -119,7 +155,9 @@ def _configure_logging(args: argparse.Namespace) -> None:
         logger.addHandler(handler)
 
 
-def _one_line_warnings(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+def _one_line_warnings(
+    message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None
+) -> None:
     print(f"warning: {message}", file=sys.stderr)
 
 

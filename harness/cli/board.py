@@ -22,28 +22,61 @@ def add_parsers(commands: Any) -> None:
     board = commands.add_parser("leaderboard", help="show the leaderboard")
     board_commands = board.add_subparsers(dest="board_command", required=True, metavar="ACTION")
     show = board_commands.add_parser("show", help="print the leaderboard as tables")
-    show.add_argument("--file", "--leaderboard", dest="file", type=Path, default=DEFAULT_LEADERBOARD,
-                      help=f"the leaderboard file (default: {DEFAULT_LEADERBOARD})")
+    show.add_argument(
+        "--file",
+        "--leaderboard",
+        dest="file",
+        type=Path,
+        default=DEFAULT_LEADERBOARD,
+        help=f"the leaderboard file (default: {DEFAULT_LEADERBOARD})",
+    )
     show.add_argument("--task", help="only this task")
     add_options(show, "leaderboard show")
-    show.add_argument("--json", action="store_true", help="machine-readable output: the ranked groups, one per "
-                      "scope (task, options, split, languages, limit, demo, data, scorer)")
-    show.add_argument("--matrix", nargs="?", const="", metavar="METRIC",
-                      help="print language-pair rows (e.g. MLQA G-XLT) as a matrix of METRIC (needs --task)")
+    show.add_argument(
+        "--json",
+        action="store_true",
+        help="machine-readable output: the ranked groups, one per "
+        "scope (task, options, split, languages, limit, demo, data, scorer)",
+    )
+    show.add_argument(
+        "--matrix",
+        nargs="?",
+        const="",
+        metavar="METRIC",
+        help="print language-pair rows (e.g. MLQA G-XLT) as a matrix of METRIC (needs --task)",
+    )
     show.add_argument("--model", help="one table across tasks for the models whose label contains MODEL (any case)")
-    show.add_argument("--csv", action="store_true", help="every number as CSV, one line per entry, subset and metric "
-                      "(with --task, --model, --reported)")
-    show.add_argument("--reported", action="store_true", help="also the papers' reported results (reported/*.json "
-                      "beside the leaderboard file): shown apart, never ranked with the entries, not re-scored")
-    page = board_commands.add_parser("page", help="write a self-contained HTML page of a leaderboard file, or "
-                                     "serve it on this machine")
-    page.add_argument("--leaderboard", "--file", dest="file", type=Path, default=DEFAULT_LEADERBOARD,
-                      help=f"the leaderboard file (default: {DEFAULT_LEADERBOARD})")
+    show.add_argument(
+        "--csv",
+        action="store_true",
+        help="every number as CSV, one line per entry, subset and metric (with --task, --model, --reported)",
+    )
+    show.add_argument(
+        "--reported",
+        action="store_true",
+        help="also the papers' reported results (reported/*.json "
+        "beside the leaderboard file): shown apart, never ranked with the entries, not re-scored",
+    )
+    page = board_commands.add_parser(
+        "page", help="write a self-contained HTML page of a leaderboard file, or serve it on this machine"
+    )
+    page.add_argument(
+        "--leaderboard",
+        "--file",
+        dest="file",
+        type=Path,
+        default=DEFAULT_LEADERBOARD,
+        help=f"the leaderboard file (default: {DEFAULT_LEADERBOARD})",
+    )
     target = page.add_mutually_exclusive_group()
-    target.add_argument("--output", type=Path, help="the HTML file to write (default: index.html beside the "
-                        "leaderboard file)")
-    target.add_argument("--serve", action="store_true", help="serve the page at http://127.0.0.1:PORT/ until "
-                        "interrupted, read afresh on every reload")
+    target.add_argument(
+        "--output", type=Path, help="the HTML file to write (default: index.html beside the leaderboard file)"
+    )
+    target.add_argument(
+        "--serve",
+        action="store_true",
+        help="serve the page at http://127.0.0.1:PORT/ until interrupted, read afresh on every reload",
+    )
     page.add_argument("--port", type=int, default=8000, help="with --serve (default: 8000)")
 
 
@@ -68,18 +101,27 @@ def _show(args: argparse.Namespace, board: Leaderboard) -> None:
     papers' reported results when asked; as CSV or JSON for scripts."""
     from harness import leaderboard
 
-    reported = leaderboard.select(leaderboard.load_reported(leaderboard.reported_folder(args.file)), args.task,
-                                  args.model) if args.reported else ()
+    reported = (
+        leaderboard.select(leaderboard.load_reported(leaderboard.reported_folder(args.file)), args.task, args.model)
+        if args.reported
+        else ()
+    )
     if args.reported and not reported:
-        print(f"no reported results{f' for task {args.task!r}' if args.task else ''} in "
-              f"{leaderboard.reported_folder(args.file)}", file=sys.stderr)
+        print(
+            f"no reported results{f' for task {args.task!r}' if args.task else ''} in "
+            f"{leaderboard.reported_folder(args.file)}",
+            file=sys.stderr,
+        )
     if args.csv:
         print(leaderboard.board_csv(board, args.task, args.model, reported), end="")
     elif args.json:
         print(leaderboard.render_json(board, args.task, reported if args.reported else None, args.model))
     else:
-        tables = (leaderboard.render_model(board, args.model, _width(args)) if args.model
-                  else leaderboard.render(board, args.task, _width(args)))
+        tables = (
+            leaderboard.render_model(board, args.model, _width(args))
+            if args.model
+            else leaderboard.render(board, args.task, _width(args))
+        )
         print(tables if not reported else f"{tables}\n\n{leaderboard.render_reported(reported, _width(args))}")
 
 
@@ -100,13 +142,13 @@ def _page(args: argparse.Namespace, board: Leaderboard) -> None:
         print(f"{output}: the page of {args.file} ({count} {'entry' if count == 1 else 'entries'}{papers})")
         return
     server = leaderboard.page_server(args.file, args.port)
-    print(f"serving the page of {args.file} at http://{server.server_address[0]!s}:{server.server_address[1]}/ "
-          "(Ctrl-C stops)")
+    print(
+        f"serving the page of {args.file} at http://{server.server_address[0]!s}:{server.server_address[1]}/ "
+        "(Ctrl-C stops)"
+    )
     try:
         server.serve_forever()
     except KeyboardInterrupt:  # Ctrl-C is how serving ends, not an interrupted run
         print("stopped serving")
     finally:
         server.server_close()
-
-

@@ -21,9 +21,12 @@ def add_parsers(commands: Any) -> None:
     cache = commands.add_parser("cache", help="the on-disk embedding cache")
     cache_commands = cache.add_subparsers(dest="cache_command", required=True, metavar="ACTION")
     info = cache_commands.add_parser("info", help="cached models, entries and sizes")
-    info.add_argument("--verify", action="store_true",
-                      help="also encode a seeded sample of each shard again with the model that wrote it (loaded "
-                      "as a run loads it) and compare: shards that disagree are listed and removed, exit status 2")
+    info.add_argument(
+        "--verify",
+        action="store_true",
+        help="also encode a seeded sample of each shard again with the model that wrote it (loaded "
+        "as a run loads it) and compare: shards that disagree are listed and removed, exit status 2",
+    )
     add_options(info, "cache info", grouped=False)
     clear = cache_commands.add_parser("clear", help="delete cached embeddings")
     clear.add_argument("--model", help="only the model with this label (as `cache info` shows it)")
@@ -40,9 +43,20 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> None:
         if not items:
             print("(empty)")
             return
-        print(format_table(["model", "key", "entries", "MiB"],
-                           [[i["label"], i["key"], "-" if i["entries"] is None else str(i["entries"]),
-                             f"{i['bytes'] / 2**20:.1f}"] for i in items]))
+        print(
+            format_table(
+                ["model", "key", "entries", "MiB"],
+                [
+                    [
+                        i["label"],
+                        i["key"],
+                        "-" if i["entries"] is None else str(i["entries"]),
+                        f"{i['bytes'] / 2**20:.1f}",
+                    ]
+                    for i in items
+                ],
+            )
+        )
         print(f"total: {sum(i['bytes'] for i in items) / 2**20:.1f} MiB")
         if args.verify:
             _verify(root)
@@ -74,12 +88,16 @@ def _verify(root: Path) -> None:
     if not checks:
         print("verify: no shards to verify")
         return
-    print(format_table(["model", "shard", "verdict", "detail"],
-                       [[c.label, str(c.shard.relative_to(root)), c.verdict, c.detail] for c in checks]))
+    print(
+        format_table(
+            ["model", "shard", "verdict", "detail"],
+            [[c.label, str(c.shard.relative_to(root)), c.verdict, c.detail] for c in checks],
+        )
+    )
     counts = {verdict: sum(c.verdict == verdict for c in checks) for verdict in ("agrees", "disagrees", "not verified")}
     print(f"verify: {len(checks)} shards; {', '.join(f'{verdict}: {n}' for verdict, n in counts.items())}")
     if counts["disagrees"]:
-        raise HarnessError(f"{counts['disagrees']} of {len(checks)} cached shards disagree with the model that wrote "
-                           "them and were removed (listed above); the next run encodes their texts again")
-
-
+        raise HarnessError(
+            f"{counts['disagrees']} of {len(checks)} cached shards disagree with the model that wrote "
+            "them and were removed (listed above); the next run encodes their texts again"
+        )

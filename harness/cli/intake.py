@@ -16,26 +16,52 @@ from harness.errors import HarnessError, InputError, one_line
 
 def add_parsers(commands: Any) -> None:
     """The ``validate`` and ``submit`` commands, under the top parser's ``commands``."""
-    validate = commands.add_parser("validate", help="check a result, leaderboard or predictions file (JSON or JSON "
-                                   "lines) against its JSON Schema")
+    validate = commands.add_parser(
+        "validate", help="check a result, leaderboard or predictions file (JSON or JSON lines) against its JSON Schema"
+    )
     validate.add_argument("file", type=Path, help="the file to check")
-    validate.add_argument("--schema", help="schema name, a harness or plugin one (default: the schema the file "
-                          "fits, the harness's own first; for JSON lines, the one its first line fits)")
-    validate.add_argument("--rescore", action="store_true", help="a result: also recompute its scores from the "
-                          "predictions it names, on the data of --data-dir (default: the folder it names), and refuse "
-                          "any number they do not give")
+    validate.add_argument(
+        "--schema",
+        help="schema name, a harness or plugin one (default: the schema the file "
+        "fits, the harness's own first; for JSON lines, the one its first line fits)",
+    )
+    validate.add_argument(
+        "--rescore",
+        action="store_true",
+        help="a result: also recompute its scores from the "
+        "predictions it names, on the data of --data-dir (default: the folder it names), and refuse "
+        "any number they do not give",
+    )
     validate.add_argument("--data-dir", type=Path, help="with --rescore: the maintainer's copy of the benchmark files")
-    validate.add_argument("--labels", type=Path, help="with --rescore: gold labels kept apart from the inputs "
-                          "(XTREME's test labels: LABELS/{task}/test-{lang}.*), for the tasks that take them")
+    validate.add_argument(
+        "--labels",
+        type=Path,
+        help="with --rescore: gold labels kept apart from the inputs "
+        "(XTREME's test labels: LABELS/{task}/test-{lang}.*), for the tasks that take them",
+    )
 
-    submit = commands.add_parser("submit", help="leaderboard intake: score submission folders from their "
-                                 "predictions and add the accepted ones")
-    submit.add_argument("submissions", type=Path, nargs="+", metavar="FOLDER",
-                        help="a submission folder (with submission.json) or a folder of them")
-    submit.add_argument("--data-dir", type=Path, help="the benchmark files every submission is scored against "
-                        "(default: the data home's, `harness data get`, else the tasks' demo data)")
-    submit.add_argument("--labels", type=Path, help="gold labels kept apart from the inputs (XTREME's test labels: "
-                        "LABELS/{task}/test-{lang}.*), for the tasks that take them")
+    submit = commands.add_parser(
+        "submit", help="leaderboard intake: score submission folders from their predictions and add the accepted ones"
+    )
+    submit.add_argument(
+        "submissions",
+        type=Path,
+        nargs="+",
+        metavar="FOLDER",
+        help="a submission folder (with submission.json) or a folder of them",
+    )
+    submit.add_argument(
+        "--data-dir",
+        type=Path,
+        help="the benchmark files every submission is scored against "
+        "(default: the data home's, `harness data get`, else the tasks' demo data)",
+    )
+    submit.add_argument(
+        "--labels",
+        type=Path,
+        help="gold labels kept apart from the inputs (XTREME's test labels: "
+        "LABELS/{task}/test-{lang}.*), for the tasks that take them",
+    )
     add_options(submit, "submit")
 
 
@@ -55,8 +81,10 @@ def validate(args: argparse.Namespace, argv: Sequence[str]) -> None:
     inferred = InferredSchema(args.schema) if args.schema else infer_schema(records[0][1])
     if not inferred.fits and inferred.alike:
         closest = ", ".join((inferred.name, *inferred.alike))
-        raise HarnessError(f"{args.file}: fits no schema; the closest, equally: {closest} (name one with --schema "
-                           "to see what breaks it)")
+        raise HarnessError(
+            f"{args.file}: fits no schema; the closest, equally: {closest} (name one with --schema "
+            "to see what breaks it)"
+        )
     schema = inferred.name
     for line, instance in records:
         validate(instance, schema, file=args.file, record=None if line is None else f"line {line}")
@@ -77,17 +105,35 @@ def submit(args: argparse.Namespace, argv: Sequence[str]) -> None:
     from harness.running.settings import output_options
 
     output = output_options(progress=not args.quiet, **output_keywords(args, argv))
-    verdicts = take_submissions(args.submissions, data_dir=args.data_dir, output=output, registry=plugins(),
-                                labels=args.labels)
+    verdicts = take_submissions(
+        args.submissions, data_dir=args.data_dir, output=output, registry=plugins(), labels=args.labels
+    )
     if args.json:
-        print(json.dumps({"verdicts": [
-            {"submission": str(v.submission), "accepted": v.accepted, "reason": v.reason or None,
-             "results": [str(o.result_path) for o in v.outcomes]} for v in verdicts],
-            "leaderboard": str(output.leaderboard)}, indent=1, ensure_ascii=False))
+        print(
+            json.dumps(
+                {
+                    "verdicts": [
+                        {
+                            "submission": str(v.submission),
+                            "accepted": v.accepted,
+                            "reason": v.reason or None,
+                            "results": [str(o.result_path) for o in v.outcomes],
+                        }
+                        for v in verdicts
+                    ],
+                    "leaderboard": str(output.leaderboard),
+                },
+                indent=1,
+                ensure_ascii=False,
+            )
+        )
     for verdict in verdicts if not args.json else ():
         if verdict.accepted:
-            scores = ", ".join(f"{o.result.task.name} {o.result.main_score.metric} "
-                               f"{format_score(o.result.main_score.value)}" for o in verdict.outcomes if o.result)
+            scores = ", ".join(
+                f"{o.result.task.name} {o.result.main_score.metric} {format_score(o.result.main_score.value)}"
+                for o in verdict.outcomes
+                if o.result
+            )
             print(f"accepted  {verdict.submission}: {scores}")
         else:
             print(f"rejected  {verdict.submission}: {one_line(verdict.reason)}")
@@ -96,5 +142,3 @@ def submit(args: argparse.Namespace, argv: Sequence[str]) -> None:
         print(f"{len(verdicts) - rejected} accepted, {rejected} rejected; leaderboard: {output.leaderboard}")
     if rejected:  # exit 2, so that a maintainer's script notices; the accepted ones are on the board
         raise HarnessError(f"{rejected} of {len(verdicts)} submissions rejected (verdicts above)")
-
-

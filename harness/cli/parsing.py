@@ -40,8 +40,11 @@ class Parser(argparse.ArgumentParser):
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         if isinstance(action, argparse._SubParsersAction) and value not in action.choices:
             what = cast(str, action.metavar or "command").lower()  # a subcommand's metavar is one word
-            self.exit(2, f"error: unknown {what} '{one_line(value)}'{did_you_mean(value, action.choices)} "
-                         f"(known: {', '.join(action.choices)})\n")
+            self.exit(
+                2,
+                f"error: unknown {what} '{one_line(value)}'{did_you_mean(value, action.choices)} "
+                f"(known: {', '.join(action.choices)})\n",
+            )
         super()._check_value(action, value)
 
     def error(self, message: str) -> Any:
@@ -68,14 +71,20 @@ def given_keywords(args: argparse.Namespace, function: str, *groups: str) -> dic
     (``--data-dir``'s value as ``data_dir``), those of ``groups`` if named. A flag that stands for
     its keyword in another way (``--quiet``, ``--no-cache``, ``--name``, ``--context-lang``) is
     the command's to read."""
-    return {option.name: getattr(args, option.name) for option in options_of(function=function, command=args.command)
-            if option.flag == "--" + option.name.replace("_", "-") and (not groups or option.group in groups)}
+    return {
+        option.name: getattr(args, option.name)
+        for option in options_of(function=function, command=args.command)
+        if option.flag == "--" + option.name.replace("_", "-") and (not groups or option.group in groups)
+    }
 
 
 def output_keywords(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
     """The API's output keyword arguments, from the output and statistics options."""
-    return {**given_keywords(args, "score", "output", "statistics"),
-            "leaderboard": None if args.no_leaderboard else args.leaderboard, "command": ("harness", *argv)}
+    return {
+        **given_keywords(args, "score", "output", "statistics"),
+        "leaderboard": None if args.no_leaderboard else args.leaderboard,
+        "command": ("harness", *argv),
+    }
 
 
 def width(args: argparse.Namespace) -> int | None:

@@ -21,9 +21,12 @@ def add_parsers(commands: Any) -> None:
     """The ``run`` and ``score`` commands, under the top parser's ``commands``."""
     run = commands.add_parser("run", help="run a model on tasks and score it")
     run.add_argument("task", help="task(s): name[:key=value,...], comma-separated; suite names; or @suite.json")
-    run.add_argument("model", help="model name, optionally with options: name:key=value,...; or @family.json, "
-                     "a model per task (a suite such as xtreme fine-tunes one per task: see schemas/"
-                     "model-family.schema.json)")
+    run.add_argument(
+        "model",
+        help="model name, optionally with options: name:key=value,...; or @family.json, "
+        "a model per task (a suite such as xtreme fine-tunes one per task: see schemas/"
+        "model-family.schema.json)",
+    )
     add_options(run, "run")
 
     score = commands.add_parser("score", help="score a predictions file made elsewhere, without a model")
@@ -39,8 +42,12 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> None:
     registry = plugins()
     if args.task in registry.suites.entries and args.task in registry.tasks.entries and not args.model.startswith("@"):
         _check_task_not_suite(args, registry)
-    common = {**given_keywords(args, "plan"), **_data_keywords(args), "cache_dir": _cache_dir(args),
-              "registry": registry}
+    common = {
+        **given_keywords(args, "plan"),
+        **_data_keywords(args),
+        "cache_dir": _cache_dir(args),
+        "registry": registry,
+    }
     if args.dry_run:
         for number, plan in enumerate(api.plan(args.task, args.model, **common)):
             if number:
@@ -57,8 +64,15 @@ def score(args: argparse.Namespace, argv: Sequence[str]) -> None:
     from harness import api
 
     output = output_keywords(args, argv)
-    outcome = api.score(args.task, args.predictions, label=args.name, input_rules=args.input_rules,
-                        registry=plugins(), **_data_keywords(args), **output)
+    outcome = api.score(
+        args.task,
+        args.predictions,
+        label=args.name,
+        input_rules=args.input_rules,
+        registry=plugins(),
+        **_data_keywords(args),
+        **output,
+    )
     report_all([outcome], output["leaderboard"], args)
 
 
@@ -93,5 +107,7 @@ def _check_task_not_suite(args: argparse.Namespace, registry: Registry) -> None:
     try:
         check_model(resolve_model(args.model, registry, args.model_args), [load_task(registry, args.task)[0]])
     except HarnessError as exc:
-        raise HarnessError(f"{exc} (with one model, {args.task} is the task; the suite {args.task} runs a model "
-                           f"family: harness run {args.task} @family.json --labels DIR)") from None
+        raise HarnessError(
+            f"{exc} (with one model, {args.task} is the task; the suite {args.task} runs a model "
+            f"family: harness run {args.task} @family.json --labels DIR)"
+        ) from None

@@ -58,8 +58,11 @@ def offline() -> bool:
 
 def offline_variable() -> str:
     """The variable that set offline mode, for the one line a refused download is."""
-    return next(f"{name}={os.environ[name]}" for name in OFFLINE_ENVS
-                if os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"})
+    return next(
+        f"{name}={os.environ[name]}"
+        for name in OFFLINE_ENVS
+        if os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+    )
 
 
 @dataclass(frozen=True)
@@ -77,8 +80,15 @@ class DataFile:
 
     @classmethod
     def from_json(cls, item: dict[str, Any]) -> DataFile:
-        return cls(item["path"], item.get("url"), item["sha256"], item.get("size"), item.get("split"),
-                   item.get("unpinned"), item.get("checksum_from"))
+        return cls(
+            item["path"],
+            item.get("url"),
+            item["sha256"],
+            item.get("size"),
+            item.get("split"),
+            item.get("unpinned"),
+            item.get("checksum_from"),
+        )
 
 
 @dataclass(frozen=True)
@@ -129,8 +139,9 @@ class Benchmark:
 
     def check_split(self, split: str | None) -> None:
         if split is not None and split not in self.splits:
-            raise HarnessError(f"benchmark {self.name} has no split '{split}' "
-                               f"(splits: {', '.join(self.splits) or 'none named'})")
+            raise HarnessError(
+                f"benchmark {self.name} has no split '{split}' (splits: {', '.join(self.splits) or 'none named'})"
+            )
 
     def files_for(self, split: str | None) -> tuple[DataFile, ...]:
         """Its own files for ``split`` (None: all); a file without a split serves every split."""
@@ -165,14 +176,27 @@ class Benchmark:
 def _benchmark(item: dict[str, Any], manifest: Path) -> Benchmark:
     manual = item.get("manual")
     return Benchmark(
-        name=item["name"], title=item["title"], folder=item["folder"], licence=item["licence"], source=item["source"],
+        name=item["name"],
+        title=item["title"],
+        folder=item["folder"],
+        licence=item["licence"],
+        source=item["source"],
         files=tuple(DataFile.from_json(f) for f in item.get("files", ())),
-        archives=tuple(Archive(a["url"], a["format"], a["sha256"], a.get("size"),
-                               tuple(a["splits"]) if "splits" in a else None,
-                               tuple(DataFile.from_json(m) for m in a["members"]), a.get("unpinned"))
-                       for a in item.get("archives", ())),
+        archives=tuple(
+            Archive(
+                a["url"],
+                a["format"],
+                a["sha256"],
+                a.get("size"),
+                tuple(a["splits"]) if "splits" in a else None,
+                tuple(DataFile.from_json(m) for m in a["members"]),
+                a.get("unpinned"),
+            )
+            for a in item.get("archives", ())
+        ),
         manual=None if manual is None else ManualStep(manual["url"], manual["instructions"]),
-        manifest=manifest)
+        manifest=manifest,
+    )
 
 
 @cache
@@ -210,8 +234,10 @@ class Known:
 
     def get(self, name: str) -> Benchmark:
         if name not in self.benchmarks:
-            raise HarnessError(f"unknown benchmark '{name}'{did_you_mean(name, self.benchmarks)} "
-                               f"(known: {', '.join(sorted(self.benchmarks))}; see `harness data list`)")
+            raise HarnessError(
+                f"unknown benchmark '{name}'{did_you_mean(name, self.benchmarks)} "
+                f"(known: {', '.join(sorted(self.benchmarks))}; see `harness data list`)"
+            )
         return self.benchmarks[name]
 
 
@@ -239,8 +265,9 @@ def known_benchmarks(registry: Registry) -> Known:
         for name, benchmark in read_manifest(manifest).items():
             earlier = benchmarks.setdefault(name, benchmark)
             if earlier.manifest != manifest:
-                raise HarnessError(f"benchmark '{name}' is declared by two data manifests: {earlier.manifest} "
-                                   f"and {manifest}")
+                raise HarnessError(
+                    f"benchmark '{name}' is declared by two data manifests: {earlier.manifest} and {manifest}"
+                )
     return Known(dict(sorted(benchmarks.items())), {k: tuple(v) for k, v in tasks.items()})
 
 
@@ -267,8 +294,13 @@ class HomeRecord:
         return None if entry is None else entry.get("sha256")
 
     def add(self, key: str, sha256: str, size: int, url: str | None, pinned: bool) -> None:
-        self.files[key] = {"sha256": sha256, "size": size, "url": url, "pinned": pinned,
-                           "installed": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        self.files[key] = {
+            "sha256": sha256,
+            "size": size,
+            "url": url,
+            "pinned": pinned,
+            "installed": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
 
     def save(self) -> None:
         from harness.files.io import write_atomic
@@ -325,16 +357,23 @@ def verify(benchmark: Benchmark, home: Path, record: HomeRecord) -> Iterator[Fin
         else:
             yield Finding(benchmark.name, path, "ok")
     prefix = f"{benchmark.folder}/"
-    extra = (k for k, entry in record.files.items() if k.startswith(prefix) and k not in declared
-             and not entry.get("archive"))  # an archive is deleted once extracted
+    extra = (
+        k
+        for k, entry in record.files.items()
+        if k.startswith(prefix) and k not in declared and not entry.get("archive")
+    )  # an archive is deleted once extracted
     for key in sorted(extra):
         path = home / key
         if not path.is_file():
             yield Finding(benchmark.name, path, "missing", "recorded when installed")
             continue
         got, want = sha256_path(path), record.files[key]["sha256"]
-        yield Finding(benchmark.name, path, "ok" if got == want else "changed",
-                      "" if got == want else f"sha256 {got}, recorded {want}")
+        yield Finding(
+            benchmark.name,
+            path,
+            "ok" if got == want else "changed",
+            "" if got == want else f"sha256 {got}, recorded {want}",
+        )
 
 
 def task_folder(meta: TaskMetadata, home: Path, split: str) -> Path | None:
@@ -348,7 +387,9 @@ def task_folder(meta: TaskMetadata, home: Path, split: str) -> Path | None:
         return None
     absent = missing(benchmark, home, split if split in benchmark.splits else None)
     if absent:
-        raise HarnessError(f"the data home {home} holds part of {benchmark.name} ({len(absent)} files missing, "
-                           f"e.g. {benchmark.path(home, absent[0])}): run `harness data get {benchmark.name}` "
-                           "to finish it, or pass --data-dir")
+        raise HarnessError(
+            f"the data home {home} holds part of {benchmark.name} ({len(absent)} files missing, "
+            f"e.g. {benchmark.path(home, absent[0])}): run `harness data get {benchmark.name}` "
+            "to finish it, or pass --data-dir"
+        )
     return home

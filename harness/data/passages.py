@@ -82,6 +82,7 @@ class CorpusFile:
 
 # -- one file's rows ------------------------------------------------------------------------------
 
+
 class _Lines:
     """A binary file's lines from a byte offset, decoded, counting bytes and lines as they are
     taken, so a row's offset is known even when a quoted TSV field spans lines. ``digest``, if
@@ -99,16 +100,20 @@ class _Lines:
             try:
                 yield raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise InputError(f"is not UTF-8 (byte {exc.start + 1} of the line)", file=self.path,
-                                 record=f"line {self.line}") from None
+                raise InputError(
+                    f"is not UTF-8 (byte {exc.start + 1} of the line)", file=self.path, record=f"line {self.line}"
+                ) from None
 
 
 def _tsv_header(lines: Iterator[str], path: Path) -> list[int]:
     """Positions of id, text and title in a row, from the header line."""
     header = next(csv.reader([next(lines, "")], delimiter="\t"), None)
     if header is None or sorted(header) != sorted(COLUMNS):
-        raise InputError(f"the first line must be the header {'<TAB>'.join(COLUMNS)} (any order), got {header}",
-                         file=path, record="line 1")
+        raise InputError(
+            f"the first line must be the header {'<TAB>'.join(COLUMNS)} (any order), got {header}",
+            file=path,
+            record="line 1",
+        )
     return [header.index(column) for column in COLUMNS]
 
 
@@ -126,10 +131,15 @@ def _tsv_rows(lines: _Lines, columns: list[int]) -> Iterator[tuple[int, int, tup
             continue
         if len(row) != width:
             if len(row) < width:
-                raise InputError(f"has {len(row)} of the {width} tab-separated columns", file=lines.path,
-                                 record=f"line {line}", field=COLUMNS[columns.index(len(row))])
-            raise InputError(f"has {len(row)} tab-separated columns, the header {width}", file=lines.path,
-                             record=f"line {line}")
+                raise InputError(
+                    f"has {len(row)} of the {width} tab-separated columns",
+                    file=lines.path,
+                    record=f"line {line}",
+                    field=COLUMNS[columns.index(len(row))],
+                )
+            raise InputError(
+                f"has {len(row)} tab-separated columns, the header {width}", file=lines.path, record=f"line {line}"
+            )
         yield offset, line, (row[columns[0]], row[columns[1]], row[columns[2]])
 
 
@@ -159,8 +169,9 @@ def _jsonl_rows(lines: _Lines) -> Iterator[tuple[int, int, tuple[str, str, str]]
         yield start, lines.line, (values[0], values[1], values[2])
 
 
-def _rows(handle: BinaryIO, source: CorpusFile, offset: int = 0,
-          digest: hashlib._Hash | None = None) -> Iterator[tuple[int, int, tuple[str, str, str]]]:
+def _rows(
+    handle: BinaryIO, source: CorpusFile, offset: int = 0, digest: hashlib._Hash | None = None
+) -> Iterator[tuple[int, int, tuple[str, str, str]]]:
     """The rows of ``source`` from byte ``offset`` (0: the first row, after a TSV's header)."""
     handle.seek(0)
     lines = _Lines(handle, source.path, 0, 0, digest)
@@ -177,6 +188,7 @@ def _rows(handle: BinaryIO, source: CorpusFile, offset: int = 0,
 
 
 # -- a collection ---------------------------------------------------------------------------------
+
 
 class _Column(Sequence[T], Generic[T]):
     """One field of every passage, read from the files when asked for (a lazy, read-only list)."""
@@ -293,10 +305,15 @@ class Passages:
 
     def as_corpus(self, with_titles: bool = True) -> Corpus:
         """The collection for a retriever: (title, text) pairs, or texts alone, read on demand."""
-        texts: Sequence[str | tuple[str, str]] = (_Column(self, lambda p: (p.title, p.text)) if with_titles
-                                                  else self.texts)
-        return PassageCorpus(ids=self.ids, texts=texts, langs=self.langs,  # type: ignore[arg-type]
-                             digest=sha256_text(self.fingerprint, "title+text" if with_titles else "text"))
+        texts: Sequence[str | tuple[str, str]] = (
+            _Column(self, lambda p: (p.title, p.text)) if with_titles else self.texts
+        )
+        return PassageCorpus(
+            ids=self.ids,
+            texts=texts,  # type: ignore[arg-type]
+            langs=self.langs,
+            digest=sha256_text(self.fingerprint, "title+text" if with_titles else "text"),
+        )
 
 
 def _passage(row: tuple[str, str, str], lang: str) -> Passage:
@@ -305,6 +322,7 @@ def _passage(row: tuple[str, str, str], lang: str) -> Passage:
 
 
 # -- reading --------------------------------------------------------------------------------------
+
 
 def _language_of(path: Path) -> str:
     name = path.name
@@ -320,14 +338,17 @@ def corpus_files(location: Path) -> list[tuple[Path, str]]:
     location = location.expanduser()
     if location.is_file():
         if location.name.endswith(".gz"):
-            raise HarnessError(f"corpus {location}: decompress it first (gunzip): passages are read back by "
-                               "their position in the file")
+            raise HarnessError(
+                f"corpus {location}: decompress it first (gunzip): passages are read back by their position in the file"
+            )
         if not location.name.endswith(SUFFIXES):
             raise HarnessError(f"corpus {location}: expected a .tsv or .jsonl file")
         return [(location, "en")]
     if location.is_dir():
-        files = sorted((p for p in location.iterdir() if p.is_file() and _language_of(p)),
-                       key=lambda p: (_language_of(p) != "en", p.name))
+        files = sorted(
+            (p for p in location.iterdir() if p.is_file() and _language_of(p)),
+            key=lambda p: (_language_of(p) != "en", p.name),
+        )
         if not files:
             raise HarnessError(f"corpus folder {location} has no {{lang}}.tsv or {{lang}}.jsonl files")
         return [(path, _language_of(path)) for path in files]
@@ -359,8 +380,12 @@ def _refuse_repeated_ids(passages: Passages, hashes: np.ndarray) -> None:
         position, pid = first_repeat
         source = passages.files[passages.file_of(position)]
         shown = pid if source.lang == "en" else pid.split(":", 1)[1]
-        raise InputError(f"passage id '{shown}' appears twice", file=source.path,
-                         record=f"line {_line_of(source, int(passages.offsets[position]))}", field="id")
+        raise InputError(
+            f"passage id '{shown}' appears twice",
+            file=source.path,
+            record=f"line {_line_of(source, int(passages.offsets[position]))}",
+            field="id",
+        )
 
 
 def read_passages(location: Path) -> Passages:
@@ -381,7 +406,8 @@ def read_passages(location: Path) -> Passages:
         starts.append(len(offsets))
     if not offsets:
         raise HarnessError(f"corpus {location} has no passages")
-    passages = Passages(files, np.frombuffer(offsets, dtype=np.int64), np.asarray(starts, dtype=np.int64),
-                        digest.hexdigest())
+    passages = Passages(
+        files, np.frombuffer(offsets, dtype=np.int64), np.asarray(starts, dtype=np.int64), digest.hexdigest()
+    )
     _refuse_repeated_ids(passages, np.frombuffer(hashes, dtype=np.int64))
     return passages

@@ -35,6 +35,7 @@ def split_sentences(text: str, lang: str) -> list[tuple[int, int]]:
             spans.append((left, left + len(stripped)))
         start += len(piece)
     if start != len(text):  # offsets would be wrong: a splitter version that rewrites text
-        raise HarnessError(f"{splitter_version()} changed the text it split; the harness needs the version "
-                           f"pinned in its requirements")
+        raise HarnessError(
+            f"{splitter_version()} changed the text it split; the harness needs the version pinned in its requirements"
+        )
     return spans

@@ -162,8 +162,11 @@ def apply_threads(runtime: Runtime) -> None:
         try:
             torch.set_num_interop_threads(1)
         except RuntimeError as error:  # torch allows it once, before any inter-op work
-            warnings.warn(f"torch inter-op threads stay at {torch.get_num_interop_threads()}: {error}",
-                          RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                f"torch inter-op threads stay at {torch.get_num_interop_threads()}: {error}",
+                RuntimeWarning,
+                stacklevel=2,
+            )
 
 
 def check_device(choice: str) -> None:

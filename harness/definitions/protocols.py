@@ -89,8 +89,9 @@ class KeyedSearchIndex(SearchIndex, Protocol):
     """A search index that can also take the benchmark ids of its queries: translate-test looks a
     question's translation up by (language, id), since one text may have several translations."""
 
-    def search_ids(self, queries: Sequence[str], ids: Sequence[str], *, langs: Sequence[str] | None = None,
-                   k: int | None = None) -> Ranking:
+    def search_ids(
+        self, queries: Sequence[str], ids: Sequence[str], *, langs: Sequence[str] | None = None, k: int | None = None
+    ) -> Ranking:
         """:meth:`search`, with ``ids[i]`` the id of ``queries[i]``."""
         ...
 
@@ -339,8 +340,19 @@ class LoglikelihoodScorer(Protocol):
 
 
 #: What a model can declare it provides (``Model.provides``); a task's ``needs`` is one of these.
-CAPABILITIES: tuple[type, ...] = (Encoder, Retriever, Reader, OpenDomainQA, PredictionSource, Translator, PairClassifier,
-                                  TokenTagger, MultipleChoice, Generator, LoglikelihoodScorer)
+CAPABILITIES: tuple[type, ...] = (
+    Encoder,
+    Retriever,
+    Reader,
+    OpenDomainQA,
+    PredictionSource,
+    Translator,
+    PairClassifier,
+    TokenTagger,
+    MultipleChoice,
+    Generator,
+    LoglikelihoodScorer,
+)
 
 
 def protocol_methods(protocol: type) -> list[str]:

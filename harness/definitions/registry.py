@@ -111,15 +111,22 @@ class Registry:
             return
         self.plugins.append(info)
         groups: tuple[tuple[Namespace[Any], list[Any]], ...] = (
-            (self.tasks, tasks), (self.models, models), (self.suites, suites), (self.schemas, schemas))
+            (self.tasks, tasks),
+            (self.models, models),
+            (self.suites, suites),
+            (self.schemas, schemas),
+        )
         for namespace, specs in groups:
             for spec in specs:
                 namespace.add(spec, info)
 
     def _call(self, hook: str, info: PluginInfo) -> list[Any]:
         """What this one plugin's implementation of ``hook`` returns, flattened."""
-        return _flatten(impl.function() for impl in getattr(self._manager.hook, hook).get_hookimpls()
-                        if impl.plugin_name == info.name)
+        return _flatten(
+            impl.function()
+            for impl in getattr(self._manager.hook, hook).get_hookimpls()
+            if impl.plugin_name == info.name
+        )
 
     def _check_hook_names(self, plugin: object) -> None:
         """Raise, naming the hook and the nearest real one, if ``plugin`` implements an unknown hook
@@ -128,10 +135,12 @@ class Registry:
             self._manager.check_pending()
         except pluggy.PluginValidationError:
             known = sorted(name for name in vars(hookspecs) if name.startswith(f"{hookspecs.PROJECT}_"))
-            unknown = sorted(caller.name for caller in self._manager.get_hookcallers(plugin) or []
-                             if not caller.has_spec())
-            raise ValueError(f"unknown hook '{unknown[0]}'{did_you_mean(unknown[0], known)} "
-                             f"(hooks: {', '.join(known)})") from None
+            unknown = sorted(
+                caller.name for caller in self._manager.get_hookcallers(plugin) or [] if not caller.has_spec()
+            )
+            raise ValueError(
+                f"unknown hook '{unknown[0]}'{did_you_mean(unknown[0], known)} (hooks: {', '.join(known)})"
+            ) from None
 
     def _mark_broken(self, info: PluginInfo, exc: BaseException) -> None:
         reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
@@ -161,7 +170,9 @@ def load_target(spec: TaskSpec | ModelSpec, plugin: PluginInfo, kind: str) -> An
     try:
         return spec.load()
     except Exception as exc:
-        raise RegistryError(f"{kind} '{spec.name}' from {plugin} failed to import: {type(exc).__name__}: {exc}") from exc
+        raise RegistryError(
+            f"{kind} '{spec.name}' from {plugin} failed to import: {type(exc).__name__}: {exc}"
+        ) from exc
 
 
 def _task_spec(item: object) -> TaskSpec:
@@ -170,15 +181,18 @@ def _task_spec(item: object) -> TaskSpec:
     if isinstance(item, type) and issubclass(item, Task):
         metadata = getattr(item, "metadata", None)
         if not isinstance(metadata, TaskMetadata):
-            raise declaration_error(f"task class {item.__qualname__}", "metadata",
-                                    f"must be a TaskMetadata, not {type(metadata).__name__}")
+            raise declaration_error(
+                f"task class {item.__qualname__}", "metadata", f"must be a TaskMetadata, not {type(metadata).__name__}"
+            )
         return metadata.spec(f"{item.__module__}:{item.__qualname__}")
     return _expect(item, TaskSpec, "harness_tasks", "or a Task class")
 
 
 def _expect(item: object, kind: type[T], hook: str, alternative: str = "") -> T:
     if not isinstance(item, kind):
-        raise TypeError(f"{hook} returned {item!r:.60}, not a {kind.__name__}{' ' + alternative if alternative else ''}")
+        raise TypeError(
+            f"{hook} returned {item!r:.60}, not a {kind.__name__}{' ' + alternative if alternative else ''}"
+        )
     return item
 
 

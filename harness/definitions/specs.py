@@ -57,8 +57,9 @@ def declaration_error(owner: str, field_name: str, problem: str) -> RegistryErro
 def check_name(name: str, owner: str) -> None:
     """Refuse a name that could not be typed on the command line or be a folder's name."""
     if not NAME.fullmatch(name):
-        raise declaration_error(owner, "name", f"'{name}' is not a name: letters, digits, '.', '_' and '-', "
-                                               "starting with a letter or digit")
+        raise declaration_error(
+            owner, "name", f"'{name}' is not a name: letters, digits, '.', '_' and '-', starting with a letter or digit"
+        )
 
 
 def _conforms(value: Any, annotation: Any) -> bool:
@@ -182,6 +183,7 @@ class SchemaSpec:
 
 
 SpecT = TypeVar("SpecT", TaskSpec, ModelSpec, SuiteSpec, SchemaSpec)
+
 
 @dataclass
 class Namespace(Generic[SpecT]):

@@ -83,11 +83,18 @@ class TaskMetadata:
                 if value in values[:index]:
                     raise declaration_error(owner, name, f"'{value}' is listed twice")
                 if not NAME.fullmatch(value):
-                    raise declaration_error(owner, name, f"'{value}' is not a {what} as the command line takes it "
-                                                         "(letters, digits, '.', '_', '-')")
+                    raise declaration_error(
+                        owner,
+                        name,
+                        f"'{value}' is not a {what} as the command line takes it (letters, digits, '.', '_', '-')",
+                    )
         if self.needs not in CAPABILITIES:
-            raise declaration_error(owner, "needs", f"{self.needs.__name__} is not a capability (capabilities: "
-                                                    f"{', '.join(c.__name__ for c in CAPABILITIES)})")
+            raise declaration_error(
+                owner,
+                "needs",
+                f"{self.needs.__name__} is not a capability (capabilities: "
+                f"{', '.join(c.__name__ for c in CAPABILITIES)})",
+            )
 
     def spec(self, target: str) -> TaskSpec:
         """The registry's entry for this task, ``target`` naming its class (``module:Class``).

@@ -16,8 +16,9 @@ class Progress:
     def __init__(self, total: int, description: str, enabled: bool = True, unit: str = "it") -> None:
         from tqdm import tqdm
 
-        self._bar = tqdm(total=total, desc=description, unit=unit, leave=False,
-                         disable=None if enabled else True, dynamic_ncols=True)
+        self._bar = tqdm(
+            total=total, desc=description, unit=unit, leave=False, disable=None if enabled else True, dynamic_ncols=True
+        )
         self._tokens = 0
         self._start = time.perf_counter()
 

@@ -98,5 +98,6 @@ def _column_blocks(widths: list[int], max_width: int) -> list[list[int]]:
 def _render(header: list[str], rows: list[list[str]], widths: list[int], columns: Iterable[int]) -> str:
     columns = list(columns)
     lines = [header, ["-" * w for w in widths], *rows]
-    return "\n".join(GAP.join(_shorten(line[i], widths[i]).ljust(widths[i]) for i in columns).rstrip()
-                     for line in lines)
+    return "\n".join(
+        GAP.join(_shorten(line[i], widths[i]).ljust(widths[i]) for i in columns).rstrip() for line in lines
+    )

@@ -27,8 +27,9 @@ def safe_member(name: str, archive: Path) -> PurePosixPath:
     text = name.replace("\\", "/")
     path = PurePosixPath(text)
     if path.is_absolute() or (path.parts and ":" in path.parts[0]) or ".." in path.parts:
-        raise HarnessError(f"{archive}: member '{name}' would be written outside the folder; the archive is refused, "
-                           "nothing extracted")
+        raise HarnessError(
+            f"{archive}: member '{name}' would be written outside the folder; the archive is refused, nothing extracted"
+        )
     return PurePosixPath(*(part for part in path.parts if part not in ("", ".")))
 
 
@@ -37,8 +38,10 @@ def _check_link(member: PurePosixPath, target: str, archive: Path, *, hard: bool
     base = "" if hard else str(member.parent)
     resolved = posixpath.normpath(posixpath.join(base, target.replace("\\", "/")))
     if target.startswith("/") or resolved == ".." or resolved.startswith("../"):
-        raise HarnessError(f"{archive}: member '{member}' links outside the folder (to '{target}'); the archive is "
-                           "refused, nothing extracted")
+        raise HarnessError(
+            f"{archive}: member '{member}' links outside the folder (to '{target}'); the archive is "
+            "refused, nothing extracted"
+        )
 
 
 @contextmanager
@@ -64,8 +67,10 @@ def _zip(archive: Path, staging: Path) -> list[PurePosixPath]:
                 mode = info.external_attr >> 16
                 if stat.S_ISLNK(mode):
                     _check_link(path, handle.read(info).decode("utf-8", "replace"), archive, hard=False)
-                    raise HarnessError(f"{archive}: member '{path}' is a symbolic link; the official archives hold "
-                                       "none, so it is refused, nothing extracted")
+                    raise HarnessError(
+                        f"{archive}: member '{path}' is a symbolic link; the official archives hold "
+                        "none, so it is refused, nothing extracted"
+                    )
                 if not info.is_dir():
                     plan.append((info, path))
             for info, path in plan:
@@ -86,13 +91,16 @@ def _tar(archive: Path, staging: Path) -> list[PurePosixPath]:
                 path = safe_member(info.name, archive)
                 if info.issym() or info.islnk():
                     _check_link(path, info.linkname, archive, hard=info.islnk())
-                    raise HarnessError(f"{archive}: member '{path}' is a link; the official archives hold none, so it "
-                                       "is refused, nothing extracted")
+                    raise HarnessError(
+                        f"{archive}: member '{path}' is a link; the official archives hold none, so it "
+                        "is refused, nothing extracted"
+                    )
                 if info.isfile():
                     plan.append((info, path))
                 elif not info.isdir():
-                    raise HarnessError(f"{archive}: member '{path}' is a device or pipe; the archive is refused, "
-                                       "nothing extracted")
+                    raise HarnessError(
+                        f"{archive}: member '{path}' is a device or pipe; the archive is refused, nothing extracted"
+                    )
             for info, path in plan:
                 (staging / path).parent.mkdir(parents=True, exist_ok=True)
                 source = handle.extractfile(info)

@@ -66,16 +66,18 @@ class Fetched:
 class Downloader:
     """One HTTP client for the files of a command (connections are kept between them)."""
 
-    def __init__(self, *, mirror: str | None = None, timeout: float = DEFAULT_TIMEOUT,
-                 progress: ProgressBar | None = None) -> None:
+    def __init__(
+        self, *, mirror: str | None = None, timeout: float = DEFAULT_TIMEOUT, progress: ProgressBar | None = None
+    ) -> None:
         import httpx2
 
         self.mirror = mirror
         self.timeout = timeout
         #: A bar with ``update(bytes)`` (tqdm), or None.
         self.progress = progress
-        self._client = httpx2.Client(timeout=httpx2.Timeout(timeout), follow_redirects=True,
-                                     headers={"Accept-Encoding": "identity"})
+        self._client = httpx2.Client(
+            timeout=httpx2.Timeout(timeout), follow_redirects=True, headers={"Accept-Encoding": "identity"}
+        )
 
     def __enter__(self) -> Downloader:
         return self
@@ -106,20 +108,24 @@ class Downloader:
                 transferred += cut.received
                 got = part.stat().st_size if part.exists() else 0
                 if got <= before or attempt == ATTEMPTS - 1:
-                    raise HarnessError(f"{source}: the connection broke after {got:,} of "
-                                       f"{'?' if size is None else f'{size:,}'} bytes of {target.name} "
-                                       f"({cut.reason}); run the same command again to resume") from None
+                    raise HarnessError(
+                        f"{source}: the connection broke after {got:,} of "
+                        f"{'?' if size is None else f'{size:,}'} bytes of {target.name} "
+                        f"({cut.reason}); run the same command again to resume"
+                    ) from None
         else:
             raise HarnessError(f"{source}: the server refused to resume {target.name} {ATTEMPTS} times")
         digest, length = _hash(part)
         if size is not None and length != size:
             part.unlink()
-            raise HarnessError(f"{source}: {target.name} is {length:,} bytes, expected {size:,}; refused, "
-                               "nothing installed")
+            raise HarnessError(
+                f"{source}: {target.name} is {length:,} bytes, expected {size:,}; refused, nothing installed"
+            )
         if sha256 is not None and digest != sha256:
             part.unlink()
-            raise HarnessError(f"{source}: {target.name} has sha256 {digest}, expected {sha256}; refused, "
-                               "nothing installed")
+            raise HarnessError(
+                f"{source}: {target.name} has sha256 {digest}, expected {sha256}; refused, nothing installed"
+            )
         os.replace(part, target)
         return Fetched(digest, length, transferred)
 

@@ -92,8 +92,11 @@ def check_known_ids(ids: Iterable[str], known: Container[str], *, file: Path, wh
     error names the first such id and how many there are."""
     unknown = [qid for qid in ids if qid not in known]
     if unknown:
-        raise InputError(f"not a question of {what} ({len(unknown)} such id(s): predictions for another file?)",
-                         file=file, field=unknown[0])
+        raise InputError(
+            f"not a question of {what} ({len(unknown)} such id(s): predictions for another file?)",
+            file=file,
+            field=unknown[0],
+        )
 
 
 def json_bytes(obj: Any, *, indent: int | None = 1) -> bytes:
@@ -209,8 +212,11 @@ def parse_json(text: str, *, unique_keys: bool = False, allow_nan: bool = True) 
     :func:`_unique_pairs`); without ``allow_nan``, ``NaN`` and ``Infinity`` are refused (options:
     a result file, being strict JSON, could not record them)."""
     try:
-        return json.loads(text, object_pairs_hook=_unique_pairs if unique_keys else None,
-                          parse_constant=None if allow_nan else _no_constant)
+        return json.loads(
+            text,
+            object_pairs_hook=_unique_pairs if unique_keys else None,
+            parse_constant=None if allow_nan else _no_constant,
+        )
     except RecursionError:
         raise ValueError("nested too deeply") from None
 
@@ -222,7 +228,7 @@ def _decode_reason(exc: json.JSONDecodeError, *, in_line: bool) -> str:
     ends there, or in an unterminated string, is said to be cut short, the usual cause."""
     where = f"column {exc.colno}" if in_line else f"line {exc.lineno} column {exc.colno}"
     reason = f"{exc.msg} {where}" if exc.msg.endswith(" at") else f"{exc.msg} at {where}"
-    if exc.msg.startswith("Unterminated") or not exc.doc[exc.pos:].strip():
+    if exc.msg.startswith("Unterminated") or not exc.doc[exc.pos :].strip():
         reason += " (the text ends there: cut short?)"
     return reason
 
@@ -230,11 +236,13 @@ def _decode_reason(exc: json.JSONDecodeError, *, in_line: bool) -> str:
 def _json_error(exc: ValueError, *, file: Path, record: str | None = None) -> InputError:
     """The one-line error for a failure of :func:`parse_json`."""
     if isinstance(exc, DuplicateKeyError):
-        return InputError("given twice in one JSON object (only one value may be meant)", file=file,
-                          record=record, field=exc.key)
+        return InputError(
+            "given twice in one JSON object (only one value may be meant)", file=file, record=record, field=exc.key
+        )
     if isinstance(exc, json.JSONDecodeError):
-        return InputError(f"malformed JSON: {_decode_reason(exc, in_line=record is not None)}", file=file,
-                          record=record)
+        return InputError(
+            f"malformed JSON: {_decode_reason(exc, in_line=record is not None)}", file=file, record=record
+        )
     return InputError(f"malformed JSON: {exc}", file=file, record=record)
 
 

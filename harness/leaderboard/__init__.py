@@ -24,13 +24,13 @@ from harness.leaderboard.page import page, page_server
 from harness.leaderboard.ranking import RankedEntry, RankedGroup, ranked, tie_marks
 from harness.leaderboard.records import entry_records, reported_records, result_records
 from harness.leaderboard.rendering import (
-                                           board_csv,
-                                           model_rows,
-                                           render,
-                                           render_json,
-                                           render_matrix,
-                                           render_model,
-                                           render_reported,
+    board_csv,
+    model_rows,
+    render,
+    render_json,
+    render_matrix,
+    render_model,
+    render_reported,
 )
 from harness.leaderboard.reported import ReportedResult, load_reported, select
 from harness.leaderboard.reported import folder_of as reported_folder
@@ -38,8 +38,31 @@ from harness.leaderboard.scope import Scope
 from harness.leaderboard.storage import add_result, load
 
 __all__ = [
-    "CARD_DETAIL", "Leaderboard", "LeaderboardEntry", "ModelCard", "RankedEntry", "RankedGroup", "ReportedResult",
-    "Scope", "add_result", "board_csv", "entry_records", "load", "load_reported", "model_rows", "page", "page_server",
-    "ranked", "render", "render_json", "render_matrix", "render_model", "render_reported", "reported_folder",
-    "reported_records", "result_records", "select", "tie_marks",
+    "CARD_DETAIL",
+    "Leaderboard",
+    "LeaderboardEntry",
+    "ModelCard",
+    "RankedEntry",
+    "RankedGroup",
+    "ReportedResult",
+    "Scope",
+    "add_result",
+    "board_csv",
+    "entry_records",
+    "load",
+    "load_reported",
+    "model_rows",
+    "page",
+    "page_server",
+    "ranked",
+    "render",
+    "render_json",
+    "render_matrix",
+    "render_model",
+    "render_reported",
+    "reported_folder",
+    "reported_records",
+    "result_records",
+    "select",
+    "tie_marks",
 ]

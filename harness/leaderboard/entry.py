@@ -111,22 +111,40 @@ class LeaderboardEntry:
     def from_result(cls, result: RunResult, result_path: Path) -> LeaderboardEntry:
         data, task = result.data, result.task
         model = result.model.identity
-        scope = Scope(task.name, task.options, data.split, data.languages, data.limit, data.demo, data.fingerprint,
-                      task.scorer_signature)
+        scope = Scope(
+            task.name,
+            task.options,
+            data.split,
+            data.languages,
+            data.limit,
+            data.demo,
+            data.fingerprint,
+            task.scorer_signature,
+        )
         bare = ModelIdentity(model.name, model.label, model.weights, model.options)
         card = model.details.get(CARD_DETAIL)
         if card is not None:  # a plugin's own card under the board's key would fail later, in a traceback
             names = {item.name for item in dataclasses.fields(ModelCard)}
             required = {item.name for item in dataclasses.fields(ModelCard) if item.default is dataclasses.MISSING}
             if not isinstance(card, dict) or not required <= card.keys() <= names:
-                raise HarnessError(f"{result_path}: model.details.{CARD_DETAIL}: not a model card (the fields are "
-                                   f"{', '.join(sorted(names))}; {', '.join(sorted(required))} required)")
+                raise HarnessError(
+                    f"{result_path}: model.details.{CARD_DETAIL}: not a model card (the fields are "
+                    f"{', '.join(sorted(names))}; {', '.join(sorted(required))} required)"
+                )
         return cls(
-            key=_key(scope, bare), scope=scope, model=bare,
-            main_metric=result.main_score.metric, main_score=result.main_score.value,
-            higher_is_better=task.higher_is_better, rows=result.rows, run_id=result.run_id, kind=result.kind,
-            result_path=str(result_path), finished_at=result.provenance.finished_at,
-            harness_version=result.provenance.harness_version, main_interval=result.main_score.interval,
+            key=_key(scope, bare),
+            scope=scope,
+            model=bare,
+            main_metric=result.main_score.metric,
+            main_score=result.main_score.value,
+            higher_is_better=task.higher_is_better,
+            rows=result.rows,
+            run_id=result.run_id,
+            kind=result.kind,
+            result_path=str(result_path),
+            finished_at=result.provenance.finished_at,
+            harness_version=result.provenance.harness_version,
+            main_interval=result.main_score.interval,
             matrices={name: value for name, value in result.diagnostics.items() if _is_matrix(value)},
             card=None if card is None else ModelCard.from_dict(card),
         )
@@ -136,10 +154,18 @@ class LeaderboardEntry:
         scope = self.scope.to_dict()
         signature = scope.pop("scorer_signature", None)  # written after the interval, as format 1.0 has it
         out: dict[str, Any] = {
-            "key": self.key, **scope, "model": self.model.key(), "main_metric": self.main_metric,
-            "main_score": self.main_score, "higher_is_better": self.higher_is_better,
-            "rows": [row.to_dict() for row in self.rows], "run_id": self.run_id, "kind": self.kind,
-            "result_path": self.result_path, "finished_at": self.finished_at, "harness_version": self.harness_version,
+            "key": self.key,
+            **scope,
+            "model": self.model.key(),
+            "main_metric": self.main_metric,
+            "main_score": self.main_score,
+            "higher_is_better": self.higher_is_better,
+            "rows": [row.to_dict() for row in self.rows],
+            "run_id": self.run_id,
+            "kind": self.kind,
+            "result_path": self.result_path,
+            "finished_at": self.finished_at,
+            "harness_version": self.harness_version,
         }
         if self.main_interval is not None:
             out["main_interval"] = list(self.main_interval)
@@ -156,10 +182,18 @@ class LeaderboardEntry:
         """An entry of a validated file."""
         interval, card = raw.get("main_interval"), raw.get("card")
         return cls(
-            key=raw["key"], scope=Scope.from_dict(raw), model=ModelIdentity(**raw["model"]),
-            main_metric=raw["main_metric"], main_score=raw["main_score"], higher_is_better=raw["higher_is_better"],
-            rows=tuple(ResultRow.from_dict(row) for row in raw["rows"]), run_id=raw["run_id"], kind=raw["kind"],
-            result_path=raw["result_path"], finished_at=raw["finished_at"], harness_version=raw["harness_version"],
+            key=raw["key"],
+            scope=Scope.from_dict(raw),
+            model=ModelIdentity(**raw["model"]),
+            main_metric=raw["main_metric"],
+            main_score=raw["main_score"],
+            higher_is_better=raw["higher_is_better"],
+            rows=tuple(ResultRow.from_dict(row) for row in raw["rows"]),
+            run_id=raw["run_id"],
+            kind=raw["kind"],
+            result_path=raw["result_path"],
+            finished_at=raw["finished_at"],
+            harness_version=raw["harness_version"],
             main_interval=None if interval is None else (interval[0], interval[1]),
             matrices=raw.get("matrices", {}),
             card=None if card is None else ModelCard.from_dict(card),
@@ -170,16 +204,35 @@ def _key(scope: Scope, model: ModelIdentity) -> str:
     """The key of an entry: its scope's task and options, split, data, language set and limit,
     and the model's identity (not the demo flag, implied by the data, nor the scorer signature:
     a run scored by a newer scorer replaces its entry)."""
-    return sha256_text(json.dumps([scope.task, scope.task_options, scope.split, scope.data_fingerprint,
-                                   sorted(scope.languages), scope.limit, model.key()], sort_keys=True))[:16]
+    return sha256_text(
+        json.dumps(
+            [
+                scope.task,
+                scope.task_options,
+                scope.split,
+                scope.data_fingerprint,
+                sorted(scope.languages),
+                scope.limit,
+                model.key(),
+            ],
+            sort_keys=True,
+        )
+    )[:16]
 
 
 def _is_matrix(value: Any) -> bool:
     """Whether a diagnostic is a language x language matrix: ``{row: {column: number}}`` (any
     task's: the leaderboard names no benchmark)."""
-    return (isinstance(value, dict) and bool(value) and all(
-        isinstance(row, dict) and row and all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                                              for x in row.values()) for row in value.values()))
+    return (
+        isinstance(value, dict)
+        and bool(value)
+        and all(
+            isinstance(row, dict)
+            and row
+            and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in row.values())
+            for row in value.values()
+        )
+    )
 
 
 @dataclass(frozen=True)
@@ -201,8 +254,11 @@ class Leaderboard:
         return dataclasses.replace(self, entries=tuple(e for e in self.entries if e.zero_shot))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"schema_version": SCHEMA_VERSION, "updated_at": self.updated_at,
-                "entries": [entry.to_dict() for entry in self.entries]}
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "updated_at": self.updated_at,
+            "entries": [entry.to_dict() for entry in self.entries],
+        }
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> Leaderboard:

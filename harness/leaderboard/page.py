@@ -36,11 +36,16 @@ def page_data(board: Leaderboard, reported: Sequence[ReportedResult] = ()) -> di
     marks), the model cards in the words of ``leaderboard show`` (by entry key), what a
     language pair's two languages are, each metric's unit and its decimals (one format per
     metric, as ``leaderboard show``), and the papers' reported results (shown apart, unranked)."""
-    return {"board": board.to_dict(), "groups": [group.to_dict() for group in ranked(board)],
-            "zero_shot_groups": [group.to_dict() for group in ranked(board.zero_shot())],
-            "cards": {entry.key: card_summary(entry.card) for entry in board.entries if entry.card is not None},
-            "pair_axes": list(PAIR_AXES), "units": metric_units(board, reported), "decimals": DECIMALS,
-            "reported": [result.to_dict() for result in reported]}
+    return {
+        "board": board.to_dict(),
+        "groups": [group.to_dict() for group in ranked(board)],
+        "zero_shot_groups": [group.to_dict() for group in ranked(board.zero_shot())],
+        "cards": {entry.key: card_summary(entry.card) for entry in board.entries if entry.card is not None},
+        "pair_axes": list(PAIR_AXES),
+        "units": metric_units(board, reported),
+        "decimals": DECIMALS,
+        "reported": [result.to_dict() for result in reported],
+    }
 
 
 def page(board: Leaderboard, reported: Sequence[ReportedResult] = ()) -> str:

@@ -27,10 +27,17 @@ class RankedEntry:
 
     def to_dict(self) -> dict[str, Any]:
         entry = self.entry
-        return {"rank": self.rank, "model": entry.model.label, "main_score": entry.main_score,
-                "main_interval": None if entry.main_interval is None else list(entry.main_interval),
-                "count": entry.count, "finished_at": entry.finished_at, "key": entry.key, "tied_with": self.tied_with,
-                "card": None if entry.card is None else entry.card.to_dict()}
+        return {
+            "rank": self.rank,
+            "model": entry.model.label,
+            "main_score": entry.main_score,
+            "main_interval": None if entry.main_interval is None else list(entry.main_interval),
+            "count": entry.count,
+            "finished_at": entry.finished_at,
+            "key": entry.key,
+            "tied_with": self.tied_with,
+            "card": None if entry.card is None else entry.card.to_dict(),
+        }
 
 
 @dataclass(frozen=True)
@@ -48,8 +55,13 @@ class RankedGroup:
 
     def to_dict(self) -> dict[str, Any]:
         """As ``harness leaderboard show --json`` prints it and the page reads it."""
-        return {"scope": self.scope.to_dict(), "description": self.description, "main_metric": self.main_metric,
-                "higher_is_better": self.higher_is_better, "entries": [e.to_dict() for e in self.entries]}
+        return {
+            "scope": self.scope.to_dict(),
+            "description": self.description,
+            "main_metric": self.main_metric,
+            "higher_is_better": self.higher_is_better,
+            "entries": [e.to_dict() for e in self.entries],
+        }
 
 
 def ranked(board: Leaderboard, task: str | None = None) -> list[RankedGroup]:
@@ -60,16 +72,25 @@ def ranked(board: Leaderboard, task: str | None = None) -> list[RankedGroup]:
     groups: dict[str, list[LeaderboardEntry]] = {}
     for entry in board.entries:
         if task is None or entry.scope.task == task:
-            groups.setdefault(json.dumps([entry.scope.canonical().to_dict(), entry.main_metric], sort_keys=True),
-                              []).append(entry)
+            groups.setdefault(
+                json.dumps([entry.scope.canonical().to_dict(), entry.main_metric], sort_keys=True), []
+            ).append(entry)
     out = []
     for members in groups.values():
         first = members[0]
         members.sort(key=lambda e: e.finished_at)  # equal scores: the earlier run first
         members.sort(key=lambda e: e.main_score, reverse=first.higher_is_better)
         marks = tie_marks([e.main_interval for e in members])
-        out.append(RankedGroup(first.scope.canonical(), first.main_metric, first.higher_is_better, tuple(
-            RankedEntry(rank, tied, entry) for rank, (entry, tied) in enumerate(zip(members, marks), start=1))))
+        out.append(
+            RankedGroup(
+                first.scope.canonical(),
+                first.main_metric,
+                first.higher_is_better,
+                tuple(
+                    RankedEntry(rank, tied, entry) for rank, (entry, tied) in enumerate(zip(members, marks), start=1)
+                ),
+            )
+        )
     out.sort(key=lambda g: g.scope.order() + (g.main_metric,))
     return out
 

@@ -47,7 +47,9 @@ def metric_units(board: Leaderboard, reported: Sequence[ReportedResult] = ()) ->
     all 0 or 1 cannot tell; an F1 of an empty baseline is one)."""
     values: dict[str, list[float | None]] = {}
     for entry in board.entries:
-        values.setdefault(entry.main_metric, []).append(entry.main_score)  # a main score may name a row (XTREME's all_task)
+        values.setdefault(entry.main_metric, []).append(
+            entry.main_score
+        )  # a main score may name a row (XTREME's all_task)
         for row in entry.rows:
             for name, value in row.metrics.items():
                 values.setdefault(name, []).append(value)
@@ -82,11 +84,20 @@ def render(board: Leaderboard, task: str | None = None, max_width: int | None = 
 
 def _block(group: RankedGroup, unit: str, max_width: int | None) -> str:
     scope = group.scope
-    lines = [*_fit(f"{scope.task} ({scope.split}) - main score: {group.main_metric} ({unit})", max_width),
-             *_fit(f"scope: {group.description}", max_width)]
-    rows = [[f"={e.tied_with}" if e.tied_with else str(e.rank), e.entry.model.label,
-             number(e.entry.main_score, unit, e.entry.main_interval), "-" if e.entry.count is None else str(e.entry.count),
-             e.entry.finished_at[:10]] for e in group.entries]
+    lines = [
+        *_fit(f"{scope.task} ({scope.split}) - main score: {group.main_metric} ({unit})", max_width),
+        *_fit(f"scope: {group.description}", max_width),
+    ]
+    rows = [
+        [
+            f"={e.tied_with}" if e.tied_with else str(e.rank),
+            e.entry.model.label,
+            number(e.entry.main_score, unit, e.entry.main_interval),
+            "-" if e.entry.count is None else str(e.entry.count),
+            e.entry.finished_at[:10],
+        ]
+        for e in group.entries
+    ]
     lines.append(format_table(["#", "model", f"{group.main_metric} [95% interval]", "count", "date"], rows, max_width))
     cards = [(e.entry.model.label, e.entry.card) for e in group.entries if e.entry.card is not None]
     if cards:
@@ -109,8 +120,11 @@ def _card_line(card: ModelCard) -> str:
 
 def card_summary(card: ModelCard) -> str:
     """A model card in words (the page's too): how the model was trained, its size and licence."""
-    training = [name for name, flag in (("zero-shot", card.zero_shot),
-                                        ("translate-train", card.translated_training_data)) if flag]
+    training = [
+        name
+        for name, flag in (("zero-shot", card.zero_shot), ("translate-train", card.translated_training_data))
+        if flag
+    ]
     parts = [", ".join(training) or "not zero-shot"]
     if card.parameters is not None:
         parts.append(f"{compact(card.parameters)} parameters")
@@ -127,25 +141,38 @@ def compact(count: int) -> str:
     return str(count)
 
 
-def render_json(board: Leaderboard, task: str | None = None, reported: Sequence[ReportedResult] | None = None,
-                model: str | None = None) -> str:
+def render_json(
+    board: Leaderboard,
+    task: str | None = None,
+    reported: Sequence[ReportedResult] | None = None,
+    model: str | None = None,
+) -> str:
     """The ranked groups (:meth:`RankedGroup.to_dict`) as ``harness leaderboard show --json`` prints
     them, or a model's rows across tasks (:func:`model_rows`); with ``reported`` (``--reported``)
     an object holding those (``groups`` or ``model_rows``) and the reported results apart."""
     verified: Any = model_rows(board, model) if model else [group.to_dict() for group in ranked(board, task)]
     if reported is None:
         return json.dumps(verified, indent=1, ensure_ascii=False)
-    return json.dumps({"model_rows" if model else "groups": verified,
-                       "reported": [result.to_dict() for result in reported]}, indent=1, ensure_ascii=False)
+    return json.dumps(
+        {"model_rows" if model else "groups": verified, "reported": [result.to_dict() for result in reported]},
+        indent=1,
+        ensure_ascii=False,
+    )
 
 
-def board_csv(board: Leaderboard, task: str | None = None, model: str | None = None,
-              reported: Sequence[ReportedResult] = ()) -> str:
+def board_csv(
+    board: Leaderboard, task: str | None = None, model: str | None = None, reported: Sequence[ReportedResult] = ()
+) -> str:
     """Every number of the entries (of ``task``, of the models whose label contains ``model``) as
     CSV records (:mod:`~harness.leaderboard.records`), then those of ``reported``, marked so."""
-    entries = [e for e in board.entries if (task is None or e.scope.task == task)
-               and (model is None or model.casefold() in e.model.label.casefold())]
-    return to_csv([*(r for e in entries for r in entry_records(e)), *(r for x in reported for r in reported_records(x))])
+    entries = [
+        e
+        for e in board.entries
+        if (task is None or e.scope.task == task) and (model is None or model.casefold() in e.model.label.casefold())
+    ]
+    return to_csv(
+        [*(r for e in entries for r in entry_records(e)), *(r for x in reported for r in reported_records(x))]
+    )
 
 
 def render_matrix(board: Leaderboard, task: str, metric: str | None = None) -> str:
@@ -166,8 +193,10 @@ def render_matrix(board: Leaderboard, task: str, metric: str | None = None) -> s
         blocks.append(f"{entry.model.label} - {name} ({axes})\n" + format_table([""] + columns, body))
     if not blocks:
         names = sorted({n for e in board.entries if e.scope.task == task for n in e.matrices})
-        raise HarnessError(f"no matrix{f' {metric!r}' if metric else ''} for task '{task}' on this leaderboard "
-                           f"(matrices: {', '.join(names) or 'none'}; or a row metric of language-pair rows)")
+        raise HarnessError(
+            f"no matrix{f' {metric!r}' if metric else ''} for task '{task}' on this leaderboard "
+            f"(matrices: {', '.join(names) or 'none'}; or a row metric of language-pair rows)"
+        )
     return "\n\n".join(blocks)
 
 
@@ -181,8 +210,10 @@ def _matrix(entry: LeaderboardEntry, metric: str | None) -> tuple[str, Cells, st
         return None
     name = metric or next(iter(pairs[0].metrics))
     if name not in pairs[0].metrics:
-        raise HarnessError(f"'{name}' is neither a row metric nor a matrix of task {entry.scope.task} "
-                           f"(known: {', '.join([*pairs[0].metrics, *entry.matrices])})")
+        raise HarnessError(
+            f"'{name}' is neither a row metric nor a matrix of task {entry.scope.task} "
+            f"(known: {', '.join([*pairs[0].metrics, *entry.matrices])})"
+        )
     cells: dict[str, dict[str, float | None]] = {}
     for row in pairs:
         cells.setdefault(row.languages[0], {})[row.languages[1]] = row.metrics[name]
@@ -200,27 +231,48 @@ def model_rows(board: Leaderboard, model: str) -> list[dict[str, Any]]:
         for placed in group.entries:
             entry = placed.entry
             if model.casefold() in entry.model.label.casefold():
-                rows.append({"model": entry.model.label, "task": group.scope.task, "split": group.scope.split,
-                             "scope": group.description, "main_metric": group.main_metric,
-                             "unit": units[group.main_metric], "main_score": entry.main_score,
-                             "main_interval": None if entry.main_interval is None else list(entry.main_interval),
-                             "rank": placed.rank, "tied_with": placed.tied_with, "of": len(group.entries),
-                             "count": entry.count, "key": entry.key})
+                rows.append(
+                    {
+                        "model": entry.model.label,
+                        "task": group.scope.task,
+                        "split": group.scope.split,
+                        "scope": group.description,
+                        "main_metric": group.main_metric,
+                        "unit": units[group.main_metric],
+                        "main_score": entry.main_score,
+                        "main_interval": None if entry.main_interval is None else list(entry.main_interval),
+                        "rank": placed.rank,
+                        "tied_with": placed.tied_with,
+                        "of": len(group.entries),
+                        "count": entry.count,
+                        "key": entry.key,
+                    }
+                )
     if not rows:
         labels = sorted({e.model.label for e in board.entries})
-        raise HarnessError(f"no entry of a model matching '{model}' on this leaderboard "
-                           f"(models: {', '.join(labels) or 'none'})")
+        raise HarnessError(
+            f"no entry of a model matching '{model}' on this leaderboard (models: {', '.join(labels) or 'none'})"
+        )
     return rows
 
 
 def render_model(board: Leaderboard, model: str, max_width: int | None = None) -> str:
     """One table across tasks for the models whose label contains ``model`` (:func:`model_rows`)."""
-    body = [[r["model"], f"{r['task']} ({r['split']})", f"{r['main_metric']} ({r['unit']})",
-             number(r["main_score"], r["unit"], r["main_interval"]),
-             f"{'=' + str(r['tied_with']) if r['tied_with'] else r['rank']} of {r['of']}",
-             "-" if r["count"] is None else str(r["count"]), r["scope"]] for r in model_rows(board, model)]
-    return format_table(["model", "task", "main metric", "score [95% interval]", "rank", "count", "scope"], body,
-                        max_width)
+    body = [
+        [
+            r["model"],
+            f"{r['task']} ({r['split']})",
+            f"{r['main_metric']} ({r['unit']})",
+            number(r["main_score"], r["unit"], r["main_interval"]),
+            f"{'=' + str(r['tied_with']) if r['tied_with'] else r['rank']} of {r['of']}",
+            "-" if r["count"] is None else str(r["count"]),
+            r["scope"],
+        ]
+        for r in model_rows(board, model)
+    ]
+    return format_table(
+        ["model", "task", "main metric", "score [95% interval]", "rank", "count", "scope"], body, max_width
+    )
 
 
 def render_reported(results: Sequence[ReportedResult], max_width: int | None = None) -> str:
@@ -232,19 +284,32 @@ def render_reported(results: Sequence[ReportedResult], max_width: int | None = N
         return "(no reported results)"
     groups: dict[str, list[ReportedResult]] = {}
     for result in results:
-        key = json.dumps([result.task, result.task_options, result.split, sorted(result.languages), result.metric],
-                         sort_keys=True)
+        key = json.dumps(
+            [result.task, result.task_options, result.split, sorted(result.languages), result.metric], sort_keys=True
+        )
         groups.setdefault(key, []).append(result)
     blocks = []
     for members in groups.values():
         first = members[0]
         options = ",".join(f"{k}={v}" for k, v in sorted(first.task_options.items())) or "no options"
-        lines = [*_fit(f"REPORTED {first.task} ({first.split}) - {first.metric} ({first.unit}): as printed in the "
-                       "papers, no predictions, not re-scored, not ranked", max_width),
-                 *_fit(f"scope: {options}; {coverage(first.languages, task_languages(first.task))}", max_width)]
+        lines = [
+            *_fit(
+                f"REPORTED {first.task} ({first.split}) - {first.metric} ({first.unit}): as printed in the "
+                "papers, no predictions, not re-scored, not ranked",
+                max_width,
+            ),
+            *_fit(f"scope: {options}; {coverage(first.languages, task_languages(first.task))}", max_width),
+        ]
         subsets = list(dict.fromkeys(subset for r in members for subset in r.main.subsets))
-        rows = [[r.model, printed(r.score) if r.spread is None else f"{printed(r.score)} ± {r.spread:g}",
-                 *(printed(r.main.subsets.get(subset)) for subset in subsets), r.source] for r in members]
+        rows = [
+            [
+                r.model,
+                printed(r.score) if r.spread is None else f"{printed(r.score)} ± {r.spread:g}",
+                *(printed(r.main.subsets.get(subset)) for subset in subsets),
+                r.source,
+            ]
+            for r in members
+        ]
         lines.append(format_table(["system", first.metric, *subsets, "source"], rows, max_width))
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
@@ -256,8 +321,10 @@ def render_markdown(board: Leaderboard, reported: Sequence[ReportedResult] = ())
     report on a :func:`comparable` scope, with who reports it and the options it was measured with
     where they differ from the entry's."""
     units = metric_units(board, reported)
-    lines = ["| task (split) | scope | model | main metric | score [95% interval] | best reported in the papers |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| task (split) | scope | model | main metric | score [95% interval] | best reported in the papers |",
+        "|---|---|---|---|---|---|",
+    ]
     for group in ranked(board):
         for placed in group.entries:
             entry = placed.entry
@@ -265,11 +332,22 @@ def render_markdown(board: Leaderboard, reported: Sequence[ReportedResult] = ())
                 continue
             unit = units[group.main_metric]
             best = max(comparable(group, reported), key=lambda r: r.score or 0.0, default=None)
-            beside = "–" if best is None else f"{printed(best.score)} ({best.model}{_differing(best, group)}; {best.source})"
-            scope = ", ".join(filter(None, [",".join(f"{k}={v}" for k, v in sorted(group.scope.task_options.items())),
-                                            f"limit {group.scope.limit} per language" if group.scope.limit else ""]))
-            lines.append(f"| {group.scope.task} ({group.scope.split}) | {scope or '–'} | {entry.model.label} | "
-                         f"{group.main_metric} ({unit}) | {number(entry.main_score, unit, entry.main_interval)} | {beside} |")
+            beside = (
+                "–" if best is None else f"{printed(best.score)} ({best.model}{_differing(best, group)}; {best.source})"
+            )
+            scope = ", ".join(
+                filter(
+                    None,
+                    [
+                        ",".join(f"{k}={v}" for k, v in sorted(group.scope.task_options.items())),
+                        f"limit {group.scope.limit} per language" if group.scope.limit else "",
+                    ],
+                )
+            )
+            lines.append(
+                f"| {group.scope.task} ({group.scope.split}) | {scope or '–'} | {entry.model.label} | "
+                f"{group.main_metric} ({unit}) | {number(entry.main_score, unit, entry.main_interval)} | {beside} |"
+            )
     return "\n".join(lines)
 
 
@@ -278,9 +356,14 @@ def comparable(group: RankedGroup, reported: Sequence[ReportedResult]) -> list[R
     and language set, and no task option the group's scope lacks (LAReQA's monolingual pools, say,
     are another task); an option's value may differ (a candidate form), and is then named."""
     scope = group.scope
-    return [r for r in reported if r.score is not None and (r.task, r.split, r.metric) == (
-        scope.task, scope.split, group.main_metric) and set(r.languages) == set(scope.languages)
-        and set(r.task_options) <= set(scope.task_options)]
+    return [
+        r
+        for r in reported
+        if r.score is not None
+        and (r.task, r.split, r.metric) == (scope.task, scope.split, group.main_metric)
+        and set(r.languages) == set(scope.languages)
+        and set(r.task_options) <= set(scope.task_options)
+    ]
 
 
 def _differing(result: ReportedResult, group: RankedGroup) -> str:

@@ -100,10 +100,19 @@ class ReportedResult:
     def to_dict(self) -> dict[str, Any]:
         """As ``leaderboard show --reported --json`` prints it and the page reads it."""
         out: dict[str, Any] = {
-            "paper": self.paper.to_dict(), "source": self.source, "table": self.table, "model": self.model,
-            "description": self.description, "task": self.task, "task_options": self.task_options,
-            "split": self.split, "languages": list(self.languages), "metric": self.metric, "unit": self.unit,
-            "score": self.main.score, "subsets": self.main.subsets,
+            "paper": self.paper.to_dict(),
+            "source": self.source,
+            "table": self.table,
+            "model": self.model,
+            "description": self.description,
+            "task": self.task,
+            "task_options": self.task_options,
+            "split": self.split,
+            "languages": list(self.languages),
+            "metric": self.metric,
+            "unit": self.unit,
+            "score": self.main.score,
+            "subsets": self.main.subsets,
             "other_metrics": {name: {"score": r.score, "subsets": r.subsets} for name, r in self.other_metrics.items()},
         }
         for name in ("spread", "zero_shot", "translated_training_data", "note"):
@@ -117,14 +126,27 @@ class ReportedResult:
     def from_dict(cls, paper: Paper, raw: dict[str, Any]) -> ReportedResult:
         """A result of a validated paper file."""
         return cls(
-            paper=paper, table=raw["table"], model=raw["model"], description=raw["description"], task=raw["task"],
-            task_options=raw["task_options"], split=raw["split"], languages=tuple(raw["languages"]),
-            metric=raw["metric"], unit=raw["unit"], main=Reported(raw["score"], raw.get("subsets", {})),
-            other_metrics={name: Reported(value["score"], value.get("subsets", {}))
-                           for name, value in raw.get("other_metrics", {}).items()},
-            spread=raw.get("spread"), zero_shot=raw.get("zero_shot"),
-            translated_training_data=raw.get("translated_training_data"), note=raw.get("note"),
-            read_from=tuple(raw.get("read_from", ())))
+            paper=paper,
+            table=raw["table"],
+            model=raw["model"],
+            description=raw["description"],
+            task=raw["task"],
+            task_options=raw["task_options"],
+            split=raw["split"],
+            languages=tuple(raw["languages"]),
+            metric=raw["metric"],
+            unit=raw["unit"],
+            main=Reported(raw["score"], raw.get("subsets", {})),
+            other_metrics={
+                name: Reported(value["score"], value.get("subsets", {}))
+                for name, value in raw.get("other_metrics", {}).items()
+            },
+            spread=raw.get("spread"),
+            zero_shot=raw.get("zero_shot"),
+            translated_training_data=raw.get("translated_training_data"),
+            note=raw.get("note"),
+            read_from=tuple(raw.get("read_from", ())),
+        )
 
 
 def folder_of(board: Path) -> Path:
@@ -143,8 +165,12 @@ def load_paper(path: Path) -> tuple[ReportedResult, ...]:
     results = tuple(ReportedResult.from_dict(paper, item) for item in raw["results"])
     for index, result in enumerate(results):
         if paper.text is None and not result.read_from:
-            raise InputError("the paper names no text (paper.text), so the result names where its numbers were "
-                             "read", file=path, record=f"results.{index} ({result.model})", field="read_from")
+            raise InputError(
+                "the paper names no text (paper.text), so the result names where its numbers were read",
+                file=path,
+                record=f"results.{index} ({result.model})",
+                field="read_from",
+            )
     return results
 
 
@@ -155,8 +181,12 @@ def load_reported(folder: Path) -> tuple[ReportedResult, ...]:
     return tuple(result for path in sorted(folder.glob("*.json")) for result in load_paper(path))
 
 
-def select(results: tuple[ReportedResult, ...], task: str | None = None,
-           model: str | None = None) -> tuple[ReportedResult, ...]:
+def select(
+    results: tuple[ReportedResult, ...], task: str | None = None, model: str | None = None
+) -> tuple[ReportedResult, ...]:
     """The results of ``task`` and of the systems whose name contains ``model`` (any case)."""
-    return tuple(r for r in results if (task is None or r.task == task)
-                 and (model is None or model.casefold() in r.model.casefold()))
+    return tuple(
+        r
+        for r in results
+        if (task is None or r.task == task) and (model is None or model.casefold() in r.model.casefold())
+    )

@@ -42,9 +42,15 @@ class Scope:
         return dataclasses.replace(self, languages=tuple(sorted(self.languages)))
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"task": self.task, "task_options": self.task_options, "split": self.split,
-               "languages": list(self.languages), "limit": self.limit, "demo": self.demo,
-               "data_fingerprint": self.data_fingerprint}
+        out = {
+            "task": self.task,
+            "task_options": self.task_options,
+            "split": self.split,
+            "languages": list(self.languages),
+            "limit": self.limit,
+            "demo": self.demo,
+            "data_fingerprint": self.data_fingerprint,
+        }
         if self.scorer_signature is not None:
             out["scorer_signature"] = self.scorer_signature
         return out
@@ -52,19 +58,38 @@ class Scope:
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> Scope:
         """The scope of an entry of a validated file (the entry's other fields are ignored)."""
-        return cls(raw["task"], raw["task_options"], raw["split"], tuple(raw["languages"]), raw["limit"],
-                   raw["demo"], raw["data_fingerprint"], raw.get("scorer_signature"))
+        return cls(
+            raw["task"],
+            raw["task_options"],
+            raw["split"],
+            tuple(raw["languages"]),
+            raw["limit"],
+            raw["demo"],
+            raw["data_fingerprint"],
+            raw.get("scorer_signature"),
+        )
 
     def order(self) -> tuple[Any, ...]:
         """Tables in reading order: by task and split; full data, then ``--limit``, then demo runs;
         no options before options; more languages before fewer."""
-        return (self.task, self.split, self.demo, self.limit or 0, _options(self.task_options),
-                -len(self.languages), self.languages, json.dumps(self.to_dict(), sort_keys=True))
+        return (
+            self.task,
+            self.split,
+            self.demo,
+            self.limit or 0,
+            _options(self.task_options),
+            -len(self.languages),
+            self.languages,
+            json.dumps(self.to_dict(), sort_keys=True),
+        )
 
     def describe(self) -> str:
         """One line saying what the scope is, for the title of its table."""
-        parts = [_options(self.task_options) or "no options", coverage(self.languages, task_languages(self.task)),
-                 "demo data" if self.demo else f"data {self.data_fingerprint[:12]}"]
+        parts = [
+            _options(self.task_options) or "no options",
+            coverage(self.languages, task_languages(self.task)),
+            "demo data" if self.demo else f"data {self.data_fingerprint[:12]}",
+        ]
         if self.limit:
             parts.append(f"limit {self.limit} per language")
         if self.scorer_signature is not None:
@@ -82,8 +107,7 @@ def coverage(languages: Sequence[str], declared: frozenset[str] | None) -> str:
     languages`` naming the missing ones, or where they are many the ones there (one rule for
     every task; a task no installed plugin knows declares None)."""
     if declared is None or not set(languages) < declared:
-        return (f"{len(languages)} languages" if len(languages) > NAMED_LANGUAGES
-                else "languages " + ",".join(languages))
+        return f"{len(languages)} languages" if len(languages) > NAMED_LANGUAGES else "languages " + ",".join(languages)
     missing = sorted(declared - set(languages))
     text = f"incomplete: {len(languages)} of {len(declared)} languages"
     if len(missing) <= NAMED_LANGUAGES:

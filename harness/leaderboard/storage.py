@@ -66,8 +66,10 @@ def locked(path: Path, timeout_s: float = LOCK_TIMEOUT_S) -> Iterator[None]:
         except BlockingIOError:
             os.close(fd)
             if time.monotonic() > deadline:
-                raise HarnessError(f"{path}: another process has been updating it for {timeout_s:g} s "
-                                   f"(it holds {lock}); try again when it is done") from None
+                raise HarnessError(
+                    f"{path}: another process has been updating it for {timeout_s:g} s "
+                    f"(it holds {lock}); try again when it is done"
+                ) from None
             time.sleep(_RETRY_S)
             continue
         if _is_at(fd, lock):

@@ -164,8 +164,10 @@ def unsound_rows(vectors: np.ndarray, *, unit_norm: bool) -> tuple[np.ndarray, s
         return unsound, f"{int(zero.sum())} of {len(zero)} rows all zeros"
     if off.any():
         first = int(np.argmax(off))
-        return unsound, (f"{int(off.sum())} of {len(off)} rows of a norm other than 1 (row {first}: "
-                         f"{norms[first]:.4g}) from a model that normalises its vectors")
+        return unsound, (
+            f"{int(off.sum())} of {len(off)} rows of a norm other than 1 (row {first}: "
+            f"{norms[first]:.4g}) from a model that normalises its vectors"
+        )
     return unsound, None
 
 
@@ -222,8 +224,11 @@ class EmbeddingCache:
 
     def _drop(self, shard: Shard, problem: str) -> None:
         self.corrupted.append(str(shard.vectors))
-        warnings.warn(f"embedding cache shard {shard.vectors} is corrupted ({problem}): "
-                      "removed; its texts are encoded again", RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"embedding cache shard {shard.vectors} is corrupted ({problem}): removed; its texts are encoded again",
+            RuntimeWarning,
+            stacklevel=3,
+        )
         shard.remove()
 
     def __len__(self) -> int:
@@ -236,8 +241,7 @@ class EmbeddingCache:
         shard, row = self._index[key]
         return np.asarray(self._shards[shard][row], dtype=np.float32)
 
-    def put(self, role: Role, texts: Sequence[Text], vectors: np.ndarray,
-            langs: Sequence[str] | None = None) -> None:
+    def put(self, role: Role, texts: Sequence[Text], vectors: np.ndarray, langs: Sequence[str] | None = None) -> None:
         """Write the vectors of ``texts`` as one new shard (atomically; the checksum file last
         marks it complete), with the texts of :data:`SAMPLE_ROWS` seeded rows for :func:`verify`.
 
@@ -310,9 +314,15 @@ def _read_sample(shard: Shard, keys: np.ndarray) -> tuple[list[SampleRow] | None
         return None, "no sample of its texts (written before shards kept one)"
     try:
         raw = parse_json(shard.sample.read_text(encoding="utf-8"))
-        rows = [SampleRow(int(item["row"]), item["role"],
-                          item["text"] if isinstance(item["text"], str) else (item["text"][0], item["text"][1]),
-                          item["lang"]) for item in raw["rows"]]
+        rows = [
+            SampleRow(
+                int(item["row"]),
+                item["role"],
+                item["text"] if isinstance(item["text"], str) else (item["text"][0], item["text"][1]),
+                item["lang"],
+            )
+            for item in raw["rows"]
+        ]
     except (OSError, ValueError, UnicodeDecodeError, TypeError, KeyError, IndexError) as exc:
         return None, f"its sample is unreadable ({exc.__class__.__name__})"
     stored = _split_keys(keys)
@@ -397,14 +407,21 @@ def _check_shard(shard: Shard, label: str, model: Model) -> ShardCheck:
     for role in sorted({row.role for row in sample}):
         rows = [row for row in sample if row.role == role]
         langs = [row.lang for row in rows]
-        fresh = np.asarray(cast(Encoder, model).encode(
-            [row.text for row in rows], role=role,
-            langs=None if None in langs else cast(list[str], langs)), dtype=np.float32)
+        fresh = np.asarray(
+            cast(Encoder, model).encode(
+                [row.text for row in rows], role=role, langs=None if None in langs else cast(list[str], langs)
+            ),
+            dtype=np.float32,
+        )
         cached = np.asarray(vectors[[row.row for row in rows]])
         if fresh.shape != cached.shape:
             shard.remove()
-            return ShardCheck(label, shard.vectors, "disagrees",
-                              f"the model's rows have {fresh.shape[1]} numbers, the shard's {cached.shape[1]}; removed")
+            return ShardCheck(
+                label,
+                shard.vectors,
+                "disagrees",
+                f"the model's rows have {fresh.shape[1]} numbers, the shard's {cached.shape[1]}; removed",
+            )
         distances = np.linalg.norm(cached - fresh, axis=1) / np.maximum(np.linalg.norm(fresh, axis=1), 1e-12)
         worst = max(worst, float(distances.max()))
     tolerance = TOLERANCES.get(model.precision, DEFAULT_TOLERANCE)
@@ -475,17 +492,32 @@ def describe(root: Path) -> list[dict[str, Any]]:
     out = []
     embeddings, models = root / "embeddings", root / "models"
     for folder in sorted(embeddings.iterdir()) if embeddings.is_dir() else []:
-        out.append({"key": folder.name, "label": _label(folder / "model.json"), "entries": _entries(folder)
-                    if folder.is_dir() else 0, "bytes": _size(folder), "path": str(folder)})
+        out.append(
+            {
+                "key": folder.name,
+                "label": _label(folder / "model.json"),
+                "entries": _entries(folder) if folder.is_dir() else 0,
+                "bytes": _size(folder),
+                "path": str(folder),
+            }
+        )
     for item in sorted(models.iterdir()) if models.is_dir() else []:
         if item.name.endswith(".lock"):  # the lock a conversion holds (filelock leaves the file): no model
             continue
-        out.append({"key": f"models/{item.name}", "label": item.name, "entries": None, "bytes": _size(item),
-                    "path": str(item)})
+        out.append(
+            {"key": f"models/{item.name}", "label": item.name, "entries": None, "bytes": _size(item), "path": str(item)}
+        )
     digests = root / DIGESTS_FILE
     if digests.exists():
-        out.append({"key": DIGESTS_FILE, "label": "file digests", "entries": None, "bytes": _size(digests),
-                    "path": str(digests)})
+        out.append(
+            {
+                "key": DIGESTS_FILE,
+                "label": "file digests",
+                "entries": None,
+                "bytes": _size(digests),
+                "path": str(digests),
+            }
+        )
     return out
 
 

@@ -72,8 +72,12 @@ class EncoderRetriever:
         with Progress(n, "encoding passages") as bar:
             for start in range(0, n, self.chunk):
                 stop = min(n, start + self.chunk)
-                parts.append(np.asarray(self.encoder.encode(
-                    corpus.texts[start:stop], role="passage", langs=corpus.langs[start:stop]), dtype=np.float32))
+                parts.append(
+                    np.asarray(
+                        self.encoder.encode(corpus.texts[start:stop], role="passage", langs=corpus.langs[start:stop]),
+                        dtype=np.float32,
+                    )
+                )
                 bar.update(stop - start)
         return DenseIndex(self.encoder, np.concatenate(parts))
 

@@ -91,8 +91,9 @@ class GivenModel:
         return self.model
 
 
-def resolve_model(spec: object, registry: ModelFinder, model_args: str | Mapping[str, Any] | None = None,
-                  label: str | None = None) -> ModelSource:
+def resolve_model(
+    spec: object, registry: ModelFinder, model_args: str | Mapping[str, Any] | None = None, label: str | None = None
+) -> ModelSource:
     """The model ``spec`` names: a registered name (``name:key=value,...``, options merged with
     ``model_args`` JSON), a harness model instance, or a Python object providing a capability;
     ``label`` names a Python object on the leaderboard."""
@@ -108,8 +109,9 @@ def resolve_model(spec: object, registry: ModelFinder, model_args: str | Mapping
     named = parse_named(spec, model_args)
     spec_entry, plugin = registry.model(named.name)
     model_cls = load_target(spec_entry, plugin, "model")
-    return ModelChoice(named.name, model_cls, plugin,
-                       bind_options(model_cls, named.options, owner=f"model {named.name}"))
+    return ModelChoice(
+        named.name, model_cls, plugin, bind_options(model_cls, named.options, owner=f"model {named.name}")
+    )
 
 
 def _plugin_of(model: Model, registry: ModelFinder) -> PluginInfo:
@@ -122,8 +124,9 @@ def _plugin_of(model: Model, registry: ModelFinder) -> PluginInfo:
     return PYTHON_OBJECT
 
 
-def model_service(model: Model, runtime: Runtime, identity: ModelIdentity, *,
-                  show_progress: bool) -> EncodingService | GenerationService | None:
+def model_service(
+    model: Model, runtime: Runtime, identity: ModelIdentity, *, show_progress: bool
+) -> EncodingService | GenerationService | None:
     """The harness's service in front of a model: the shared encoding queue for a plain encoder,
     the generation service for a generator (each deduplicates, keeps the on-disk cache, batches by
     length); None for any other model. A model that its identity cannot tell apart from others (an

@@ -101,8 +101,10 @@ class World:
             import torch.distributed as dist
 
             device = self._device()
-            mine = (torch.from_numpy(np.ascontiguousarray(indices, dtype=np.int64)).to(device),
-                    torch.from_numpy(np.ascontiguousarray(scores, dtype=np.float32)).to(device))
+            mine = (
+                torch.from_numpy(np.ascontiguousarray(indices, dtype=np.int64)).to(device),
+                torch.from_numpy(np.ascontiguousarray(scores, dtype=np.float32)).to(device),
+            )
             lists = []
             for tensor in mine:
                 gathered = [torch.empty_like(tensor) for _ in range(self.size)]

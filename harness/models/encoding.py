@@ -192,10 +192,19 @@ def _characters(text: Text) -> int:
 class EncodingService:
     """An :class:`Encoder` in front of a model: memoised, cached on disk, batched by length."""
 
-    def __init__(self, encoder: Encoder, *, cache: EmbeddingCache | None = None, batch_size: int | None = None,
-                 world: World | None = None, show_progress: bool = True, device: str = "cpu",
-                 threads: int | None = None, clock: Callable[[], float] = time.perf_counter,
-                 peak: Callable[[str, str, int | None], float | None] = peak_gflops) -> None:
+    def __init__(
+        self,
+        encoder: Encoder,
+        *,
+        cache: EmbeddingCache | None = None,
+        batch_size: int | None = None,
+        world: World | None = None,
+        show_progress: bool = True,
+        device: str = "cpu",
+        threads: int | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+        peak: Callable[[str, str, int | None], float | None] = peak_gflops,
+    ) -> None:
         """``device`` and ``threads`` are where and with how many CPU threads the encoder computes
         (the matmul peak is measured likewise); ``clock`` and ``peak`` are the time source and the
         peak measurement (dtype, device, threads), replaceable for tests."""
@@ -209,21 +218,35 @@ class EncodingService:
         self.peak = peak
         self._flop_counter = encoder if isinstance(encoder, FlopCounter) else None
         self.batcher = AdaptiveBatcher(batch_size or DEFAULT_BATCH_SIZE)
-        self.stats = EncodingStats(batch_size=self.batcher.batch_size,
-                                   corrupted_cache_shards=list(cache.corrupted) if cache is not None else [])
+        self.stats = EncodingStats(
+            batch_size=self.batcher.batch_size,
+            corrupted_cache_shards=list(cache.corrupted) if cache is not None else [],
+        )
         self._memory: dict[bytes, np.ndarray] = {}
 
     @classmethod
-    def for_model(cls, encoder: Encoder, runtime: Any, identity: dict[str, Any], *,
-                  show_progress: bool = True) -> EncodingService:
+    def for_model(
+        cls, encoder: Encoder, runtime: Any, identity: dict[str, Any], *, show_progress: bool = True
+    ) -> EncodingService:
         """The service a run puts in front of an encoder model: the embedding cache under
         ``runtime.cache_dir`` (none if it is None), the run's batch size, this process's rank."""
         world = current_world()
-        cache = None if runtime.cache_dir is None else EmbeddingCache(
-            runtime.cache_dir, identity, unit_norm=isinstance(encoder, Model) and encoder.normalizes)
-        service = cls(encoder, cache=cache, batch_size=runtime.batch_size or getattr(encoder, "batch_size", None),
-                      world=world, show_progress=show_progress, device=runtime.device_used,
-                      threads=runtime.threads)
+        cache = (
+            None
+            if runtime.cache_dir is None
+            else EmbeddingCache(
+                runtime.cache_dir, identity, unit_norm=isinstance(encoder, Model) and encoder.normalizes
+            )
+        )
+        service = cls(
+            encoder,
+            cache=cache,
+            batch_size=runtime.batch_size or getattr(encoder, "batch_size", None),
+            world=world,
+            show_progress=show_progress,
+            device=runtime.device_used,
+            threads=runtime.threads,
+        )
         world.barrier()  # every rank has read the cache before any rank writes to it
         return service
 
@@ -256,8 +279,9 @@ class EncodingService:
         for role, (texts, langs) in by_role.items():
             self._fill([text_key(role, t) for t in texts], texts, role, langs)  # type: ignore[arg-type]
 
-    def plan(self, requests: Iterable[EncodingRequest], *, sample_size: int = PLAN_SAMPLE,
-             seed: int = 0) -> EncodingPlan:
+    def plan(
+        self, requests: Iterable[EncodingRequest], *, sample_size: int = PLAN_SAMPLE, seed: int = 0
+    ) -> EncodingPlan:
         """What :meth:`prefetch` would do, without encoding it all: for ``--dry-run``.
 
         Tokenising every text of a real benchmark takes longer than the answer is worth, so per
@@ -298,9 +322,11 @@ class EncodingService:
             else:
                 seconds = tokens / rate / self.world.size
                 how = f"{rate:,.0f} tokens/s measured on {role} texts" + (
-                    f", shared by {self.world.size} ranks" if self.world.size > 1 else "")
-        return EncodingPlan(requested, len(unique), len(cached), len(unique) - len(cached), round(tokens), exact,
-                            seconds, how)
+                    f", shared by {self.world.size} ranks" if self.world.size > 1 else ""
+                )
+        return EncodingPlan(
+            requested, len(unique), len(cached), len(unique) - len(cached), round(tokens), exact, seconds, how
+        )
 
     def _calibrate(self, texts: list[Text], lengths: list[int], role: Role, rng: random.Random) -> float:
         """Tokens per second of the encoder on these texts, measured for about
@@ -360,11 +386,16 @@ class EncodingService:
             for i, vector in zip(done, vectors):
                 self._memory[new_keys[i]] = vector
             if self.cache is not None and self.world.is_main:  # saved round by round: a killed run keeps them
-                self.cache.put(role, [new_texts[i] for i in done], vectors,
-                               [new_langs[i] for i in done] if new_langs is not None else None)
+                self.cache.put(
+                    role,
+                    [new_texts[i] for i in done],
+                    vectors,
+                    [new_langs[i] for i in done] if new_langs is not None else None,
+                )
 
-    def _encode_new(self, texts: list[Text], langs: list[str] | None,
-                    role: Role) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    def _encode_new(
+        self, texts: list[Text], langs: list[str] | None, role: Role
+    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Encode ``texts`` in rounds (see the module docstring); yield (positions, vectors) per round.
 
         Within a round the length-sorted batches are dealt out to the ranks, each rank encodes its
@@ -395,8 +426,11 @@ class EncodingService:
                     round_batches = shares[0] = round_batches[: len(local)]
                 first += len(round_batches)
                 dim = local[0].shape[1] if local else self._dimension(texts, langs, role)
-                blocks = self.world.gather_rows(np.concatenate(local) if local else np.zeros((0, dim), np.float32),
-                                                [sum(len(b) for b in share) for share in shares], dim)
+                blocks = self.world.gather_rows(
+                    np.concatenate(local) if local else np.zeros((0, dim), np.float32),
+                    [sum(len(b) for b in share) for share in shares],
+                    dim,
+                )
                 positions = np.concatenate([np.concatenate(share) for share in shares if share])
                 self.stats.seconds += self.clock() - start
                 others = [i for r, share in enumerate(shares) if r != rank for batch in share for i in batch]
@@ -416,18 +450,19 @@ class EncodingService:
         """Width of the vectors, for a rank that got no batch: encode one text to find out."""
         return int(np.asarray(self.encoder.encode(texts[:1], role=role, langs=langs[:1] if langs else None)).shape[1])
 
-    def _encode_batch(self, batch: np.ndarray, texts: list[Text], langs: list[str] | None, role: Role,
-                      lengths: list[int]) -> np.ndarray:
+    def _encode_batch(
+        self, batch: np.ndarray, texts: list[Text], langs: list[str] | None, role: Role, lengths: list[int]
+    ) -> np.ndarray:
         """Encode one batch (halved on out-of-memory by the batcher); count its padding."""
 
         def work(part: np.ndarray) -> list[np.ndarray]:
-            vectors = self.encoder.encode([texts[i] for i in part], role=role,
-                                          langs=[langs[i] for i in part] if langs is not None else None)
+            vectors = self.encoder.encode(
+                [texts[i] for i in part], role=role, langs=[langs[i] for i in part] if langs is not None else None
+            )
             self.stats.batches += 1
             self.stats.padded_tokens += max(lengths[i] for i in part) * len(part)
             if self._flop_counter is not None:
-                self.stats.flops = (self.stats.flops or 0.0) + self._flop_counter.flop_count(
-                    [lengths[i] for i in part])
+                self.stats.flops = (self.stats.flops or 0.0) + self._flop_counter.flop_count([lengths[i] for i in part])
             return list(np.asarray(vectors, dtype=np.float32))
 
         rows = self.batcher.run(batch, work)

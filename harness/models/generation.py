@@ -129,8 +129,15 @@ def finish(completion: Completion, options: GenerationOptions, reasoning_end: st
     start = answer_start(raw, reasoning_end, completion.opened)
     reasoning, _ = split_reasoning(raw, reasoning_end, completion.opened)
     if start is None:
-        return Generation("", reasoning, 0.0 if options.logprobs else None, completion.prompt_tokens,
-                          completion.new_tokens, completion.ended, trace_open=True)
+        return Generation(
+            "",
+            reasoning,
+            0.0 if options.logprobs else None,
+            completion.prompt_tokens,
+            completion.new_tokens,
+            completion.ended,
+            trace_open=True,
+        )
     stop = stop_position(raw, options.stop, start)
     cut = len(raw) if stop is None else stop
     body = raw[start:cut]
@@ -142,8 +149,14 @@ def finish(completion: Completion, options: GenerationOptions, reasoning_end: st
         first = start + (len(body) - len(body.lstrip()))  # the answer's own first character
         end = len(raw) if stop is None else stop + max(len(s) for s in options.stop if s and raw.startswith(s, stop))
         logprob = _span_logprob(completion.pieces, completion.logprobs, first, end)
-    return Generation(text, reasoning, logprob, completion.prompt_tokens, completion.new_tokens,
-                      "stop" if stop is not None else completion.ended)
+    return Generation(
+        text,
+        reasoning,
+        logprob,
+        completion.prompt_tokens,
+        completion.new_tokens,
+        "stop" if stop is not None else completion.ended,
+    )
 
 
 def _span_logprob(pieces: Sequence[str], logprobs: Sequence[float], first: int, end: int) -> float:
@@ -177,8 +190,11 @@ KEYED_ALWAYS = ("max_new_tokens", "stop", "logprobs")
 def request_key(request: GenerationRequest) -> str:
     """The cache key of a request (the model is the cache folder): prompt and decoding options."""
     default = GenerationOptions()
-    options = {name: value for name, value in asdict(request.options).items()
-               if name in KEYED_ALWAYS or value != getattr(default, name)}
+    options = {
+        name: value
+        for name, value in asdict(request.options).items()
+        if name in KEYED_ALWAYS or value != getattr(default, name)
+    }
     return sha256_text(request.prompt, json.dumps(options, sort_keys=True))
 
 
@@ -215,8 +231,11 @@ class RecordCache(Generic[T]):
                 self.entries[raw["key"]] = self.decode(raw[self.field_name])
             except (ValueError, KeyError, TypeError):
                 self.damaged.append(f"{shard}:{number}")
-                warnings.warn(f"{self.label} cache {shard} line {number} is damaged: that request is {self.redone} "
-                              "again", RuntimeWarning, stacklevel=3)
+                warnings.warn(
+                    f"{self.label} cache {shard} line {number} is damaged: that request is {self.redone} again",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
 
     def __contains__(self, key: str) -> bool:
         return key in self.entries
@@ -227,8 +246,10 @@ class RecordCache(Generic[T]):
             return
         if not (self.folder / "model.json").exists():
             dump_json(self.identity, self.folder / "model.json")
-        payload = "".join(json.dumps({"key": key, self.field_name: asdict(record)}, ensure_ascii=False) + "\n"
-                          for key, record in items).encode("utf-8")
+        payload = "".join(
+            json.dumps({"key": key, self.field_name: asdict(record)}, ensure_ascii=False) + "\n"
+            for key, record in items
+        ).encode("utf-8")
         write_atomic(self.folder / f"{uuid.uuid4().hex}.jsonl", lambda handle: handle.write(payload))
         self.entries.update(items)
 
@@ -249,8 +270,9 @@ class GenerationCache(RecordCache[Generation]):
 R = TypeVar("R")
 
 
-def recall(keys: Sequence[str], requests: Sequence[R], memory: dict[str, T], cache: RecordCache[T] | None,
-           stats: ServiceStats) -> dict[str, R]:
+def recall(
+    keys: Sequence[str], requests: Sequence[R], memory: dict[str, T], cache: RecordCache[T] | None, stats: ServiceStats
+) -> dict[str, R]:
     """The requests still to compute, by key (each once), after those remembered or found in the
     cache (taken into ``memory``); ``stats`` counts them as requested, unique and cache hits. The
     generation and log-likelihood services both start here."""
@@ -325,8 +347,15 @@ class GenerationService:
     """A :class:`~harness.definitions.protocols.Generator` in front of a model: memoised, cached on disk,
     batched by prompt length (see the module docstring)."""
 
-    def __init__(self, generator: Generator, *, cache: GenerationCache | None = None, batch_size: int | None = None,
-                 clock: Callable[[], float] = time.perf_counter, world: World | None = None) -> None:
+    def __init__(
+        self,
+        generator: Generator,
+        *,
+        cache: GenerationCache | None = None,
+        batch_size: int | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+        world: World | None = None,
+    ) -> None:
         """``world``: the ranks that share the work (each rank's own completions are in its
         :attr:`stats`); by default this process alone."""
         self.generator = generator
@@ -334,8 +363,9 @@ class GenerationService:
         self.clock = clock
         self.world = world or World()
         self.batcher = AdaptiveBatcher(batch_size or DEFAULT_BATCH_SIZE)
-        self.stats = GenerationStats(batch_size=self.batcher.batch_size,
-                                     damaged_cache_lines=list(cache.damaged) if cache is not None else [])
+        self.stats = GenerationStats(
+            batch_size=self.batcher.batch_size, damaged_cache_lines=list(cache.damaged) if cache is not None else []
+        )
         self._memory: dict[str, Generation] = {}
 
     @classmethod
@@ -345,8 +375,12 @@ class GenerationService:
         the run's batch size or the model's own. One per loaded model, so every task of a suite
         shares its memo and statistics. Under torchrun the ranks share the batches."""
         cache = GenerationCache(runtime.cache_dir, identity) if runtime.cache_dir is not None else None
-        return cls(generator, cache=cache, batch_size=runtime.batch_size or getattr(generator, "batch_size", None),
-                   world=current_world())
+        return cls(
+            generator,
+            cache=cache,
+            batch_size=runtime.batch_size or getattr(generator, "batch_size", None),
+            world=current_world(),
+        )
 
     def generate(self, requests: Sequence[GenerationRequest], *, progress: Progress | None = None) -> list[Generation]:
         """One completion per request, in order; ``progress`` moves by one per request answered."""
@@ -376,8 +410,11 @@ class GenerationService:
         for first in range(0, len(batches), world.size):
             start = self.clock()  # the round, waiting for the other ranks included, as encoding times it
             round_batches = batches[first : first + world.size]
-            mine = self._generate_batch(requests, keys, round_batches[world.rank]) if world.rank < len(
-                round_batches) else []
+            mine = (
+                self._generate_batch(requests, keys, round_batches[world.rank])
+                if world.rank < len(round_batches)
+                else []
+            )
             done = [pair for share in world.gather_objects(mine) for pair in share]
             self.stats.seconds += self.clock() - start
             for key, generation in done:
@@ -387,8 +424,9 @@ class GenerationService:
             if progress is not None:
                 progress.update(len(done), tokens=sum(g.new_tokens for _, g in done))
 
-    def _generate_batch(self, requests: list[GenerationRequest], keys: list[str],
-                        batch: np.ndarray) -> list[tuple[str, Generation]]:
+    def _generate_batch(
+        self, requests: list[GenerationRequest], keys: list[str], batch: np.ndarray
+    ) -> list[tuple[str, Generation]]:
         """One batch (halved on out-of-memory), counted in this rank's statistics."""
 
         def work(part: np.ndarray) -> list[Generation]:
@@ -396,8 +434,7 @@ class GenerationService:
             if len(out) != len(part):
                 raise HarnessError(f"the generator returned {len(out)} completions for {len(part)} prompts")
             self.stats.batches += 1
-            self.stats.padded_tokens += len(part) * (max(g.prompt_tokens for g in out)
-                                                     + max(g.new_tokens for g in out))
+            self.stats.padded_tokens += len(part) * (max(g.prompt_tokens for g in out) + max(g.new_tokens for g in out))
             return out
 
         generations = self.batcher.run(batch, work)
@@ -437,8 +474,9 @@ class GenerationPlan:
     calibration: str
 
 
-def plan_generation(service: GenerationService, requests: Sequence[GenerationRequest], *, seed: int = 0,
-                    sample_size: int = PLAN_SAMPLE) -> GenerationPlan | None:
+def plan_generation(
+    service: GenerationService, requests: Sequence[GenerationRequest], *, seed: int = 0, sample_size: int = PLAN_SAMPLE
+) -> GenerationPlan | None:
     """What ``service`` would do with ``requests``, without generating them all (None: no request).
     The time is the per-prompt time of one batch of :data:`CALIBRATION_BATCH` sampled prompts,
     generated for real (not cached) after a one-token warm-up, times the prompts to generate,
@@ -462,8 +500,9 @@ def plan_generation(service: GenerationService, requests: Sequence[GenerationReq
         batch = rng.sample(missing, min(CALIBRATION_BATCH, len(missing)))
         try:
             warm = batch[0]  # one token first: lazy loading and first-call work are no part of the rate
-            service.generator.generate([GenerationRequest(warm.prompt, replace(warm.options, max_new_tokens=1,
-                                                                                reasoning_tokens=0))])
+            service.generator.generate(
+                [GenerationRequest(warm.prompt, replace(warm.options, max_new_tokens=1, reasoning_tokens=0))]
+            )
             start = service.clock()
             service.generator.generate(batch)
             elapsed = service.clock() - start
@@ -473,11 +512,24 @@ def plan_generation(service: GenerationService, requests: Sequence[GenerationReq
             batches = -(-len(missing) // service.batcher.batch_size)
             per_batch = elapsed / len(batch) * min(service.batcher.batch_size, len(missing))
             seconds = per_batch * batches / service.world.size
-            how = (f"{elapsed:.2f} s for a batch of {len(batch)} sample prompt(s), scaled to {batches} batch(es) of "
-                   f"up to {service.batcher.batch_size}: an upper bound where larger batches cost little more")
+            how = (
+                f"{elapsed:.2f} s for a batch of {len(batch)} sample prompt(s), scaled to {batches} batch(es) of "
+                f"up to {service.batcher.batch_size}: an upper bound where larger batches cost little more"
+            )
     options = requests[0].options
-    return GenerationPlan(len(requests), len(unique), len(cached), len(missing), tokens, exact and tokens is not None,
-                          options.max_new_tokens, options.reasoning_tokens, requests[0].prompt, seconds, how)
+    return GenerationPlan(
+        len(requests),
+        len(unique),
+        len(cached),
+        len(missing),
+        tokens,
+        exact and tokens is not None,
+        options.max_new_tokens,
+        options.reasoning_tokens,
+        requests[0].prompt,
+        seconds,
+        how,
+    )
 
 
 def generation_service(generator: Generator) -> GenerationService:
@@ -492,8 +544,15 @@ def generation_service(generator: Generator) -> GenerationService:
 # -- a run's generation options -------------------------------------------------------------------
 
 #: The keys of ``--gen-kwargs`` (as lm-eval's ``--gen_kwargs``), with the type each value is read as.
-GEN_KWARGS: dict[str, type] = {"max_new_tokens": int, "stop": str, "reasoning_tokens": int, "temperature": float,
-                               "top_p": float, "seed": int, "samples": int}
+GEN_KWARGS: dict[str, type] = {
+    "max_new_tokens": int,
+    "stop": str,
+    "reasoning_tokens": int,
+    "temperature": float,
+    "top_p": float,
+    "seed": int,
+    "samples": int,
+}
 
 
 @dataclass(frozen=True)
@@ -517,14 +576,23 @@ class GenerationSettings:
 
     def __post_init__(self) -> None:
         problem = (
-            "max_new_tokens must be at least 1" if self.max_new_tokens is not None and self.max_new_tokens < 1 else
-            "reasoning_tokens must be 0 or more" if self.reasoning_tokens < 0 else
-            "temperature must be 0 (greedy) or more" if self.temperature < 0 else
-            "top_p must be above 0 and at most 1" if not 0 < self.top_p <= 1 else
-            "samples must be at least 1" if self.samples < 1 else
-            f"samples={self.samples} with temperature 0 draws {self.samples} equal greedy answers: set a temperature "
-            "above 0" if self.samples > 1 and self.temperature == 0 else
-            "stop strings must not be empty" if self.stop is not None and not all(self.stop) else None)
+            "max_new_tokens must be at least 1"
+            if self.max_new_tokens is not None and self.max_new_tokens < 1
+            else "reasoning_tokens must be 0 or more"
+            if self.reasoning_tokens < 0
+            else "temperature must be 0 (greedy) or more"
+            if self.temperature < 0
+            else "top_p must be above 0 and at most 1"
+            if not 0 < self.top_p <= 1
+            else "samples must be at least 1"
+            if self.samples < 1
+            else f"samples={self.samples} with temperature 0 draws {self.samples} equal greedy answers: set a temperature "
+            "above 0"
+            if self.samples > 1 and self.temperature == 0
+            else "stop strings must not be empty"
+            if self.stop is not None and not all(self.stop)
+            else None
+        )
         if problem:
             raise HarnessError(f"gen_kwargs (--gen-kwargs): {problem}")
 
@@ -548,21 +616,26 @@ class GenerationSettings:
                 pairs.append((key.strip(), _unescape(value) if key.strip() == "stop" else value.strip()))
         elif gen_kwargs is not None:
             for key, value in gen_kwargs.items():
-                pairs += [(key, v) for v in value] if key == "stop" and isinstance(value, (list, tuple)) else [
-                    (key, value)]
+                pairs += (
+                    [(key, v) for v in value] if key == "stop" and isinstance(value, (list, tuple)) else [(key, value)]
+                )
         values: dict[str, Any] = {}
         for key, value in pairs:
             if key not in GEN_KWARGS:
-                raise HarnessError(f"gen_kwargs (--gen-kwargs): unknown option '{key}' (options: "
-                                   f"{', '.join(GEN_KWARGS)}; the system prompt is system_prompt, --system-prompt)")
+                raise HarnessError(
+                    f"gen_kwargs (--gen-kwargs): unknown option '{key}' (options: "
+                    f"{', '.join(GEN_KWARGS)}; the system prompt is system_prompt, --system-prompt)"
+                )
             kind = GEN_KWARGS[key]
             try:
                 typed = kind(value) if not (kind is int and isinstance(value, float)) else None
             except (TypeError, ValueError):
                 typed = None
             if typed is None or isinstance(value, bool):
-                raise HarnessError(f"gen_kwargs (--gen-kwargs): {key}={value!r} is not {'an' if kind is int else 'a'} "
-                                   f"{ {int: 'integer', float: 'number', str: 'text'}[kind] }")
+                raise HarnessError(
+                    f"gen_kwargs (--gen-kwargs): {key}={value!r} is not {'an' if kind is int else 'a'} "
+                    f"{ {int: 'integer', float: 'number', str: 'text'}[kind] }"
+                )
             if key == "stop":
                 values["stop"] = (*values.get("stop", ()), typed)
             else:
@@ -574,15 +647,23 @@ class GenerationSettings:
         which of the :attr:`samples` (its seed)."""
         return GenerationOptions(
             max_new_tokens=self.max_new_tokens or template.max_new_tokens,
-            stop=template.stop if self.stop is None else self.stop, logprobs=logprobs,
-            reasoning_tokens=self.reasoning_tokens, temperature=self.temperature, top_p=self.top_p,
-            seed=self.seed + sample, system=self.system)
+            stop=template.stop if self.stop is None else self.stop,
+            logprobs=logprobs,
+            reasoning_tokens=self.reasoning_tokens,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            seed=self.seed + sample,
+            system=self.system,
+        )
 
     def recorded(self) -> dict[str, Any]:
         """The options not at their default, as results record them."""
         default = GenerationSettings()
-        return {name: list(value) if isinstance(value, tuple) else value
-                for name, value in asdict(self).items() if value != getattr(default, name)}
+        return {
+            name: list(value) if isinstance(value, tuple) else value
+            for name, value in asdict(self).items()
+            if value != getattr(default, name)
+        }
 
     def signature(self) -> str:
         """The scorer signature's part (``|gen:...``; "" at the defaults)."""
@@ -643,13 +724,27 @@ class GeneratedAnswer:
     samples: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, generation: Generation, prompt: str, *, answer: str | None = None, passages: Sequence[str] = (),
-           log_samples: bool = False, samples: Sequence[Generation] = ()) -> GeneratedAnswer:
+    def of(
+        cls,
+        generation: Generation,
+        prompt: str,
+        *,
+        answer: str | None = None,
+        passages: Sequence[str] = (),
+        log_samples: bool = False,
+        samples: Sequence[Generation] = (),
+    ) -> GeneratedAnswer:
         """The record of ``generation`` (``answer``: what is scored, when not its text) for ``prompt``."""
-        return cls(generation.text if answer is None else answer, generation.reasoning, tuple(passages),
-                   generation.ended, generation.trace_open, hashlib.sha256(prompt.encode("utf-8")).hexdigest(),
-                   prompt if log_samples else None,
-                   tuple(sample.text for sample in samples))
+        return cls(
+            generation.text if answer is None else answer,
+            generation.reasoning,
+            tuple(passages),
+            generation.ended,
+            generation.trace_open,
+            hashlib.sha256(prompt.encode("utf-8")).hexdigest(),
+            prompt if log_samples else None,
+            tuple(sample.text for sample in samples),
+        )
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"answer": self.answer}
@@ -661,8 +756,11 @@ class GeneratedAnswer:
 
     @classmethod
     def from_json(cls, record: dict[str, Any], answer: str | None = None) -> GeneratedAnswer:
-        kept_values: dict[str, Any] = {name: tuple(record[name]) if name in ("passages", "samples") else record[name]
-                       for name in KEPT_FIELDS if name in record}
+        kept_values: dict[str, Any] = {
+            name: tuple(record[name]) if name in ("passages", "samples") else record[name]
+            for name in KEPT_FIELDS
+            if name in record
+        }
         return cls(record.get("answer", "") if answer is None else answer, **kept_values)
 
 
@@ -750,21 +848,30 @@ def answer_notes(counts: dict[str, AnswerCounts], options: GenerationOptions | N
     budget = "" if options is None else f" within {options.budget:,} tokens"
     answer_budget = "" if options is None else f" ({options.max_new_tokens:,} new tokens)"
     notes = []
-    hint = "" if options is None or options.reasoning_tokens else ": give the trace a budget of its own " \
-        "(--gen-kwargs reasoning_tokens=N)"
-    for field_name, text, after in (("trace_open", f"empty: trace not closed{budget}", hint),
-                                    ("empty_cut_by_budget", f"empty: cut by the token budget{answer_budget}", "")):
+    hint = (
+        ""
+        if options is None or options.reasoning_tokens
+        else ": give the trace a budget of its own (--gen-kwargs reasoning_tokens=N)"
+    )
+    for field_name, text, after in (
+        ("trace_open", f"empty: trace not closed{budget}", hint),
+        ("empty_cut_by_budget", f"empty: cut by the token budget{answer_budget}", ""),
+    ):
         per_unit = {unit: getattr(c, field_name) for unit, c in counts.items() if getattr(c, field_name)}
         if per_unit:
             notes.append(f"{sum(per_unit.values()):,} of {total:,} answers {text}{_by_unit(per_unit, counts)}{after}")
     other_empty = {unit: c.empty_otherwise for unit, c in counts.items() if c.empty_otherwise}
     if other_empty:
-        notes.append(f"{sum(other_empty.values()):,} of {total:,} answers empty: the model answered nothing"
-                     f"{_by_unit(other_empty, counts)}")
+        notes.append(
+            f"{sum(other_empty.values()):,} of {total:,} answers empty: the model answered nothing"
+            f"{_by_unit(other_empty, counts)}"
+        )
     cut = {unit: c.cut_by_budget for unit, c in counts.items() if c.cut_by_budget}
     if cut:
-        notes.append(f"{sum(cut.values()):,} of {total:,} answers cut by the token budget{answer_budget} before "
-                     f"a stop string or the end of sequence{_by_unit(cut, counts)}")
+        notes.append(
+            f"{sum(cut.values()):,} of {total:,} answers cut by the token budget{answer_budget} before "
+            f"a stop string or the end of sequence{_by_unit(cut, counts)}"
+        )
     return notes
 
 

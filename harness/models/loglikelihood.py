@@ -115,17 +115,25 @@ class LoglikelihoodService:
     """A :class:`~harness.definitions.protocols.LoglikelihoodScorer` in front of a model: memoised, cached on
     disk, batched by length, shared across ranks (see the module docstring)."""
 
-    def __init__(self, scorer: LoglikelihoodScorer, *, cache: LoglikelihoodCache | None = None,
-                 batch_size: int | None = None, clock: Callable[[], float] = time.perf_counter,
-                 world: World | None = None) -> None:
+    def __init__(
+        self,
+        scorer: LoglikelihoodScorer,
+        *,
+        cache: LoglikelihoodCache | None = None,
+        batch_size: int | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+        world: World | None = None,
+    ) -> None:
         self.scorer = scorer
         self.cache = cache
         self.clock = clock
         self.world = world or World()
         self.batcher = AdaptiveBatcher(batch_size or DEFAULT_BATCH_SIZE)
-        self.stats = LoglikelihoodStats(batch_size=self.batcher.batch_size,
-                                        length_unit="tokens" if isinstance(scorer, PromptCounter) else "characters",
-                                        damaged_cache_lines=list(cache.damaged) if cache is not None else [])
+        self.stats = LoglikelihoodStats(
+            batch_size=self.batcher.batch_size,
+            length_unit="tokens" if isinstance(scorer, PromptCounter) else "characters",
+            damaged_cache_lines=list(cache.damaged) if cache is not None else [],
+        )
         self._memory: dict[str, Loglikelihood] = {}
 
     @classmethod
@@ -133,11 +141,16 @@ class LoglikelihoodService:
         """The service a run puts in front of a scoring model: the cache under ``runtime.cache_dir``
         (none if it is None), the run's batch size or the model's own, the run's ranks."""
         cache = LoglikelihoodCache(runtime.cache_dir, identity) if runtime.cache_dir is not None else None
-        return cls(scorer, cache=cache, batch_size=runtime.batch_size or getattr(scorer, "batch_size", None),
-                   world=current_world())
+        return cls(
+            scorer,
+            cache=cache,
+            batch_size=runtime.batch_size or getattr(scorer, "batch_size", None),
+            world=current_world(),
+        )
 
-    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest], *,
-                      progress: Progress | None = None) -> list[Loglikelihood]:
+    def loglikelihood(
+        self, requests: Sequence[LoglikelihoodRequest], *, progress: Progress | None = None
+    ) -> list[Loglikelihood]:
         """One score per request, in order; ``progress`` moves by one per request answered."""
         keys = [request_key(request) for request in requests]
         pending = recall(keys, requests, self._memory, self.cache, self.stats)
@@ -162,8 +175,11 @@ class LoglikelihoodService:
         for first in range(0, len(batches), world.size):
             start = self.clock()  # the round, waiting for the other ranks included, as generation times it
             round_batches = batches[first : first + world.size]
-            mine = self._batch(requests, keys, lengths, round_batches[world.rank]) if world.rank < len(
-                round_batches) else []
+            mine = (
+                self._batch(requests, keys, lengths, round_batches[world.rank])
+                if world.rank < len(round_batches)
+                else []
+            )
             done = [pair for share in world.gather_objects(mine) for pair in share]
             self.stats.seconds += self.clock() - start
             self._memory.update(done)
@@ -172,8 +188,9 @@ class LoglikelihoodService:
             if progress is not None:
                 progress.update(len(done), tokens=sum(score.tokens for _, score in done))
 
-    def _batch(self, requests: list[LoglikelihoodRequest], keys: list[str], lengths: list[int],
-               batch: np.ndarray) -> list[tuple[str, Loglikelihood]]:
+    def _batch(
+        self, requests: list[LoglikelihoodRequest], keys: list[str], lengths: list[int], batch: np.ndarray
+    ) -> list[tuple[str, Loglikelihood]]:
         """One batch (halved on out-of-memory), counted in this rank's statistics."""
 
         def work(part: np.ndarray) -> list[Loglikelihood]:
@@ -199,8 +216,12 @@ class ScoringService(GenerationService):
 
     def __init__(self, generator: Generator, **options: Any) -> None:
         super().__init__(generator, **options)
-        self.scoring = LoglikelihoodService(generator, batch_size=self.batcher.batch_size,  # type: ignore[arg-type]
-                                            clock=self.clock, world=self.world)
+        self.scoring = LoglikelihoodService(
+            generator,  # type: ignore[arg-type]
+            batch_size=self.batcher.batch_size,
+            clock=self.clock,
+            world=self.world,
+        )
 
     @classmethod
     def for_model(cls, generator: Generator, runtime: Any, identity: dict[str, Any]) -> ScoringService:
@@ -209,8 +230,9 @@ class ScoringService(GenerationService):
         service.scoring = LoglikelihoodService.for_model(generator, runtime, identity)  # type: ignore[arg-type]
         return service
 
-    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest], *,
-                      progress: Progress | None = None) -> list[Loglikelihood]:
+    def loglikelihood(
+        self, requests: Sequence[LoglikelihoodRequest], *, progress: Progress | None = None
+    ) -> list[Loglikelihood]:
         return self.scoring.loglikelihood(requests, progress=progress)
 
     def generate(self, requests: Sequence[GenerationRequest], *, progress: Progress | None = None) -> list[Generation]:
@@ -218,8 +240,11 @@ class ScoringService(GenerationService):
         log-probability and the engine returned no token log-probabilities (a server that gives
         none with its completions), it is scored instead (:func:`answer_requests`)."""
         generations = super().generate(requests, progress=progress)
-        missing = [i for i, (request, generation) in enumerate(zip(requests, generations))
-                   if request.options.logprobs and generation.logprob is None]
+        missing = [
+            i
+            for i, (request, generation) in enumerate(zip(requests, generations))
+            if request.options.logprobs and generation.logprob is None
+        ]
         if not missing:
             return generations
         asked = [answer_requests(requests[i], generations[i].text) for i in missing]
@@ -241,8 +266,7 @@ def answer_requests(request: GenerationRequest, answer: str) -> list[Loglikeliho
     end = request.options.stop[0] if request.options.stop else ""
     if not answer and not end:
         return []
-    return [LoglikelihoodRequest(request.prompt, f"{lead}{answer}{end}", request.options.system)
-            for lead in ("", " ")]
+    return [LoglikelihoodRequest(request.prompt, f"{lead}{answer}{end}", request.options.system) for lead in ("", " ")]
 
 
 def scoring_service(scorer: LoglikelihoodScorer) -> LoglikelihoodService:
@@ -290,14 +314,23 @@ def _first_best(values: Sequence[float]) -> int:
 def choose(question: ChoiceQuestion, scores: Sequence[Loglikelihood]) -> Decision:
     """The option chosen by each normalisation, from the options' scores."""
     logprobs = tuple(score.logprob for score in scores)
-    per = {"sum": [1.0] * len(logprobs), "chars": [float(len(o)) for o in question.options],
-           "bytes": [float(len(o.encode("utf-8"))) for o in question.options]}
-    return Decision(logprobs, {name: _first_best([lp / size if size else lp for lp, size in zip(logprobs, per[name])])
-                               for name in NORMALISATIONS})
+    per = {
+        "sum": [1.0] * len(logprobs),
+        "chars": [float(len(o)) for o in question.options],
+        "bytes": [float(len(o.encode("utf-8"))) for o in question.options],
+    }
+    return Decision(
+        logprobs,
+        {
+            name: _first_best([lp / size if size else lp for lp, size in zip(logprobs, per[name])])
+            for name in NORMALISATIONS
+        },
+    )
 
 
-def decide(service: LoglikelihoodService, questions: Sequence[ChoiceQuestion],
-           progress: Progress | None = None) -> list[Decision]:
+def decide(
+    service: LoglikelihoodService, questions: Sequence[ChoiceQuestion], progress: Progress | None = None
+) -> list[Decision]:
     """Every option of every question scored in one batch of requests, and each question's choice."""
     requests = [LoglikelihoodRequest(q.context, option, q.system) for q in questions for option in q.options]
     scores = service.loglikelihood(requests, progress=progress)
@@ -322,8 +355,9 @@ class LikelihoodChoice:
         return self.service
 
     def choose(self, questions: Sequence[tuple[str, Sequence[str]]]) -> list[int]:
-        asked = [ChoiceQuestion(text, tuple(f" {candidate}" for candidate in candidates))
-                 for text, candidates in questions]
+        asked = [
+            ChoiceQuestion(text, tuple(f" {candidate}" for candidate in candidates)) for text, candidates in questions
+        ]
         return [decision.chosen["sum"] for decision in decide(self.service, asked)]
 
 

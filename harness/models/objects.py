@@ -70,15 +70,18 @@ def as_model(obj: object, label: str | None = None) -> Model:
     by the capabilities its methods provide (see the module docstring)."""
     if isinstance(obj, Model):
         if label is not None:
-            raise HarnessError(f"label: a harness model ({type(obj).__name__}) gives its own label; "
-                               "label names plain objects")
+            raise HarnessError(
+                f"label: a harness model ({type(obj).__name__}) gives its own label; label names plain objects"
+            )
         return obj
     capabilities = declared(obj)
     if not capabilities:
         if not callable(obj):
             methods = ", ".join(sorted({f"{m}()" for c in CAPABILITIES for m in protocol_methods(c)}))
-            raise HarnessError(f"model object of type {type(obj).__name__} provides no capability (methods: "
-                               f"{methods}) and is not a callable reader")
+            raise HarnessError(
+                f"model object of type {type(obj).__name__} provides no capability (methods: "
+                f"{methods}) and is not a callable reader"
+            )
         return CallableReader(obj, label)
     return _model_class(capabilities)(obj, label)
 
@@ -100,8 +103,13 @@ class ObjectModel(Model):
         options: dict[str, Any] = {"class": f"{cls.__module__}.{cls.__qualname__}"}
         if self._instance is not None:
             options["instance"] = self._instance
-        return ModelIdentity(name=self.name, label=self.label, weights=self.weights, options=options,
-                             details={"reproducible": self.reproducible})
+        return ModelIdentity(
+            name=self.name,
+            label=self.label,
+            weights=self.weights,
+            options=options,
+            details={"reproducible": self.reproducible},
+        )
 
 
 class ObjectEncoder(ObjectModel):
@@ -119,8 +127,9 @@ class ObjectEncoder(ObjectModel):
         self.takes_langs = "langs" in parameters
         prompts = getattr(obj, "prompts", None)
         names = prompts if isinstance(prompts, Mapping) else {}
-        self.prompt_names = {role: next((n for n in candidates if n in names), None)
-                             for role, candidates in _PROMPT_NAMES.items()}
+        self.prompt_names = {
+            role: next((n for n in candidates if n in names), None) for role, candidates in _PROMPT_NAMES.items()
+        }
 
     def encode(self, texts: Sequence[str], *, role: Role, langs: Sequence[str] | None = None) -> np.ndarray:
         texts = list(texts)
@@ -151,8 +160,10 @@ class ObjectGenerator(ObjectModel):
         if isinstance(completion, str):
             return finish(Completion(completion, 0, 0), request.options)
         if not isinstance(completion, Generation):
-            raise HarnessError(f"generator {self.label} returned {type(completion).__name__}: expected the "
-                               "completion's text or a harness.definitions.protocols.Generation")
+            raise HarnessError(
+                f"generator {self.label} returned {type(completion).__name__}: expected the "
+                "completion's text or a harness.definitions.protocols.Generation"
+            )
         if completion.reasoning is not None:  # finished already: its trace split off by the object itself
             return completion
         raw = Completion(completion.text, completion.prompt_tokens, completion.new_tokens, ended=completion.ended)
@@ -167,8 +178,9 @@ class CallableReader(ObjectModel):
     provides = frozenset({Reader})
 
     def read(self, examples: Sequence[ReadingExample]) -> list[SpanAnswer]:
-        return [self._answer(example, self.obj(question=example.question, context=example.context))
-                for example in examples]
+        return [
+            self._answer(example, self.obj(question=example.question, context=example.context)) for example in examples
+        ]
 
     def _answer(self, example: ReadingExample, out: Any) -> SpanAnswer:
         if isinstance(out, SpanAnswer):
@@ -178,19 +190,23 @@ class CallableReader(ObjectModel):
         if isinstance(out, Mapping) and isinstance(out.get("answer"), str):
             text = out["answer"]
             return SpanAnswer(text, int(out.get("start", example.context.find(text))), float(out.get("score", 0.0)))
-        raise HarnessError(f"reader {self.label} returned {type(out).__name__} for question {example.id}: expected "
-                           "the answer text, a SpanAnswer, or a mapping with 'answer' (as a question-answering "
-                           "pipeline returns)")
+        raise HarnessError(
+            f"reader {self.label} returned {type(out).__name__} for question {example.id}: expected "
+            "the answer text, a SpanAnswer, or a mapping with 'answer' (as a question-answering "
+            "pipeline returns)"
+        )
 
 
 @cache
 def _model_class(capabilities: frozenset[type]) -> type[ObjectModel]:
     """The wrapper class of an object with these capabilities: the encoder or reader wrapper
     where one applies, and the object's own methods for the rest of the protocol methods."""
-    base: type[ObjectModel] = (ObjectEncoder if Encoder in capabilities
-                               else ObjectGenerator if Generator in capabilities else ObjectModel)
-    methods = {name: _delegate(name) for capability in capabilities - base.provides
-               for name in protocol_methods(capability)}
+    base: type[ObjectModel] = (
+        ObjectEncoder if Encoder in capabilities else ObjectGenerator if Generator in capabilities else ObjectModel
+    )
+    methods = {
+        name: _delegate(name) for capability in capabilities - base.provides for name in protocol_methods(capability)
+    }
     if not methods:
         return base
     names = ",".join(sorted(c.__name__ for c in capabilities))
@@ -218,8 +234,10 @@ def _as_matrix(vectors: Any, count: int, label: str) -> np.ndarray:
         vectors = vectors.detach().float().cpu().numpy()
     matrix = np.asarray(vectors, dtype=np.float32)
     if matrix.ndim != 2 or len(matrix) != count:
-        raise HarnessError(f"encoder {label} returned an array of shape {matrix.shape} for {count} texts "
-                           f"(expected {count} rows of one vector each)")
+        raise HarnessError(
+            f"encoder {label} returned an array of shape {matrix.shape} for {count} texts "
+            f"(expected {count} rows of one vector each)"
+        )
     return matrix
 
 

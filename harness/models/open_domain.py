@@ -18,8 +18,9 @@ from harness.errors import HarnessError
 QUESTION_CHUNK = 256
 
 
-def ask(model: OpenDomainQA, questions: Sequence[OpenQuestion], context: RunContext,
-        description: str) -> list[OpenAnswer]:
+def ask(
+    model: OpenDomainQA, questions: Sequence[OpenQuestion], context: RunContext, description: str
+) -> list[OpenAnswer]:
     """The model's answers to ``questions``, in order; ``description`` names the task and unit
     in progress bars and errors."""
     answers: list[OpenAnswer] = []
@@ -30,10 +31,15 @@ def ask(model: OpenDomainQA, questions: Sequence[OpenQuestion], context: RunCont
             if len(got) != len(chunk):
                 raise HarnessError(f"{description}: the model returned {len(got)} answers for {len(chunk)} questions")
             for question, answer in zip(chunk, got):
-                if (not isinstance(answer, OpenAnswer) or not isinstance(answer.text, str)
-                        or answer.yes_no not in (None, "yes", "no")):
-                    raise HarnessError(f"{description}: the model's answer to question {question.id} is not an "
-                                       f"OpenAnswer with a text and yes_no in (None, 'yes', 'no'): {answer!r}")
+                if (
+                    not isinstance(answer, OpenAnswer)
+                    or not isinstance(answer.text, str)
+                    or answer.yes_no not in (None, "yes", "no")
+                ):
+                    raise HarnessError(
+                        f"{description}: the model's answer to question {question.id} is not an "
+                        f"OpenAnswer with a text and yes_no in (None, 'yes', 'no'): {answer!r}"
+                    )
             answers.extend(got)
             bar.update(len(chunk))
     return answers

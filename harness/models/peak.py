@@ -39,8 +39,9 @@ class PeakMeasurement:
     repeats: int
 
 
-def timed_rate(step: Callable[[], None], operations: float, seconds: float,
-               clock: Callable[[], float] = time.perf_counter) -> float:
+def timed_rate(
+    step: Callable[[], None], operations: float, seconds: float, clock: Callable[[], float] = time.perf_counter
+) -> float:
     """Operations per second of ``step`` (each call does ``operations``), calling it until
     ``seconds`` have passed (at least once)."""
     start, calls = clock(), 0
@@ -52,8 +53,15 @@ def timed_rate(step: Callable[[], None], operations: float, seconds: float,
             return calls * operations / elapsed
 
 
-def measure(dtype: str, *, device: str = "cpu", threads: int | None = None, seconds: float = SECONDS,
-            repeats: int = REPEATS, shape: tuple[int, int, int] = SHAPE) -> PeakMeasurement:
+def measure(
+    dtype: str,
+    *,
+    device: str = "cpu",
+    threads: int | None = None,
+    seconds: float = SECONDS,
+    repeats: int = REPEATS,
+    shape: tuple[int, int, int] = SHAPE,
+) -> PeakMeasurement:
     """Measure the matmul rate of ``dtype`` (one of :data:`DTYPES`) on ``device`` now, with
     ``threads`` torch threads (set for the process; None: torch's current number)."""
     import torch

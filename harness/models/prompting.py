@@ -69,8 +69,16 @@ PASSAGE_FIELDS = frozenset({"id", "title", "text"})
 #: The fields an open-domain task fills in (``passages`` for a retrieval-augmented model).
 OPEN_FIELDS = frozenset({"question", "passages", "language"})
 #: The template keys every file must have, and their JSON types.
-REQUIRED_KEYS: dict[str, type] = {"name": str, "version": int, "instruction": dict, "example": str, "answer": str,
-                                  "separator": str, "stop": list, "max_new_tokens": int}
+REQUIRED_KEYS: dict[str, type] = {
+    "name": str,
+    "version": int,
+    "instruction": dict,
+    "example": str,
+    "answer": str,
+    "separator": str,
+    "stop": list,
+    "max_new_tokens": int,
+}
 OPTIONAL_KEYS: dict[str, type] = {"description": str, "passage": str, "no_answer": str}
 
 
@@ -78,8 +86,9 @@ def _fields(text: str, path: Path, key: str) -> set[str]:
     try:
         return {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
     except ValueError as error:
-        raise InputError(f"not a valid template text ({error}); write a literal brace as {{{{ or }}}}",
-                         file=path, field=key) from None
+        raise InputError(
+            f"not a valid template text ({error}); write a literal brace as {{{{ or }}}}", file=path, field=key
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -115,19 +124,25 @@ class PromptTemplate:
         """Refuse a template that lacks a field the task fills in, or uses one it cannot."""
         missing = sorted(required - self.fields)
         if missing:
-            raise InputError(f"{owner} fills in {{{missing[0]}}}, which the example does not show",
-                             file=self.path, field="example")
+            raise InputError(
+                f"{owner} fills in {{{missing[0]}}}, which the example does not show", file=self.path, field="example"
+            )
         extra = sorted(self.fields - allowed)
         if extra:
-            raise InputError(f"{{{extra[0]}}} is not a field {owner} fills in (it fills in "
-                             f"{', '.join('{' + f + '}' for f in sorted(allowed))})", file=self.path, field="example")
+            raise InputError(
+                f"{{{extra[0]}}} is not a field {owner} fills in (it fills in "
+                f"{', '.join('{' + f + '}' for f in sorted(allowed))})",
+                file=self.path,
+                field="example",
+            )
 
     def render(self, values: Mapping[str, str], lang: str, shots: Sequence[Shot] = ()) -> str:
         """The prompt for one question: instruction, solved shots, then the question."""
         instruction = self.instruction.get(lang, self.instruction["en"])
         parts = [instruction.format(**values)] if instruction else []
-        parts += [self.example.format(**{**values, **shot.values}) + self.answer.format(answer=shot.answer)
-                  for shot in shots]
+        parts += [
+            self.example.format(**{**values, **shot.values}) + self.answer.format(answer=shot.answer) for shot in shots
+        ]
         parts.append(self.example.format(**values))
         return self.separator.join(parts)
 
@@ -149,8 +164,9 @@ def load_template(spec: str) -> PromptTemplate:
         name, _, version = spec.partition("@")
         path = TEMPLATES / f"{name}.json"
         if not path.is_file():
-            raise HarnessError(f"unknown prompt template '{spec}' (built-in: {', '.join(builtin_templates())}; "
-                               "or give a .json file)")
+            raise HarnessError(
+                f"unknown prompt template '{spec}' (built-in: {', '.join(builtin_templates())}; or give a .json file)"
+            )
         template = _read_template(path.resolve())
         if version and version != str(template.version):
             raise HarnessError(f"prompt template {spec}: the installed {name} is version {template.version}")
@@ -193,11 +209,19 @@ def _read_template(path: Path) -> PromptTemplate:
     if "passage" in raw and not _fields(raw["passage"], path, "passage") <= PASSAGE_FIELDS:
         raise InputError("may use {id}, {title} and {text}", file=path, field="passage")
     template = PromptTemplate(
-        name=raw["name"], version=raw["version"], path=path,
+        name=raw["name"],
+        version=raw["version"],
+        path=path,
         digest=sha256_text(json.dumps(raw, sort_keys=True, ensure_ascii=False))[:12],
-        instruction=dict(instruction), example=raw["example"], answer=raw["answer"], separator=raw["separator"],
-        stop=tuple(raw["stop"]), max_new_tokens=raw["max_new_tokens"], passage=raw.get("passage"),
-        no_answer=raw.get("no_answer"))
+        instruction=dict(instruction),
+        example=raw["example"],
+        answer=raw["answer"],
+        separator=raw["separator"],
+        stop=tuple(raw["stop"]),
+        max_new_tokens=raw["max_new_tokens"],
+        passage=raw.get("passage"),
+        no_answer=raw.get("no_answer"),
+    )
     template.check(frozenset(), FIELDS, "a task")
     return template
 
@@ -238,9 +262,11 @@ def draw_shots(pool: Sequence[Shot], k: int, seed: int, question_id: str, group:
     rng = random.Random(sha256_text(str(seed), question_id))
     eligible = [shot for shot in pool if shot.id != question_id and (group is None or shot.group != group)]
     if len(eligible) < k:
-        raise HarnessError(f"{k} shot(s) asked for, but only {len(eligible)} example(s) outside question "
-                           f"{question_id}{' and its article' if group is not None else ''} are there to draw them "
-                           "from: ask for fewer shots")
+        raise HarnessError(
+            f"{k} shot(s) asked for, but only {len(eligible)} example(s) outside question "
+            f"{question_id}{' and its article' if group is not None else ''} are there to draw them "
+            "from: ask for fewer shots"
+        )
     return rng.sample(eligible, k)
 
 
@@ -265,14 +291,25 @@ class PromptChoice:
     defaulted: bool = False
 
     @classmethod
-    def of(cls, prompt: str | None, shots: int, seed: int, *, task: str, required: frozenset[str],
-           allowed: frozenset[str], default: str | None = None) -> PromptChoice:
+    def of(
+        cls,
+        prompt: str | None,
+        shots: int,
+        seed: int,
+        *,
+        task: str,
+        required: frozenset[str],
+        allowed: frozenset[str],
+        default: str | None = None,
+    ) -> PromptChoice:
         if shots < 0:
             raise HarnessError(f"task {task}: shots must be 0 or more, not {shots}")
         if prompt is None:
             if shots and default is None:
-                raise HarnessError(f"task {task}: shots are examples in a prompt: choose a template too "
-                                   f"({task}:prompt=NAME,shots={shots})")
+                raise HarnessError(
+                    f"task {task}: shots are examples in a prompt: choose a template too "
+                    f"({task}:prompt=NAME,shots={shots})"
+                )
             return cls(None, shots, seed, default)
         template = load_template(prompt)
         template.check(required, allowed, f"task {task}")
@@ -285,8 +322,13 @@ class PromptChoice:
         if self.template is None:
             return {}
         recorded = self.settings.recorded()
-        return {"prompt": self.template.label, "prompt_digest": self.template.digest, "shots": self.shots,
-                "shot_seed": self.seed, **({"generation": recorded} if recorded else {})}
+        return {
+            "prompt": self.template.label,
+            "prompt_digest": self.template.digest,
+            "shots": self.shots,
+            "shot_seed": self.seed,
+            **({"generation": recorded} if recorded else {}),
+        }
 
     def signature(self) -> str:
         """The part of the scorer signature that tells prompts apart ("" without a template)."""
@@ -294,35 +336,51 @@ class PromptChoice:
             return ""
         # shots drawn outside the question's article (since issue 33) are other shots than before: marked
         draw = f"@{self.seed}/{SHOT_DRAW}" if self.shots else f"@{self.seed}"
-        return f"|prompt:{self.template.label}#{self.template.digest}|shots:{self.shots}{draw}{self.settings.signature()}"
+        return (
+            f"|prompt:{self.template.label}#{self.template.digest}|shots:{self.shots}{draw}{self.settings.signature()}"
+        )
 
     def for_model(self, capability: object, target: PromptTarget | None, task: str) -> PromptChoice:
         """This choice for ``capability``: as it is for a model that does not generate (which must
         not be given prompt options), with the template resolved for a generator (the task's
         default when none was chosen); a one-line error when model and options do not go together."""
         if target is None:
-            asked = ("prompt=" + self.template.name if self.template is not None else
-                     f"shots={self.shots}" if self.shots else
-                     "generation options (gen_kwargs, system_prompt)" if self.settings != GenerationSettings() else None)
+            asked = (
+                "prompt=" + self.template.name
+                if self.template is not None
+                else f"shots={self.shots}"
+                if self.shots
+                else "generation options (gen_kwargs, system_prompt)"
+                if self.settings != GenerationSettings()
+                else None
+            )
             if asked is not None:
-                raise HarnessError(f"task {task}: {asked} {'are' if asked.startswith('generation') else 'is'} for "
-                                   "generative models; "
-                                   f"{type(capability).__name__} does not generate")
+                raise HarnessError(
+                    f"task {task}: {asked} {'are' if asked.startswith('generation') else 'is'} for "
+                    "generative models; "
+                    f"{type(capability).__name__} does not generate"
+                )
             return self
         template, defaulted = self.template, False
         if template is None:
             default = "rag" if target.retrieve is not None else self.default
             if default is None:
-                raise HarnessError(f"task {task}: a generative model needs a prompt template: {task}:prompt=NAME "
-                                   f"(built-in: {', '.join(builtin_templates())}), or prompt=FILE.json")
+                raise HarnessError(
+                    f"task {task}: a generative model needs a prompt template: {task}:prompt=NAME "
+                    f"(built-in: {', '.join(builtin_templates())}), or prompt=FILE.json"
+                )
             template, defaulted = load_template(default), True
         with_passages = "passages" in template.fields
         if target.retrieve is None and with_passages:
-            raise HarnessError(f"task {task}: template {template.label} shows {{passages}}, but the model "
-                               "retrieves none (use retrieve-read:generator=...)")
+            raise HarnessError(
+                f"task {task}: template {template.label} shows {{passages}}, but the model "
+                "retrieves none (use retrieve-read:generator=...)"
+            )
         if target.retrieve is not None and not with_passages:
-            raise HarnessError(f"task {task}: the model retrieves passages, but template {template.label} "
-                               "does not show them (prompt=rag)")
+            raise HarnessError(
+                f"task {task}: the model retrieves passages, but template {template.label} "
+                "does not show them (prompt=rag)"
+            )
         return replace(self, template=template, defaulted=defaulted or self.defaulted)
 
     def draw(self, pool: Sequence[Shot], question_id: str, group: str | None = None) -> list[Shot]:
@@ -352,8 +410,14 @@ class PromptedTask:
     prompt_allowed: frozenset[str] = OPEN_FIELDS
     default_prompt: str | None = "closed-book"
 
-    def __init__(self, prompt: str | None = None, shots: int = 0, shot_seed: int = 0, prompt_digest: str | None = None,
-                 generation: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        prompt: str | None = None,
+        shots: int = 0,
+        shot_seed: int = 0,
+        prompt_digest: str | None = None,
+        generation: Mapping[str, Any] | None = None,
+    ) -> None:
         """``prompt``: the template a generative model is prompted with (a built-in name or a .json
         file; default: the task's canonical one); ``shots``: solved examples in each prompt;
         ``shot_seed``: their draw. ``prompt_digest`` and ``generation`` are what a result records
@@ -361,12 +425,21 @@ class PromptedTask:
         from its result's options (``harness validate --rescore``): a template changed since is
         refused."""
         name = self.metadata.name
-        choice = PromptChoice.of(prompt, shots, shot_seed, task=name, required=self.prompt_fields,
-                                 allowed=self.prompt_allowed, default=self.default_prompt)
+        choice = PromptChoice.of(
+            prompt,
+            shots,
+            shot_seed,
+            task=name,
+            required=self.prompt_fields,
+            allowed=self.prompt_allowed,
+            default=self.default_prompt,
+        )
         if prompt_digest is not None and (choice.template is None or choice.template.digest != prompt_digest):
-            raise HarnessError(f"task {name}: prompt_digest {prompt_digest} is not the digest of "
-                               f"{prompt or 'no template'}" + (f" ({choice.template.digest}): the template changed"
-                                                               if choice.template is not None else ""))
+            raise HarnessError(
+                f"task {name}: prompt_digest {prompt_digest} is not the digest of "
+                f"{prompt or 'no template'}"
+                + (f" ({choice.template.digest}): the template changed" if choice.template is not None else "")
+            )
         if generation:
             recorded = dict(generation)
             choice = replace(choice, settings=GenerationSettings.parse(recorded, recorded.pop("system", None)))
@@ -378,7 +451,8 @@ class PromptedTask:
         if settings == GenerationSettings():  # none given for the run: the task's own, if any
             settings = self.prompting.settings
         self.prompting = replace(self.prompting, settings=settings, log_samples=log_samples).for_model(
-            capability, prompt_target(capability), self.metadata.name)
+            capability, prompt_target(capability), self.metadata.name
+        )
 
     def prompt_for(self, capability: object, target: PromptTarget | None) -> PromptTemplate | None:
         """The template to prompt ``capability`` with (None: it does not generate and answers as usual)."""
@@ -399,12 +473,16 @@ class PromptedTask:
 # -- asking ---------------------------------------------------------------------------------------
 
 
-def complete(target: PromptTarget, choice: PromptChoice, prompts: Sequence[str], progress: Progress, *,
-             logprobs: bool = False) -> list[tuple[Generation, list[Generation]]]:
+def complete(
+    target: PromptTarget, choice: PromptChoice, prompts: Sequence[str], progress: Progress, *, logprobs: bool = False
+) -> list[tuple[Generation, list[Generation]]]:
     """Each prompt's generation and, with several samples, the further ones (seeds ``seed + 1``, ...)."""
     samples = choice.settings.samples
-    requests = [GenerationRequest(prompt, choice.request_options(logprobs=logprobs, sample=sample))
-                for sample in range(samples) for prompt in prompts]
+    requests = [
+        GenerationRequest(prompt, choice.request_options(logprobs=logprobs, sample=sample))
+        for sample in range(samples)
+        for prompt in prompts
+    ]
     generations = target.generator.generate(requests, progress=progress if samples == 1 else None)
     if samples > 1:
         progress.update(len(prompts))
@@ -412,16 +490,28 @@ def complete(target: PromptTarget, choice: PromptChoice, prompts: Sequence[str],
     return [(generations[i], [generations[i + n * sample] for sample in range(1, samples)]) for i in range(n)]
 
 
-def ask_reading(target: PromptTarget, choice: PromptChoice, examples: Sequence[ReadingExample],
-                shots: Callable[[ReadingExample], Sequence[Shot]], progress: Progress) -> list[GeneratedAnswer]:
+def ask_reading(
+    target: PromptTarget,
+    choice: PromptChoice,
+    examples: Sequence[ReadingExample],
+    shots: Callable[[ReadingExample], Sequence[Shot]],
+    progress: Progress,
+) -> list[GeneratedAnswer]:
     """Generated answers to reading-comprehension examples (context and question in the prompt)."""
     template = choice.template
     assert template is not None
-    prompts = [template.render({"context": e.context, "question": e.question,
-                                "language": language_name(e.context_lang)}, e.question_lang, shots(e))
-               for e in examples]
-    return [GeneratedAnswer.of(first, prompt, log_samples=choice.log_samples, samples=more)
-            for prompt, (first, more) in zip(prompts, complete(target, choice, prompts, progress))]
+    prompts = [
+        template.render(
+            {"context": e.context, "question": e.question, "language": language_name(e.context_lang)},
+            e.question_lang,
+            shots(e),
+        )
+        for e in examples
+    ]
+    return [
+        GeneratedAnswer.of(first, prompt, log_samples=choice.log_samples, samples=more)
+        for prompt, (first, more) in zip(prompts, complete(target, choice, prompts, progress))
+    ]
 
 
 @dataclass(frozen=True)
@@ -448,9 +538,15 @@ def no_answer_probability(generation: Generation, template: PromptTemplate) -> f
     return 1.0 if not generation.text else 1.0 - probability
 
 
-def ask_open(target: PromptTarget, choice: PromptChoice, questions: Sequence[OpenQuestion],
-             shots: Callable[[OpenQuestion], Sequence[Shot]], progress: Progress, *,
-             logprobs: bool = False) -> list[OpenGeneration]:
+def ask_open(
+    target: PromptTarget,
+    choice: PromptChoice,
+    questions: Sequence[OpenQuestion],
+    shots: Callable[[OpenQuestion], Sequence[Shot]],
+    progress: Progress,
+    *,
+    logprobs: bool = False,
+) -> list[OpenGeneration]:
     """Generated answers to open-domain questions, closed-book or with the passages ``target``
     retrieves (for the shots too); ``logprobs``: also the No-Answer probability (of the first sample)."""
     template = choice.template
@@ -474,11 +570,17 @@ def ask_open(target: PromptTarget, choice: PromptChoice, questions: Sequence[Ope
             picked = [Shot(s.id, {**s.values, **values(s.question)}, s.answer) if s.question else s for s in picked]
         prompts.append(template.render(values(question), question.lang, picked))
     out = []
-    for question, prompt, (first, more) in zip(questions, prompts, complete(target, choice, prompts, progress,
-                                                                            logprobs=logprobs)):
-        answer = GeneratedAnswer.of(first, prompt, answer="" if template.abstains(first.text) else first.text,
-                                    passages=[p.id for p in passages.get(question.id, ())],
-                                    log_samples=choice.log_samples, samples=more)
+    for question, prompt, (first, more) in zip(
+        questions, prompts, complete(target, choice, prompts, progress, logprobs=logprobs)
+    ):
+        answer = GeneratedAnswer.of(
+            first,
+            prompt,
+            answer="" if template.abstains(first.text) else first.text,
+            passages=[p.id for p in passages.get(question.id, ())],
+            log_samples=choice.log_samples,
+            samples=more,
+        )
         if more:  # a further sample's abstention is no answer either
             answer = replace(answer, samples=tuple("" if template.abstains(g.text) else g.text for g in more))
         out.append(OpenGeneration(answer, no_answer_probability(first, template) if logprobs else None))
@@ -527,8 +629,9 @@ class GenerativeQA:
         """Each answer with its offset in the context (-1 when the model did not copy a span)."""
         with Progress(len(examples), "generating", enabled=False) as bar:
             answers = ask_reading(self.target, PromptChoice(load_template("qa")), examples, lambda _: (), bar)
-        return [SpanAnswer(a.answer, e.context.find(a.answer) if a.answer else -1, 0.0)
-                for e, a in zip(examples, answers)]
+        return [
+            SpanAnswer(a.answer, e.context.find(a.answer) if a.answer else -1, 0.0) for e, a in zip(examples, answers)
+        ]
 
     def answer(self, questions: Sequence[OpenQuestion]) -> list[OpenAnswer]:
         with Progress(len(questions), "generating", enabled=False) as bar:

@@ -15,5 +15,9 @@ from harness.results.layout import task_results
 from harness.results.result import read_result
 
 __all__ = [
-    "CARD_DETAIL", "ModelCard", "read_result", "task_results", "validate",
+    "CARD_DETAIL",
+    "ModelCard",
+    "read_result",
+    "task_results",
+    "validate",
 ]

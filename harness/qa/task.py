@@ -82,8 +82,16 @@ class SpanQAData(TaskData):
     request: DataRequest | None = None
 
 
-def find_language_files(data_dir: Path, languages: Sequence[str], patterns: Sequence[str], *, split: str,
-                        explicit: bool, what: str, names: Mapping[str, str] | None = None) -> dict[str, Path]:
+def find_language_files(
+    data_dir: Path,
+    languages: Sequence[str],
+    patterns: Sequence[str],
+    *,
+    split: str,
+    explicit: bool,
+    what: str,
+    names: Mapping[str, str] | None = None,
+) -> dict[str, Path]:
     """The file of each language under the first pattern (``{lang}``, ``{split}`` and ``{name}``
     filled in) that matches any of them, e.g. XQuAD's ``xquad.{lang}.json``, XTREME's
     ``{split}-{lang}.json`` or TyDi QA's ``tydiqa-goldp-dev-{name}.json``, where ``names`` gives
@@ -94,8 +102,9 @@ def find_language_files(data_dir: Path, languages: Sequence[str], patterns: Sequ
     """
     names = names or {}
     for pattern in patterns:
-        found = {lang: data_dir / pattern.format(lang=lang, split=split, name=names.get(lang, lang))
-                 for lang in languages}
+        found = {
+            lang: data_dir / pattern.format(lang=lang, split=split, name=names.get(lang, lang)) for lang in languages
+        }
         present = {lang: path for lang, path in found.items() if path.is_file()}
         if not present:
             continue
@@ -107,30 +116,51 @@ def find_language_files(data_dir: Path, languages: Sequence[str], patterns: Sequ
     raise HarnessError(f"no {what} files ({looked_for}) in {data_dir}")
 
 
-def span_unit(name: str, file_name: str, context_lang: str, question_lang: str, languages: tuple[str, ...],
-              questions: list[SpanQuestion], limit: int | None, *, source: Path | str) -> SpanUnit:
+def span_unit(
+    name: str,
+    file_name: str,
+    context_lang: str,
+    question_lang: str,
+    languages: tuple[str, ...],
+    questions: list[SpanQuestion],
+    limit: int | None,
+    *,
+    source: Path | str,
+) -> SpanUnit:
     """A unit from the questions of one file, keeping the first ``limit`` questions."""
     if not questions:
         raise InputError("no questions: the official scorer divides by the number of questions", file=source)
-    return SpanUnit(name, file_name, context_lang, question_lang, languages,
-                    questions[:limit] if limit else questions, frozenset(q.id for q in questions))
+    return SpanUnit(
+        name,
+        file_name,
+        context_lang,
+        question_lang,
+        languages,
+        questions[:limit] if limit else questions,
+        frozenset(q.id for q in questions),
+    )
 
 
-def read_unit(path: Path, name: str, context_lang: str, question_lang: str, languages: tuple[str, ...],
-              limit: int | None) -> SpanUnit:
+def read_unit(
+    path: Path, name: str, context_lang: str, question_lang: str, languages: tuple[str, ...], limit: int | None
+) -> SpanUnit:
     """A unit read from one SQuAD v1.1-format file; predictions for it are named like the file."""
-    return span_unit(name, path.name, context_lang, question_lang, languages, read_span_file(path), limit,
-                     source=path)
+    return span_unit(name, path.name, context_lang, question_lang, languages, read_span_file(path), limit, source=path)
 
 
-def span_data(request: DataRequest, units: Sequence[SpanUnit], files: Sequence[Path],
-              languages: Sequence[str]) -> SpanQAData:
+def span_data(
+    request: DataRequest, units: Sequence[SpanUnit], files: Sequence[Path], languages: Sequence[str]
+) -> SpanQAData:
     """The loaded data with its statistics (questions per unit, as scored after ``--limit``)."""
     per_unit = {unit.name: len(unit.questions) for unit in units}
     return SpanQAData(
-        split=request.split, languages=tuple(languages), files=list(files), source=str(request.data_dir),
+        split=request.split,
+        languages=tuple(languages),
+        files=list(files),
+        source=str(request.data_dir),
         statistics={"questions": sum(per_unit.values()), "questions_per_unit": per_unit},
-        units={unit.name: unit for unit in units}, request=request,
+        units={unit.name: unit for unit in units},
+        request=request,
     )
 
 
@@ -140,9 +170,11 @@ SPAN_METRICS = {"f1": False, "exact_match": True}
 
 def mean_row(subset: str, scores: Sequence[SpanScores]) -> ScoreRow:
     """The unweighted mean over files (the papers' and XTREME's "average" over languages)."""
-    return ScoreRow(subset, {"f1": plain_mean([s.f1 for s in scores]),
-                             "exact_match": plain_mean([s.exact_match for s in scores])},
-                    sum(s.count for s in scores))
+    return ScoreRow(
+        subset,
+        {"f1": plain_mean([s.f1 for s in scores]), "exact_match": plain_mean([s.exact_match for s in scores])},
+        sum(s.count for s in scores),
+    )
 
 
 #: A prediction of one question: the answer text, or a generated answer with what the records keep.
@@ -178,12 +210,18 @@ class SpanQATask(PromptedTask, Task[SpanQAData]):
         """Each unit's row is 100 times the mean of its questions' values (summed in file order,
         as the official scorer), each summary row the plain mean of its units' rows (resampling
         the task's clusters where its data is parallel)."""
-        per_unit: dict[str, dict[str, Statistic]] = {name: {metric: Mean(name, metric, binary=binary) for metric, binary in SPAN_METRICS.items()}
-                    for name in table.units}
+        per_unit: dict[str, dict[str, Statistic]] = {
+            name: {metric: Mean(name, metric, binary=binary) for metric, binary in SPAN_METRICS.items()}
+            for name in table.units
+        }
         groups = self.summary_groups({name: unit.languages for name, unit in table.units.items()})
-        summaries: dict[str, dict[str, Statistic]] = {subset: {metric: Macro(tuple(per_unit[n][metric] for n in names), plain_mean,
-                                            clusters=self.metadata.clusters)
-                              for metric in SPAN_METRICS} for subset, names in groups.items()}
+        summaries: dict[str, dict[str, Statistic]] = {
+            subset: {
+                metric: Macro(tuple(per_unit[n][metric] for n in names), plain_mean, clusters=self.metadata.clusters)
+                for metric in SPAN_METRICS
+            }
+            for subset, names in groups.items()
+        }
         return {**summaries, **per_unit}
 
     # -- prediction ---------------------------------------------------------------------------
@@ -195,8 +233,9 @@ class SpanQATask(PromptedTask, Task[SpanQAData]):
         """Read every question of ``unit`` with its context; keep the answer text (the official
         prediction format has nothing else), or, from a generative model, the generated answer."""
         part = data.units[unit]
-        examples = [ReadingExample(q.id, q.question, q.context, part.question_lang, part.context_lang)
-                    for q in part.questions]
+        examples = [
+            ReadingExample(q.id, q.question, q.context, part.question_lang, part.context_lang) for q in part.questions
+        ]
         target = prompt_target(model)
         if target is not None and self.prompt_for(model, target) is not None:
             return self.generate(target, data, unit, examples, context)
@@ -211,16 +250,24 @@ class SpanQATask(PromptedTask, Task[SpanQAData]):
                 bar.update(len(chunk))
         return answers
 
-    def generate(self, target: PromptTarget, data: SpanQAData, unit: str, examples: list[ReadingExample],
-                 context: RunContext) -> dict[str, Prediction]:
+    def generate(
+        self, target: PromptTarget, data: SpanQAData, unit: str, examples: list[ReadingExample], context: RunContext
+    ) -> dict[str, Prediction]:
         """Prompt the generator with each example (and its shots, never from the example's own
         article); the answers as generated, with what the records keep."""
-        pool = [Shot(q.id, {"context": q.context, "question": q.question}, q.answers[0], group=q.article)
-                for q in self.shot_pool(data, unit, context).questions] if self.prompting.shots else []
+        pool = (
+            [
+                Shot(q.id, {"context": q.context, "question": q.question}, q.answers[0], group=q.article)
+                for q in self.shot_pool(data, unit, context).questions
+            ]
+            if self.prompting.shots
+            else []
+        )
         articles = {q.id: q.article for q in data.units[unit].questions}
         with context.progress(len(examples), f"{self.metadata.name} {unit}") as bar:
-            answers = ask_reading(target, self.prompting, examples,
-                                  lambda e: self.prompting.draw(pool, e.id, articles[e.id]), bar)
+            answers = ask_reading(
+                target, self.prompting, examples, lambda e: self.prompting.draw(pool, e.id, articles[e.id]), bar
+            )
         return {e.id: answer.to_json() for e, answer in zip(examples, answers)}
 
     def shot_split(self, data: SpanQAData) -> str:
@@ -231,8 +278,7 @@ class SpanQATask(PromptedTask, Task[SpanQAData]):
         split = self.shot_split(data)
         if split != data.split:
             return f"the {split} split's file of the same language(s)"
-        return (f"the scored file itself ({self.metadata.name} has no dev split), never the question's own "
-                "article")
+        return f"the scored file itself ({self.metadata.name} has no dev split), never the question's own article"
 
     def shot_pool(self, data: SpanQAData, unit: str, context: RunContext) -> SpanUnit:
         """The file the shots of ``unit`` come from: the same file of the dev split where the
@@ -270,13 +316,22 @@ class SpanQATask(PromptedTask, Task[SpanQAData]):
             out[name] = memos[normalize]
         return out
 
-    def score_units(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, Prediction]],
-                    normalizers: Mapping[str, Normalizer]) -> dict[str, SpanScores]:
+    def score_units(
+        self,
+        data: SpanQAData,
+        predictions: Mapping[str, Mapping[str, Prediction]],
+        normalizers: Mapping[str, Normalizer],
+    ) -> dict[str, SpanScores]:
         """Official EM/F1 of every unit (``normalizers``: those of :meth:`normalizers`); a generated
         answer is scored by its answer text, as an extracted one."""
-        return {name: score_questions(unit.questions, {qid: answer_text(value) for qid, value in
-                                                       predictions.get(name, {}).items()}, normalizers[name])
-                for name, unit in data.units.items()}
+        return {
+            name: score_questions(
+                unit.questions,
+                {qid: answer_text(value) for qid, value in predictions.get(name, {}).items()},
+                normalizers[name],
+            )
+            for name, unit in data.units.items()
+        }
 
     def evaluate(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, Prediction]]) -> Evaluation:
         normalizers = self.normalizers(data)
@@ -287,15 +342,28 @@ class SpanQATask(PromptedTask, Task[SpanQAData]):
             for name, s in scores.items()
         ]
         unanswered = {name: s.unanswered for name, s in scores.items() if s.unanswered}
-        evaluation = Evaluation(main_score=main, rows=rows, instances=[
-            Instance(q.id, name, data.units[name].languages, list(q.answers), predictions.get(name, {}).get(q.id),
-                     {"f1": f1, "exact_match": em})
-            for name, s in scores.items()
-            for q, em, f1 in zip(data.units[name].questions, s.question_exact, s.question_f1)])
+        evaluation = Evaluation(
+            main_score=main,
+            rows=rows,
+            instances=[
+                Instance(
+                    q.id,
+                    name,
+                    data.units[name].languages,
+                    list(q.answers),
+                    predictions.get(name, {}).get(q.id),
+                    {"f1": f1, "exact_match": em},
+                )
+                for name, s in scores.items()
+                for q, em, f1 in zip(data.units[name].questions, s.question_exact, s.question_f1)
+            ],
+        )
         if unanswered:
             evaluation.diagnostics["unanswered"] = unanswered
-            evaluation.notes.append(f"{sum(unanswered.values())} question(s) had no prediction and scored 0, "
-                                    "as the official scorer counts them")
+            evaluation.notes.append(
+                f"{sum(unanswered.values())} question(s) had no prediction and scored 0, "
+                "as the official scorer counts them"
+            )
         ceiling = ceiling_note(data.units, normalizers)
         if ceiling:
             evaluation.notes.append(ceiling)
@@ -316,17 +384,23 @@ class SpanQATask(PromptedTask, Task[SpanQAData]):
             files = {unit.name: path / unit.file_name for unit in units}
             for file in files.values():
                 if not file.is_file():
-                    raise InputError("missing: a predictions folder holds one file per data file, named like it",
-                                     file=file)
+                    raise InputError(
+                        "missing: a predictions folder holds one file per data file, named like it", file=file
+                    )
         elif len(units) != 1:
             names = ", ".join(data.units)
-            raise InputError(f"one predictions file answers one data file, but {len(units)} are selected ({names}): "
-                             f"choose one with --langs, or pass a folder with one file per data file "
-                             f"(e.g. {units[0].file_name})", file=path)
+            raise InputError(
+                f"one predictions file answers one data file, but {len(units)} are selected ({names}): "
+                f"choose one with --langs, or pass a folder with one file per data file "
+                f"(e.g. {units[0].file_name})",
+                file=path,
+            )
         else:
             files = {units[0].name: path}
-        out = {unit.name: self.read_unit_predictions(files[unit.name], unit, official=data.input_rules == "official")
-               for unit in units}
+        out = {
+            unit.name: self.read_unit_predictions(files[unit.name], unit, official=data.input_rules == "official")
+            for unit in units
+        }
         self.check_answer_language(data, out, files)
         return out
 
@@ -336,22 +410,36 @@ class SpanQATask(PromptedTask, Task[SpanQAData]):
         made for (see :meth:`check_answer_language`). None by default."""
         return {}
 
-    def check_answer_language(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, str]],
-                              files: Mapping[str, Path]) -> None:
+    def check_answer_language(
+        self, data: SpanQAData, predictions: Mapping[str, Mapping[str, str]], files: Mapping[str, Path]
+    ) -> None:
         """See :func:`refuse_foreign_answers`; the other languages' files are this task's."""
-        refuse_foreign_answers(data.units, predictions, files, input_rules=data.input_rules,
-                               languages=self.metadata.languages, more=lambda: self.other_language_files(data))
+        refuse_foreign_answers(
+            data.units,
+            predictions,
+            files,
+            input_rules=data.input_rules,
+            languages=self.metadata.languages,
+            more=lambda: self.other_language_files(data),
+        )
 
     def prediction_files(self, data: SpanQAData) -> dict[str, str]:
         return {name: unit.file_name for name, unit in data.units.items()}
 
-    def write_predictions(self, data: SpanQAData, predictions: Mapping[str, Mapping[str, Prediction]],
-                          path: Path) -> None:
+    def write_predictions(
+        self, data: SpanQAData, predictions: Mapping[str, Mapping[str, Prediction]], path: Path
+    ) -> None:
         """A folder with one official ``{question_id: answer}`` file per unit, named like its data
         file, written whole or not at all (a kill never leaves some of the files)."""
-        write_folder_atomic(path, {unit.file_name: json_bytes({qid: answer_text(value) for qid, value
-                                                               in predictions.get(name, {}).items()})
-                                   for name, unit in data.units.items()})
+        write_folder_atomic(
+            path,
+            {
+                unit.file_name: json_bytes(
+                    {qid: answer_text(value) for qid, value in predictions.get(name, {}).items()}
+                )
+                for name, unit in data.units.items()
+            },
+        )
 
 
 def read_answer_file(path: Path, unit: SpanUnit, *, official: bool = False) -> dict[str, str]:
@@ -365,8 +453,7 @@ def read_answer_file(path: Path, unit: SpanUnit, *, official: bool = False) -> d
     if official and isinstance(predictions, list):
         return {}
     if not isinstance(predictions, dict):  # said plainly: the schema error would quote the whole value
-        raise InputError(f"expected a JSON object {{question_id: answer}}, got {type(predictions).__name__}",
-                         file=path)
+        raise InputError(f"expected a JSON object {{question_id: answer}}, got {type(predictions).__name__}", file=path)
     validate(predictions, PREDICTIONS_SCHEMA, file=path)
     if official:
         return {qid: answer for qid, answer in predictions.items() if qid in unit.known_ids}
@@ -383,15 +470,25 @@ def ceiling_note(units: Mapping[str, SpanUnit], normalizers: Mapping[str, Normal
     if not emptied:
         return None
     example = next(iter(emptied.values()))[0].answers[0]
-    ceilings = ", ".join(f"{name} {format_score(100 * (1 - len(questions) / len(units[name].questions)))}"
-                         for name, questions in emptied.items())
-    return (f"{sum(map(len, emptied.values()))} question(s) have only gold answers that the official normaliser "
-            f"empties (e.g. {example!r}), so no answer scores F1 on them; the highest F1 possible: {ceilings}")
+    ceilings = ", ".join(
+        f"{name} {format_score(100 * (1 - len(questions) / len(units[name].questions)))}"
+        for name, questions in emptied.items()
+    )
+    return (
+        f"{sum(map(len, emptied.values()))} question(s) have only gold answers that the official normaliser "
+        f"empties (e.g. {example!r}), so no answer scores F1 on them; the highest F1 possible: {ceilings}"
+    )
 
 
-def refuse_foreign_answers(units: Mapping[str, SpanUnit], predictions: Mapping[str, Mapping[str, str]],
-                           files: Mapping[str, Path], *, input_rules: InputRules, languages: Sequence[str],
-                           more: Callable[[], Mapping[str, Path]] = dict) -> None:
+def refuse_foreign_answers(
+    units: Mapping[str, SpanUnit],
+    predictions: Mapping[str, Mapping[str, str]],
+    files: Mapping[str, Path],
+    *,
+    input_rules: InputRules,
+    languages: Sequence[str],
+    more: Callable[[], Mapping[str, Path]] = dict,
+) -> None:
     """Refuse the answers of a unit (``files``: its predictions file) that were made for another
     language, naming it (see :mod:`harness.scoring.answer_language`); under ``--input-rules official``
     score them with a warning. Question ids shared by every language (XQuAD, MLQA) let such a file
@@ -452,9 +549,15 @@ class LanguageFilesTask(SpanQATask):
     def load(self, request: DataRequest) -> SpanQAData:
         assert request.data_dir is not None
         languages = request.languages or self.metadata.languages
-        files = find_language_files(request.data_dir, languages, self._layouts(request.data_dir),
-                                    split=request.split, explicit=languages != self.metadata.languages,
-                                    what=self.benchmark, names=self.language_names)
+        files = find_language_files(
+            request.data_dir,
+            languages,
+            self._layouts(request.data_dir),
+            split=request.split,
+            explicit=languages != self.metadata.languages,
+            what=self.benchmark,
+            names=self.language_names,
+        )
         return task_data_from_files(request, files)
 
     def other_language_files(self, data: SpanQAData) -> dict[str, Path]:
@@ -463,7 +566,14 @@ class LanguageFilesTask(SpanQATask):
         if folder is None:
             return {}
         try:
-            return find_language_files(folder, self.metadata.languages, self._layouts(folder), split=data.split,
-                                       explicit=False, what=self.benchmark, names=self.language_names)
+            return find_language_files(
+                folder,
+                self.metadata.languages,
+                self._layouts(folder),
+                split=data.split,
+                explicit=False,
+                what=self.benchmark,
+                names=self.language_names,
+            )
         except HarnessError:
             return {}

@@ -34,12 +34,18 @@ class Comparison:
     settings: BootstrapSettings
 
     def to_dict(self) -> dict[str, Any]:
-        return {"a": {"run_id": self.a.run_id, "model": self.a.model.label},
-                "b": {"run_id": self.b.run_id, "model": self.b.model.label},
-                "task": self.a.task.name, "scorer_signature": self.a.task.scorer_signature,
-                "bootstrap": {"resamples": self.settings.resamples, "seed": self.settings.seed,
-                              "confidence": self.settings.confidence},
-                "rows": [row.to_dict() for row in self.rows]}
+        return {
+            "a": {"run_id": self.a.run_id, "model": self.a.model.label},
+            "b": {"run_id": self.b.run_id, "model": self.b.model.label},
+            "task": self.a.task.name,
+            "scorer_signature": self.a.task.scorer_signature,
+            "bootstrap": {
+                "resamples": self.settings.resamples,
+                "seed": self.settings.seed,
+                "confidence": self.settings.confidence,
+            },
+            "rows": [row.to_dict() for row in self.rows],
+        }
 
 
 def _languages_differ(a: tuple[str, ...], b: tuple[str, ...]) -> str:
@@ -79,8 +85,10 @@ def check_comparable(a: RunResult, b: RunResult) -> None:
 def read_table(result: RunResult, folder: Path) -> InstanceTable:
     """The result's per-instance records (beside it), checked against the hash the result recorded."""
     if result.instances is None:
-        raise HarnessError(f"{folder / RESULT_FILE} has no per-instance records (written by an older harness): "
-                           "score its predictions again with `harness score`")
+        raise HarnessError(
+            f"{folder / RESULT_FILE} has no per-instance records (written by an older harness): "
+            "score its predictions again with `harness score`"
+        )
     path = folder / INSTANCES_FILE
     if not path.is_file():
         raise InputError("missing: the per-instance records of this result", file=path)
@@ -89,8 +97,9 @@ def read_table(result: RunResult, folder: Path) -> InstanceTable:
     return InstanceTable.from_instances(read_instances(path))
 
 
-def compare(path_a: Path, path_b: Path, settings: BootstrapSettings, *, use_holm: bool = False,
-            registry: Registry | None = None) -> Comparison:
+def compare(
+    path_a: Path, path_b: Path, settings: BootstrapSettings, *, use_holm: bool = False, registry: Registry | None = None
+) -> Comparison:
     """Compare two results of the same task on the same questions, every row with statistics."""
     a, folder_a = read_result(path_a)
     b, folder_b = read_result(path_b)

@@ -23,8 +23,9 @@ INSTANCE_SCHEMA = "instance"
 
 def write_instances(instances: Sequence[Instance], path: Path) -> None:
     """Write the records as compact JSON lines, atomically (a kill leaves the old file or none)."""
-    lines = [json.dumps(item.to_dict(), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-             for item in instances]
+    lines = [
+        json.dumps(item.to_dict(), ensure_ascii=False, separators=(",", ":"), allow_nan=False) for item in instances
+    ]
     payload = "".join(line + "\n" for line in lines).encode("utf-8")
     write_atomic(path, lambda handle: handle.write(payload))
 

@@ -104,8 +104,9 @@ def latest_run_folder(parent: Path, run_id: str) -> RunFolder | None:
     """The newest folder of run ``run_id`` under ``parent`` (the one ``--resume`` continues)."""
     if not parent.is_dir():
         return None
-    earlier = sorted((p for p in parent.glob(f"{run_id}-*") if p.is_dir()),
-                     key=lambda p: (p.name.split("-")[1], _number(p.name)))
+    earlier = sorted(
+        (p for p in parent.glob(f"{run_id}-*") if p.is_dir()), key=lambda p: (p.name.split("-")[1], _number(p.name))
+    )
     return RunFolder(earlier[-1]) if earlier else None
 
 

@@ -60,7 +60,10 @@ def git_commit() -> str | None:
         ).stdout.strip()
         dirty = subprocess.run(
             ["git", "-C", str(source), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True, text=True, timeout=10, check=True,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None

@@ -43,7 +43,9 @@ def migrate(raw: dict[str, Any]) -> dict[str, Any]:
     version = raw.get("schema_version", UNVERSIONED)
     while version != SCHEMA_VERSION:
         if version not in MIGRATIONS:
-            raise ValueError(f"unknown run-result schema_version '{version}' (this harness reads up to {SCHEMA_VERSION})")
+            raise ValueError(
+                f"unknown run-result schema_version '{version}' (this harness reads up to {SCHEMA_VERSION})"
+            )
         version, step = MIGRATIONS[version]
         raw = step(raw)
     return raw
@@ -84,9 +86,15 @@ class TaskRecord:
         return None if metric in self.unscaled else self.scale
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "plugin": _plugin_to_dict(self.plugin), "options": self.options,
-               "main_metric": self.main_metric, "higher_is_better": self.higher_is_better,
-               "prediction_format": self.prediction_format, "reference": self.reference}
+        out: dict[str, Any] = {
+            "name": self.name,
+            "plugin": _plugin_to_dict(self.plugin),
+            "options": self.options,
+            "main_metric": self.main_metric,
+            "higher_is_better": self.higher_is_better,
+            "prediction_format": self.prediction_format,
+            "reference": self.reference,
+        }
         if self.scorer_signature is not None:
             out["scorer_signature"] = self.scorer_signature
         if self.scale is not None:
@@ -99,9 +107,18 @@ class TaskRecord:
     def from_dict(cls, raw: dict[str, Any]) -> TaskRecord:
         plugin = _plugin_from_dict(raw["plugin"])
         assert plugin is not None  # the schema requires a task's plugin
-        return cls(raw["name"], plugin, raw["options"], raw["main_metric"], raw["higher_is_better"],
-                   raw["prediction_format"], raw["reference"], raw.get("scorer_signature"), raw.get("scale"),
-                   tuple(raw.get("unscaled", ())))
+        return cls(
+            raw["name"],
+            plugin,
+            raw["options"],
+            raw["main_metric"],
+            raw["higher_is_better"],
+            raw["prediction_format"],
+            raw["reference"],
+            raw.get("scorer_signature"),
+            raw.get("scale"),
+            tuple(raw.get("unscaled", ())),
+        )
 
 
 @dataclass(frozen=True)
@@ -158,13 +175,27 @@ class DataRecord:
         return sha256_text(*(f.sha256 for f in self.files))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "demo": self.demo, "split": self.split, "languages": list(self.languages),
-                "limit": self.limit, "files": [f.to_dict() for f in self.files], "statistics": self.statistics}
+        return {
+            "source": self.source,
+            "demo": self.demo,
+            "split": self.split,
+            "languages": list(self.languages),
+            "limit": self.limit,
+            "files": [f.to_dict() for f in self.files],
+            "statistics": self.statistics,
+        }
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> DataRecord:
-        return cls(raw["source"], raw["demo"], raw["split"], tuple(raw["languages"]), raw["limit"],
-                   tuple(FileRecord.from_dict(f) for f in raw["files"]), raw["statistics"])
+        return cls(
+            raw["source"],
+            raw["demo"],
+            raw["split"],
+            tuple(raw["languages"]),
+            raw["limit"],
+            tuple(FileRecord.from_dict(f) for f in raw["files"]),
+            raw["statistics"],
+        )
 
 
 @dataclass(frozen=True)
@@ -213,8 +244,15 @@ class ResultRow:
     def from_score(cls, row: ScoreRow, split: str, intervals: RowIntervals | None = None) -> ResultRow:
         if not intervals:
             return cls(split, row.subset, cast(dict[str, float | None], row.metrics), row.count, row.languages)
-        return cls(split, row.subset, cast(dict[str, float | None], row.metrics), row.count, row.languages, dict(intervals),
-                   intervals.resampled)
+        return cls(
+            split,
+            row.subset,
+            cast(dict[str, float | None], row.metrics),
+            row.count,
+            row.languages,
+            dict(intervals),
+            intervals.resampled,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"split": self.split, "subset": self.subset, "metrics": self.metrics, "count": self.count}
@@ -231,8 +269,15 @@ class ResultRow:
         """A row as written; ``resampled`` stays None where the file does not say (intervals written
         before rows recorded it drew instances within units), so such a file writes back unchanged."""
         intervals = {name: (low, high) for name, (low, high) in raw.get("intervals", {}).items()}
-        return cls(raw["split"], raw["subset"], raw["metrics"], raw["count"], tuple(raw.get("languages", ())),
-                   intervals, raw.get("resampled"))
+        return cls(
+            raw["split"],
+            raw["subset"],
+            raw["metrics"],
+            raw["count"],
+            tuple(raw.get("languages", ())),
+            intervals,
+            raw.get("resampled"),
+        )
 
 
 @dataclass(frozen=True)
@@ -286,13 +331,25 @@ class BootstrapRecord:
     resample_clusters: bool = True
 
     def to_dict(self) -> dict[str, Any]:
-        return {"resamples": self.resamples, "seed": self.seed, "confidence": self.confidence,
-                "method": self.method, "strata": self.strata, "resample_clusters": self.resample_clusters}
+        return {
+            "resamples": self.resamples,
+            "seed": self.seed,
+            "confidence": self.confidence,
+            "method": self.method,
+            "strata": self.strata,
+            "resample_clusters": self.resample_clusters,
+        }
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> BootstrapRecord:
-        return cls(raw["resamples"], raw["seed"], raw["confidence"], raw["method"], raw["strata"],
-                   raw.get("resample_clusters", False))
+        return cls(
+            raw["resamples"],
+            raw["seed"],
+            raw["confidence"],
+            raw["method"],
+            raw["strata"],
+            raw.get("resample_clusters", False),
+        )
 
 
 @dataclass(frozen=True)
@@ -319,9 +376,16 @@ class Provenance:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "harness_version": self.harness_version, "git_commit": self.git_commit, "python": self.python,
-            "packages": self.packages, "platform": self.platform, "plugins": self.plugins, "device": self.device,
-            "seed": self.seed, "started_at": self.started_at, "finished_at": self.finished_at,
+            "harness_version": self.harness_version,
+            "git_commit": self.git_commit,
+            "python": self.python,
+            "packages": self.packages,
+            "platform": self.platform,
+            "plugins": self.plugins,
+            "device": self.device,
+            "seed": self.seed,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
             "wall_time_s": self.wall_time_s,
         }
         if self.phases_s is not None:
@@ -337,11 +401,21 @@ class Provenance:
     def from_dict(cls, raw: dict[str, Any]) -> Provenance:
         resumed = raw.get("resumed_units")
         return cls(
-            harness_version=raw["harness_version"], plugins=raw["plugins"], git_commit=raw["git_commit"],
-            python=raw["python"], packages=raw["packages"], platform=raw["platform"], device=raw["device"],
-            seed=raw["seed"], started_at=raw["started_at"], finished_at=raw["finished_at"],
-            wall_time_s=raw["wall_time_s"], command=tuple(raw["command"]), phases_s=raw.get("phases_s"),
-            resumed_units=None if resumed is None else tuple(resumed), execution=raw.get("execution"),
+            harness_version=raw["harness_version"],
+            plugins=raw["plugins"],
+            git_commit=raw["git_commit"],
+            python=raw["python"],
+            packages=raw["packages"],
+            platform=raw["platform"],
+            device=raw["device"],
+            seed=raw["seed"],
+            started_at=raw["started_at"],
+            finished_at=raw["finished_at"],
+            wall_time_s=raw["wall_time_s"],
+            command=tuple(raw["command"]),
+            phases_s=raw.get("phases_s"),
+            resumed_units=None if resumed is None else tuple(resumed),
+            execution=raw.get("execution"),
         )
 
 
@@ -368,10 +442,17 @@ class RunResult:
     def to_dict(self) -> dict[str, Any]:
         """The result as the schema lays it out on disk."""
         out = {
-            "schema_version": self.schema_version, "run_id": self.run_id, "kind": self.kind,
-            "task": self.task.to_dict(), "model": self.model.to_dict(), "data": self.data.to_dict(),
-            "main_score": self.main_score.to_dict(), "rows": [row.to_dict() for row in self.rows],
-            "diagnostics": self.diagnostics, "notes": list(self.notes), "predictions": self.predictions.to_dict(),
+            "schema_version": self.schema_version,
+            "run_id": self.run_id,
+            "kind": self.kind,
+            "task": self.task.to_dict(),
+            "model": self.model.to_dict(),
+            "data": self.data.to_dict(),
+            "main_score": self.main_score.to_dict(),
+            "rows": [row.to_dict() for row in self.rows],
+            "diagnostics": self.diagnostics,
+            "notes": list(self.notes),
+            "predictions": self.predictions.to_dict(),
             "provenance": self.provenance.to_dict(),
         }
         if self.instances is not None:
@@ -386,11 +467,17 @@ class RunResult:
         schema before calling this where it comes from a user."""
         raw = migrate(raw)
         return cls(
-            run_id=raw["run_id"], kind=raw["kind"], task=TaskRecord.from_dict(raw["task"]),
-            model=ModelRecord.from_dict(raw["model"]), data=DataRecord.from_dict(raw["data"]),
-            main_score=MainScore.from_dict(raw["main_score"]), rows=tuple(ResultRow.from_dict(r) for r in raw["rows"]),
-            diagnostics=raw["diagnostics"], notes=tuple(raw["notes"]),
-            predictions=PredictionsRecord(**raw["predictions"]), provenance=Provenance.from_dict(raw["provenance"]),
+            run_id=raw["run_id"],
+            kind=raw["kind"],
+            task=TaskRecord.from_dict(raw["task"]),
+            model=ModelRecord.from_dict(raw["model"]),
+            data=DataRecord.from_dict(raw["data"]),
+            main_score=MainScore.from_dict(raw["main_score"]),
+            rows=tuple(ResultRow.from_dict(r) for r in raw["rows"]),
+            diagnostics=raw["diagnostics"],
+            notes=tuple(raw["notes"]),
+            predictions=PredictionsRecord(**raw["predictions"]),
+            provenance=Provenance.from_dict(raw["provenance"]),
             schema_version=raw["schema_version"],
             instances=InstancesRecord.from_dict(raw["instances"]) if "instances" in raw else None,
             bootstrap=BootstrapRecord.from_dict(raw["bootstrap"]) if "bootstrap" in raw else None,

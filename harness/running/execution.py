@@ -62,12 +62,14 @@ class LoadedModel:
         """The model as what ``task`` needs (behind its service, where it has one)."""
         if self.replay:
             return self.model
-        return provide(self.service or self.model, task.task.metadata.needs, model_name=self.model.name,
-                       task_name=task.name)
+        return provide(
+            self.service or self.model, task.task.metadata.needs, model_name=self.model.name, task_name=task.name
+        )
 
 
-def prepare_model(source: ModelSource, runtime: Runtime, timer: PhaseTimer, *, typed: str | None,
-                  show_progress: bool) -> LoadedModel:
+def prepare_model(
+    source: ModelSource, runtime: Runtime, timer: PhaseTimer, *, typed: str | None, show_progress: bool
+) -> LoadedModel:
     """Instantiate the model (timed), give torch its threads, and put the encoding queue in front
     of a plain encoder and the generation service in front of a generator."""
     model = timer.time("load_model", lambda: source.instantiate(runtime))
@@ -121,11 +123,22 @@ class Session:
         resolve = runtime.device_request != "auto" or "torch" in sys.modules
         service = self.model.encoding
         return Plan(
-            model=self.model.identity.label, device=runtime.device if resolve else runtime.device_used,
-            precision=self.model.model.precision, world_size=self.world.size,
-            tasks=[{"task": t.name, "options": t.task.options(), "source": t.data.source, "split": t.data.split,
-                    "languages": list(t.data.languages), "units": t.task.units(t.data),
-                    "statistics": t.data.statistics} for t in self.tasks],
+            model=self.model.identity.label,
+            device=runtime.device if resolve else runtime.device_used,
+            precision=self.model.model.precision,
+            world_size=self.world.size,
+            tasks=[
+                {
+                    "task": t.name,
+                    "options": t.task.options(),
+                    "source": t.data.source,
+                    "split": t.data.split,
+                    "languages": list(t.data.languages),
+                    "units": t.task.units(t.data),
+                    "statistics": t.data.statistics,
+                }
+                for t in self.tasks
+            ],
             encoding=service.plan(self.requests, seed=runtime.seed) if service is not None else None,
         )
 
@@ -133,21 +146,33 @@ class Session:
         """What the model's services did: its own queue's, or a composite's (retrieve-read); the
         log-likelihood service's beside the generation service's, for a model that scores."""
         service, model = self.model.service, self.model.model
-        encoding = (service.stats if isinstance(service, EncodingService)
-                    else model.encoding_stats if isinstance(model, ReportsEncoding) else None)
-        generation = (service.stats if isinstance(service, GenerationService)
-                      else model.generation_stats if isinstance(model, ReportsGeneration) else None)
+        encoding = (
+            service.stats
+            if isinstance(service, EncodingService)
+            else model.encoding_stats
+            if isinstance(model, ReportsEncoding)
+            else None
+        )
+        generation = (
+            service.stats
+            if isinstance(service, GenerationService)
+            else model.generation_stats
+            if isinstance(model, ReportsGeneration)
+            else None
+        )
         scoring = service.scoring.stats if isinstance(service, ScoringService) else None
         return encoding, generation, scoring
 
-    def gather_stats(self) -> list[tuple[EncodingStats | None, GenerationStats | None,
-                                         LoglikelihoodStats | None]] | None:
+    def gather_stats(
+        self,
+    ) -> list[tuple[EncodingStats | None, GenerationStats | None, LoglikelihoodStats | None]] | None:
         """Every rank's :meth:`_stats` under torchrun (a collective: every rank calls it at the
         same point), None in one process."""
         return self.world.gather_objects(self._stats()) if self.world.size > 1 else None
 
-    def execution_record(self, ranks: list[tuple[EncodingStats | None, GenerationStats | None,
-                                                 LoglikelihoodStats | None]] | None = None) -> dict[str, Any]:
+    def execution_record(
+        self, ranks: list[tuple[EncodingStats | None, GenerationStats | None, LoglikelihoodStats | None]] | None = None
+    ) -> dict[str, Any]:
         """How the suite ran, for each result's provenance. With ``ranks`` (:meth:`gather_stats`)
         ``encoding`` and ``generation`` stay this rank's (rank 0's), ``ranks`` holds every
         rank's, and ``all_ranks`` the whole run's work and rates
@@ -155,16 +180,26 @@ class Session:
         runtime, model = self.runtime, self.model.model
         encoding, generation, scoring = self._stats()
         stats = encoding or generation
-        record = {"world_size": self.world.size, "device": runtime.device_used, "precision": model.precision,
-                  "threads": runtime.threads, "batch_size": stats.batch_size if stats else runtime.batch_size,
-                  "suite": [t.name for t in self.tasks], "encoding": _as_dict(encoding),
-                  "generation": _as_dict(generation), "loglikelihood": _as_dict(scoring)}
+        record = {
+            "world_size": self.world.size,
+            "device": runtime.device_used,
+            "precision": model.precision,
+            "threads": runtime.threads,
+            "batch_size": stats.batch_size if stats else runtime.batch_size,
+            "suite": [t.name for t in self.tasks],
+            "encoding": _as_dict(encoding),
+            "generation": _as_dict(generation),
+            "loglikelihood": _as_dict(scoring),
+        }
         if ranks is not None:
-            record["ranks"] = [{"encoding": _as_dict(e), "generation": _as_dict(g), "loglikelihood": _as_dict(s)}
-                               for e, g, s in ranks]
-            record["all_ranks"] = {"encoding": across_ranks([e for e, _, _ in ranks]),
-                                   "generation": across_ranks([g for _, g, _ in ranks]),
-                                   "loglikelihood": across_ranks([s for _, _, s in ranks])}
+            record["ranks"] = [
+                {"encoding": _as_dict(e), "generation": _as_dict(g), "loglikelihood": _as_dict(s)} for e, g, s in ranks
+            ]
+            record["all_ranks"] = {
+                "encoding": across_ranks([e for e, _, _ in ranks]),
+                "generation": across_ranks([g for _, g, _ in ranks]),
+                "loglikelihood": across_ranks([s for _, _, s in ranks]),
+            }
         return record
 
 
@@ -187,8 +222,9 @@ class UnitPredictions:
     resumed: list[str]
 
 
-def predict_units(loaded: LoadedTask, session: Session, run_id: str, folder: RunFolder | None, *,
-                  show_progress: bool) -> UnitPredictions:
+def predict_units(
+    loaded: LoadedTask, session: Session, run_id: str, folder: RunFolder | None, *, show_progress: bool
+) -> UnitPredictions:
     """Predict every unit of ``loaded`` (a replayed file: all at once), saving each finished unit
     in ``folder`` (when there is one, on rank 0) and reusing the units it already holds."""
     task, data, timer, world = loaded.task, loaded.data, loaded.timer, session.world
@@ -205,16 +241,22 @@ def predict_units(loaded: LoadedTask, session: Session, run_id: str, folder: Run
             out.predictions[unit] = saved[unit]
             out.resumed.append(unit)
             continue
-        out.predictions[unit] = timer.time("predict", lambda: task.predict(capability, data, unit, context),  # noqa: B023 (timed now)
-                                           detail=unit)
+        out.predictions[unit] = timer.time(
+            "predict",
+            lambda: task.predict(capability, data, unit, context),  # noqa: B023 (timed now)
+            detail=unit,
+        )
         if folder is not None and world.is_main:
             _save_part(folder, run_id, unit, out.predictions[unit])
     return out
 
 
 def _save_part(folder: RunFolder, run_id: str, unit: str, predictions: Any) -> None:
-    dump_json({"run_id": run_id, "unit": unit, "predictions": predictions,
-               "sha256": _part_digest(run_id, unit, predictions)}, folder.parts / f"{slug(unit)}.json", indent=None)
+    dump_json(
+        {"run_id": run_id, "unit": unit, "predictions": predictions, "sha256": _part_digest(run_id, unit, predictions)},
+        folder.parts / f"{slug(unit)}.json",
+        indent=None,
+    )
 
 
 def _part_digest(run_id: str, unit: str, predictions: Any) -> str:

@@ -81,8 +81,9 @@ class ModelFamily:
         missing = [text for text in task_texts if parse_named(text).name not in self.models]
         if missing:
             names = ", ".join(parse_named(text).name for text in missing)
-            raise InputError(f"models: no model for {names} (a family names the model of every task it runs)",
-                             file=self.file)
+            raise InputError(
+                f"models: no model for {names} (a family names the model of every task it runs)", file=self.file
+            )
         groups: dict[str, list[str]] = {}
         for text in task_texts:
             groups.setdefault(self.models[parse_named(text).name], []).append(text)
@@ -96,8 +97,10 @@ def _relative_to(text: str, folder: Path, registry: Registry) -> str:
     spec, plugin = registry.model(named.name)
     model_cls = load_target(spec, plugin, "model")
     paths = path_options(model_cls)
-    options = {key: str(folder / value) if key in paths and not Path(value).expanduser().is_absolute() else value
-               for key, value in named.options.items()}
+    options = {
+        key: str(folder / value) if key in paths and not Path(value).expanduser().is_absolute() else value
+        for key, value in named.options.items()
+    }
     bind_options(model_cls, options, owner=f"model {named.name}")  # a wrong option stops the suite before it starts
     return format_named(named.name, options)
 
@@ -119,8 +122,9 @@ class _FamilyPlan:
     data: DataOptions
 
 
-def _family_plan(suite: SuiteRun, family_path: Path, labels: Path | None, data: DataOptions,
-                 registry: Registry) -> _FamilyPlan:
+def _family_plan(
+    suite: SuiteRun, family_path: Path, labels: Path | None, data: DataOptions, registry: Registry
+) -> _FamilyPlan:
     """Everything a family run can get wrong, found before any model is loaded: the family file,
     a task it has no model for, a model that cannot run its task, every task's data. A suite
     scored as one reads every task's split that its scoring task scores (XTREME's test)."""
@@ -129,19 +133,29 @@ def _family_plan(suite: SuiteRun, family_path: Path, labels: Path | None, data: 
         if data.split is None:
             data = replace(data, split=load_task(registry, suite.scored_by)[0].metadata.splits[0])
         if labels is None:
-            raise HarnessError(f"this suite is scored as one submission by {suite.scored_by}, against gold labels kept "
-                               "apart from the inputs: pass --labels DIR (see the task's documentation for its layout)")
+            raise HarnessError(
+                f"this suite is scored as one submission by {suite.scored_by}, against gold labels kept "
+                "apart from the inputs: pass --labels DIR (see the task's documentation for its layout)"
+            )
         if data.languages or data.limit:
-            raise HarnessError(f"--langs/--limit: this suite is scored as one submission by {suite.scored_by}, which "
-                               "needs every language of every task, whole; run the tasks on their own to cut them")
+            raise HarnessError(
+                f"--langs/--limit: this suite is scored as one submission by {suite.scored_by}, which "
+                "needs every language of every task, whole; run the tasks on their own to cut them"
+            )
     texts = [_with_labels(text, labels, registry) for text in suite.tasks]
     groups = []
     for model_text, members in family.groups(texts):
         tasks = [load_task(registry, text) for text in members]
         check_model(resolve_model(model_text, registry), [task for task, _ in tasks])
         groups.append((model_text, members, tasks))
-    return _FamilyPlan(family, [(model_text, members, [with_data(task, plugin, data) for task, plugin in tasks])
-                                for model_text, members, tasks in groups], data)
+    return _FamilyPlan(
+        family,
+        [
+            (model_text, members, [with_data(task, plugin, data) for task, plugin in tasks])
+            for model_text, members, tasks in groups
+        ],
+        data,
+    )
 
 
 def _with_labels(text: str, labels: Path | None, registry: Registry) -> str:
@@ -149,18 +163,34 @@ def _with_labels(text: str, labels: Path | None, registry: Registry) -> str:
     return format_named(named.name, with_labels(registry, named.name, named.options, labels))
 
 
-def plan_family(suite: SuiteRun, family_path: Path, *, labels: Path | None = None, data: DataOptions | None = None,
-                execution: ExecutionOptions | None = None, registry: Registry | None = None) -> list[Plan]:
+def plan_family(
+    suite: SuiteRun,
+    family_path: Path,
+    *,
+    labels: Path | None = None,
+    data: DataOptions | None = None,
+    execution: ExecutionOptions | None = None,
+    registry: Registry | None = None,
+) -> list[Plan]:
     """What :func:`run_family` would do (``--dry-run``): one plan per model of the family."""
     registry = registry or Registry.discover()
     plan = _family_plan(suite, family_path, labels, data or DataOptions(), registry)
-    return [plan_suite(members, model_text, data=plan.data, execution=execution, registry=registry, loaded=loaded)
-            for model_text, members, loaded in plan.groups]
+    return [
+        plan_suite(members, model_text, data=plan.data, execution=execution, registry=registry, loaded=loaded)
+        for model_text, members, loaded in plan.groups
+    ]
 
 
-def run_family(suite: SuiteRun, family_path: Path, *, labels: Path | None = None, data: DataOptions | None = None,
-               execution: ExecutionOptions | None = None, output: OutputOptions | None = None,
-               registry: Registry | None = None) -> FamilyOutcome:
+def run_family(
+    suite: SuiteRun,
+    family_path: Path,
+    *,
+    labels: Path | None = None,
+    data: DataOptions | None = None,
+    execution: ExecutionOptions | None = None,
+    output: OutputOptions | None = None,
+    registry: Registry | None = None,
+) -> FamilyOutcome:
     """Run a suite with a model family (:mod:`harness.running.family`): each task with its own model, the
     tasks that share a model as one suite (loaded once, one encoding queue); then, when the suite
     has a ``scored_by`` task, the folder of exactly these runs is scored as one submission by it
@@ -174,25 +204,39 @@ def run_family(suite: SuiteRun, family_path: Path, *, labels: Path | None = None
     plan = _family_plan(suite, family_path, labels, data or DataOptions(), registry)
     runs: list[Outcome] = []
     for model_text, members, loaded in plan.groups:
-        runs.extend(run_suite(members, model_text, data=plan.data, execution=execution, output=output,
-                              registry=registry, loaded=loaded))
+        runs.extend(
+            run_suite(
+                members,
+                model_text,
+                data=plan.data,
+                execution=execution,
+                output=output,
+                registry=registry,
+                loaded=loaded,
+            )
+        )
     if suite.scored_by is None or not current_world().is_main:
         return FamilyOutcome(runs, None)
     assert labels is not None  # _family_plan refused a scored suite without labels
     return FamilyOutcome(runs, _score_runs(suite.scored_by, runs, plan, labels, output, registry))
 
 
-def _score_runs(task_text: str, runs: Sequence[Outcome], plan: _FamilyPlan, labels: Path, output: OutputOptions,
-                registry: Registry) -> Outcome:
+def _score_runs(
+    task_text: str, runs: Sequence[Outcome], plan: _FamilyPlan, labels: Path, output: OutputOptions, registry: Registry
+) -> Outcome:
     """Score the folder of exactly ``runs`` (their results and predictions, in the results
     layout) with ``task_text``: earlier runs in the output folder take no part."""
     family = plan.family
     results = [(run.result, run.result_path) for run in runs if run.result is not None and run.result_path is not None]
     identity = ModelIdentity(
-        name="model-family", label=family.name,
+        name="model-family",
+        label=family.name,
         options={"members": {result.task.name: result.model.identity.key() for result, _ in results}},
-        details={"family": str(family.file), "models": family.models,
-                 "runs": {result.task.name: str(path) for result, path in results}},
+        details={
+            "family": str(family.file),
+            "models": family.models,
+            "runs": {result.task.name: str(path) for result, path in results},
+        },
     )
     assert output.output_dir is not None  # a family's runs are scored from their folders
     with tempfile.TemporaryDirectory(prefix="harness-family-") as folder:
@@ -204,5 +248,11 @@ def _score_runs(task_text: str, runs: Sequence[Outcome], plan: _FamilyPlan, labe
             assert result.predictions.path is not None  # written beside the result
             predictions = Path(result.predictions.path)
             (shutil.copytree if predictions.is_dir() else shutil.copy2)(predictions, copy / predictions.name)
-        return score(task_text, Path(folder), data=DataOptions(data_dir=labels, split=plan.data.split), output=output,
-                     registry=registry, identity=identity)
+        return score(
+            task_text,
+            Path(folder),
+            data=DataOptions(data_dir=labels, split=plan.data.split),
+            output=output,
+            registry=registry,
+            identity=identity,
+        )

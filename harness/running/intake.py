@@ -71,11 +71,14 @@ def _task(result: RunResult, registry: Registry, labels: Path | None) -> tuple[T
     them); ``input_rules`` is how predictions were read, not an option of the task."""
     options = dict(result.task.options)
     rules = options.pop("input_rules", "strict")
-    return task_with_options(registry, result.task.name, with_labels(registry, result.task.name, options, labels))[0], rules
+    return task_with_options(registry, result.task.name, with_labels(registry, result.task.name, options, labels))[
+        0
+    ], rules
 
 
-def rescore_result(result_path: Path, data_dir: Path | None = None, registry: Registry | None = None,
-                   labels: Path | None = None) -> Rescored:
+def rescore_result(
+    result_path: Path, data_dir: Path | None = None, registry: Registry | None = None, labels: Path | None = None
+) -> Rescored:
     """Recompute ``result_path``'s scores from its predictions on the maintainer's data
     (``data_dir``, else the folder the result names; ``labels``, gold kept apart from the inputs
     such as XTREME's test labels); raise one line at the first difference."""
@@ -83,22 +86,34 @@ def rescore_result(result_path: Path, data_dir: Path | None = None, registry: Re
     registry = registry or Registry.discover()
     predictions_path = _predictions_path(result, result_path)
     if sha256_path(predictions_path) != result.predictions.sha256:
-        raise HarnessError(f"{result_path}: predictions: {predictions_path} changed after it was scored "
-                           "(its SHA-256 is not the one the result records)")
+        raise HarnessError(
+            f"{result_path}: predictions: {predictions_path} changed after it was scored "
+            "(its SHA-256 is not the one the result records)"
+        )
     task, rules = _task(result, registry, labels)
     data_record = result.data
     source = None if data_record.demo else (data_dir or Path(data_record.source))
-    data = load_data(task, DataOptions(data_dir=source, split=data_record.split, limit=data_record.limit,
-                                       demo=data_record.demo))
+    data = load_data(
+        task, DataOptions(data_dir=source, split=data_record.split, limit=data_record.limit, demo=data_record.demo)
+    )
     if tuple(data.languages) != tuple(data_record.languages):  # the result was a --langs selection
-        data = load_data(task, DataOptions(data_dir=source, split=data_record.split,
-                                           languages=data_record.languages, limit=data_record.limit,
-                                           demo=data_record.demo))
+        data = load_data(
+            task,
+            DataOptions(
+                data_dir=source,
+                split=data_record.split,
+                languages=data_record.languages,
+                limit=data_record.limit,
+                demo=data_record.demo,
+            ),
+        )
     data.input_rules = rules
     claimed_files = sorted(f.sha256 for f in data_record.files)
     if sorted(f["sha256"] for f in describe_files(data.files)) != claimed_files:
-        raise HarnessError(f"{result_path}: data.files: the data under {source or 'the demo'} are not the files "
-                           "the result was scored on (their SHA-256 differ)")
+        raise HarnessError(
+            f"{result_path}: data.files: the data under {source or 'the demo'} are not the files "
+            "the result was scored on (their SHA-256 differ)"
+        )
     evaluation = task.evaluate(data, task.read_predictions(predictions_path, data))
     _compare(result, evaluation, _intervals(task, result, evaluation), result_path)
     return Rescored(result_path, result, evaluation)
@@ -108,8 +123,12 @@ def _intervals(task: Task[Any], result: RunResult, evaluation: Evaluation) -> di
     """The rows' bootstrap intervals again, with the resamples and seed the result records."""
     if result.bootstrap is None or not evaluation.instances:
         return {}
-    settings = BootstrapSettings(result.bootstrap.resamples, result.bootstrap.seed, result.bootstrap.confidence,
-                                 resample_clusters=result.bootstrap.resample_clusters)
+    settings = BootstrapSettings(
+        result.bootstrap.resamples,
+        result.bootstrap.seed,
+        result.bootstrap.confidence,
+        resample_clusters=result.bootstrap.resample_clusters,
+    )
     return evaluation_intervals(task, evaluation, settings)
 
 
@@ -125,13 +144,17 @@ def _number(value: Any) -> str:
     return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
-def _compare(result: RunResult, evaluation: Evaluation, intervals: Mapping[str, Mapping[str, Interval]],
-             result_path: Path) -> None:
+def _compare(
+    result: RunResult, evaluation: Evaluation, intervals: Mapping[str, Mapping[str, Interval]], result_path: Path
+) -> None:
     """One line naming the first claimed number (score, count or interval bound) its predictions
     do not give."""
+
     def refuse(field_name: str, metric: str, claimed: Any, recomputed: Any) -> None:
-        raise HarnessError(f"{result_path}: {field_name}: scores do not match their predictions: "
-                           f"{metric} {_number(claimed)} claimed, {_number(recomputed)} recomputed")
+        raise HarnessError(
+            f"{result_path}: {field_name}: scores do not match their predictions: "
+            f"{metric} {_number(claimed)} claimed, {_number(recomputed)} recomputed"
+        )
 
     main = result.main_score
     if _differs(main.value, evaluation.main_score):
@@ -140,8 +163,12 @@ def _compare(result: RunResult, evaluation: Evaluation, intervals: Mapping[str, 
         cell = main_cell(evaluation.rows, main.metric, evaluation.main_score)
         interval = None if cell is None else intervals.get(cell[0], {}).get(cell[1])
         if interval is None or any(map(_differs, main.interval, interval)):
-            refuse("main_score", f"{main.metric} interval", list(main.interval), None if interval is None
-                   else list(interval))
+            refuse(
+                "main_score",
+                f"{main.metric} interval",
+                list(main.interval),
+                None if interval is None else list(interval),
+            )
     recomputed = {row.subset: row for row in evaluation.rows}
     for index, row in enumerate(result.rows):
         again = recomputed.pop(row.subset, None)
@@ -155,10 +182,16 @@ def _compare(result: RunResult, evaluation: Evaluation, intervals: Mapping[str, 
         for metric, claimed_interval in row.intervals.items():
             interval = intervals.get(row.subset, {}).get(metric)
             if interval is None or any(map(_differs, claimed_interval, interval)):
-                refuse(f"rows[{index}] ({row.subset})", f"{metric} interval", list(claimed_interval),
-                       None if interval is None else list(interval))
+                refuse(
+                    f"rows[{index}] ({row.subset})",
+                    f"{metric} interval",
+                    list(claimed_interval),
+                    None if interval is None else list(interval),
+                )
     if recomputed:
-        raise HarnessError(f"{result_path}: rows: subset '{next(iter(recomputed))}' of the recomputed scores is missing")
+        raise HarnessError(
+            f"{result_path}: rows: subset '{next(iter(recomputed))}' of the recomputed scores is missing"
+        )
 
 
 @dataclass
@@ -188,8 +221,9 @@ def submission_folders(paths: Sequence[Path]) -> list[Path]:
     return out
 
 
-def _score_submission(folder: Path, data_dir: Path | None, output: OutputOptions, registry: Registry,
-                      labels: Path | None) -> list[Outcome]:
+def _score_submission(
+    folder: Path, data_dir: Path | None, output: OutputOptions, registry: Registry, labels: Path | None
+) -> list[Outcome]:
     manifest_path = folder / MANIFEST
     manifest = read_json(manifest_path)
     validate(manifest, "submission", file=manifest_path)
@@ -198,26 +232,42 @@ def _score_submission(folder: Path, data_dir: Path | None, output: OutputOptions
     for index, entry in enumerate(manifest["entries"]):
         predictions = (folder / entry["predictions"]).resolve()
         if not predictions.is_relative_to(folder.resolve()):
-            raise HarnessError(f"{manifest_path}: entries[{index}].predictions: {entry['predictions']} is outside "
-                               "the submission folder")
+            raise HarnessError(
+                f"{manifest_path}: entries[{index}].predictions: {entry['predictions']} is outside "
+                "the submission folder"
+            )
         task = parse_named(entry["task"])
         fields = {"--langs": f"{MANIFEST}'s entries[{index}].languages", "--split": f"entries[{index}].split"}
         try:
-            outcomes.append(score(
-                format_named(task.name, with_labels(registry, task.name, task.options, labels)), predictions,
-                data=DataOptions(data_dir=data_dir, split=entry.get("split"),
-                                 languages=tuple(entry["languages"]) if "languages" in entry else None),
-                output=output, registry=registry,
-                label=card["name"], details={leaderboard.CARD_DETAIL: card},
-            ))
+            outcomes.append(
+                score(
+                    format_named(task.name, with_labels(registry, task.name, task.options, labels)),
+                    predictions,
+                    data=DataOptions(
+                        data_dir=data_dir,
+                        split=entry.get("split"),
+                        languages=tuple(entry["languages"]) if "languages" in entry else None,
+                    ),
+                    output=output,
+                    registry=registry,
+                    label=card["name"],
+                    details={leaderboard.CARD_DETAIL: card},
+                )
+            )
         except HarnessError as error:  # a submission names its languages and split in its manifest, not as flags
             reword_options(error, fields.get)
             raise
     return outcomes
 
 
-def take_submissions(paths: Sequence[Path], *, data_dir: Path | None, output: OutputOptions,
-                     registry: Registry | None = None, labels: Path | None = None) -> list[Verdict]:
+def take_submissions(
+    paths: Sequence[Path],
+    *,
+    data_dir: Path | None,
+    output: OutputOptions,
+    registry: Registry | None = None,
+    labels: Path | None = None,
+) -> list[Verdict]:
     """Score every submission from its predictions (results under ``output.output_dir``; gold
     kept apart from the inputs in ``labels``, for the tasks that take it); put the accepted ones on
     the leaderboard ``output.leaderboard`` (each submission whole, after all its entries scored); a

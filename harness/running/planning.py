@@ -153,8 +153,11 @@ def _demo_data(task: Task[Any], request: DataRequest) -> TaskData:
     folder = task.demo_data_dir()
     if folder is None:
         get = _get_hint(task)
-        raise HarnessError(f"task {meta.name} has no built-in demo data; " + (f"run {get}, or " if get else "")
-                           + "pass --data-dir with the benchmark files")
+        raise HarnessError(
+            f"task {meta.name} has no built-in demo data; "
+            + (f"run {get}, or " if get else "")
+            + "pass --data-dir with the benchmark files"
+        )
     data: TaskData = task.load(DataRequest(folder, request.split, request.languages, request.limit))
     data.demo = True
     data.source = DEMO_SOURCE
@@ -171,11 +174,17 @@ def announce_data(tasks: Sequence[LoadedTask], options: DataOptions) -> None:
         name, data = loaded.name, loaded.data
         if data.demo:
             get = _get_hint(loaded.task)
-            print(f"Using the built-in demo data for {name} (the real benchmark files: "
-                  + (f"{get} or " if get else "") + "--data-dir)", file=sys.stderr)
+            print(
+                f"Using the built-in demo data for {name} (the real benchmark files: "
+                + (f"{get} or " if get else "")
+                + "--data-dir)",
+                file=sys.stderr,
+            )
         else:
-            print(f"Using {data.source} for {name}, the data home's copy (pass --data-dir to use another)",
-                  file=sys.stderr)
+            print(
+                f"Using {data.source} for {name}, the data home's copy (pass --data-dir to use another)",
+                file=sys.stderr,
+            )
 
 
 @dataclass
@@ -209,8 +218,9 @@ def check_model(source: ModelSource, tasks: Sequence[Task[Any]]) -> None:
         source.check(task.metadata.needs, task.metadata.name)
 
 
-def with_checked_data(tasks: Sequence[tuple[Task[Any], PluginInfo]], source: ModelSource,
-                      data: DataOptions) -> list[LoadedTask]:
+def with_checked_data(
+    tasks: Sequence[tuple[Task[Any], PluginInfo]], source: ModelSource, data: DataOptions
+) -> list[LoadedTask]:
     """``tasks`` checked against the model, then their data loaded."""
     check_model(source, [task for task, _ in tasks])
     loaded = [with_data(task, plugin, data) for task, plugin in tasks]

@@ -51,8 +51,10 @@ from harness.stats.bootstrap import BootstrapSettings, RowIntervals, row_interva
 from harness.stats.records import Instance, InstanceTable
 
 #: The note of a result whose model is an in-memory object with nothing to fingerprint.
-NOT_REPRODUCIBLE = ("The model is a Python object with no weights to fingerprint: this run cannot be reproduced "
-                    "from its identity alone.")
+NOT_REPRODUCIBLE = (
+    "The model is a Python object with no weights to fingerprint: this run cannot be reproduced "
+    "from its identity alone."
+)
 DEMO_NOTE = "Scored on the built-in demo data: not comparable with published numbers."
 
 
@@ -127,20 +129,33 @@ def task_options(task: Task[Any], data: TaskData) -> dict[str, Any]:
     return {**task.options(), **extra}
 
 
-def run_id(kind: Literal["run", "score"], loaded: LoadedTask, identity: ModelIdentity,
-           files: list[dict[str, Any]]) -> str:
+def run_id(
+    kind: Literal["run", "score"], loaded: LoadedTask, identity: ModelIdentity, files: list[dict[str, Any]]
+) -> str:
     """A hash of everything that decides the scores: the same configuration, the same id."""
     task, data = loaded.task, loaded.data
     key = json.dumps(
-        [kind, task.metadata.name, task_options(task, data), identity.name, identity.weights, identity.options,
-         [f["sha256"] for f in files], data.split, list(data.languages), loaded.limit],
-        sort_keys=True, default=str,
+        [
+            kind,
+            task.metadata.name,
+            task_options(task, data),
+            identity.name,
+            identity.weights,
+            identity.options,
+            [f["sha256"] for f in files],
+            data.split,
+            list(data.languages),
+            loaded.limit,
+        ],
+        sort_keys=True,
+        default=str,
     )
     return sha256_text(key)[:16]
 
 
-def evaluation_intervals(task: Task[Any], evaluation: Evaluation, settings: BootstrapSettings
-                         ) -> dict[str, RowIntervals]:
+def evaluation_intervals(
+    task: Task[Any], evaluation: Evaluation, settings: BootstrapSettings
+) -> dict[str, RowIntervals]:
     """The rows' bootstrap intervals, from the evaluation's per-instance records and the task's
     statistics (a run's, and a rescore's of a submitted result)."""
     table = InstanceTable.from_instances(evaluation.instances)
@@ -155,8 +170,15 @@ class _Files:
     instances: InstancesRecord | None
 
 
-def record(scored: Scored, run: str, files: list[dict[str, Any]], folder: RunFolder | None,
-           output: OutputOptions, clock: Clock, phases: dict[str, float]) -> Outcome:
+def record(
+    scored: Scored,
+    run: str,
+    files: list[dict[str, Any]],
+    folder: RunFolder | None,
+    output: OutputOptions,
+    clock: Clock,
+    phases: dict[str, float],
+) -> Outcome:
     """Write the predictions in the task's format and the per-instance records (into ``folder``;
     None: nowhere), compute the intervals, then the validated result and its leaderboard entry."""
     evaluation = scored.evaluation
@@ -196,27 +218,37 @@ def report_generation(scored: Scored) -> None:
     assert choice.template is not None  # checked above
     options = choice.request_options()
     report: dict[str, Any] = {
-        "prompt": choice.template.label, "default_prompt": choice.defaulted,
+        "prompt": choice.template.label,
+        "default_prompt": choice.defaulted,
         "options": {**asdict(options), "stop": list(options.stop), "samples": choice.settings.samples},
         "shots": {"k": choice.shots, "seed": choice.seed, "source": task.shot_source(data) if choice.shots else None},
         "answers": {unit: asdict(c) for unit, c in counts.items()},
     }
-    decoding = ("greedy" if options.temperature == 0 else
-                f"sampled (temperature {options.temperature:g}, top-p {options.top_p:g}, seed {options.seed})")
-    notes = [f"Generated with {choice.describe(name)}; {decoding}, {options.max_new_tokens} new tokens"
-             f"{f' after a {options.reasoning_tokens}-token trace budget' if options.reasoning_tokens else ''}, "
-             f"stop at {', '.join(json.dumps(s) for s in options.stop) or 'the end of sequence only'}"
-             f"{'; with a system prompt' if options.system is not None else ''}."]
+    decoding = (
+        "greedy"
+        if options.temperature == 0
+        else f"sampled (temperature {options.temperature:g}, top-p {options.top_p:g}, seed {options.seed})"
+    )
+    notes = [
+        f"Generated with {choice.describe(name)}; {decoding}, {options.max_new_tokens} new tokens"
+        f"{f' after a {options.reasoning_tokens}-token trace budget' if options.reasoning_tokens else ''}, "
+        f"stop at {', '.join(json.dumps(s) for s in options.stop) or 'the end of sequence only'}"
+        f"{'; with a system prompt' if options.system is not None else ''}."
+    ]
     if choice.shots:
         notes.append(f"Shots: {choice.shots} per question from {task.shot_source(data)}.")
     notes += answer_notes(counts, options)
     if choice.settings.samples > 1:
-        scores = [evaluation.main_score] + [task.evaluate(data, with_sample(scored.predictions, k)).main_score
-                                            for k in range(1, choice.settings.samples)]
+        scores = [evaluation.main_score] + [
+            task.evaluate(data, with_sample(scored.predictions, k)).main_score
+            for k in range(1, choice.settings.samples)
+        ]
         spread = statistics.stdev(scores)
         report["samples"] = {"main_scores": scores, "mean": statistics.fmean(scores), "std": spread}
-        notes.append(f"Main score over {len(scores)} samples: mean {format_score(statistics.fmean(scores))}, "
-                     f"std {format_score(spread)} (the main score above is the first sample's).")
+        notes.append(
+            f"Main score over {len(scores)} samples: mean {format_score(statistics.fmean(scores))}, "
+            f"std {format_score(spread)} (the main score above is the first sample's)."
+        )
     evaluation.diagnostics["generation"] = report
     evaluation.notes.extend(notes)
 
@@ -235,9 +267,11 @@ def report_answer_script(evaluation: Evaluation) -> None:
     low = {lang: share for lang, share in shares.items() if share is not None and share < LOW_SCRIPT_SHARE}
     if low:
         listed = ", ".join(f"{lang} {share:.0%}" for lang, share in low.items())
-        evaluation.notes.append(f"Few answers are written in the script of the language scored: {listed} of the "
-                                "answers with letters (diagnostics.answer_script): the model may answer in another "
-                                "language.")
+        evaluation.notes.append(
+            f"Few answers are written in the script of the language scored: {listed} of the "
+            "answers with letters (diagnostics.answer_script): the model may answer in another "
+            "language."
+        )
 
 
 def _write_files(scored: Scored, folder: RunFolder | None) -> _Files:
@@ -248,13 +282,18 @@ def _write_files(scored: Scored, folder: RunFolder | None) -> _Files:
         path = target.predictions(meta.prediction_file)
         scored.loaded.task.write_predictions(scored.loaded.data, scored.predictions, path)
         keep = folder is not None
-        predictions = PredictionsRecord(str(path) if keep else None, meta.prediction_format, sha256_path(path),
-                                        scored.loaded.task.prediction_files(scored.loaded.data) or None)
+        predictions = PredictionsRecord(
+            str(path) if keep else None,
+            meta.prediction_format,
+            sha256_path(path),
+            scored.loaded.task.prediction_files(scored.loaded.data) or None,
+        )
         instances = None
         if keep and scored.evaluation.instances:
             write_instances(scored.evaluation.instances, target.instances)
-            instances = InstancesRecord(str(target.instances), sha256_path(target.instances),
-                                        len(scored.evaluation.instances))
+            instances = InstancesRecord(
+                str(target.instances), sha256_path(target.instances), len(scored.evaluation.instances)
+            )
     return _Files(predictions, instances)
 
 
@@ -273,34 +312,69 @@ def _provenance(scored: Scored, clock: Clock, phases: dict[str, float], command:
     if scored.model_plugin is not None:
         plugins[scored.model_plugin.name] = scored.model_plugin.version
     return Provenance(
-        harness_version=env["harness_version"], plugins=plugins, git_commit=env["git_commit"], python=env["python"],
-        packages=env["packages"], platform=env["platform"], device=scored.device, seed=scored.seed,
-        started_at=clock.started, finished_at=now_iso(), wall_time_s=round(clock.wall(), 3),
-        phases_s={k: round(v, 3) for k, v in phases.items()}, resumed_units=tuple(scored.resumed),
-        command=tuple(command), execution=scored.execution or None,
+        harness_version=env["harness_version"],
+        plugins=plugins,
+        git_commit=env["git_commit"],
+        python=env["python"],
+        packages=env["packages"],
+        platform=env["platform"],
+        device=scored.device,
+        seed=scored.seed,
+        started_at=clock.started,
+        finished_at=now_iso(),
+        wall_time_s=round(clock.wall(), 3),
+        phases_s={k: round(v, 3) for k, v in phases.items()},
+        resumed_units=tuple(scored.resumed),
+        command=tuple(command),
+        execution=scored.execution or None,
     )
 
 
-def _build_result(scored: Scored, run: str, files: list[dict[str, Any]], written: _Files,
-                  intervals: dict[str, RowIntervals], bootstrap: BootstrapRecord | None,
-                  provenance: Provenance) -> RunResult:
+def _build_result(
+    scored: Scored,
+    run: str,
+    files: list[dict[str, Any]],
+    written: _Files,
+    intervals: dict[str, RowIntervals],
+    bootstrap: BootstrapRecord | None,
+    provenance: Provenance,
+) -> RunResult:
     task, data, evaluation = scored.loaded.task, scored.loaded.data, scored.evaluation
     meta = task.metadata
     main_metric = evaluation.main_metric or meta.main_metric
     cell = main_cell(evaluation.rows, main_metric, evaluation.main_score)
     row_intervals = None if cell is None else intervals.get(cell[0])
     main_interval = None if cell is None or row_intervals is None else row_intervals.get(cell[1])
-    notes = [*evaluation.notes, *([DEMO_NOTE] if data.demo else []),
-             *([] if scored.reproducible else [NOT_REPRODUCIBLE])]
+    notes = [
+        *evaluation.notes,
+        *([DEMO_NOTE] if data.demo else []),
+        *([] if scored.reproducible else [NOT_REPRODUCIBLE]),
+    ]
     return RunResult(
         run_id=run,
         kind=scored.kind,
-        task=TaskRecord(meta.name, scored.loaded.plugin, task_options(task, data), main_metric, meta.higher_is_better,
-                        meta.prediction_format, meta.reference, scorer_signature(task, data), meta.scale,
-                        meta.unscaled),
+        task=TaskRecord(
+            meta.name,
+            scored.loaded.plugin,
+            task_options(task, data),
+            main_metric,
+            meta.higher_is_better,
+            meta.prediction_format,
+            meta.reference,
+            scorer_signature(task, data),
+            meta.scale,
+            meta.unscaled,
+        ),
         model=ModelRecord(scored.identity, scored.model_plugin),
-        data=DataRecord(data.source, data.demo, data.split, tuple(data.languages), scored.loaded.limit,
-                        tuple(FileRecord.from_dict(f) for f in files), data.statistics),
+        data=DataRecord(
+            data.source,
+            data.demo,
+            data.split,
+            tuple(data.languages),
+            scored.loaded.limit,
+            tuple(FileRecord.from_dict(f) for f in files),
+            data.statistics,
+        ),
         main_score=MainScore(main_metric, evaluation.main_score, main_interval),
         rows=tuple(ResultRow.from_score(row, data.split, intervals.get(row.subset)) for row in evaluation.rows),
         diagnostics=evaluation.diagnostics,

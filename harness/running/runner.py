@@ -47,10 +47,18 @@ def run(task_text: str, model: object, **options: object) -> Outcome:
     return run_suite([task_text], model, **options)[0]  # type: ignore[arg-type]
 
 
-def run_suite(task_texts: Sequence[str], model: object, *, data: DataOptions | None = None,
-              execution: ExecutionOptions | None = None, output: OutputOptions | None = None,
-              model_args: str | dict[str, object] | None = None, label: str | None = None,
-              registry: Registry | None = None, loaded: Sequence[LoadedTask] | None = None) -> list[Outcome]:
+def run_suite(
+    task_texts: Sequence[str],
+    model: object,
+    *,
+    data: DataOptions | None = None,
+    execution: ExecutionOptions | None = None,
+    output: OutputOptions | None = None,
+    model_args: str | dict[str, object] | None = None,
+    label: str | None = None,
+    registry: Registry | None = None,
+    loaded: Sequence[LoadedTask] | None = None,
+) -> list[Outcome]:
     """Run one model on several tasks: the model is loaded once, and the texts of all tasks are
     encoded in one shared queue (deduplicated, cached, length-batched) before the tasks run.
 
@@ -62,35 +70,69 @@ def run_suite(task_texts: Sequence[str], model: object, *, data: DataOptions | N
     """
     execution = execution or ExecutionOptions()
     output = output or OutputOptions()
-    session = _open(task_texts, model, model_args, label, data or DataOptions(), execution, output,
-                    registry or Registry.discover(), loaded)
+    session = _open(
+        task_texts,
+        model,
+        model_args,
+        label,
+        data or DataOptions(),
+        execution,
+        output,
+        registry or Registry.discover(),
+        loaded,
+    )
     session.prefetch()
     return [_run_task(session, task, execution.resume, output) for task in session.tasks]
 
 
-def plan_suite(task_texts: Sequence[str], model: object, *, data: DataOptions | None = None,
-               execution: ExecutionOptions | None = None, output: OutputOptions | None = None,
-               model_args: str | dict[str, object] | None = None, registry: Registry | None = None,
-               loaded: Sequence[LoadedTask] | None = None) -> Plan:
+def plan_suite(
+    task_texts: Sequence[str],
+    model: object,
+    *,
+    data: DataOptions | None = None,
+    execution: ExecutionOptions | None = None,
+    output: OutputOptions | None = None,
+    model_args: str | dict[str, object] | None = None,
+    registry: Registry | None = None,
+    loaded: Sequence[LoadedTask] | None = None,
+) -> Plan:
     """What :func:`run_suite` would do with the same arguments (``--dry-run``): the model is
     loaded and the data read, but nothing is encoded, predicted or written."""
     execution = execution or ExecutionOptions()
-    session = _open(task_texts, model, model_args, None, data or DataOptions(), execution, output or OutputOptions(),
-                    registry or Registry.discover(), loaded)
+    session = _open(
+        task_texts,
+        model,
+        model_args,
+        None,
+        data or DataOptions(),
+        execution,
+        output or OutputOptions(),
+        registry or Registry.discover(),
+        loaded,
+    )
     plan = session.plan()
     service = session.model.service
     if isinstance(service, GenerationService):  # each prompted task's prompts, tokens, budget and time
         context = RunContext(runtime=session.runtime, show_progress=False)
         for entry, task in zip(plan.tasks, session.tasks):
             if isinstance(task.task, PromptedTask):
-                entry["generation"] = plan_generation(service, task_requests(task.task, task.data, context),
-                                                      seed=execution.seed)
+                entry["generation"] = plan_generation(
+                    service, task_requests(task.task, task.data, context), seed=execution.seed
+                )
     return plan
 
 
-def _open(task_texts: Sequence[str], model: object, model_args: str | dict[str, object] | None, label: str | None,
-          data: DataOptions, execution: ExecutionOptions, output: OutputOptions, registry: Registry,
-          loaded: Sequence[LoadedTask] | None) -> Session:
+def _open(
+    task_texts: Sequence[str],
+    model: object,
+    model_args: str | dict[str, object] | None,
+    label: str | None,
+    data: DataOptions,
+    execution: ExecutionOptions,
+    output: OutputOptions,
+    registry: Registry,
+    loaded: Sequence[LoadedTask] | None,
+) -> Session:
     """Plan (check outputs, runtime, tasks against the model, load the data), then load the model."""
     output.check()
     git_commit()  # read now (it is cached): a run of hours records the code it started with, not an edit since
@@ -102,12 +144,18 @@ def _open(task_texts: Sequence[str], model: object, model_args: str | dict[str, 
     source: ModelSource = resolve_model(model, registry, model_args, label)
     tasks = list(loaded) if loaded is not None else with_checked_data(named, source, data)
     typed = model if isinstance(model, str) else None
-    session = Session(tasks, prepare_model(source, runtime, shared, typed=typed, show_progress=output.show_progress),
-                      runtime, shared=shared, clock=clock)
+    session = Session(
+        tasks,
+        prepare_model(source, runtime, shared, typed=typed, show_progress=output.show_progress),
+        runtime,
+        shared=shared,
+        clock=clock,
+    )
     for loaded_task in session.tasks:  # the prompt and generation options fixed before the run id is taken
         if isinstance(loaded_task.task, PromptedTask) and not session.model.replay:
-            loaded_task.task.prepare_prompting(session.model.capability(loaded_task), execution.generation,
-                                               execution.log_samples)
+            loaded_task.task.prepare_prompting(
+                session.model.capability(loaded_task), execution.generation, execution.log_samples
+            )
     return session
 
 
@@ -133,14 +181,25 @@ def _run_task(session: Session, loaded: LoadedTask, resume: bool, output: Output
     if service is not None:
         evaluation.diagnostics.update(timer.time("vector_analyses", lambda: task.vector_analyses(data, service)))
     runtime, model = session.runtime, session.model
-    scored = Scored("run", loaded, identity, model.plugin, units.predictions, evaluation, units.resumed,
-                    device=runtime.device_used, seed=runtime.seed, execution=session.execution_record(ranks),
-                    reproducible=model.model.reproducible)
+    scored = Scored(
+        "run",
+        loaded,
+        identity,
+        model.plugin,
+        units.predictions,
+        evaluation,
+        units.resumed,
+        device=runtime.device_used,
+        seed=runtime.seed,
+        execution=session.execution_record(ranks),
+        reproducible=model.model.reproducible,
+    )
     return record(scored, run, files, folder, output, session.clock, {**session.shared.phases, **timer.phases})
 
 
-def _run_folder(output: OutputOptions, loaded: LoadedTask, model: LoadedModel, run: str, *, resume: bool,
-                main: bool) -> RunFolder | None:
+def _run_folder(
+    output: OutputOptions, loaded: LoadedTask, model: LoadedModel, run: str, *, resume: bool, main: bool
+) -> RunFolder | None:
     """The run's folder (None without an output folder): with ``resume`` the newest folder of the
     same run id (every rank reads its saved units, so all ranks skip the same ones), else a new
     folder claimed by rank 0 alone."""
@@ -156,8 +215,12 @@ def _run_folder(output: OutputOptions, loaded: LoadedTask, model: LoadedModel, r
     return claim_run_folder(parent, run) if main else None
 
 
-def file_identity(predictions_file: Path, label: str | None = None, details: dict[str, object] | None = None,
-                  read: Mapping[str, Any] | None = None) -> ModelIdentity:
+def file_identity(
+    predictions_file: Path,
+    label: str | None = None,
+    details: dict[str, object] | None = None,
+    read: Mapping[str, Any] | None = None,
+) -> ModelIdentity:
     """A predictions file as the "model" of a scoring: its name (or ``label``) and its digest;
     ``details`` join it (a submission's model card). A folder's digest is that of the predictions
     ``read`` from it: the task reads a folder by the file names it expects, and a folder is never
@@ -171,14 +234,27 @@ def file_identity(predictions_file: Path, label: str | None = None, details: dic
             digest = sha256_file(predictions_file)
         except OSError as exc:  # gone or unreadable since it was read
             raise InputError(f"cannot read: {exc.strerror or exc}", file=predictions_file) from None
-    return ModelIdentity(name="predictions-file", label=label or predictions_file.stem, weights=f"sha256:{digest}",
-                         options={}, details={"predictions": str(predictions_file), **(details or {})})
+    return ModelIdentity(
+        name="predictions-file",
+        label=label or predictions_file.stem,
+        weights=f"sha256:{digest}",
+        options={},
+        details={"predictions": str(predictions_file), **(details or {})},
+    )
 
 
-def score(task_text: str, predictions_file: Path, *, data: DataOptions | None = None,
-          output: OutputOptions | None = None, registry: Registry | None = None, input_rules: InputRules = "strict",
-          identity: ModelIdentity | None = None, label: str | None = None,
-          details: dict[str, object] | None = None) -> Outcome:
+def score(
+    task_text: str,
+    predictions_file: Path,
+    *,
+    data: DataOptions | None = None,
+    output: OutputOptions | None = None,
+    registry: Registry | None = None,
+    input_rules: InputRules = "strict",
+    identity: ModelIdentity | None = None,
+    label: str | None = None,
+    details: dict[str, object] | None = None,
+) -> Outcome:
     """Score a predictions file written elsewhere, in the task's official format, read under
     ``input_rules`` (see :attr:`~harness.definitions.task.TaskData.input_rules`). The model is the file
     (:func:`file_identity`, with ``label`` and ``details``) unless ``identity`` says what made the
@@ -195,12 +271,19 @@ def score(task_text: str, predictions_file: Path, *, data: DataOptions | None = 
     predictions = timer.time("read_predictions", lambda: task.read_predictions(predictions_file, loaded.data))
     evaluation = timer.time("evaluate", lambda: task.evaluate(loaded.data, predictions))
     if input_rules == "official":
-        evaluation.notes.append("read under --input-rules official: input refused by default (unknown ids, "
-                                "repeated ids, ...) was scored as the official script scores it")
+        evaluation.notes.append(
+            "read under --input-rules official: input refused by default (unknown ids, "
+            "repeated ids, ...) was scored as the official script scores it"
+        )
     identity = identity or file_identity(predictions_file, label, details, predictions)
     files = timer.time("hash_data", lambda: describe_files(loaded.data.files))
     run = run_id("score", loaded, identity, files)
-    folder = None if output.output_dir is None else claim_run_folder(
-        configuration_folder(output.output_dir, loaded.name, model_folder(None, identity.label)), run)
+    folder = (
+        None
+        if output.output_dir is None
+        else claim_run_folder(
+            configuration_folder(output.output_dir, loaded.name, model_folder(None, identity.label)), run
+        )
+    )
     scored = Scored("score", loaded, identity, None, predictions, evaluation, [])
     return record(scored, run, files, folder, output, clock, timer.phases)

@@ -66,8 +66,14 @@ class ExecutionOptions:
         size and threads), after checking the cache folder can be written."""
         if self.cache_dir is not None:
             check_folder(self.cache_dir, "--cache-dir")
-        return Runtime(device_request=self.device, batch_size=self.batch_size, seed=self.seed, cache_dir=self.cache_dir,
-                       threads=default_threads() if self.threads is None else self.threads, registry=registry)
+        return Runtime(
+            device_request=self.device,
+            batch_size=self.batch_size,
+            seed=self.seed,
+            cache_dir=self.cache_dir,
+            threads=default_threads() if self.threads is None else self.threads,
+            registry=registry,
+        )
 
 
 @dataclass(frozen=True)
@@ -89,20 +95,33 @@ class OutputOptions:
             check_folder(self.output_dir, "--output-dir")
         if self.leaderboard is not None:
             if self.output_dir is None:
-                raise HarnessError("a leaderboard entry points at its result file: give an output folder "
-                                   "(output_dir) as well as the leaderboard")
+                raise HarnessError(
+                    "a leaderboard entry points at its result file: give an output folder "
+                    "(output_dir) as well as the leaderboard"
+                )
             if self.leaderboard.is_dir():
                 raise HarnessError(f"--leaderboard {self.leaderboard} is a folder, not a file")
             check_folder(self.leaderboard.parent, "--leaderboard's folder")
 
 
-def output_options(output_dir: str | Path | None, leaderboard: str | Path | None, *, progress: bool = True,
-                   bootstrap: int = DEFAULT_RESAMPLES, bootstrap_seed: int = 0,
-                   command: Sequence[str] | None = None) -> OutputOptions:
+def output_options(
+    output_dir: str | Path | None,
+    leaderboard: str | Path | None,
+    *,
+    progress: bool = True,
+    bootstrap: int = DEFAULT_RESAMPLES,
+    bootstrap_seed: int = 0,
+    command: Sequence[str] | None = None,
+) -> OutputOptions:
     """:class:`OutputOptions` from the API's keyword arguments (paths as text or ``Path``)."""
     extra = {} if command is None else {"command": tuple(command)}
-    return OutputOptions(output_dir=as_path(output_dir), leaderboard=as_path(leaderboard), show_progress=progress,
-                         bootstrap=BootstrapSettings(resamples=bootstrap, seed=bootstrap_seed), **extra)
+    return OutputOptions(
+        output_dir=as_path(output_dir),
+        leaderboard=as_path(leaderboard),
+        show_progress=progress,
+        bootstrap=BootstrapSettings(resamples=bootstrap, seed=bootstrap_seed),
+        **extra,
+    )
 
 
 def as_path(value: str | Path | None) -> Path | None:

@@ -52,11 +52,28 @@ SCRIPT_MAJORITY = 0.8
 #: word of a letter's name; CJK ideographs are ``Han``), for naming the language of answers whose
 #: script gives them away. A language not listed is written in Latin letters.
 SCRIPTS: dict[str, tuple[str, ...]] = {
-    "ar": ("Arabic",), "fa": ("Arabic",), "ur": ("Arabic",), "he": ("Hebrew",), "el": ("Greek",),
-    "ru": ("Cyrillic",), "bg": ("Cyrillic",), "uk": ("Cyrillic",), "kk": ("Cyrillic",),
-    "hi": ("Devanagari",), "mr": ("Devanagari",), "bn": ("Bengali",), "ta": ("Tamil",), "te": ("Telugu",),
-    "ml": ("Malayalam",), "th": ("Thai",), "ka": ("Georgian",), "km": ("Khmer",), "my": ("Myanmar",),
-    "ko": ("Hangul",), "zh": ("Han",), "ja": ("Han", "Hiragana", "Katakana"),
+    "ar": ("Arabic",),
+    "fa": ("Arabic",),
+    "ur": ("Arabic",),
+    "he": ("Hebrew",),
+    "el": ("Greek",),
+    "ru": ("Cyrillic",),
+    "bg": ("Cyrillic",),
+    "uk": ("Cyrillic",),
+    "kk": ("Cyrillic",),
+    "hi": ("Devanagari",),
+    "mr": ("Devanagari",),
+    "bn": ("Bengali",),
+    "ta": ("Tamil",),
+    "te": ("Telugu",),
+    "ml": ("Malayalam",),
+    "th": ("Thai",),
+    "ka": ("Georgian",),
+    "km": ("Khmer",),
+    "my": ("Myanmar",),
+    "ko": ("Hangul",),
+    "zh": ("Han",),
+    "ja": ("Han", "Hiragana", "Katakana"),
 }
 
 
@@ -76,8 +93,9 @@ def refuse_or_warn(foreign: ForeignAnswers, scored: str, *, file: Path, input_ru
     """Refuse answers made for another language (strict input rules), or warn and let them be
     scored as the official script scores them (``--input-rules official``)."""
     if input_rules == "official":
-        warnings.warn(f"{file}: {foreign.message(scored)}; scored as given (--input-rules official)", UserWarning,
-                      stacklevel=3)
+        warnings.warn(
+            f"{file}: {foreign.message(scored)}; scored as given (--input-rules official)", UserWarning, stacklevel=3
+        )
     else:
         raise InputError(f"{foreign.message(scored)} (--input-rules official scores them anyway)", file=file)
 
@@ -104,9 +122,13 @@ def squashed_contexts(contexts: Mapping[str, str]) -> dict[str, str]:
     return {qid: _squash_context(context) for qid, context in contexts.items()}
 
 
-def foreign_span_answers(scored: str, answers: Mapping[str, str], contexts: Mapping[str, str],
-                         others: Callable[[], Mapping[str, Mapping[str, str]]],
-                         languages: Sequence[str] = ()) -> ForeignAnswers | None:
+def foreign_span_answers(
+    scored: str,
+    answers: Mapping[str, str],
+    contexts: Mapping[str, str],
+    others: Callable[[], Mapping[str, Mapping[str, str]]],
+    languages: Sequence[str] = (),
+) -> ForeignAnswers | None:
     """Whether extractive answers (question id -> answer) to contexts of language ``scored``
     (question id -> context) were made for another language: they are mostly not text of their
     contexts, but are of another language's (``others()``: language -> question id -> context,
@@ -120,12 +142,15 @@ def foreign_span_answers(scored: str, answers: Mapping[str, str], contexts: Mapp
     own = text_of_contexts(given, own_contexts)
     if own >= SUSPECT_BELOW * len(given):
         return None
-    hits = {lang: text_of_contexts(given, squashed_contexts(texts)) for lang, texts in others().items()
-            if lang != scored}
+    hits = {
+        lang: text_of_contexts(given, squashed_contexts(texts)) for lang, texts in others().items() if lang != scored
+    }
     best = max(hits, key=hits.__getitem__, default=None)
     if best is not None and hits[best] >= FOREIGN_SHARE * len(given) and hits[best] >= FOREIGN_RATIO * own:
-        return ForeignAnswers(best, f"{hits[best]} of {len(given)} answers are text of the {best} contexts, "
-                                    f"{own} of the {scored} ones scored")
+        return ForeignAnswers(
+            best,
+            f"{hits[best]} of {len(given)} answers are text of the {best} contexts, {own} of the {scored} ones scored",
+        )
     if hits:  # the other languages' contexts were at hand and do not hold these answers: a weak model's
         return None  # (a generator answering in another script, say), not another language's file
     return foreign_script(given.values(), contexts.values(), languages, what=f"the {scored} contexts")
@@ -151,8 +176,9 @@ def script_letters(texts: Iterable[str]) -> Counter[str]:
     return letters
 
 
-def foreign_script(answers: Iterable[str], reference: Iterable[str], languages: Sequence[str] = (), *,
-                   what: str) -> ForeignAnswers | None:
+def foreign_script(
+    answers: Iterable[str], reference: Iterable[str], languages: Sequence[str] = (), *, what: str
+) -> ForeignAnswers | None:
     """Whether ``answers`` are written in a script that ``reference`` (the scored language's
     contexts or gold answers, called ``what`` in the evidence) hardly uses: at least
     :data:`SCRIPT_MAJORITY` of the answers' letters are in one script other than Latin, under
@@ -173,8 +199,10 @@ def foreign_script(answers: Iterable[str], reference: Iterable[str], languages: 
     named = [lang for lang in languages if main in SCRIPTS.get(lang.split("_")[0], ("Latin",))]
     likely = " or ".join(named) if named else f"a language in {main} script"
     share = letters[main] / sum(letters.values())
-    return ForeignAnswers(likely, f"{count / sum(written.values()):.0%} of the answers' letters are {main}, "
-                                  f"{share:.1%} of those of {what}")
+    return ForeignAnswers(
+        likely,
+        f"{count / sum(written.values()):.0%} of the answers' letters are {main}, {share:.1%} of those of {what}",
+    )
 
 
 #: Answers that are labels, not text in a language (see :func:`script_share`).

@@ -118,8 +118,9 @@ def _ap(ranks: Sequence[float]) -> float:
     return float(average_precision(row, np.asarray([len(ranks)]))[0])
 
 
-def _matrix(sums: dict[tuple[str, str], float], counts: dict[tuple[str, str], int],
-            rows: Sequence[str], columns: Sequence[str]) -> Matrix:
+def _matrix(
+    sums: dict[tuple[str, str], float], counts: dict[tuple[str, str], int], rows: Sequence[str], columns: Sequence[str]
+) -> Matrix:
     return {q: {a: (sums[q, a] / counts[q, a] if counts.get((q, a)) else None) for a in columns} for q in rows}
 
 
@@ -147,9 +148,13 @@ def remove_one_target(questions: Sequence[PoolRanks], seed: int) -> RemoveOneTar
         drop = others[int(rng.integers(len(others)))] if others else None
         rand.append(_ap(ranks_without(q.ranks, [i for i, a in enumerate(q.target_langs) if a == drop])))
     minus_same, minus_random = float(np.mean(same)), float(np.mean(rand))
-    return RemoveOneTarget(full=float(np.mean(full)), minus_same=minus_same, minus_random=minus_random,
-                           relative_difference=(minus_same - minus_random) / minus_random if minus_random else None,
-                           seed=seed)
+    return RemoveOneTarget(
+        full=float(np.mean(full)),
+        minus_same=minus_same,
+        minus_random=minus_random,
+        relative_difference=(minus_same - minus_random) / minus_random if minus_random else None,
+        seed=seed,
+    )
 
 
 def one_target_mrr(questions: Sequence[PoolRanks], languages: Sequence[str]) -> Matrix:
@@ -235,9 +240,12 @@ def language_bias(questions: Sequence[PoolRanks], languages: Sequence[str]) -> d
 
     def table(matrix: np.ndarray, digits: int) -> dict[str, dict[str, float | None]]:
         return {
-            languages[i]: {languages[j]: (None if not np.isfinite(matrix[i, j]) else round(float(matrix[i, j]), digits))
-                           for j in range(n)}
-            for i in range(n) if per_question[i]
+            languages[i]: {
+                languages[j]: (None if not np.isfinite(matrix[i, j]) else round(float(matrix[i, j]), digits))
+                for j in range(n)
+            }
+            for i in range(n)
+            if per_question[i]
         }
 
     return {

@@ -36,8 +36,9 @@ class ProbeResult:
     seed: int
 
 
-def language_id_probe(vectors: np.ndarray, langs: Sequence[str], languages: tuple[str, str],
-                      seed: int) -> ProbeResult | None:
+def language_id_probe(
+    vectors: np.ndarray, langs: Sequence[str], languages: tuple[str, str], seed: int
+) -> ProbeResult | None:
     """Train on two thirds of the vectors in ``languages`` (seeded, stratified), score on the rest.
 
     ``None`` when either language has fewer than 3 vectors (no hold-out of both is possible)."""
@@ -51,6 +52,11 @@ def language_id_probe(vectors: np.ndarray, langs: Sequence[str], languages: tupl
         return None
     x_train, x_test, y_train, y_test = train_test_split(x, y, test_size=HOLD_OUT, random_state=seed, stratify=y)
     model = LogisticRegression(max_iter=MAX_ITER).fit(x_train, y_train)
-    return ProbeResult(languages=languages, accuracy=float(model.score(x_test, y_test)),
-                       majority=float(max(y_test.mean(), 1 - y_test.mean())),
-                       train=len(y_train), test=len(y_test), seed=seed)
+    return ProbeResult(
+        languages=languages,
+        accuracy=float(model.score(x_test, y_test)),
+        majority=float(max(y_test.mean(), 1 - y_test.mean())),
+        train=len(y_train),
+        test=len(y_test),
+        seed=seed,
+    )

@@ -40,8 +40,9 @@ def _answers(qa: dict[str, Any], *, file: Path, record: str) -> tuple[str, ...]:
     answers = _expect(qa.get("answers"), list, file=file, record=record, field="answers")
     if not answers:
         # The official scorers take max() over the gold answers and crash on an empty list.
-        raise InputError("no gold answers (a span-QA question needs at least one)", file=file, record=record,
-                         field="answers")
+        raise InputError(
+            "no gold answers (a span-QA question needs at least one)", file=file, record=record, field="answers"
+        )
     texts = []
     for i, answer in enumerate(answers):
         _expect(answer, dict, file=file, record=record, field=f"answers[{i}]")
@@ -78,6 +79,13 @@ def read_span_file(path: Path) -> list[SpanQuestion]:
                 seen.add(qid)
                 text = _expect(qa.get("question"), str, file=path, record=qa_record, field="question")
                 title = article.get("title")
-                questions.append(SpanQuestion(qid, text, context, _answers(qa, file=path, record=qa_record),
-                                              title if isinstance(title, str) and title else f"data[{a}]"))
+                questions.append(
+                    SpanQuestion(
+                        qid,
+                        text,
+                        context,
+                        _answers(qa, file=path, record=qa_record),
+                        title if isinstance(title, str) and title else f"data[{a}]",
+                    )
+                )
     return questions

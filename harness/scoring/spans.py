@@ -58,8 +58,9 @@ def gold_emptied(questions: Sequence[SpanQuestion], normalize: Normalizer) -> li
     return [question for question in questions if not any(normalize(gold) for gold in question.answers)]
 
 
-def score_questions(questions: Sequence[SpanQuestion], predictions: Mapping[str, str],
-                    normalize: Normalizer) -> SpanScores:
+def score_questions(
+    questions: Sequence[SpanQuestion], predictions: Mapping[str, str], normalize: Normalizer
+) -> SpanScores:
     """Exact match and F1 (0-100) of ``predictions`` (question id -> answer) on ``questions``.
 
     Empty against empty is EM 1 but F1 0, as in the official scorers (both normalise "una" or
@@ -94,5 +95,6 @@ def score_questions(questions: Sequence[SpanQuestion], predictions: Mapping[str,
         exact_sum += question_exact[-1]
         f1_sum += question_f1[-1]
     total = len(questions)
-    return SpanScores(100.0 * exact_sum / total, 100.0 * f1_sum / total, total, unanswered,
-                      tuple(question_exact), tuple(question_f1))
+    return SpanScores(
+        100.0 * exact_sum / total, 100.0 * f1_sum / total, total, unanswered, tuple(question_exact), tuple(question_f1)
+    )

@@ -63,6 +63,7 @@ class RowIntervals(Mapping[str, Interval]):
     def __len__(self) -> int:
         return len(self.intervals)
 
+
 @dataclass(frozen=True)
 class BootstrapSettings:
     """How intervals are computed; recorded in the result so they can be reproduced."""
@@ -93,8 +94,9 @@ def unit_draws(table: InstanceTable, settings: BootstrapSettings) -> Iterator[tu
         yield name, rng.integers(0, len(unit), (settings.resamples, len(unit)))
 
 
-def cluster_draws(table: InstanceTable, clusters: Clusters, settings: BootstrapSettings
-                  ) -> Iterator[tuple[str, np.ndarray]]:
+def cluster_draws(
+    table: InstanceTable, clusters: Clusters, settings: BootstrapSettings
+) -> Iterator[tuple[str, np.ndarray]]:
     """``(unit, index matrix)`` for every unit of ``table`` in order, the drawn clusters' instances:
     each stratum's cluster numbers drawn in turn from one seeded generator."""
     strata = stratify(table, clusters)
@@ -104,14 +106,16 @@ def cluster_draws(table: InstanceTable, clusters: Clusters, settings: BootstrapS
         yield name, strata.index_matrix(name, drawn)
 
 
-def draws(table: InstanceTable, clusters: Clusters | None, settings: BootstrapSettings
-          ) -> Iterator[tuple[str, np.ndarray]]:
+def draws(
+    table: InstanceTable, clusters: Clusters | None, settings: BootstrapSettings
+) -> Iterator[tuple[str, np.ndarray]]:
     """The within-unit draws, or those of ``clusters`` where a row resamples them."""
     return unit_draws(table, settings) if clusters is None else cluster_draws(table, clusters, settings)
 
 
-def _leaf_values(tables: Sequence[InstanceTable], statistics: Sequence[Statistic],
-                 indices_by_unit: Iterator[tuple[str, np.ndarray]]) -> list[dict[UnitStatistic, np.ndarray]]:
+def _leaf_values(
+    tables: Sequence[InstanceTable], statistics: Sequence[Statistic], indices_by_unit: Iterator[tuple[str, np.ndarray]]
+) -> list[dict[UnitStatistic, np.ndarray]]:
     """For each table, the statistics' leaves over the resamples of the given index matrices."""
     leaves: dict[str, list[UnitStatistic]] = {}
     for statistic in statistics:
@@ -132,8 +136,9 @@ def _leaf_values(tables: Sequence[InstanceTable], statistics: Sequence[Statistic
     return values
 
 
-def resample(tables: Sequence[InstanceTable], statistics: Sequence[Statistic],
-             settings: BootstrapSettings) -> list[list[np.ndarray]]:
+def resample(
+    tables: Sequence[InstanceTable], statistics: Sequence[Statistic], settings: BootstrapSettings
+) -> list[list[np.ndarray]]:
     """For each table (runs on the same questions: the same draws for all), each statistic's
     values over the resamples: ``out[table][statistic]`` of shape ``(resamples,)``. Each
     statistic reads the draws of its clusters (:meth:`BootstrapSettings.clusters_of`)."""
@@ -164,8 +169,7 @@ def resampled_by(statistic: Statistic, settings: BootstrapSettings) -> str:
     return INSTANCE if clusters is None else clusters.name
 
 
-def row_intervals(table: InstanceTable, rows: RowStatistics,
-                  settings: BootstrapSettings) -> dict[str, RowIntervals]:
+def row_intervals(table: InstanceTable, rows: RowStatistics, settings: BootstrapSettings) -> dict[str, RowIntervals]:
     """Every declared row metric's interval: ``subset -> metric -> (low, high)``, each row's with
     what its resamples drew (one kind of draw per row: a task declares its rows so)."""
     keys = [(subset, metric) for subset, metrics in rows.items() for metric in metrics]

@@ -74,10 +74,19 @@ class RowComparison:
     p_holm: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"subset": self.subset, "metric": self.metric, "a": self.a, "b": self.b, "difference": self.difference,
-                "interval": None if self.interval is None else list(self.interval), "resampled": self.resampled,
-                "p_permutation": self.p_permutation, "permutation": self.permutation,
-                "mcnemar": None if self.mcnemar is None else self.mcnemar.to_dict(), "p_holm": self.p_holm}
+        return {
+            "subset": self.subset,
+            "metric": self.metric,
+            "a": self.a,
+            "b": self.b,
+            "difference": self.difference,
+            "interval": None if self.interval is None else list(self.interval),
+            "resampled": self.resampled,
+            "p_permutation": self.p_permutation,
+            "permutation": self.permutation,
+            "mcnemar": None if self.mcnemar is None else self.mcnemar.to_dict(),
+            "p_holm": self.p_holm,
+        }
 
 
 def check_same_questions(a: InstanceTable, b: InstanceTable) -> None:
@@ -138,7 +147,9 @@ def _swapped(statistic: Statistic, a: InstanceTable, b: InstanceTable, masks: Ma
     return difference
 
 
-def _swap_columns(statistic: Statistic, table: InstanceTable, strata: Strata | None) -> tuple[int, dict[str, np.ndarray]]:
+def _swap_columns(
+    statistic: Statistic, table: InstanceTable, strata: Strata | None
+) -> tuple[int, dict[str, np.ndarray]]:
     """How many things of the row swap independently (its questions, or its clusters given the
     ``strata`` of the row's clusters), and for each unit which of them each question is."""
     units = statistic.units()
@@ -148,7 +159,7 @@ def _swap_columns(statistic: Statistic, table: InstanceTable, strata: Strata | N
     numbers = [strata.cluster_index(u) for u in units]
     present, local = np.unique(np.concatenate(numbers), return_inverse=True)
     bounds = np.cumsum([0, *map(len, numbers)])
-    return len(present), {u: local[bounds[i]:bounds[i + 1]] for i, u in enumerate(units)}
+    return len(present), {u: local[bounds[i] : bounds[i + 1]] for i, u in enumerate(units)}
 
 
 def _size(statistic: Statistic, table: InstanceTable) -> int:
@@ -163,8 +174,15 @@ def random_masks(table: InstanceTable, settings: BootstrapSettings, strata: Stra
     (seed, stratum position), spread to the cluster's questions in every unit: where every
     cluster is one question, the same swaps."""
     if strata is not None:
-        coins = np.concatenate([np.random.default_rng([settings.seed, i]).integers(
-            0, 2, (settings.resamples, stratum.size), dtype=np.bool_) for i, stratum in enumerate(strata.strata)], axis=1)
+        coins = np.concatenate(
+            [
+                np.random.default_rng([settings.seed, i]).integers(
+                    0, 2, (settings.resamples, stratum.size), dtype=np.bool_
+                )
+                for i, stratum in enumerate(strata.strata)
+            ],
+            axis=1,
+        )
         return lambda unit: coins[:, strata.cluster_index(unit)]
     position = {name: i for i, name in enumerate(table.units)}
 
@@ -175,8 +193,14 @@ def random_masks(table: InstanceTable, settings: BootstrapSettings, strata: Stra
     return masks
 
 
-def permutation_p(statistic: Statistic, a: InstanceTable, b: InstanceTable, observed: float,
-                  masks: MaskSource, strata: Strata | None = None) -> tuple[float, str]:
+def permutation_p(
+    statistic: Statistic,
+    a: InstanceTable,
+    b: InstanceTable,
+    observed: float,
+    masks: MaskSource,
+    strata: Strata | None = None,
+) -> tuple[float, str]:
     """Two-sided sign-flip p-value of the row, exact for small rows, else Monte Carlo (``masks``);
     ``strata``: of the clusters the row swaps whole, if any."""
     n, columns = _swap_columns(statistic, a, strata)
@@ -190,8 +214,9 @@ def permutation_p(statistic: Statistic, a: InstanceTable, b: InstanceTable, obse
     return (1 + count) / (1 + len(flipped)), f"monte carlo ({len(flipped)} swaps)"
 
 
-def compare_tables(a: InstanceTable, b: InstanceTable, rows: RowStatistics, settings: BootstrapSettings,
-                   *, use_holm: bool = False) -> list[RowComparison]:
+def compare_tables(
+    a: InstanceTable, b: InstanceTable, rows: RowStatistics, settings: BootstrapSettings, *, use_holm: bool = False
+) -> list[RowComparison]:
     """Compare every declared row metric of two runs on the same questions. ``settings.resamples``
     is both the number of bootstrap resamples and of random swaps (at least 1 here)."""
     check_same_questions(a, b)
@@ -214,11 +239,24 @@ def compare_tables(a: InstanceTable, b: InstanceTable, rows: RowStatistics, sett
         binary = statistic.binary_metric()
         test = None
         if binary is not None and (strata is None or _swap_columns(statistic, a, strata)[0] == _size(statistic, a)):
-            test = mcnemar(np.concatenate([a.unit(u).values[binary] for u in statistic.units()]),
-                           np.concatenate([b.unit(u).values[binary] for u in statistic.units()]))
-        out.append(RowComparison(subset, metric, point_a, point_b, point_a - point_b,
-                                 percentile_interval(sample_a - sample_b, settings.confidence), p, how, test,
-                                 resampled_by(statistic, settings)))
+            test = mcnemar(
+                np.concatenate([a.unit(u).values[binary] for u in statistic.units()]),
+                np.concatenate([b.unit(u).values[binary] for u in statistic.units()]),
+            )
+        out.append(
+            RowComparison(
+                subset,
+                metric,
+                point_a,
+                point_b,
+                point_a - point_b,
+                percentile_interval(sample_a - sample_b, settings.confidence),
+                p,
+                how,
+                test,
+                resampled_by(statistic, settings),
+            )
+        )
     if use_holm:
         out = _with_holm(out, [isinstance(statistic, UnitStatistic) for statistic in statistics])
     return out

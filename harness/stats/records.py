@@ -31,13 +31,18 @@ class Instance:
     values: dict[str, float]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "unit": self.unit, "languages": list(self.languages), "gold": self.gold,
-                "prediction": self.prediction, "values": self.values}
+        return {
+            "id": self.id,
+            "unit": self.unit,
+            "languages": list(self.languages),
+            "gold": self.gold,
+            "prediction": self.prediction,
+            "values": self.values,
+        }
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> Instance:
-        return cls(raw["id"], raw["unit"], tuple(raw["languages"]), raw["gold"], raw["prediction"],
-                   dict(raw["values"]))
+        return cls(raw["id"], raw["unit"], tuple(raw["languages"]), raw["gold"], raw["prediction"], dict(raw["values"]))
 
 
 @dataclass

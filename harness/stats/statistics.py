@@ -33,6 +33,7 @@ from harness.stats.records import InstanceTable, UnitValues
 if TYPE_CHECKING:
     from harness.stats.clusters import Clusters
 
+
 class Columns(Mapping[str, np.ndarray]):
     """A unit's value matrices under some resampling or swapping, ``metric -> (rows, questions)``,
     each built on first use: a leaf reads only the columns it needs (MKQA's sweep reads six,
@@ -109,7 +110,9 @@ class Statistic(ABC):
         """The metric when every leaf is the mean of the same 0/1 per-question metric (McNemar applies)."""
         leaves = self.leaves()
         names = {leaf.metric for leaf in leaves if isinstance(leaf, Mean) and leaf.binary}
-        return names.pop() if len(names) == 1 and all(isinstance(leaf, Mean) and leaf.binary for leaf in leaves) else None
+        return (
+            names.pop() if len(names) == 1 and all(isinstance(leaf, Mean) and leaf.binary for leaf in leaves) else None
+        )
 
 
 @dataclass(frozen=True, eq=False)

@@ -46,8 +46,11 @@ class Strata:
     def index_matrix(self, unit: str, drawn: Sequence[np.ndarray]) -> np.ndarray:
         """The unit's positions under drawn clusters (``drawn[s]``: ``(resamples, size)`` cluster
         numbers of stratum ``s``): each drawn cluster's instances in the unit, strata side by side."""
-        parts = [stratum.members[unit][clusters].reshape(len(clusters), -1)
-                 for stratum, clusters in zip(self.strata, drawn) if unit in stratum.members]
+        parts = [
+            stratum.members[unit][clusters].reshape(len(clusters), -1)
+            for stratum, clusters in zip(self.strata, drawn)
+            if unit in stratum.members
+        ]
         return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
 
     def cluster_index(self, unit: str) -> np.ndarray:
@@ -73,6 +76,12 @@ def stratify(table: InstanceTable, clusters: Clusters) -> Strata:
     by_presence: dict[tuple[tuple[str, int], ...], list[dict[str, list[int]]]] = {}
     for member in members.values():
         by_presence.setdefault(tuple((unit, len(positions)) for unit, positions in member.items()), []).append(member)
-    return Strata(tuple(
-        Stratum(len(group), {unit: np.asarray([member[unit] for member in group], dtype=np.int64) for unit, _ in presence})
-        for presence, group in by_presence.items()))
+    return Strata(
+        tuple(
+            Stratum(
+                len(group),
+                {unit: np.asarray([member[unit] for member in group], dtype=np.int64) for unit, _ in presence},
+            )
+            for presence, group in by_presence.items()
+        )
+    )

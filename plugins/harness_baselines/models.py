@@ -16,6 +16,7 @@ from harness.plugin.io import sha256_path
 
 class ReplayPredictions(Model):
     """Predictions made elsewhere, in the task's documented prediction format."""
+
     provides = frozenset({PredictionSource})
 
     def __init__(self, *, runtime: Runtime, file: Path, label: str | None = None) -> None:
@@ -25,9 +26,13 @@ class ReplayPredictions(Model):
         self.label = label
 
     def identity(self) -> ModelIdentity:
-        return ModelIdentity(name=self.name or "predictions", label=self.label or self.file.stem,
-                             weights=f"sha256:{sha256_path(self.file)}", options={},
-                             details={"file": str(self.file)})
+        return ModelIdentity(
+            name=self.name or "predictions",
+            label=self.label or self.file.stem,
+            weights=f"sha256:{sha256_path(self.file)}",
+            options={},
+            details={"file": str(self.file)},
+        )
 
     def predictions_for(self, task: Any, data: Any) -> dict[str, Any]:
         return task.read_predictions(self.file, data)

@@ -146,8 +146,11 @@ class StoredArray:
         """The whole array, memory-mapped read-only (mapped once; see :meth:`release`)."""
         if not hasattr(self, "_map"):
             self._map = mmap.mmap(self._handle.fileno(), 0, access=mmap.ACCESS_READ) if self.length else None
-            self._array = (np.frombuffer(self._map, dtype=self.dtype, count=self.length, offset=self._offset)
-                           if self._map is not None else np.empty(0, dtype=self.dtype))
+            self._array = (
+                np.frombuffer(self._map, dtype=self.dtype, count=self.length, offset=self._offset)
+                if self._map is not None
+                else np.empty(0, dtype=self.dtype)
+            )
         return self._array
 
     def release(self) -> None:
@@ -215,6 +218,7 @@ class BlockBounds:
 
 # -- building -----------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class _Run:
     """One sorted run on disk: postings of documents ``first_doc`` onwards, term by term."""
@@ -235,8 +239,9 @@ def _write_run(folder: Path, token_ids: np.ndarray, lengths: np.ndarray, first_d
     # (documents x vocabulary) with a 1 per token. Its transpose by a stable counting sort lists
     # each term's documents in order, a document's repeats of the term side by side, so summing
     # those repeats (the term's count in the document) needs no sort.
-    by_document = sparse.csr_matrix((np.ones(len(token_ids), dtype=np.float32), token_ids, starts),
-                                    shape=(len(lengths), n_terms))
+    by_document = sparse.csr_matrix(
+        (np.ones(len(token_ids), dtype=np.float32), token_ids, starts), shape=(len(lengths), n_terms)
+    )
     postings = by_document.tocsc()
     del by_document
     postings.sum_duplicates()
@@ -279,8 +284,15 @@ class _Runs:
         if len(self.lengths) == self._first_doc:
             return
         lengths = np.array(self.lengths[self._first_doc :], dtype=np.int32)  # a copy: self.lengths grows on
-        self.runs.append(_write_run(self.scratch / f"run-{len(self.runs):05d}", np.frombuffer(self._ids, dtype=np.int32),
-                                    lengths, self._first_doc, len(self.vocabulary)))
+        self.runs.append(
+            _write_run(
+                self.scratch / f"run-{len(self.runs):05d}",
+                np.frombuffer(self._ids, dtype=np.int32),
+                lengths,
+                self._first_doc,
+                len(self.vocabulary),
+            )
+        )
         self._ids = array("i")
         self._first_doc = len(self.lengths)
 
@@ -295,8 +307,9 @@ class _Runs:
 def _npy_writer(path: Path, dtype: type, length: int) -> IO[bytes]:
     """A ``.npy`` file of ``length`` values opened for appending them in order."""
     handle = open(path, "wb")  # noqa: SIM115 (the caller writes and closes it)
-    np.lib.format.write_array_header_1_0(handle, {"descr": np.dtype(dtype).str, "fortran_order": False,
-                                                  "shape": (length,)})
+    np.lib.format.write_array_header_1_0(
+        handle, {"descr": np.dtype(dtype).str, "fortran_order": False, "shape": (length,)}
+    )
     return handle
 
 
@@ -322,8 +335,10 @@ def _merge(runs: _Runs, folder: Path, k1: float, b: float, epsilon: float) -> No
     del norms
     count_type = _count_type(max((run.largest_count for run in runs.runs), default=0))
     total = int(indptr[-1])
-    with _npy_writer(folder / "counts.npy", count_type, total) as counts, \
-            _npy_writer(folder / "indices.npy", np.int32, total) as indices:
+    with (
+        _npy_writer(folder / "counts.npy", count_type, total) as counts,
+        _npy_writer(folder / "indices.npy", np.int32, total) as indices,
+    ):
         for t0, t1 in _term_steps(indptr):
             base = int(indptr[t0])
             docs = np.empty(int(indptr[t1]) - base, dtype=np.int32)
@@ -348,9 +363,14 @@ def _merge(runs: _Runs, folder: Path, k1: float, b: float, epsilon: float) -> No
 
 def _term_steps(indptr: np.ndarray) -> list[tuple[int, int]]:
     """Consecutive term ranges of about :data:`MERGE_POSTINGS` postings each (a longer term alone)."""
-    bounds = np.unique(np.concatenate([
-        np.searchsorted(indptr, np.arange(0, int(indptr[-1]), MERGE_POSTINGS), side="right") - 1,
-        [len(indptr) - 1]]))
+    bounds = np.unique(
+        np.concatenate(
+            [
+                np.searchsorted(indptr, np.arange(0, int(indptr[-1]), MERGE_POSTINGS), side="right") - 1,
+                [len(indptr) - 1],
+            ]
+        )
+    )
     return list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
 
 
@@ -364,13 +384,25 @@ def _write_bounds(folder: Path, k1: float, block: int) -> None:
     bptr = BlockBounds.pointers(indptr, block)
     term_max = np.zeros(len(idf))
     suffix = f".{os.getpid()}.tmp"
-    with _npy_writer(folder / f"block_max.npy{suffix}", np.float64, int(bptr[-1])) as block_max, \
-            _npy_writer(folder / f"block_last.npy{suffix}", np.int32, int(bptr[-1])) as block_last:
+    with (
+        _npy_writer(folder / f"block_max.npy{suffix}", np.float64, int(bptr[-1])) as block_max,
+        _npy_writer(folder / f"block_last.npy{suffix}", np.int32, int(bptr[-1])) as block_last,
+    ):
         for t0, t1 in _term_steps(indptr):
             lo, hi = int(indptr[t0]), int(indptr[t1])
             maxima, lasts = np.empty(int(bptr[t1] - bptr[t0])), np.empty(int(bptr[t1] - bptr[t0]), dtype=np.int32)
-            kernel.block_bounds(indptr[t0 : t1 + 1] - lo, indices.read(lo, hi), counts.read(lo, hi), idf[t0:t1],
-                                norms, k1, block, maxima, lasts, term_max[t0:t1])
+            kernel.block_bounds(
+                indptr[t0 : t1 + 1] - lo,
+                indices.read(lo, hi),
+                counts.read(lo, hi),
+                idf[t0:t1],
+                norms,
+                k1,
+                block,
+                maxima,
+                lasts,
+                term_max[t0:t1],
+            )
             block_max.write(maxima.tobytes())
             block_last.write(lasts.tobytes())
     np.save(folder / f"term_max.npy{suffix}.npy", term_max, allow_pickle=False)
@@ -398,8 +430,13 @@ def _write_vocabulary(vocabulary: dict[str, int], folder: Path) -> None:
 class BM25Index:
     """Term weights of a tokenised corpus, read from an index folder (see the module docstring)."""
 
-    def __init__(self, postings: Postings, vocabulary: dict[str, int], parameters: dict[str, float],
-                 owned: tempfile.TemporaryDirectory[str] | None = None) -> None:
+    def __init__(
+        self,
+        postings: Postings,
+        vocabulary: dict[str, int],
+        parameters: dict[str, float],
+        owned: tempfile.TemporaryDirectory[str] | None = None,
+    ) -> None:
         self.postings = postings
         self.vocabulary = vocabulary
         self.n_docs = postings.shape[1]
@@ -407,9 +444,17 @@ class BM25Index:
         self._owned = owned  # a temporary folder lives as long as the index
 
     @classmethod
-    def build(cls, documents: Iterable[Sequence[str]], folder: Path | None = None, *, k1: float = 1.5,
-              b: float = 0.75, epsilon: float = 0.25, metadata: dict[str, Any] | None = None,
-              run_tokens: int = RUN_TOKENS) -> BM25Index:
+    def build(
+        cls,
+        documents: Iterable[Sequence[str]],
+        folder: Path | None = None,
+        *,
+        k1: float = 1.5,
+        b: float = 0.75,
+        epsilon: float = 0.25,
+        metadata: dict[str, Any] | None = None,
+        run_tokens: int = RUN_TOKENS,
+    ) -> BM25Index:
         """Index tokenised documents (any iterable, consumed once) into ``folder`` (created whole
         or not at all; a temporary folder when None) and load it. ``metadata`` says what is
         indexed (corpus fingerprint, tokenisers), recorded so :meth:`load` callers can refuse a
@@ -426,8 +471,13 @@ class BM25Index:
                 _merge(runs, staging, k1, b, epsilon)
             _write_bounds(staging, float(k1), BLOCK)
             _write_vocabulary(runs.vocabulary, staging)
-            info = {"format": FORMAT, "shape": [len(runs.vocabulary), len(runs.lengths)], "block": BLOCK,
-                    "parameters": parameters, **(metadata or {})}
+            info = {
+                "format": FORMAT,
+                "shape": [len(runs.vocabulary), len(runs.lengths)],
+                "block": BLOCK,
+                "parameters": parameters,
+                **(metadata or {}),
+            }
             (staging / "index.json").write_text(json.dumps(info, ensure_ascii=False, indent=1), encoding="utf-8")
         index = cls.load(folder)
         index._owned = owned
@@ -469,8 +519,9 @@ class BM25Index:
             row[:] = self._dense_scores(self._terms(tokens))
         return out
 
-    def top_k(self, queries: Sequence[Sequence[str]], k: int, *,
-              exhaustive: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    def top_k(
+        self, queries: Sequence[Sequence[str]], k: int, *, exhaustive: bool = False
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The ``min(k, n_docs)`` best documents of each query and their scores, best first, ties
         by document position (lower first), as a stable sort of all scores would order them.
 
@@ -515,11 +566,27 @@ class BM25Index:
         docs = np.empty((len(queries), k), dtype=np.int64)
         scores = np.empty((len(queries), k), dtype=np.float64)
         mapped = (postings.indices, postings.counts, bounds.block_max, bounds.block_last)
-        kernel.top_k_batch(np.array(query_ptr, dtype=np.int64), np.array(distinct, dtype=np.int64),
-                           np.array(mult, dtype=np.float64), np.array(token_ptr, dtype=np.int64),
-                           np.array(tokens, dtype=np.int64), k, postings.indptr, bounds.bptr,
-                           *(stored.mapped() for stored in mapped), bounds.term_max, postings.idf, postings.norms,
-                           postings.k1, bounds.block, SEED, dense, totals, docs, scores)
+        kernel.top_k_batch(
+            np.array(query_ptr, dtype=np.int64),
+            np.array(distinct, dtype=np.int64),
+            np.array(mult, dtype=np.float64),
+            np.array(token_ptr, dtype=np.int64),
+            np.array(tokens, dtype=np.int64),
+            k,
+            postings.indptr,
+            bounds.bptr,
+            *(stored.mapped() for stored in mapped),
+            bounds.term_max,
+            postings.idf,
+            postings.norms,
+            postings.k1,
+            bounds.block,
+            SEED,
+            dense,
+            totals,
+            docs,
+            scores,
+        )
         for stored in mapped:
             stored.release()
         return docs, scores
@@ -580,35 +647,52 @@ class BM25Index:
             indptr, idf, norms, term_max = (np.load(folder / f"{name}.npy", allow_pickle=False) for name in _IN_MEMORY)
             n_terms, n_docs = info["shape"]
             bptr = BlockBounds.pointers(indptr, int(info["block"]))
-            if (len(indptr) != n_terms + 1 or len(idf) != n_terms or len(norms) != n_docs
-                    or len(counts) != len(indices) or len(counts) != indptr[-1] or len(term_max) != n_terms
-                    or len(block_max) != bptr[-1] or len(block_last) != bptr[-1]):
-                raise ValueError(f"arrays of {len(counts)} counts, {len(indices)} documents, {len(indptr)} offsets, "
-                                 f"{len(idf)} idfs, {len(norms)} norms, {len(term_max)} term bounds and "
-                                 f"{len(block_max)}/{len(block_last)} block bounds for {n_terms} terms and "
-                                 f"{n_docs} documents")
+            if (
+                len(indptr) != n_terms + 1
+                or len(idf) != n_terms
+                or len(norms) != n_docs
+                or len(counts) != len(indices)
+                or len(counts) != indptr[-1]
+                or len(term_max) != n_terms
+                or len(block_max) != bptr[-1]
+                or len(block_last) != bptr[-1]
+            ):
+                raise ValueError(
+                    f"arrays of {len(counts)} counts, {len(indices)} documents, {len(indptr)} offsets, "
+                    f"{len(idf)} idfs, {len(norms)} norms, {len(term_max)} term bounds and "
+                    f"{len(block_max)}/{len(block_last)} block bounds for {n_terms} terms and "
+                    f"{n_docs} documents"
+                )
             terms = parse_json((folder / "vocabulary.json").read_text(encoding="utf-8"))
             vocabulary = {term: i for i, term in enumerate(terms)}
             parameters = info["parameters"]
             bounds = BlockBounds(int(info["block"]), bptr, block_max, block_last, term_max)
-            return cls(Postings(counts, indices, indptr, idf, norms, float(parameters["k1"]), bounds), vocabulary,
-                       parameters)
+            return cls(
+                Postings(counts, indices, indptr, idf, norms, float(parameters["k1"]), bounds), vocabulary, parameters
+            )
         except (OSError, ValueError, KeyError, TypeError) as exc:  # a file missing, cut short or replaced
-            raise HarnessError(f"{folder} holds a damaged BM25 index ({exc.__class__.__name__}: {exc}): delete "
-                               "the folder to build it again") from None
+            raise HarnessError(
+                f"{folder} holds a damaged BM25 index ({exc.__class__.__name__}: {exc}): delete "
+                "the folder to build it again"
+            ) from None
 
 
 def _upgrade(folder: Path, info: dict[str, Any]) -> dict[str, Any]:
     """Give an index of format 3 (the same postings, no block bounds) its bounds, in place: one
     pass over its postings, a minute or so for 21 M passages against 40 for a rebuild. The
     description is replaced last, so a crash leaves a format-3 index that upgrades again."""
-    print(f"bm25: {folder} is an index of format {_UPGRADABLE}: writing its block bounds (one pass over its "
-          f"postings) to make it format {FORMAT}", file=sys.stderr)
+    print(
+        f"bm25: {folder} is an index of format {_UPGRADABLE}: writing its block bounds (one pass over its "
+        f"postings) to make it format {FORMAT}",
+        file=sys.stderr,
+    )
     try:
         _write_bounds(folder, float(info["parameters"]["k1"]), BLOCK)
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise HarnessError(f"{folder} holds a BM25 index of format {_UPGRADABLE} that could not be upgraded "
-                           f"({exc.__class__.__name__}: {exc}): delete the folder to build it again") from None
+        raise HarnessError(
+            f"{folder} holds a BM25 index of format {_UPGRADABLE} that could not be upgraded "
+            f"({exc.__class__.__name__}: {exc}): delete the folder to build it again"
+        ) from None
     info = {**info, "format": FORMAT, "block": BLOCK}
     staged = folder / f"index.json.{os.getpid()}.tmp"
     staged.write_text(json.dumps(info, ensure_ascii=False, indent=1), encoding="utf-8")

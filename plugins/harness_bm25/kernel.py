@@ -44,9 +44,18 @@ _NO_DOC = np.iinfo(np.int64).max
 
 
 @njit(nogil=True, cache=True)
-def block_bounds(indptr: np.ndarray, docs: np.ndarray, tfs: np.ndarray, idf: np.ndarray, norms: np.ndarray,
-                 k1: float, block: int, block_max: np.ndarray, block_last: np.ndarray,
-                 term_max: np.ndarray) -> None:
+def block_bounds(
+    indptr: np.ndarray,
+    docs: np.ndarray,
+    tfs: np.ndarray,
+    idf: np.ndarray,
+    norms: np.ndarray,
+    k1: float,
+    block: int,
+    block_max: np.ndarray,
+    block_last: np.ndarray,
+    term_max: np.ndarray,
+) -> None:
     """Per block of ``block`` postings of each term (``indptr`` relative to ``docs``; the terms'
     blocks one after the other in ``block_max``/``block_last``), the largest weight and the last
     document; per term, its largest weight."""
@@ -158,8 +167,19 @@ def _past(indices: np.ndarray, lo: int, hi: int, doc: int) -> int:
 
 
 @njit(nogil=True, cache=True)
-def _weight_of(t: int, doc: int, indptr: np.ndarray, bptr: np.ndarray, indices: np.ndarray, counts: np.ndarray,
-               block_last: np.ndarray, idf: np.ndarray, norms: np.ndarray, k1p1: float, block: int) -> float:
+def _weight_of(
+    t: int,
+    doc: int,
+    indptr: np.ndarray,
+    bptr: np.ndarray,
+    indices: np.ndarray,
+    counts: np.ndarray,
+    block_last: np.ndarray,
+    idf: np.ndarray,
+    norms: np.ndarray,
+    k1p1: float,
+    block: int,
+) -> float:
     """Term ``t``'s weight in ``doc`` (0.0 if absent), found by bisection over its blocks' last
     documents, then within the block."""
     b = _next_block(block_last, bptr[t], bptr[t + 1], doc)
@@ -174,9 +194,21 @@ def _weight_of(t: int, doc: int, indptr: np.ndarray, bptr: np.ndarray, indices: 
 
 
 @njit(nogil=True, cache=True)
-def _seed(terms: np.ndarray, tokens: np.ndarray, k: int, indptr: np.ndarray, bptr: np.ndarray, indices: np.ndarray,
-          counts: np.ndarray, block_last: np.ndarray, idf: np.ndarray, norms: np.ndarray, k1: float,
-          block: int, seed: int) -> float:
+def _seed(
+    terms: np.ndarray,
+    tokens: np.ndarray,
+    k: int,
+    indptr: np.ndarray,
+    bptr: np.ndarray,
+    indices: np.ndarray,
+    counts: np.ndarray,
+    block_last: np.ndarray,
+    idf: np.ndarray,
+    norms: np.ndarray,
+    k1: float,
+    block: int,
+    seed: int,
+) -> float:
     """A score the query's k-th best document reaches: the k-th best exact score among up to
     ``seed`` documents likely to score high (-inf if fewer than k are scored). Documents are
     visited in position order, so without it the threshold stays low until k documents holding
@@ -192,8 +224,9 @@ def _seed(terms: np.ndarray, tokens: np.ndarray, k: int, indptr: np.ndarray, bpt
         if indptr[terms[u] + 1] - indptr[terms[u]] < indptr[terms[first] + 1] - indptr[terms[first]]:
             first = u
     for u in range(m):
-        if u != first and (second < 0 or indptr[terms[u] + 1] - indptr[terms[u]]
-                           < indptr[terms[second] + 1] - indptr[terms[second]]):
+        if u != first and (
+            second < 0 or indptr[terms[u] + 1] - indptr[terms[u]] < indptr[terms[second] + 1] - indptr[terms[second]]
+        ):
             second = u
     lo, hi = indptr[terms[first]], indptr[terms[first] + 1]
     chosen = np.empty(min(seed, hi - lo), dtype=np.int64)
@@ -223,8 +256,9 @@ def _seed(terms: np.ndarray, tokens: np.ndarray, k: int, indptr: np.ndarray, bpt
     scores = np.empty(n)
     for i in range(n):
         for u in range(m):
-            weight[u] = _weight_of(terms[u], chosen[i], indptr, bptr, indices, counts, block_last, idf, norms,
-                                   k1p1, block)
+            weight[u] = _weight_of(
+                terms[u], chosen[i], indptr, bptr, indices, counts, block_last, idf, norms, k1p1, block
+            )
         score = 0.0
         for p in range(len(tokens)):
             score += weight[tokens[p]]
@@ -233,10 +267,26 @@ def _seed(terms: np.ndarray, tokens: np.ndarray, k: int, indptr: np.ndarray, bpt
 
 
 @njit(nogil=True, cache=True)
-def _top_k(terms: np.ndarray, mult: np.ndarray, tokens: np.ndarray, k: int, indptr: np.ndarray,
-           bptr: np.ndarray, indices: np.ndarray, counts: np.ndarray, block_max: np.ndarray,
-           block_last: np.ndarray, term_max: np.ndarray, idf: np.ndarray, norms: np.ndarray, k1: float,
-           block: int, seed: int, out_docs: np.ndarray, out_scores: np.ndarray) -> int:
+def _top_k(
+    terms: np.ndarray,
+    mult: np.ndarray,
+    tokens: np.ndarray,
+    k: int,
+    indptr: np.ndarray,
+    bptr: np.ndarray,
+    indices: np.ndarray,
+    counts: np.ndarray,
+    block_max: np.ndarray,
+    block_last: np.ndarray,
+    term_max: np.ndarray,
+    idf: np.ndarray,
+    norms: np.ndarray,
+    k1: float,
+    block: int,
+    seed: int,
+    out_docs: np.ndarray,
+    out_scores: np.ndarray,
+) -> int:
     """One query's top k (documents and scores, best first) over the distinct ``terms``
     (``mult``: how often each occurs in the query; ``tokens``: the query's tokens as positions in
     ``terms``, in order). Every idf must be > 0, so that exactly the documents holding a query
@@ -274,8 +324,9 @@ def _top_k(terms: np.ndarray, mult: np.ndarray, tokens: np.ndarray, k: int, indp
     n = 0
     # A document must score above the k-th score once k are held (a later document that ties
     # ranks below), or reach the seed's score: bounds are compared with the larger.
-    seeded = np.nextafter(_seed(terms, tokens, k, indptr, bptr, indices, counts, block_last, idf, norms, k1, block, seed),
-                          -np.inf)
+    seeded = np.nextafter(
+        _seed(terms, tokens, k, indptr, bptr, indices, counts, block_last, idf, norms, k1, block, seed), -np.inf
+    )
     threshold = seeded
     essential = 0  # order[:essential] cannot lift a document past the threshold on their own
     while essential < m and below[essential] * SLACK <= threshold:
@@ -392,9 +443,20 @@ def _top_k(terms: np.ndarray, mult: np.ndarray, tokens: np.ndarray, k: int, indp
 
 
 @njit(nogil=True, cache=True)
-def _exhaustive(terms: np.ndarray, tokens: np.ndarray, k: int, indptr: np.ndarray, indices: np.ndarray,
-                counts: np.ndarray, idf: np.ndarray, norms: np.ndarray, k1: float, totals: np.ndarray,
-                out_docs: np.ndarray, out_scores: np.ndarray) -> int:
+def _exhaustive(
+    terms: np.ndarray,
+    tokens: np.ndarray,
+    k: int,
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    counts: np.ndarray,
+    idf: np.ndarray,
+    norms: np.ndarray,
+    k1: float,
+    totals: np.ndarray,
+    out_docs: np.ndarray,
+    out_scores: np.ndarray,
+) -> int:
     """The same top k as :func:`_top_k`, by weighing every posting: token after token, each
     passage's weights added into ``totals`` (zeros, one per passage, left zeroed) in the query's
     order from 0.0, as rank-bm25 adds them; then one pass over the passages in order. Cheaper
@@ -429,11 +491,30 @@ def _exhaustive(terms: np.ndarray, tokens: np.ndarray, k: int, indptr: np.ndarra
 
 
 @njit(nogil=True, cache=True, parallel=True)
-def top_k_batch(query_ptr: np.ndarray, terms: np.ndarray, mult: np.ndarray, token_ptr: np.ndarray,
-                tokens: np.ndarray, k: int, indptr: np.ndarray, bptr: np.ndarray, indices: np.ndarray,
-                counts: np.ndarray, block_max: np.ndarray, block_last: np.ndarray, term_max: np.ndarray,
-                idf: np.ndarray, norms: np.ndarray, k1: float, block: int, seed: int, dense: np.ndarray,
-                totals: np.ndarray, out_docs: np.ndarray, out_scores: np.ndarray) -> None:
+def top_k_batch(
+    query_ptr: np.ndarray,
+    terms: np.ndarray,
+    mult: np.ndarray,
+    token_ptr: np.ndarray,
+    tokens: np.ndarray,
+    k: int,
+    indptr: np.ndarray,
+    bptr: np.ndarray,
+    indices: np.ndarray,
+    counts: np.ndarray,
+    block_max: np.ndarray,
+    block_last: np.ndarray,
+    term_max: np.ndarray,
+    idf: np.ndarray,
+    norms: np.ndarray,
+    k1: float,
+    block: int,
+    seed: int,
+    dense: np.ndarray,
+    totals: np.ndarray,
+    out_docs: np.ndarray,
+    out_scores: np.ndarray,
+) -> None:
     """Each query's top k, queries spread over numba's threads. Query q's distinct terms are
     ``terms[query_ptr[q]:query_ptr[q + 1]]`` (with ``mult``), its tokens
     ``tokens[token_ptr[q]:token_ptr[q + 1]]``. Where fewer than k documents hold a query term,
@@ -443,11 +524,41 @@ def top_k_batch(query_ptr: np.ndarray, terms: np.ndarray, mult: np.ndarray, toke
     for q in prange(len(query_ptr) - 1):
         lo, hi = query_ptr[q], query_ptr[q + 1]
         if dense[q]:
-            n = _exhaustive(terms[lo:hi], tokens[token_ptr[q]:token_ptr[q + 1]], k, indptr, indices, counts, idf,
-                            norms, k1, totals[numba.get_thread_id()], out_docs[q], out_scores[q])
+            n = _exhaustive(
+                terms[lo:hi],
+                tokens[token_ptr[q] : token_ptr[q + 1]],
+                k,
+                indptr,
+                indices,
+                counts,
+                idf,
+                norms,
+                k1,
+                totals[numba.get_thread_id()],
+                out_docs[q],
+                out_scores[q],
+            )
         else:
-            n = _top_k(terms[lo:hi], mult[lo:hi], tokens[token_ptr[q]:token_ptr[q + 1]], k, indptr, bptr, indices,
-                       counts, block_max, block_last, term_max, idf, norms, k1, block, seed, out_docs[q], out_scores[q])
+            n = _top_k(
+                terms[lo:hi],
+                mult[lo:hi],
+                tokens[token_ptr[q] : token_ptr[q + 1]],
+                k,
+                indptr,
+                bptr,
+                indices,
+                counts,
+                block_max,
+                block_last,
+                term_max,
+                idf,
+                norms,
+                k1,
+                block,
+                seed,
+                out_docs[q],
+                out_scores[q],
+            )
         if n < k:
             held = np.sort(out_docs[q, :n])
             doc, i, j = 0, n, 0

@@ -78,16 +78,25 @@ class BM25Search:
 
 class BM25(Model):
     """Okapi BM25 with language-aware tokenisation (parameters as in rank-bm25's BM25Okapi)."""
+
     provides = frozenset({Retriever})
 
-    def __init__(self, *, runtime: Runtime, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25,
-                 index_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        runtime: Runtime,
+        k1: float = 1.5,
+        b: float = 0.75,
+        epsilon: float = 0.25,
+        index_dir: Path | None = None,
+    ) -> None:
         """``index_dir``: a folder to save the index in, or to reload it from. ``k1 >= 0``,
         ``0 <= b <= 1`` and ``epsilon >= 0`` are BM25's own ranges: outside them the scores still
         compute but rank nonsense, so they are refused rather than run."""
         if k1 < 0 or not 0 <= b <= 1 or epsilon < 0:
-            raise HarnessError(f"bm25: k1 must be >= 0, b within [0, 1] and epsilon >= 0 "
-                               f"(got k1={k1}, b={b}, epsilon={epsilon})")
+            raise HarnessError(
+                f"bm25: k1 must be >= 0, b within [0, 1] and epsilon >= 0 (got k1={k1}, b={b}, epsilon={epsilon})"
+            )
         self.runtime = runtime
         self.k1, self.b, self.epsilon = k1, b, epsilon
         self.index_dir = index_dir
@@ -95,19 +104,26 @@ class BM25(Model):
     def identity(self) -> ModelIdentity:
         return ModelIdentity(
             name=self.name or "bm25",
-            label=label_with_options("BM25", {"k1": self.k1, "b": self.b, "epsilon": self.epsilon},
-                                     {"k1": 1.5, "b": 0.75, "epsilon": 0.25}),
+            label=label_with_options(
+                "BM25", {"k1": self.k1, "b": self.b, "epsilon": self.epsilon}, {"k1": 1.5, "b": 0.75, "epsilon": 0.25}
+            ),
             weights=None,
             options={"k1": self.k1, "b": self.b, "epsilon": self.epsilon},
-            details={"tokenizers": describe(), "jieba": package_version("jieba"),
-                     "fugashi": package_version("fugashi"), "unidic-lite": package_version("unidic-lite"),
-                     "pythainlp": package_version("pythainlp"), "kiwipiepy": package_version("kiwipiepy"),
-                     "index_dir": None if self.index_dir is None else str(self.index_dir)},
+            details={
+                "tokenizers": describe(),
+                "jieba": package_version("jieba"),
+                "fugashi": package_version("fugashi"),
+                "unidic-lite": package_version("unidic-lite"),
+                "pythainlp": package_version("pythainlp"),
+                "kiwipiepy": package_version("kiwipiepy"),
+                "index_dir": None if self.index_dir is None else str(self.index_dir),
+            },
         )
 
     def _build(self, corpus: Corpus, folder: Path | None, metadata: dict[str, Any] | None) -> BM25Index:
         """Stream the corpus through the tokenisers into a new index (see :meth:`BM25Index.build`)."""
         with Progress(len(corpus), "indexing passages (BM25)", unit="passage") as bar:
+
             def documents() -> Iterator[list[str]]:
                 for text, lang in zip(corpus.texts, corpus.langs):
                     yield tokenize(as_text(text), lang)
@@ -118,8 +134,12 @@ class BM25(Model):
     def index(self, corpus: Corpus) -> BM25Search:
         if self.index_dir is None:
             return BM25Search(self._build(corpus, None, None), self.runtime.threads)
-        wanted: dict[str, Any] = {"corpus": corpus.fingerprint, "documents": len(corpus), "tokenizers": describe(),
-                                  "parameters": {"k1": self.k1, "b": self.b, "epsilon": self.epsilon}}
+        wanted: dict[str, Any] = {
+            "corpus": corpus.fingerprint,
+            "documents": len(corpus),
+            "tokenizers": describe(),
+            "parameters": {"k1": self.k1, "b": self.b, "epsilon": self.epsilon},
+        }
         saved = BM25Index.saved_metadata(self.index_dir)
         if saved is None:
             if self.index_dir.exists() and any(self.index_dir.iterdir()):
@@ -132,6 +152,8 @@ class BM25(Model):
             return BM25Search(built or BM25Index.load(self.index_dir), self.runtime.threads)
         stale = [key for key, value in wanted.items() if saved.get(key) != value]
         if stale:
-            raise HarnessError(f"model bm25: index_dir={self.index_dir} holds an index of another corpus or settings "
-                               f"(differs in {', '.join(stale)}); use another folder or delete it")
+            raise HarnessError(
+                f"model bm25: index_dir={self.index_dir} holds an index of another corpus or settings "
+                f"(differs in {', '.join(stale)}); use another folder or delete it"
+            )
         return BM25Search(BM25Index.load(self.index_dir), self.runtime.threads)

@@ -79,7 +79,10 @@ def _korean() -> Callable[[str], list[str]]:
 
 
 _SEGMENTERS: dict[str, Callable[[], Callable[[str], list[str]]]] = {
-    "zh": _chinese, "ja": _japanese, "th": _thai, "ko": _korean,
+    "zh": _chinese,
+    "ja": _japanese,
+    "th": _thai,
+    "ko": _korean,
 }
 
 

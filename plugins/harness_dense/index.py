@@ -86,8 +86,13 @@ class IndexSettings:
 
     def describe(self) -> dict[str, Any]:
         """The parameters that matter for this kind (and so for the scores)."""
-        relevant = {"exact": (), "flat": (), "hnsw": ("hnsw_m", "ef_construction", "ef_search"),
-                    "ivf": ("nlist", "nprobe"), "ivfpq": ("nlist", "nprobe", "pq_m", "refine")}[self.kind]
+        relevant = {
+            "exact": (),
+            "flat": (),
+            "hnsw": ("hnsw_m", "ef_construction", "ef_search"),
+            "ivf": ("nlist", "nprobe"),
+            "ivfpq": ("nlist", "nprobe", "pq_m", "refine"),
+        }[self.kind]
         return {"kind": self.kind, **{name: value for name, value in asdict(self).items() if name in relevant}}
 
     def build_parameters(self) -> dict[str, Any]:
@@ -229,8 +234,15 @@ def _save_npy(path: Path, array: np.ndarray) -> None:
 class ShardedVectors:
     """The shards of one rank, searched exactly or through its faiss index, merged across ranks."""
 
-    def __init__(self, layout: Layout, shards: list[Shard], settings: IndexSettings, query_encoder: TextEncoder,
-                 faiss_index: Any = None, owned: tempfile.TemporaryDirectory[str] | None = None) -> None:
+    def __init__(
+        self,
+        layout: Layout,
+        shards: list[Shard],
+        settings: IndexSettings,
+        query_encoder: TextEncoder,
+        faiss_index: Any = None,
+        owned: tempfile.TemporaryDirectory[str] | None = None,
+    ) -> None:
         """``shards``: the vectors of the shards the rank owns, in order; ``faiss_index``: the
         rank's faiss index over them (None for exact search)."""
         self.layout = layout
@@ -270,13 +282,16 @@ class ShardedVectors:
         refine = self.settings.refine if self.settings.kind == "ivfpq" else 1
         scores, found = self.faiss.search(vectors, min(k * max(1, refine), owned))
         if (found < 0).any():  # faiss pads with -1 when an approximate search finds too few
-            raise HarnessError(f"model dense: the {self.settings.kind} index returned fewer than k={k} passages "
-                               "for some query; raise ef_search (hnsw) or nprobe (ivf, ivfpq)")
+            raise HarnessError(
+                f"model dense: the {self.settings.kind} index returned fewer than k={k} passages "
+                "for some query; raise ef_search (hnsw) or nprobe (ivf, ivfpq)"
+            )
         which = np.searchsorted(self._firsts, found, side="right") - 1  # the shard of each
         positions = np.array([start for start, _ in self.shards], dtype=np.int64)[which] + found - self._firsts[which]
         if refine > 1:
-            scores = np.einsum("qd,qcd->qc", vectors, self._vectors(found.ravel(), which.ravel()).reshape(
-                *found.shape, -1))
+            scores = np.einsum(
+                "qd,qcd->qc", vectors, self._vectors(found.ravel(), which.ravel()).reshape(*found.shape, -1)
+            )
             order = np.lexsort((positions, -scores), axis=1)[:, : min(k, owned)]
             positions, scores = np.take_along_axis(positions, order, 1), np.take_along_axis(scores, order, 1)
         return positions, scores.astype(np.float32)
@@ -305,6 +320,7 @@ def _padded(local: tuple[np.ndarray, np.ndarray] | None, n_queries: int, k: int)
 
 # -- faiss ----------------------------------------------------------------------------------------
 
+
 def _read_faiss(folder: Path, settings: IndexSettings, world: World, documents: int, dim: int) -> Any:
     """The rank's faiss index, checked to hold ``documents`` vectors of ``dim`` dimensions; None
     when it is not built yet, or was built with other parameters than ``settings``'."""
@@ -324,8 +340,10 @@ def _read_faiss(folder: Path, settings: IndexSettings, world: World, documents: 
     if built != settings.build_parameters():
         return None
     if index.ntotal != documents or index.d != dim:
-        raise DamagedIndex(f"{path.name} holds {index.ntotal} vectors of dimension {index.d}, the shards "
-                           f"{documents} of dimension {dim}")
+        raise DamagedIndex(
+            f"{path.name} holds {index.ntotal} vectors of dimension {index.d}, the shards "
+            f"{documents} of dimension {dim}"
+        )
     return index
 
 
@@ -360,8 +378,10 @@ def _new_faiss(settings: IndexSettings, shards: list[Shard]) -> Any:
         index = faiss.IndexIVFPQ(faiss.IndexFlatIP(dim), dim, nlist, settings.pq_m, 8, faiss.METRIC_INNER_PRODUCT)
         needed = max(nlist, PQ_CENTROIDS)
     if n_vectors < needed:
-        raise HarnessError(f"model dense: {settings.kind} needs at least {needed} vectors to train on and a rank "
-                           f"holds {n_vectors}; lower nlist or use index=exact")
+        raise HarnessError(
+            f"model dense: {settings.kind} needs at least {needed} vectors to train on and a rank "
+            f"holds {n_vectors}; lower nlist or use index=exact"
+        )
     index.train(_training_vectors(shards, max(needed, TRAIN_PER_LIST * nlist)))
     return index
 
@@ -391,6 +411,7 @@ def _write_faiss(folder: Path, settings: IndexSettings, world: World, shards: li
 
 # -- building and reloading -----------------------------------------------------------------------
 
+
 def _description(folder: Path) -> dict[str, Any] | None:
     """``index.json`` of the folder, None if there is none; one clear error if it is unreadable."""
     path = folder / "index.json"
@@ -404,9 +425,18 @@ def _description(folder: Path) -> dict[str, Any] | None:
     return saved
 
 
-def build_or_load(corpus: Corpus, *, folder: Path | None, settings: IndexSettings, encoder_identity: dict[str, Any],
-                  encode_passages: TextEncoder, encode_queries: TextEncoder, shard_size: int,
-                  dtype: VectorType = "float16", world: World | None = None) -> ShardedVectors:
+def build_or_load(
+    corpus: Corpus,
+    *,
+    folder: Path | None,
+    settings: IndexSettings,
+    encoder_identity: dict[str, Any],
+    encode_passages: TextEncoder,
+    encode_queries: TextEncoder,
+    shard_size: int,
+    dtype: VectorType = "float16",
+    world: World | None = None,
+) -> ShardedVectors:
     """The rank's shards of ``corpus`` in ``folder`` (a temporary folder when None): reused when
     this corpus and encoder made them, encoded where missing or damaged; then its faiss index.
 
@@ -417,14 +447,21 @@ def build_or_load(corpus: Corpus, *, folder: Path | None, settings: IndexSetting
     if folder is None:
         owned = tempfile.TemporaryDirectory(prefix="harness-dense-")
         folder = Path(owned.name) / "index"
-    wanted = {"format": FORMAT, "corpus": corpus.fingerprint, "documents": len(corpus), "encoder": encoder_identity,
-              "dtype": dtype}
+    wanted = {
+        "format": FORMAT,
+        "corpus": corpus.fingerprint,
+        "documents": len(corpus),
+        "encoder": encoder_identity,
+        "dtype": dtype,
+    }
     saved = _description(folder)
     if saved is not None:
         stale = [key for key, value in wanted.items() if saved.get(key) != value]
         if stale:
-            raise HarnessError(f"model dense: index_dir={folder} holds vectors of another corpus or encoder "
-                               f"(differs in {', '.join(stale)}); use another folder or delete it")
+            raise HarnessError(
+                f"model dense: index_dir={folder} holds vectors of another corpus or encoder "
+                f"(differs in {', '.join(stale)}); use another folder or delete it"
+            )
         shard_size = saved["shard_size"]
     world.barrier()  # every rank has looked at the folder before any rank writes there
     if saved is None and world.local_rank == 0:
@@ -435,22 +472,28 @@ def build_or_load(corpus: Corpus, *, folder: Path | None, settings: IndexSetting
     shards = _encode_missing(corpus, folder, layout, dtype, encode_passages, complain=saved is not None)
     dims = {shard.dim for shard in shards}
     if len(dims) > 1:
-        raise HarnessError(f"model dense: the shards in {folder} hold vectors of dimensions {sorted(dims)}; "
-                           "delete the folder to build the index again")
+        raise HarnessError(
+            f"model dense: the shards in {folder} hold vectors of dimensions {sorted(dims)}; "
+            "delete the folder to build the index again"
+        )
     faiss_index = None
     if settings.kind != "exact" and shards:
         try:
             faiss_index = _read_faiss(folder, settings, world, layout.owned_documents(), dims.pop())
         except DamagedIndex as damage:
-            warnings.warn(f"dense index {folder} is damaged ({damage}): building its faiss index again",
-                          RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                f"dense index {folder} is damaged ({damage}): building its faiss index again",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         if faiss_index is None:
             faiss_index = _write_faiss(folder, settings, world, shards)
     return ShardedVectors(layout, shards, settings, encode_queries, faiss_index, owned)
 
 
-def _encode_missing(corpus: Corpus, folder: Path, layout: Layout, dtype: VectorType, encode: TextEncoder, *,
-                    complain: bool) -> list[Shard]:
+def _encode_missing(
+    corpus: Corpus, folder: Path, layout: Layout, dtype: VectorType, encode: TextEncoder, *, complain: bool
+) -> list[Shard]:
     """Every shard the rank owns, from disk where it is whole, else encoded and written. A damaged
     shard is reported on its own; shards missing from an existing index (when ``complain``: a run
     cut short, resumed) in one line per rank, not one per shard: a resumed 21 M-passage build would
@@ -467,11 +510,19 @@ def _encode_missing(corpus: Corpus, folder: Path, layout: Layout, dtype: VectorT
         except DamagedIndex as damage:
             damaged[number] = str(damage)
     if complain and missing:
-        warnings.warn(f"dense index {folder} is damaged or was cut short ({_missing(missing, len(layout.owned()))}): "
-                      f"encoding {_passages(layout, missing)} again", RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"dense index {folder} is damaged or was cut short ({_missing(missing, len(layout.owned()))}): "
+            f"encoding {_passages(layout, missing)} again",
+            RuntimeWarning,
+            stacklevel=3,
+        )
     for number, problem in damaged.items():
-        warnings.warn(f"dense index {folder} is damaged or was cut short ({problem}): encoding "
-                      f"{_passages(layout, [number])} again", RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"dense index {folder} is damaged or was cut short ({problem}): encoding "
+            f"{_passages(layout, [number])} again",
+            RuntimeWarning,
+            stacklevel=3,
+        )
     world = layout.world
     what = "encoding passages" + (f" (rank {world.rank} of {world.size})" if world.size > 1 else "")
     with Progress(layout.owned_documents(), what, unit="passage") as bar:
@@ -489,8 +540,10 @@ def _missing(numbers: list[int], owned: int) -> str:
     """``vectors-00001.npy is missing``, or for several ``12 of the 31 shards ... are missing``."""
     if len(numbers) == 1:
         return f"{shard_name(numbers[0])} is missing"
-    return (f"{len(numbers)} of the {owned} shards of this rank are missing, "
-            f"from {shard_name(numbers[0])} to {shard_name(numbers[-1])}")
+    return (
+        f"{len(numbers)} of the {owned} shards of this rank are missing, "
+        f"from {shard_name(numbers[0])} to {shard_name(numbers[-1])}"
+    )
 
 
 def _passages(layout: Layout, numbers: list[int]) -> str:

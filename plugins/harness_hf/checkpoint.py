@@ -82,8 +82,9 @@ class CheckpointModel(Model):
     #: The ``transformers`` auto class that loads the weights (e.g. ``"AutoModel"``).
     auto_class = "AutoModel"
 
-    def __init__(self, *, runtime: Runtime, path: Path, precision: str, label: str | None,
-                 cpu_auto: str = "float32") -> None:
+    def __init__(
+        self, *, runtime: Runtime, path: Path, precision: str, label: str | None, cpu_auto: str = "float32"
+    ) -> None:
         import torch
 
         self.owner = f"model {self.name or type(self).__name__}"
@@ -137,8 +138,13 @@ class CheckpointModel(Model):
             label=self.label,
             weights=weights_hash(self.path),
             options={**options, "precision": self.precision},
-            details={"path": str(self.path), "config": config_summary(self.path), "device": self.device,
-                     "transformers": package_version("transformers"), "batch_size": self.batch_size},
+            details={
+                "path": str(self.path),
+                "config": config_summary(self.path),
+                "device": self.device,
+                "transformers": package_version("transformers"),
+                "batch_size": self.batch_size,
+            },
         )
 
 
@@ -149,8 +155,15 @@ class FineTunedHead(CheckpointModel):
     #: The registered model name: the identity's default name and the name in messages.
     model_name = "hf-head"
 
-    def __init__(self, *, runtime: Runtime, path: Path, max_length: int = 128, precision: Precision = "auto",
-                 label: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        runtime: Runtime,
+        path: Path,
+        max_length: int = 128,
+        precision: Precision = "auto",
+        label: str | None = None,
+    ) -> None:
         if max_length < 4:  # room for the special tokens and a subword of each text
             raise HarnessError(f"model {self.model_name}: max_length must be at least 4, not {max_length}")
         super().__init__(runtime=runtime, path=path, precision=precision, label=label)

@@ -34,8 +34,9 @@ class HFClassifier(FineTunedHead):
         names = output_labels(self.model.config.id2label, labels, self.owner)
         if not pairs:
             return []
-        encoded = self.tokenizer([a for a, _ in pairs], [b for _, b in pairs], truncation=True,
-                                 max_length=self.max_length)
+        encoded = self.tokenizer(
+            [a for a, _ in pairs], [b for _, b in pairs], truncation=True, max_length=self.max_length
+        )
         keys = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in encoded]
         features = [{k: encoded[k][i] for k in keys} for i in range(len(pairs))]
         outputs: list[str] = [""] * len(pairs)

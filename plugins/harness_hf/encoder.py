@@ -36,8 +36,9 @@ FEATURES = ("input_ids", "attention_mask", "token_type_ids")
 TOKENIZE_CHUNK = 256
 
 
-def encoder_flops(lengths: Sequence[int], *, matmul_parameters: int, layers: int, hidden: int,
-                  window: int | None = None) -> float:
+def encoder_flops(
+    lengths: Sequence[int], *, matmul_parameters: int, layers: int, hidden: int, window: int | None = None
+) -> float:
     """FLOPs of a transformer encoder on texts of these (real) token lengths: 2 x the
     non-embedding matrix parameters per token, plus attention's two products, 4 x (attended
     length) x hidden per token and layer; ``window`` caps the attended length (windowed engines)."""
@@ -70,13 +71,16 @@ class HFEncoder(CheckpointModel):
         one (its pooling, Normalize module, prompts and max_seq_length: the model is used as it
         was trained), else mean pooling, normalised, no prefixes, 512 tokens."""
         settings = encoder_defaults(resolve_source(path, f"model {self.name or 'hf-encoder'}"))
-        default = settings or EncoderSettings(folder=Path(path), pooling="mean", normalize=True, max_length=None,
-                                              query_prefix="", passage_prefix="")
+        default = settings or EncoderSettings(
+            folder=Path(path), pooling="mean", normalize=True, max_length=None, query_prefix="", passage_prefix=""
+        )
         super().__init__(runtime=runtime, path=path, precision=precision, label=label, cpu_auto=cpu_auto)
         self.pooling = pooling if pooling is not None else default.pooling
         self.normalizes = normalize if normalize is not None else default.normalize
-        self.prefix = {"query": query_prefix if query_prefix is not None else default.query_prefix,
-                       "passage": passage_prefix if passage_prefix is not None else default.passage_prefix}
+        self.prefix = {
+            "query": query_prefix if query_prefix is not None else default.query_prefix,
+            "passage": passage_prefix if passage_prefix is not None else default.passage_prefix,
+        }
         length = default.max_length or 512
         self.max_length = {"query": query_max_length or length, "passage": passage_max_length or length}
         self.pad_id = int(self.tokenizer.pad_token_id or 0)
@@ -118,11 +122,17 @@ class HFEncoder(CheckpointModel):
         self.packed = None
 
     def identity(self) -> ModelIdentity:
-        identity = self.checkpoint_identity("hf-encoder", {
-            "pooling": self.pooling, "normalize": self.normalizes,
-            "query_prefix": self.prefix["query"], "passage_prefix": self.prefix["passage"],
-            "query_max_length": self.max_length["query"], "passage_max_length": self.max_length["passage"],
-        })
+        identity = self.checkpoint_identity(
+            "hf-encoder",
+            {
+                "pooling": self.pooling,
+                "normalize": self.normalizes,
+                "query_prefix": self.prefix["query"],
+                "passage_prefix": self.prefix["passage"],
+                "query_max_length": self.max_length["query"],
+                "passage_max_length": self.max_length["passage"],
+            },
+        )
         identity.details["forward"] = "packed (harness_hf.packed)" if self.packed is not None else "transformers"
         return identity
 
@@ -140,8 +150,11 @@ class HFEncoder(CheckpointModel):
             self._keep(features, part, self.tokenizer([prefix + texts[i] for i in part], **kwargs))
         for start in range(0, len(pairs), TOKENIZE_CHUNK):
             part = pairs[start : start + TOKENIZE_CHUNK]
-            self._keep(features, part, self.tokenizer([prefix + texts[i][0] for i in part],
-                                                      [texts[i][1] for i in part], **kwargs))
+            self._keep(
+                features,
+                part,
+                self.tokenizer([prefix + texts[i][0] for i in part], [texts[i][1] for i in part], **kwargs),
+            )
         return features
 
     @staticmethod
@@ -188,8 +201,9 @@ class HFEncoder(CheckpointModel):
 
     def flop_count(self, lengths: Sequence[int]) -> float:
         """FLOPs to encode texts of these (real) token lengths (see :func:`encoder_flops`)."""
-        return encoder_flops(lengths, matmul_parameters=self._matmul_parameters, layers=self._layers,
-                             hidden=self._hidden)
+        return encoder_flops(
+            lengths, matmul_parameters=self._matmul_parameters, layers=self._layers, hidden=self._hidden
+        )
 
     def _hidden_states(self, features: Sequence[dict[str, np.ndarray]]) -> tuple[Any, np.ndarray]:
         """The last hidden states of a batch's tokens end to end (``[tokens, hidden]``, float32)
@@ -216,7 +230,9 @@ class HFEncoder(CheckpointModel):
                 else:
                     lengths = torch.from_numpy(np.diff(offsets))
                     text_of_token = torch.repeat_interleave(torch.arange(len(lengths)), lengths).to(states.device)
-                    sums = torch.zeros(len(lengths), states.shape[1], device=states.device).index_add_(0, text_of_token, states)
+                    sums = torch.zeros(len(lengths), states.shape[1], device=states.device).index_add_(
+                        0, text_of_token, states
+                    )
                     pooled = sums / lengths.to(states.device).clamp(min=1).unsqueeze(1)
                 if self.normalizes:
                     pooled = torch.nn.functional.normalize(pooled, dim=-1)

@@ -76,9 +76,17 @@ class HFGenerator(CheckpointModel):
     provides = frozenset({Generator, LoglikelihoodScorer})
     name = "hf-generator"
 
-    def __init__(self, *, runtime: Runtime, path: Path, chat: Literal["auto", "on", "off"] = "auto",
-                 reasoning_end: str = REASONING_END, precision: Precision = "auto", label: str | None = None,
-                 cpu_auto: str = "float32") -> None:
+    def __init__(
+        self,
+        *,
+        runtime: Runtime,
+        path: Path,
+        chat: Literal["auto", "on", "off"] = "auto",
+        reasoning_end: str = REASONING_END,
+        precision: Precision = "auto",
+        label: str | None = None,
+        cpu_auto: str = "float32",
+    ) -> None:
         """``chat``: use the tokenizer's chat template (``auto``: when it has one); ``reasoning_end``:
         the marker after which the answer of a reasoning model begins; ``cpu_auto``: what
         ``precision=auto`` means on a CPU (a packaged model checked in bf16 passes ``bfloat16``)."""
@@ -98,8 +106,10 @@ class HFGenerator(CheckpointModel):
         self.seq2seq = bool(self.model.config.is_encoder_decoder)
         if self.tokenizer.pad_token is None:
             if self.tokenizer.eos_token is None:
-                raise HarnessError(f"{self.owner}: the tokenizer of {self.path} has neither a padding nor an "
-                                   "end-of-sequence token to pad batches with")
+                raise HarnessError(
+                    f"{self.owner}: the tokenizer of {self.path} has neither a padding nor an "
+                    "end-of-sequence token to pad batches with"
+                )
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.tokenizer.padding_side = "right" if self.seq2seq else "left"
         self.tokenizer.truncation_side = "left"
@@ -111,8 +121,10 @@ class HFGenerator(CheckpointModel):
         try:
             return super().load_tokenizer()
         except (OSError, ValueError, TypeError):
-            raise HarnessError(f"{self.owner}: {self.path} has no usable tokenizer (tokenizer.json, or the files "
-                               "of a slow tokenizer, with tokenizer_config.json)") from None
+            raise HarnessError(
+                f"{self.owner}: {self.path} has no usable tokenizer (tokenizer.json, or the files "
+                "of a slow tokenizer, with tokenizer_config.json)"
+            ) from None
 
     def load_model(self) -> Any:
         config = json.loads((self.path / "config.json").read_text(encoding="utf-8"))
@@ -125,11 +137,20 @@ class HFGenerator(CheckpointModel):
             return identity
         # the GGUF file is the weights; the dequantised folder is a cache of it (hashing its 0.5-1 GB
         # of safetensors at every start would also cost seconds)
-        return ModelIdentity(name=identity.name, label=identity.label, weights=self.gguf.digest,
-                             options={**identity.options, "dequantised": DEQUANTISED},
-                             details={**identity.details, "gguf": {"file": self.gguf.file,
-                                                                   "quantisation": self.gguf.quantisation,
-                                                                   "architecture": self.gguf.architecture}})
+        return ModelIdentity(
+            name=identity.name,
+            label=identity.label,
+            weights=self.gguf.digest,
+            options={**identity.options, "dequantised": DEQUANTISED},
+            details={
+                **identity.details,
+                "gguf": {
+                    "file": self.gguf.file,
+                    "quantisation": self.gguf.quantisation,
+                    "architecture": self.gguf.architecture,
+                },
+            },
+        )
 
     # -- prompts ------------------------------------------------------------------------------
 
@@ -140,21 +161,28 @@ class HFGenerator(CheckpointModel):
         if not self.chat:
             return prompt if system is None else f"{system}\n\n{prompt}"
         messages = ([{"role": "system", "content": system}] if system is not None else []) + [
-            {"role": "user", "content": prompt}]
+            {"role": "user", "content": prompt}
+        ]
         return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
 
     def _room(self, new_tokens: int) -> int | None:
         """The most prompt tokens that leave room for ``new_tokens`` (None: the model has no limit)."""
         limit = getattr(self.model.config, "max_position_embeddings", None) or getattr(
-            self.model.config, "n_positions", None)
+            self.model.config, "n_positions", None
+        )
         if limit is None:
             return None
         return max(1, limit - (0 if self.seq2seq else new_tokens))
 
     def _encode(self, prompts: Sequence[str], options: GenerationOptions, **kwargs: Any) -> Any:
         room = self._room(options.budget)
-        return self.tokenizer([self.model_input(p, options.system) for p in prompts], add_special_tokens=not self.chat,
-                              truncation=room is not None, max_length=room, **kwargs)
+        return self.tokenizer(
+            [self.model_input(p, options.system) for p in prompts],
+            add_special_tokens=not self.chat,
+            truncation=room is not None,
+            max_length=room,
+            **kwargs,
+        )
 
     def prompt_lengths(self, prompts: Sequence[str]) -> list[int]:
         """Tokens of each prompt as the model reads it (for the service's length-sorted batches)."""
@@ -186,11 +214,22 @@ class HFGenerator(CheckpointModel):
         watched = bool(options.stop) or options.reasoning_tokens > 0
         sampling = options.temperature > 0
         output = self.model.generate(
-            **batch, max_new_tokens=options.budget, do_sample=False, num_beams=1, use_cache=True,
-            temperature=None, top_p=None, top_k=None,
-            logits_processor=transformers.LogitsProcessorList([_RowSampler(options, len(prompts))]) if sampling else None,
+            **batch,
+            max_new_tokens=options.budget,
+            do_sample=False,
+            num_beams=1,
+            use_cache=True,
+            temperature=None,
+            top_p=None,
+            top_k=None,
+            logits_processor=transformers.LogitsProcessorList([_RowSampler(options, len(prompts))])
+            if sampling
+            else None,
             stopping_criteria=transformers.StoppingCriteriaList([rows]) if watched else None,
-            return_dict_in_generate=True, output_logits=options.logprobs, pad_token_id=self.tokenizer.pad_token_id)
+            return_dict_in_generate=True,
+            output_logits=options.logprobs,
+            pad_token_id=self.tokenizer.pad_token_id,
+        )
         new = output.sequences[:, offset:].tolist()
         logprobs = None
         if options.logprobs:
@@ -208,9 +247,20 @@ class HFGenerator(CheckpointModel):
             ids = ids[:length]
             text = self.tokenizer.decode(ids, skip_special_tokens=True)
             pieces = self._pieces(ids) if options.logprobs else None
-            out.append(finish(Completion(text, int(prompt_tokens[row]), len(ids), pieces,
-                                         None if logprobs is None else logprobs[row][: len(ids)], ended),
-                              options, self.reasoning_end))
+            out.append(
+                finish(
+                    Completion(
+                        text,
+                        int(prompt_tokens[row]),
+                        len(ids),
+                        pieces,
+                        None if logprobs is None else logprobs[row][: len(ids)],
+                        ended,
+                    ),
+                    options,
+                    self.reasoning_end,
+                )
+            )
         return out
 
     def _length(self, ids: Sequence[int]) -> int:
@@ -243,8 +293,10 @@ class HFGenerator(CheckpointModel):
         of ``batch_size`` (left-padded, so every row's continuation ends at the last position and
         the output layer runs on the last positions only); in order."""
         if self.seq2seq:
-            raise HarnessError(f"{self.owner}: log-likelihood scoring is implemented for causal language models; "
-                               f"{self.path} is an encoder-decoder")
+            raise HarnessError(
+                f"{self.owner}: log-likelihood scoring is implemented for causal language models; "
+                f"{self.path} is an encoder-decoder"
+            )
         pairs = [self._pair(request) for request in requests]
         order = sorted(range(len(pairs)), key=lambda i: -(len(pairs[i][0]) + len(pairs[i][1])))
         out: list[Loglikelihood | None] = [None] * len(pairs)
@@ -375,8 +427,9 @@ class _RowSampler:
             ordered, index = probs.sort(dim=-1, descending=True)
             outside = ordered.cumsum(-1) - ordered >= self.top_p  # the most probable token always stays
             probs = probs.scatter(-1, index, ordered.masked_fill(outside, 0.0))
-        chosen = [int(torch.multinomial(probs[row].cpu(), 1, generator=self.streams[row]))
-                  for row in range(probs.shape[0])]
+        chosen = [
+            int(torch.multinomial(probs[row].cpu(), 1, generator=self.streams[row])) for row in range(probs.shape[0])
+        ]
         out = torch.full_like(scores, float("-inf"))
         out[torch.arange(len(chosen)), torch.tensor(chosen, device=scores.device)] = 0.0
         return out

@@ -71,8 +71,10 @@ def find_gguf(path: str | Path, owner: str) -> Path | None:
         return None
     files = sorted(local.glob("*.gguf"))
     if len(files) > 1:
-        raise HarnessError(f"{owner}: {local} holds {len(files)} GGUF files ({', '.join(f.name for f in files)}); "
-                           "name one: path=FILE.gguf")
+        raise HarnessError(
+            f"{owner}: {local} holds {len(files)} GGUF files ({', '.join(f.name for f in files)}); "
+            "name one: path=FILE.gguf"
+        )
     return files[0] if files else None
 
 
@@ -83,9 +85,25 @@ def _field(reader: Any, key: str) -> Any:
 
 
 #: llama.cpp's ``general.file_type`` codes of the common quantisations (names as llama.cpp prints them).
-FILE_TYPES = {0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9: "Q5_1", 10: "Q2_K",
-              11: "Q3_K_S", 12: "Q3_K_M", 13: "Q3_K_L", 14: "Q4_K_S", 15: "Q4_K_M", 16: "Q5_K_S", 17: "Q5_K_M",
-              18: "Q6_K", 32: "BF16"}
+FILE_TYPES = {
+    0: "F32",
+    1: "F16",
+    2: "Q4_0",
+    3: "Q4_1",
+    7: "Q8_0",
+    8: "Q5_0",
+    9: "Q5_1",
+    10: "Q2_K",
+    11: "Q3_K_S",
+    12: "Q3_K_M",
+    13: "Q3_K_L",
+    14: "Q4_K_S",
+    15: "Q4_K_M",
+    16: "Q5_K_S",
+    17: "Q5_K_M",
+    18: "Q6_K",
+    32: "BF16",
+}
 
 
 def read_facts(file: Path, digest: str) -> GGUFFacts:
@@ -98,11 +116,18 @@ def read_facts(file: Path, digest: str) -> GGUFFacts:
         raise HarnessError(f"{file}: not a GGUF model file (no general.architecture)")
     file_type = _field(reader, "general.file_type")
     languages = _field(reader, "general.languages")
-    return GGUFFacts(file=file.name, digest=digest, dequantised=DEQUANTISED, architecture=str(architecture),
-                     name=_field(reader, "general.name"), license=_field(reader, "general.license"),
-                     languages=tuple(languages or ()), size_label=_field(reader, "general.size_label"),
-                     quantisation=None if file_type is None else FILE_TYPES.get(int(file_type), str(file_type)),
-                     chat_template=_field(reader, "tokenizer.chat_template") is not None)
+    return GGUFFacts(
+        file=file.name,
+        digest=digest,
+        dequantised=DEQUANTISED,
+        architecture=str(architecture),
+        name=_field(reader, "general.name"),
+        license=_field(reader, "general.license"),
+        languages=tuple(languages or ()),
+        size_label=_field(reader, "general.size_label"),
+        quantisation=None if file_type is None else FILE_TYPES.get(int(file_type), str(file_type)),
+        chat_template=_field(reader, "tokenizer.chat_template") is not None,
+    )
 
 
 def checkpoint_folder(cache_root: Path, stem: str, digest: str) -> Path:
@@ -166,8 +191,9 @@ def convert(file: Path, target: Path, digest: str, owner: str) -> Path:
         import accelerate  # noqa: F401
         import gguf  # noqa: F401  (transformers needs it; say so before it fails deeper down)
     except ImportError as missing:
-        raise HarnessError(f"{owner}: reading {file.name} needs the '{missing.name}' package: "
-                           "pip install 'xlqa-harness[models]'") from None
+        raise HarnessError(
+            f"{owner}: reading {file.name} needs the '{missing.name}' package: pip install 'xlqa-harness[models]'"
+        ) from None
     import torch
     import transformers
 
@@ -175,12 +201,15 @@ def convert(file: Path, target: Path, digest: str, owner: str) -> Path:
     try:
         with _no_progress_bars():
             tokenizer = transformers.AutoTokenizer.from_pretrained(str(file.parent), gguf_file=file.name)
-            model = transformers.AutoModelForCausalLM.from_pretrained(str(file.parent), gguf_file=file.name,
-                                                                      dtype=getattr(torch, DEQUANTISED))
+            model = transformers.AutoModelForCausalLM.from_pretrained(
+                str(file.parent), gguf_file=file.name, dtype=getattr(torch, DEQUANTISED)
+            )
     except (ValueError, KeyError, NotImplementedError) as error:
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise HarnessError(f"{owner}: transformers {transformers.__version__} cannot read {file} "
-                           f"(architecture {facts.architecture}): {message}") from None
+        raise HarnessError(
+            f"{owner}: transformers {transformers.__version__} cannot read {file} "
+            f"(architecture {facts.architecture}): {message}"
+        ) from None
     model.hf_quantizer = None  # the tensors are plain float32 now; save_pretrained refuses while it is set
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config

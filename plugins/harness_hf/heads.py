@@ -29,5 +29,7 @@ def output_labels(id2label: Mapping[int, str], task_labels: Sequence[str], owner
         return [by_folded[name.casefold()] for name in names]
     if names == _default_names(len(names)) and len(names) == len(task_labels):
         return list(task_labels)
-    raise HarnessError(f"{owner}: the checkpoint's labels ({', '.join(names)}; config.json id2label) are not the "
-                       f"task's ({', '.join(task_labels)}): name each output in id2label with one of the task's labels")
+    raise HarnessError(
+        f"{owner}: the checkpoint's labels ({', '.join(names)}; config.json id2label) are not the "
+        f"task's ({', '.join(task_labels)}): name each output in id2label with one of the task's labels"
+    )

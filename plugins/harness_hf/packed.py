@@ -38,8 +38,11 @@ def matmul_parameters(named: Mapping[str, Any] | Any) -> int:
     every 2-D weight outside the embeddings and the pooler. ``named`` is a state dict or
     ``model.named_parameters()``."""
     items = named.items() if isinstance(named, Mapping) else named
-    return sum(t.numel() for name, t in items
-               if t.dim() == 2 and not name.startswith(("embeddings.", "pooler.")) and ".embeddings." not in name)
+    return sum(
+        t.numel()
+        for name, t in items
+        if t.dim() == 2 and not name.startswith(("embeddings.", "pooler.")) and ".embeddings." not in name
+    )
 
 
 class PackedBert:
@@ -51,8 +54,12 @@ class PackedBert:
     @staticmethod
     def supports(config: Mapping[str, Any]) -> bool:
         """Whether this class computes exactly what the model of ``config`` (config.json) computes."""
-        return (config.get("model_type") == "bert" and config.get("position_embedding_type", "absolute") == "absolute"
-                and config.get("hidden_act") == "gelu" and not config.get("is_decoder", False))
+        return (
+            config.get("model_type") == "bert"
+            and config.get("position_embedding_type", "absolute") == "absolute"
+            and config.get("hidden_act") == "gelu"
+            and not config.get("is_decoder", False)
+        )
 
     @classmethod
     def from_folder(cls, folder: Path, dtype: torch.dtype) -> PackedBert | None:
@@ -132,14 +139,16 @@ class _Layer:
     def __call__(self, x: torch.Tensor, spans: list[tuple[int, int]], heads: int, head_size: int) -> torch.Tensor:
         qkv = F.linear(x, self.qkv_weight, self.qkv_bias).view(-1, 3, heads, head_size)
         context = torch.empty_like(x)
-        context[spans[-1][1]:] = 0  # the padding rows (see padded_rows)
+        context[spans[-1][1] :] = 0  # the padding rows (see padded_rows)
         scale = head_size**-0.5
         for start, end in spans:
             query, key, value = qkv[start:end].permute(1, 2, 0, 3)  # each [heads, length, head_size]
-            weights = torch.softmax(torch.matmul(query * scale, key.transpose(-1, -2)), dim=-1,
-                                    dtype=torch.float32).to(x.dtype)
+            weights = torch.softmax(torch.matmul(query * scale, key.transpose(-1, -2)), dim=-1, dtype=torch.float32).to(
+                x.dtype
+            )
             context[start:end] = torch.matmul(weights, value).transpose(0, 1).reshape(end - start, -1)
         hidden = (x.shape[-1],)
         x = F.layer_norm(F.linear(context, *self.attention_out) + x, hidden, *self.attention_norm, self.eps)
-        return F.layer_norm(F.linear(F.gelu(F.linear(x, *self.intermediate)), *self.out) + x, hidden, *self.out_norm,
-                            self.eps)
+        return F.layer_norm(
+            F.linear(F.gelu(F.linear(x, *self.intermediate)), *self.out) + x, hidden, *self.out_norm, self.eps
+        )

@@ -51,7 +51,9 @@ def harness_models() -> list[ModelSpec]:
             "generator, or a GGUF file (path=FILE.gguf, dequantised once into the cache): chat template when the "
             "tokenizer has one, greedy or sampled, stop strings, <think> traces split off; log-likelihood scoring",
         ),
-        ModelSpec("smollm2-135m-instruct", "harness_hf.packaged:SmolLM2Instruct", SMOLLM2.card.summary(SMOLLM2.installed())),
+        ModelSpec(
+            "smollm2-135m-instruct", "harness_hf.packaged:SmolLM2Instruct", SMOLLM2.card.summary(SMOLLM2.installed())
+        ),
         ModelSpec("gemma3-270m", "harness_hf.packaged:Gemma3Base", GEMMA3.card.summary(GEMMA3.installed())),
         ModelSpec(
             "hf-translator",

@@ -44,6 +44,7 @@ class _Window:
 
 class HFReader(CheckpointModel):
     """A :class:`~harness.definitions.protocols.Reader` over ``AutoModelForQuestionAnswering`` from a folder."""
+
     provides = frozenset({Reader})
 
     auto_class = "AutoModelForQuestionAnswering"
@@ -64,24 +65,34 @@ class HFReader(CheckpointModel):
         owner = "model hf-reader"
         room = max_length - max_question_length - 3  # context tokens in a window with the longest question
         if not 0 <= stride < room:
-            raise HarnessError(f"{owner}: stride must be at least 0 and less than the context room of a window, "
-                               f"max_length - max_question_length - 3 special tokens = {room}; got {stride}")
+            raise HarnessError(
+                f"{owner}: stride must be at least 0 and less than the context room of a window, "
+                f"max_length - max_question_length - 3 special tokens = {room}; got {stride}"
+            )
         if n_best < 1 or max_answer_length < 1:
             raise HarnessError(f"{owner}: n_best and max_answer_length must be at least 1")
         super().__init__(runtime=runtime, path=path, precision=precision, label=label)
         self.max_length, self.stride, self.max_question_length = max_length, stride, max_question_length
         self.n_best, self.max_answer_length = n_best, max_answer_length
         if not self.tokenizer.is_fast:
-            raise HarnessError(f"{owner}: {self.path} has no fast tokenizer (tokenizer.json); answers are mapped "
-                               "back to the context through a fast tokenizer's character offsets")
+            raise HarnessError(
+                f"{owner}: {self.path} has no fast tokenizer (tokenizer.json); answers are mapped "
+                "back to the context through a fast tokenizer's character offsets"
+            )
         # Models padded on the left (XLNet) read the context first, as run_qa.py does.
         self.question_first = self.tokenizer.padding_side == "right"
 
     def identity(self) -> ModelIdentity:
-        return self.checkpoint_identity("hf-reader", {
-            "max_length": self.max_length, "stride": self.stride, "max_question_length": self.max_question_length,
-            "n_best": self.n_best, "max_answer_length": self.max_answer_length,
-        })
+        return self.checkpoint_identity(
+            "hf-reader",
+            {
+                "max_length": self.max_length,
+                "stride": self.stride,
+                "max_question_length": self.max_question_length,
+                "n_best": self.n_best,
+                "max_answer_length": self.max_answer_length,
+            },
+        )
 
     # -- encoding -----------------------------------------------------------------------------
 
@@ -90,17 +101,24 @@ class HFReader(CheckpointModel):
         end of the last kept token, so the text stays a clean prefix)."""
         questions = [example.question.lstrip() for example in examples]
         encoded = self.tokenizer(questions, add_special_tokens=False, return_offsets_mapping=True)
-        return [q if len(offsets) <= self.max_question_length else q[: offsets[self.max_question_length - 1][1]]
-                for q, offsets in zip(questions, encoded["offset_mapping"])]
+        return [
+            q if len(offsets) <= self.max_question_length else q[: offsets[self.max_question_length - 1][1]]
+            for q, offsets in zip(questions, encoded["offset_mapping"])
+        ]
 
     def _windows(self, examples: Sequence[ReadingExample]) -> list[_Window]:
         questions = self._questions(examples)
         contexts = [example.context for example in examples]
         first, second = (questions, contexts) if self.question_first else (contexts, questions)
         encoded = self.tokenizer(
-            first, second, truncation="only_second" if self.question_first else "only_first",
-            max_length=self.max_length, stride=self.stride, return_overflowing_tokens=True,
-            return_offsets_mapping=True, padding=False,
+            first,
+            second,
+            truncation="only_second" if self.question_first else "only_first",
+            max_length=self.max_length,
+            stride=self.stride,
+            return_overflowing_tokens=True,
+            return_offsets_mapping=True,
+            padding=False,
         )
         context_sequence = 1 if self.question_first else 0
         keys = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in encoded]
@@ -109,13 +127,15 @@ class HFReader(CheckpointModel):
         for i, example in enumerate(encoded["overflow_to_sample_mapping"]):
             ids = encoded["input_ids"][i]
             in_context = [s == context_sequence for s in encoded.sequence_ids(i)]
-            windows.append(_Window(
-                example=example,
-                features={k: encoded[k][i] for k in keys},
-                offsets=[tuple(o) for o in encoded["offset_mapping"][i]],
-                in_context=in_context,
-                cls_index=ids.index(cls_id) if cls_id in ids else 0,
-            ))
+            windows.append(
+                _Window(
+                    example=example,
+                    features={k: encoded[k][i] for k in keys},
+                    offsets=[tuple(o) for o in encoded["offset_mapping"][i]],
+                    in_context=in_context,
+                    cls_index=ids.index(cls_id) if cls_id in ids else 0,
+                )
+            )
         return windows
 
     # -- span search --------------------------------------------------------------------------
@@ -136,15 +156,19 @@ class HFReader(CheckpointModel):
         rows = torch.arange(start.shape[0], device=start.device)
         return best_score, start_index[rows, flat // k], end_index[rows, flat % k]
 
-    def _score_windows(self, batch_ids: Sequence[int], windows: list[_Window]) -> list[tuple[int, float, int, int, float]]:
+    def _score_windows(
+        self, batch_ids: Sequence[int], windows: list[_Window]
+    ) -> list[tuple[int, float, int, int, float]]:
         """(window, best span score, first token, last token, null score) for one batch of windows."""
         torch = self._torch
         batch = self.to_device(self.tokenizer.pad([windows[i].features for i in batch_ids], return_tensors="pt"))
         output = self.model(**batch)
         start, end = output.start_logits.float(), output.end_logits.float()
         width = start.shape[1]
-        in_context = torch.tensor([windows[i].in_context + [False] * (width - len(windows[i].in_context))
-                                   for i in batch_ids], device=start.device)
+        in_context = torch.tensor(
+            [windows[i].in_context + [False] * (width - len(windows[i].in_context)) for i in batch_ids],
+            device=start.device,
+        )
         rows = torch.arange(len(batch_ids), device=start.device)
         cls = torch.tensor([windows[i].cls_index for i in batch_ids], device=start.device)
         null_scores = (start[rows, cls] + end[rows, cls]).tolist()

@@ -75,8 +75,20 @@ def split_revision(source: str) -> tuple[str, str | None]:
 
 #: Files a hub snapshot is fetched without: other frameworks' weights and exports, which no HF
 #: model here loads (a repository often holds its weights in three or four of them).
-NOT_FETCHED = ("*.onnx", "*.onnx_data", "onnx/*", "openvino/*", "coreml/*", "*.h5", "*.msgpack", "*.ot",
-               "*.tflite", "tf_model*", "flax_model*", "rust_model*")
+NOT_FETCHED = (
+    "*.onnx",
+    "*.onnx_data",
+    "onnx/*",
+    "openvino/*",
+    "coreml/*",
+    "*.h5",
+    "*.msgpack",
+    "*.ot",
+    "*.tflite",
+    "tf_model*",
+    "flax_model*",
+    "rust_model*",
+)
 #: PyTorch pickles, fetched only when the repository has no safetensors weights.
 PICKLED = ("*.bin", "*.pt", "*.pth")
 #: What makes the hub off limits (any set to 1, true, yes or on).
@@ -120,23 +132,32 @@ def cached_snapshot(source: str, revision: str | None, owner: str) -> Path:
     repo_folder = cache / ("models--" + name.replace("/", "--"))
     try:
         # the files a download skips are not asked for (the cached listing names them all)
-        folder = snapshot_download(name, revision=revision, cache_dir=cache, local_files_only=True,
-                                   ignore_patterns=[*NOT_FETCHED, *PICKLED])
+        folder = snapshot_download(
+            name, revision=revision, cache_dir=cache, local_files_only=True, ignore_patterns=[*NOT_FETCHED, *PICKLED]
+        )
     except HFValidationError:
-        raise HarnessError(f"{owner}: path={source} is not a local checkpoint folder nor a Hugging Face "
-                           "model name (nothing is downloaded)") from None
+        raise HarnessError(
+            f"{owner}: path={source} is not a local checkpoint folder nor a Hugging Face "
+            "model name (nothing is downloaded)"
+        ) from None
     except (IncompleteSnapshotError, LocalEntryNotFoundError) as error:
         blocked = offline()
         if blocked is None:
             return download_snapshot(name, revision, owner)
         if isinstance(error, IncompleteSnapshotError):
-            raise HarnessError(f"{owner}: the cached snapshot of {name} at revision {revision} lacks files "
-                               f"({repo_folder}); {blocked}, so nothing is downloaded") from None
+            raise HarnessError(
+                f"{owner}: the cached snapshot of {name} at revision {revision} lacks files "
+                f"({repo_folder}); {blocked}, so nothing is downloaded"
+            ) from None
         if repo_folder.is_dir():
-            raise HarnessError(f"{owner}: {name} has no revision {revision} in the Hugging Face cache "
-                               f"({repo_folder}: refs/, snapshots/); {blocked}, so nothing is downloaded") from None
-        raise HarnessError(f"{owner}: path={source} is not a local checkpoint folder and not in the Hugging Face cache "
-                           f"({repo_folder}); {blocked}, so nothing is downloaded") from None
+            raise HarnessError(
+                f"{owner}: {name} has no revision {revision} in the Hugging Face cache "
+                f"({repo_folder}: refs/, snapshots/); {blocked}, so nothing is downloaded"
+            ) from None
+        raise HarnessError(
+            f"{owner}: path={source} is not a local checkpoint folder and not in the Hugging Face cache "
+            f"({repo_folder}); {blocked}, so nothing is downloaded"
+        ) from None
     return Path(folder)
 
 
@@ -149,13 +170,17 @@ def _hub_failure(error: BaseException, name: str, revision: str, where: str) -> 
     cause: BaseException | None = error
     while cause is not None:
         if isinstance(cause, GatedRepoError):
-            return (f"{name} is gated on the hub: accept its terms at {where}/{name} and log in (`hf auth login` or "
-                    "HF_TOKEN), or pass path=FOLDER")
+            return (
+                f"{name} is gated on the hub: accept its terms at {where}/{name} and log in (`hf auth login` or "
+                "HF_TOKEN), or pass path=FOLDER"
+            )
         if isinstance(cause, RevisionNotFoundError):
             return f"{name} has no revision {revision} on the hub ({where}/{name})"
         if isinstance(cause, RepositoryNotFoundError):
-            return (f"{name} is not a model on the hub ({where}/{name}), or a private one (log in with "
-                    "`hf auth login` or HF_TOKEN)")
+            return (
+                f"{name} is not a model on the hub ({where}/{name}), or a private one (log in with "
+                "`hf auth login` or HF_TOKEN)"
+            )
         cause = cause.__cause__
     while root.__cause__ is not None:  # the first failure (not the cache miss that led here)
         root = root.__cause__
@@ -187,12 +212,20 @@ def download_snapshot(name: str, revision: str, owner: str) -> Path:
     endpoint = hub_endpoint()
     where = endpoint or "https://huggingface.co"
     try:
-        listing = snapshot_download(name, revision=revision, cache_dir=hub_cache(), endpoint=endpoint,
-                                    ignore_patterns=list(NOT_FETCHED), dry_run=True, tqdm_class=_silent_tqdm())
+        listing = snapshot_download(
+            name,
+            revision=revision,
+            cache_dir=hub_cache(),
+            endpoint=endpoint,
+            ignore_patterns=list(NOT_FETCHED),
+            dry_run=True,
+            tqdm_class=_silent_tqdm(),
+        )
         has_safetensors = any(item.filename.endswith(".safetensors") for item in listing)
         skipped = [*NOT_FETCHED, *(PICKLED if has_safetensors else ())]
-        folder = snapshot_download(name, revision=revision, cache_dir=hub_cache(), endpoint=endpoint,
-                                   ignore_patterns=skipped)
+        folder = snapshot_download(
+            name, revision=revision, cache_dir=hub_cache(), endpoint=endpoint, ignore_patterns=skipped
+        )
     except (LocalEntryNotFoundError, HfHubHTTPError, httpx2.HTTPError, OSError) as error:
         raise HarnessError(f"{owner}: {_hub_failure(error, name, revision, where)}") from None
     return Path(folder)
@@ -205,8 +238,9 @@ def resolve_source(source: str | Path, owner: str, revision: str | None = None) 
     if local.is_dir() and revision is None:
         return local
     if local.is_dir():
-        raise HarnessError(f"{owner}: revision={revision} applies to a Hugging Face cache name, "
-                           f"but {local} is a local folder")
+        raise HarnessError(
+            f"{owner}: revision={revision} applies to a Hugging Face cache name, but {local} is a local folder"
+        )
     return cached_snapshot(str(source), revision, owner)
 
 
@@ -253,12 +287,15 @@ def _pooling(path: Path, owner: str) -> Pooling:
     modes = sorted(key for key, value in config.items() if key.startswith("pooling_mode_") and value is True)
     if len(modes) != 1 or modes[0] not in POOLING_FLAGS:
         named = ", ".join(modes) or "none"
-        raise HarnessError(f"{owner}: {path} uses pooling {named}; hf-encoder supports "
-                           f"{' or '.join(POOLING_FLAGS)} alone")
+        raise HarnessError(
+            f"{owner}: {path} uses pooling {named}; hf-encoder supports {' or '.join(POOLING_FLAGS)} alone"
+        )
     pooling = POOLING_FLAGS[modes[0]]
     if pooling == "mean" and config.get("include_prompt") is False:
-        raise HarnessError(f"{owner}: {path} leaves the prompt out of mean pooling (include_prompt=false), "
-                           "which hf-encoder does not reproduce")
+        raise HarnessError(
+            f"{owner}: {path} leaves the prompt out of mean pooling (include_prompt=false), "
+            "which hf-encoder does not reproduce"
+        )
     return pooling
 
 

@@ -46,8 +46,15 @@ class HFTagger(FineTunedHead):
     model_name = "hf-tagger"
     auto_class = "AutoModelForTokenClassification"
 
-    def __init__(self, *, runtime: Runtime, path: Path, max_length: int = 128, precision: Precision = "auto",
-                 label: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        runtime: Runtime,
+        path: Path,
+        max_length: int = 128,
+        precision: Precision = "auto",
+        label: str | None = None,
+    ) -> None:
         super().__init__(runtime=runtime, path=path, max_length=max_length, precision=precision, label=label)
         tokenizer = self.tokenizer
         if tokenizer.cls_token_id is None or tokenizer.sep_token_id is None or tokenizer.unk_token_id is None:
@@ -84,8 +91,9 @@ class HFTagger(FineTunedHead):
         return pieces
 
     def _tag_pieces(self, batch_ids: Sequence[int], pieces: list[_Piece]) -> list[list[int]]:
-        batch = self.to_device(self.tokenizer.pad([{"input_ids": pieces[i].input_ids} for i in batch_ids],
-                                                  return_tensors="pt"))
+        batch = self.to_device(
+            self.tokenizer.pad([{"input_ids": pieces[i].input_ids} for i in batch_ids], return_tensors="pt")
+        )
         best = self.model(**batch).logits.float().argmax(dim=-1).tolist()
         return [[row[position] for position in pieces[i].first_subwords] for i, row in zip(batch_ids, best)]
 
@@ -95,7 +103,9 @@ class HFTagger(FineTunedHead):
         tags: list[list[int]] = [[] for _ in pieces]
         with self._torch.inference_mode():
             for batch_ids in self.batcher.plan([len(piece.input_ids) for piece in pieces]):
-                for i, indices in zip(batch_ids, self.batcher.run(batch_ids, lambda ids: self._tag_pieces(ids, pieces))):
+                for i, indices in zip(
+                    batch_ids, self.batcher.run(batch_ids, lambda ids: self._tag_pieces(ids, pieces))
+                ):
                     tags[int(i)] = indices
         out: list[list[str]] = [[] for _ in sentences]
         for piece, indices in zip(pieces, tags):  # pieces are in sentence order: join them back

@@ -46,8 +46,14 @@ class TokenizerFile:
         pad = pad.get("content") if isinstance(pad, dict) else pad
         self.pad_token_id = self.tokenizer.token_to_id(pad) if pad else None
 
-    def __call__(self, texts: Sequence[str], pairs: Sequence[str] | None = None, *, truncation: bool = True,
-                 max_length: int | None = None) -> dict[str, list[list[int]]]:
+    def __call__(
+        self,
+        texts: Sequence[str],
+        pairs: Sequence[str] | None = None,
+        *,
+        truncation: bool = True,
+        max_length: int | None = None,
+    ) -> dict[str, list[list[int]]]:
         """Features of ``texts`` (or of (text, pair) pairs), unpadded, as lists per text."""
         if truncation and max_length is not None:
             self.tokenizer.enable_truncation(max_length, strategy="longest_first", direction=self.truncation_side)

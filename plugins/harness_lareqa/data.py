@@ -81,25 +81,34 @@ SentenceBreaks = Callable[..., list[tuple[int, int]]]
 def given_sentence_breaks(paragraph: dict[str, Any], context: str, *, file: Path, record: str) -> list[tuple[int, int]]:
     """XQuAD-R's own sentence offsets (``sentence_breaks``), checked."""
     if "sentence_breaks" not in paragraph:
-        raise InputError("missing (XQuAD-R paragraphs need sentence offsets)", file=file, record=record,
-                         field="sentence_breaks")
+        raise InputError(
+            "missing (XQuAD-R paragraphs need sentence offsets)", file=file, record=record, field="sentence_breaks"
+        )
     breaks = _expect(paragraph["sentence_breaks"], list, file=file, record=record, field_name="sentence_breaks")
     out = []
     for i, pair in enumerate(breaks):
         where = f"sentence_breaks[{i}]"
-        if (not isinstance(pair, list) or len(pair) != 2
-                or not all(isinstance(x, int) and not isinstance(x, bool) for x in pair)):
+        if (
+            not isinstance(pair, list)
+            or len(pair) != 2
+            or not all(isinstance(x, int) and not isinstance(x, bool) for x in pair)
+        ):
             raise InputError("expected a pair of integer offsets [start, end]", file=file, record=record, field=where)
         start, end = pair
         if not 0 <= start < end <= len(context):
-            raise InputError(f"[{start}, {end}) is outside its paragraph (context length {len(context)})",
-                             file=file, record=record, field=where)
+            raise InputError(
+                f"[{start}, {end}) is outside its paragraph (context length {len(context)})",
+                file=file,
+                record=record,
+                field=where,
+            )
         out.append((start, end))
     return out
 
 
-def read_language(path: Path, lang: str, data: LAReQAData, seen_uids: set[str],
-                  breaks_of: SentenceBreaks = given_sentence_breaks) -> None:
+def read_language(
+    path: Path, lang: str, data: LAReQAData, seen_uids: set[str], breaks_of: SentenceBreaks = given_sentence_breaks
+) -> None:
     """Add one language file's questions, candidates and answer sentences to ``data``;
     ``breaks_of(paragraph, context, file=, record=)`` gives each paragraph's sentences (XQuAD-R's
     own offsets by default; MLQA-R splits the contexts itself)."""
@@ -128,9 +137,16 @@ def read_language(path: Path, lang: str, data: LAReQAData, seen_uids: set[str],
                 text = _expect(qa.get("question"), str, file=path, record=qa_record, field_name="question")
                 answers = _expect(qa.get("answers"), list, file=path, record=qa_record, field_name="answers")
                 if not answers or not isinstance(answers[0], dict):
-                    raise InputError("expected at least one answer object", file=path, record=qa_record, field="answers")
-                start = _expect(answers[0].get("answer_start"), int, file=path, record=qa_record,
-                                field_name="answers[0].answer_start")
+                    raise InputError(
+                        "expected at least one answer object", file=path, record=qa_record, field="answers"
+                    )
+                start = _expect(
+                    answers[0].get("answer_start"),
+                    int,
+                    file=path,
+                    record=qa_record,
+                    field_name="answers[0].answer_start",
+                )
                 sentence = next((context[s:e] for s, e in breaks if s <= start < e), None)
                 if sentence is None:  # the official loader skips these with a warning
                     data.skipped += 1
@@ -182,7 +198,8 @@ def statistics(data: LAReQAData) -> dict[str, Any]:
         "questions_per_language": {lang: sum(q.lang == lang for q in data.questions) for lang in data.languages},
         "candidates_per_language": {lang: data.pool.langs.count(lang) for lang in data.languages},
         "correct_per_question": {
-            "min": min(n_targets, default=0), "max": max(n_targets, default=0),
+            "min": min(n_targets, default=0),
+            "max": max(n_targets, default=0),
             "mean": round(float(np.mean(n_targets)), 4) if n_targets else 0.0,
         },
         "skipped_questions": data.skipped,

@@ -9,6 +9,7 @@ from harness.plugin import BenchmarkRef, Clusters, Retriever, TaskMetadata
 #: The languages of XQuAD-R (the files ``{lang}.json`` of the official release).
 XQUAD_R_LANGUAGES: tuple[str, ...] = ("ar", "de", "el", "en", "es", "hi", "ru", "th", "tr", "vi", "zh")
 
+
 def xling_id(unit: str, uid: str) -> str:
     """A question's group: its translations share the ``xling_id`` its uid begins with
     (``f"{xling_id}_{lang}"``, the unit being the question's language)."""

@@ -12,6 +12,9 @@ def harness_tasks() -> list[TaskSpec]:
 @hookimpl
 def harness_suites() -> list[SuiteSpec]:
     return [
-        SuiteSpec("lareqa-candidates", ("lareqa", "lareqa:candidates=pair", "lareqa:candidates=sentence"),
-                  "LAReQA with each candidate form (the questions are encoded once for all three)"),
+        SuiteSpec(
+            "lareqa-candidates",
+            ("lareqa", "lareqa:candidates=pair", "lareqa:candidates=sentence"),
+            "LAReQA with each candidate form (the questions are encoded once for all three)",
+        ),
     ]

@@ -93,8 +93,13 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
 
     metadata = LAREQA
 
-    def __init__(self, candidates: CandidateForm = "concat", save_top_k: int = 100,
-                 pool: PoolKind = "multilingual", probe: str = DEFAULT_PROBE) -> None:
+    def __init__(
+        self,
+        candidates: CandidateForm = "concat",
+        save_top_k: int = 100,
+        pool: PoolKind = "multilingual",
+        probe: str = DEFAULT_PROBE,
+    ) -> None:
         """``candidates``: how a candidate is put to the model (``concat``: sentence + paragraph, the
         official XTREME-R input; ``pair``: (sentence, paragraph); ``sentence``: the sentence alone).
         ``save_top_k``: length of the ranked list kept per question in the predictions file.
@@ -111,8 +116,10 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
             raise HarnessError(f"task {name}: save_top_k must be at least 1")
         first, _, second = probe.partition("-")
         if "-" in second or first == second or not {first, second} <= set(self.metadata.languages):
-            raise HarnessError(f"task {name}: probe must name two different languages of the task as A-B "
-                               f"(e.g. {DEFAULT_PROBE}; languages: {', '.join(self.metadata.languages)}), got '{probe}'")
+            raise HarnessError(
+                f"task {name}: probe must name two different languages of the task as A-B "
+                f"(e.g. {DEFAULT_PROBE}; languages: {', '.join(self.metadata.languages)}), got '{probe}'"
+            )
         self.candidates = candidates
         self.save_top_k = save_top_k
         self.pool = pool
@@ -122,8 +129,11 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
     def options(self) -> dict[str, Any]:
         """``pool`` and ``probe`` only when not the defaults, so that the results of official runs
         keep the options (and run ids) they had before the options existed."""
-        return {"candidates": self.candidates, **({"pool": self.pool} if self.pool != "multilingual" else {}),
-                **({"probe": self.probe} if self.probe != DEFAULT_PROBE else {})}
+        return {
+            "candidates": self.candidates,
+            **({"pool": self.pool} if self.pool != "multilingual" else {}),
+            **({"probe": self.probe} if self.probe != DEFAULT_PROBE else {}),
+        }
 
     def scorer_signature(self) -> str:
         """The official signature, marked ``|pool:mono`` when each question is scored against its
@@ -144,21 +154,28 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
     def load(self, request: DataRequest) -> LAReQAData:
         assert request.data_dir is not None
         explicit = request.languages is not None and request.languages != self.metadata.languages
-        paths = {lang: self.language_file(request.data_dir, request.split, lang)
-                 for lang in (request.languages or self.metadata.languages)}
+        paths = {
+            lang: self.language_file(request.data_dir, request.split, lang)
+            for lang in (request.languages or self.metadata.languages)
+        }
         languages = [lang for lang, path in paths.items() if explicit or path.exists()]
         if not languages:
             example = self.language_file(request.data_dir, request.split, "{lang}")
             raise HarnessError(f"no {self.metadata.name} files in {request.data_dir} (expected {example})")
-        others = [lang for lang in self.metadata.languages if lang not in languages
-                  and self.language_file(request.data_dir, request.split, lang).exists()]
-        data = LAReQAData(split=request.split, languages=tuple(languages), files=[], statistics={},
-                          source=str(request.data_dir))
+        others = [
+            lang
+            for lang in self.metadata.languages
+            if lang not in languages and self.language_file(request.data_dir, request.split, lang).exists()
+        ]
+        data = LAReQAData(
+            split=request.split, languages=tuple(languages), files=[], statistics={}, source=str(request.data_dir)
+        )
         if self.pool == "multilingual":
             data.left_out_of_pool = tuple(others)
         seen: set[str] = set()
-        for lang in sorted([*languages, *others] if self.pool == "all" else languages,
-                           key=self.metadata.languages.index):
+        for lang in sorted(
+            [*languages, *others] if self.pool == "all" else languages, key=self.metadata.languages.index
+        ):
             path = self.language_file(request.data_dir, request.split, lang)
             self.read_file(path, lang, data, seen)
             data.files.append(path)
@@ -182,8 +199,10 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
 
     def encoding_requests(self, data: LAReQAData) -> list[EncodingRequest]:
         corpus = self.corpus(data)
-        return [EncodingRequest("passage", corpus.texts, corpus.langs),
-                EncodingRequest("query", [q.text for q in data.questions], [q.lang for q in data.questions])]
+        return [
+            EncodingRequest("passage", corpus.texts, corpus.langs),
+            EncodingRequest("query", [q.text for q in data.questions], [q.lang for q in data.questions]),
+        ]
 
     def units(self, data: LAReQAData) -> list[str]:
         return [lang for lang in data.languages if any(q.lang == lang for q in data.questions)]
@@ -212,29 +231,44 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
                     top = top_k(scores, min(self.save_top_k, scores.shape[1]))[0]
                     ranks = ranks_of(scores, targets)
                 else:  # by id where the index takes ids (translate-test: a question's translation)
-                    ranking = (index.search_ids(texts, [q.xling_id for q in chunk], langs=langs, k=None)
-                               if isinstance(index, KeyedSearchIndex) else index.search(texts, langs=langs, k=None))
+                    ranking = (
+                        index.search_ids(texts, [q.xling_id for q in chunk], langs=langs, k=None)
+                        if isinstance(index, KeyedSearchIndex)
+                        else index.search(texts, langs=langs, k=None)
+                    )
                     top = ranking.indices[:, : self.save_top_k]
                     positions = np.empty_like(ranking.indices)
                     np.put_along_axis(positions, ranking.indices, np.arange(ranking.indices.shape[1])[None, :], axis=1)
-                    ranks = np.where(targets >= 0, np.take_along_axis(positions, np.maximum(targets, 0), axis=1) + 1, np.inf)
+                    ranks = np.where(
+                        targets >= 0, np.take_along_axis(positions, np.maximum(targets, 0), axis=1) + 1, np.inf
+                    )
                     scores = np.empty(ranking.scores.shape, dtype=ranking.scores.dtype)
                     np.put_along_axis(scores, ranking.indices, ranking.scores, axis=1)
                 tied = mid_ranks(scores, targets)
-                same = np.where((targets >= 0) & (pool_langs[np.maximum(targets, 0)] == unit),
-                                position_in_language[np.maximum(targets, 0)], -1)
+                same = np.where(
+                    (targets >= 0) & (pool_langs[np.maximum(targets, 0)] == unit),
+                    position_in_language[np.maximum(targets, 0)],
+                    -1,
+                )
                 monolingual = ranks_of(scores[:, in_language], same)
-                top_ties = self._top_ties(scores, top, pool_langs, mix_k) if top.shape[1] >= mix_k else [None] * len(chunk)
+                top_ties = (
+                    self._top_ties(scores, top, pool_langs, mix_k) if top.shape[1] >= mix_k else [None] * len(chunk)
+                )
                 for question, row_top, row_targets, row_ranks, row_tied, row_mono, top_tie in zip(
-                        chunk, top, targets, ranks, tied, monolingual, top_ties):
+                    chunk, top, targets, ranks, tied, monolingual, top_ties
+                ):
                     beyond = {ids[t]: int(r) for t, r in zip(row_targets, row_ranks) if t >= 0 and r > self.save_top_k}
                     item: dict[str, Any] = {"question_id": question.uid, "ranking": [ids[i] for i in row_top]}
                     if beyond:
                         item["ranks"] = beyond
-                    averaged = {ids[t]: float(m) for t, r, m in zip(row_targets, row_ranks, row_tied) if t >= 0 and m != r}
+                    averaged = {
+                        ids[t]: float(m) for t, r, m in zip(row_targets, row_ranks, row_tied) if t >= 0 and m != r
+                    }
                     if averaged:
                         item["tied_ranks"] = averaged
-                    item["monolingual_ranks"] = {ids[t]: int(m) for t, m in zip(row_targets, row_mono) if np.isfinite(m)}
+                    item["monolingual_ranks"] = {
+                        ids[t]: int(m) for t, m in zip(row_targets, row_mono) if np.isfinite(m)
+                    }
                     if top_tie is not None:
                         item["top_tie"] = top_tie
                     out.append(item)
@@ -278,8 +312,9 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
 
     # -- scoring ------------------------------------------------------------------------------
 
-    def target_ranks(self, data: LAReQAData, predictions: Mapping[str, list[dict[str, Any]]]
-                     ) -> tuple[list[PoolRanks], np.ndarray, np.ndarray]:
+    def target_ranks(
+        self, data: LAReQAData, predictions: Mapping[str, list[dict[str, Any]]]
+    ) -> tuple[list[PoolRanks], np.ndarray, np.ndarray]:
         """For every question with predictions: where its correct candidates sit (padded with
         NOT_RETRIEVED in the rank matrix), and its number of correct candidates."""
         by_uid = {q.uid: q for q in data.questions}
@@ -297,22 +332,32 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
                     known.setdefault(position[cid], r)
                 tied = {position[cid]: r for cid, r in item.get("tied_ranks", {}).items()}
                 row = [float(known.get(t, NOT_RETRIEVED)) for t in targets]
-                questions.append(PoolRanks(
-                    lang=question.lang,
-                    target_langs=tuple(langs[t] for t in targets),
-                    ranks=tuple(row),
-                    mid_ranks=tuple(float(tied.get(t, r)) for t, r in zip(targets, row)),
-                    monolingual_ranks=self._monolingual_ranks(item, question.lang, targets, ranking, position, langs),
-                    top_langs=tuple(langs[p] for p in ranking),
-                    top_tie=TopTie(**item["top_tie"]) if "top_tie" in item else None,
-                ))
+                questions.append(
+                    PoolRanks(
+                        lang=question.lang,
+                        target_langs=tuple(langs[t] for t in targets),
+                        ranks=tuple(row),
+                        mid_ranks=tuple(float(tied.get(t, r)) for t, r in zip(targets, row)),
+                        monolingual_ranks=self._monolingual_ranks(
+                            item, question.lang, targets, ranking, position, langs
+                        ),
+                        top_langs=tuple(langs[p] for p in ranking),
+                        top_tie=TopTie(**item["top_tie"]) if "top_tie" in item else None,
+                    )
+                )
                 ranks.append(row + [NOT_RETRIEVED] * (max_targets - len(row)))
                 counts.append(len(targets))
         return questions, np.asarray(ranks).reshape(len(ranks), max_targets), np.asarray(counts)
 
     @staticmethod
-    def _monolingual_ranks(item: Mapping[str, Any], lang: str, targets: list[int], ranking: list[int],
-                           position: Mapping[str, int], langs: list[str]) -> tuple[float, ...]:
+    def _monolingual_ranks(
+        item: Mapping[str, Any],
+        lang: str,
+        targets: list[int],
+        ranking: list[int],
+        position: Mapping[str, int],
+        langs: list[str],
+    ) -> tuple[float, ...]:
         """Ranks of the same-language targets among the candidates of their language: as the
         harness recorded them, else read off the ranking (exact for a target it lists, since
         every candidate ranked above it is listed too), else NOT_RETRIEVED, as the official AP
@@ -339,37 +384,62 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
         rows = [ScoreRow("all", {"map": float(full.mean()), "map@20": float(at20.mean())}, len(questions))]
         for lang in self.units(data):
             mask = langs == lang
-            rows.append(ScoreRow(lang, {"map": float(full[mask].mean()), "map@20": float(at20[mask].mean())},
-                                 int(mask.sum()), (lang,)))
-        evaluation = Evaluation(main_score=rows[0].metrics["map"], rows=rows,
-                                instances=self._instances(data, predictions, questions, ranks, counts, full, at20))
+            rows.append(
+                ScoreRow(
+                    lang,
+                    {"map": float(full[mask].mean()), "map@20": float(at20[mask].mean())},
+                    int(mask.sum()),
+                    (lang,),
+                )
+            )
+        evaluation = Evaluation(
+            main_score=rows[0].metrics["map"],
+            rows=rows,
+            instances=self._instances(data, predictions, questions, ranks, counts, full, at20),
+        )
         if self.pool == "mono":
-            evaluation.notes.append("pool=mono: every question against its own language's candidates only "
-                                    "(zero-shot monolingual pools, LAReQA Table 4)")
+            evaluation.notes.append(
+                "pool=mono: every question against its own language's candidates only "
+                "(zero-shot monolingual pools, LAReQA Table 4)"
+            )
         if data.left_out_of_pool:
             evaluation.notes.append(
                 f"pool: the candidates of the {len(set(data.pool.langs))} language(s) run only "
                 f"({len(data.pool.ids)} candidates; --langs left {', '.join(data.left_out_of_pool)} out of the pool), "
                 "an easier task than the official pool of every language: these scores are not that pool's; "
-                f"{self.metadata.name}:pool=all scores the same questions against every language's candidates")
+                f"{self.metadata.name}:pool=all scores the same questions against every language's candidates"
+            )
         if data.sample is not None:
             evaluation.notes.append(
                 f"questions: a seeded sample (seed {data.sample.seed}) of {data.sample.per_language} per language, "
                 f"{len(questions)} of {data.sample.of_questions}, ranked against the full pool of "
-                f"{len(data.pool.ids)} candidates: the scores estimate the full run's")
+                f"{len(data.pool.ids)} candidates: the scores estimate the full run's"
+            )
         if all(np.isfinite(q.ranks).all() for q in questions):
             evaluation.diagnostics = self.analyses(data, questions)
         else:
-            evaluation.notes.append("language-bias diagnostics need the rank of every correct candidate; "
-                                    "the predictions leave some unranked")
-        evaluation.diagnostics["pool"] = {"kind": self.pool, "languages": sorted(set(data.pool.langs)),
-                                          "candidates": len(data.pool.ids),
-                                          "left_out_by_langs": list(data.left_out_of_pool)}
+            evaluation.notes.append(
+                "language-bias diagnostics need the rank of every correct candidate; "
+                "the predictions leave some unranked"
+            )
+        evaluation.diagnostics["pool"] = {
+            "kind": self.pool,
+            "languages": sorted(set(data.pool.langs)),
+            "candidates": len(data.pool.ids),
+            "left_out_by_langs": list(data.left_out_of_pool),
+        }
         return evaluation
 
-    def _instances(self, data: LAReQAData, predictions: Mapping[str, list[dict[str, Any]]],
-                   questions: list[PoolRanks], ranks: np.ndarray, counts: np.ndarray, full: np.ndarray,
-                   at20: np.ndarray) -> list[Instance]:
+    def _instances(
+        self,
+        data: LAReQAData,
+        predictions: Mapping[str, list[dict[str, Any]]],
+        questions: list[PoolRanks],
+        ranks: np.ndarray,
+        counts: np.ndarray,
+        full: np.ndarray,
+        at20: np.ndarray,
+    ) -> list[Instance]:
         """One record per question: its correct candidates (gold), their ranks (prediction; null:
         not retrieved), AP, AP@20 and, when every question has a ranked correct answer, the rank
         of the first one."""
@@ -379,22 +449,37 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
         with_first = bool(np.isfinite(first).all())
         out = []
         for i, (uid, question) in enumerate(zip(uids, questions)):
-            targets = [data.pool.ids[t] for t in data.targets.get(by_uid[uid].xling_id, ())
-                       if self.pool != "mono" or data.pool.langs[t] == question.lang]
+            targets = [
+                data.pool.ids[t]
+                for t in data.targets.get(by_uid[uid].xling_id, ())
+                if self.pool != "mono" or data.pool.langs[t] == question.lang
+            ]
             values = {"ap": float(full[i]), "ap@20": float(at20[i])}
             if with_first:
                 values["first_correct_rank"] = float(first[i])
-            out.append(Instance(uid, question.lang, (question.lang,), targets,
-                                [None if not np.isfinite(r) else int(r) for r in ranks[i, : counts[i]]], values))
+            out.append(
+                Instance(
+                    uid,
+                    question.lang,
+                    (question.lang,),
+                    targets,
+                    [None if not np.isfinite(r) else int(r) for r in ranks[i, : counts[i]]],
+                    values,
+                )
+            )
         return out
 
     def statistics(self, table: InstanceTable) -> RowStatistics:
         """Per question language, the numpy mean of AP (AP@20); ``all``, one mean over every question
         (resampling each question with its translations)."""
-        per_language = {lang: {row: Mean(lang, value, scale=1.0, official=numpy_mean)
-                               for row, value in ROW_METRICS.items()} for lang in table.units}
-        overall = {row: Pooled(tuple(per_language[lang][row] for lang in table.units), self.metadata.clusters)
-                   for row in ROW_METRICS}
+        per_language = {
+            lang: {row: Mean(lang, value, scale=1.0, official=numpy_mean) for row, value in ROW_METRICS.items()}
+            for lang in table.units
+        }
+        overall = {
+            row: Pooled(tuple(per_language[lang][row] for lang in table.units), self.metadata.clusters)
+            for row in ROW_METRICS
+        }
         return {"all": overall, **per_language}
 
     @staticmethod
@@ -420,9 +505,10 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
         languages = self.probe_languages
         corpus = self.corpus(data)
         out: dict[str, Any] = {"languages": list(languages)}
-        for name, role, texts, langs in (("questions", "query", [q.text for q in data.questions],
-                                          [q.lang for q in data.questions]),
-                                         ("candidates", "passage", corpus.texts, corpus.langs)):
+        for name, role, texts, langs in (
+            ("questions", "query", [q.text for q in data.questions], [q.lang for q in data.questions]),
+            ("candidates", "passage", corpus.texts, corpus.langs),
+        ):
             keep = [i for i, lang in enumerate(langs) if lang in languages]
             vectors = encoder.encode([texts[i] for i in keep], role=role, langs=[langs[i] for i in keep])
             result = language_id_probe(vectors, [langs[i] for i in keep], languages, seed=SEED)
@@ -441,8 +527,9 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
             validate(item, "lareqa-predictions", file=path, record=record)
             uid = item["question_id"]
             if uid not in by_uid:
-                raise InputError(f"unknown question id '{uid}' (not in the data)", file=path, record=record,
-                                 field="question_id")
+                raise InputError(
+                    f"unknown question id '{uid}' (not in the data)", file=path, record=record, field="question_id"
+                )
             if uid in seen:
                 raise InputError(f"question id '{uid}' appears twice", file=path, record=record, field="question_id")
             seen.add(uid)
@@ -458,6 +545,8 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
         return out
 
     def write_predictions(self, data: LAReQAData, predictions: Mapping[str, list[dict[str, Any]]], path: Path) -> None:
-        lines = [json.dumps(item, ensure_ascii=False) for unit in self.units(data) for item in predictions.get(unit, [])]
+        lines = [
+            json.dumps(item, ensure_ascii=False) for unit in self.units(data) for item in predictions.get(unit, [])
+        ]
         payload = ("\n".join(lines) + "\n").encode("utf-8")
         write_atomic(path, lambda handle: handle.write(payload))

@@ -28,7 +28,14 @@ from harness_mkqa.languages import MKQA_LANGUAGES
 #: The answer types of MKQA (counts in the full data: entity 4221, long_answer 1815,
 #: unanswerable 1427, date 1174, number 485, number_with_unit 394, short_phrase 346, binary 138).
 ANSWER_TYPES: tuple[str, ...] = (
-    "entity", "date", "number", "number_with_unit", "short_phrase", "binary", "long_answer", "unanswerable",
+    "entity",
+    "date",
+    "number",
+    "number_with_unit",
+    "short_phrase",
+    "binary",
+    "long_answer",
+    "unanswerable",
 )
 
 #: The answer types whose ``text`` is null in MKQA (no short answer to give); every other type
@@ -38,8 +45,13 @@ TEXTLESS_TYPES = frozenset({"long_answer", "unanswerable"})
 #: File names looked for in a ``--data-dir`` folder, in order: the release (``dataset/mkqa.jsonl.gz``
 #: in apple/ml-mkqa, or beside it), uncompressed, then the official test file of six examples
 #: (``tests/testdata/test_mkqa.jsonl.gz``), so that a data root holding any of them serves MKQA.
-DATA_FILES: tuple[str, ...] = ("mkqa.jsonl.gz", "dataset/mkqa.jsonl.gz", "mkqa.jsonl", "test_mkqa.jsonl.gz",
-                               "tests/testdata/test_mkqa.jsonl.gz")
+DATA_FILES: tuple[str, ...] = (
+    "mkqa.jsonl.gz",
+    "dataset/mkqa.jsonl.gz",
+    "mkqa.jsonl",
+    "test_mkqa.jsonl.gz",
+    "tests/testdata/test_mkqa.jsonl.gz",
+)
 
 
 @dataclass(frozen=True)
@@ -80,8 +92,10 @@ def find_data_file(data_dir: Path) -> Path:
     for name in DATA_FILES:
         if (data_dir / name).is_file():
             return data_dir / name
-    raise HarnessError(f"no MKQA file in {data_dir} (looked for {', '.join(DATA_FILES)}; pass the file itself "
-                       "as --data-dir to read a file with another name)")
+    raise HarnessError(
+        f"no MKQA file in {data_dir} (looked for {', '.join(DATA_FILES)}; pass the file itself "
+        "as --data-dir to read a file with another name)"
+    )
 
 
 def _text(value: Any, *, file: Path, record: str, field_name: str, nullable: bool = False) -> Any:
@@ -104,13 +118,20 @@ def _annotation(answers: Any, *, file: Path, record: str, where: str) -> Annotat
             raise InputError("expected an answer object", file=file, record=record, field=at)
         kind = answer.get("type")
         if kind not in ANSWER_TYPES:
-            raise InputError(f"unknown answer type {kind!r} (types: {', '.join(ANSWER_TYPES)})",
-                             file=file, record=record, field=f"{at}.type")
+            raise InputError(
+                f"unknown answer type {kind!r} (types: {', '.join(ANSWER_TYPES)})",
+                file=file,
+                record=record,
+                field=f"{at}.type",
+            )
         if "text" not in answer:
-            raise InputError("missing (null for long_answer and unanswerable, else the answer)", file=file,
-                             record=record, field=f"{at}.text")
-        text = _text(answer["text"], file=file, record=record, field_name=f"{at}.text",
-                     nullable=kind in TEXTLESS_TYPES)
+            raise InputError(
+                "missing (null for long_answer and unanswerable, else the answer)",
+                file=file,
+                record=record,
+                field=f"{at}.text",
+            )
+        text = _text(answer["text"], file=file, record=record, field_name=f"{at}.text", nullable=kind in TEXTLESS_TYPES)
         aliases = answer.get("aliases", [])
         if not isinstance(aliases, list):
             raise InputError("expected a list of strings", file=file, record=record, field=f"{at}.aliases")
@@ -130,8 +151,12 @@ def _languages_of(example: dict[str, Any], *, file: Path, record: str) -> tuple[
         raise InputError("expected an object {language: [answer, ...]}", file=file, record=record, field="answers")
     unknown = sorted(set(answers) - set(MKQA_LANGUAGES))
     if unknown:
-        raise InputError(f"unknown language '{unknown[0]}' (MKQA languages: {' '.join(MKQA_LANGUAGES)})",
-                         file=file, record=record, field=f"answers.{unknown[0]}")
+        raise InputError(
+            f"unknown language '{unknown[0]}' (MKQA languages: {' '.join(MKQA_LANGUAGES)})",
+            file=file,
+            record=record,
+            field=f"answers.{unknown[0]}",
+        )
     if not answers:
         raise InputError("no language has answers", file=file, record=record, field="answers")
     return tuple(lang for lang in MKQA_LANGUAGES if lang in answers)
@@ -151,16 +176,19 @@ def read_mkqa(path: Path, languages: tuple[str, ...], *, chosen: bool, limit: in
             raise InputError("expected an integer or string id", file=path, record=record, field="example_id")
         example_id = str(raw_id)
         if example_id in seen:
-            raise InputError(f"example id {example_id} appears twice (first on line {seen[example_id]})",
-                             file=path, record=record, field="example_id")
+            raise InputError(
+                f"example id {example_id} appears twice (first on line {seen[example_id]})",
+                file=path,
+                record=record,
+                field="example_id",
+            )
         seen[example_id] = line
         present = _languages_of(example, file=path, record=record)
         if not data.file_languages:
             data.file_languages = present
             missing = [lang for lang in languages if lang not in present]
             if chosen and missing:
-                raise HarnessError(f"language '{missing[0]}' is not in {path} (languages there: "
-                                   f"{' '.join(present)})")
+                raise HarnessError(f"language '{missing[0]}' is not in {path} (languages there: {' '.join(present)})")
             # MKQA order whatever the order asked for: the macro average sums in this order.
             data.languages = tuple(lang for lang in present if lang in languages)
             data.queries = {lang: [] for lang in data.languages}
@@ -168,8 +196,12 @@ def read_mkqa(path: Path, languages: tuple[str, ...], *, chosen: bool, limit: in
         elif present != data.file_languages:
             odd = sorted(set(present) ^ set(data.file_languages))[0]
             where = "missing here" if odd in data.file_languages else "not in the first example"
-            raise InputError(f"language '{odd}' is {where} (every example must have the same languages)",
-                             file=path, record=record, field=f"answers.{odd}")
+            raise InputError(
+                f"language '{odd}' is {where} (every example must have the same languages)",
+                file=path,
+                record=record,
+                field=f"answers.{odd}",
+            )
         if limit is not None and len(data.example_ids) >= limit:
             beyond.add(example_id)
             continue
@@ -179,7 +211,8 @@ def read_mkqa(path: Path, languages: tuple[str, ...], *, chosen: bool, limit: in
         for lang in data.languages:
             data.queries[lang].append(_text(queries.get(lang), file=path, record=record, field_name=f"queries.{lang}"))
             data.annotations[lang].append(
-                _annotation(example["answers"][lang], file=path, record=record, where=f"answers.{lang}"))
+                _annotation(example["answers"][lang], file=path, record=record, where=f"answers.{lang}")
+            )
         data.example_ids.append(example_id)
         data.raw_ids.append(raw_id)
     if not data.example_ids:
@@ -196,6 +229,7 @@ def statistics(data: MKQAData) -> dict[str, Any]:
         "languages_in_file": list(data.file_languages),
         "missing_languages": [lang for lang in MKQA_LANGUAGES if lang not in data.file_languages],
         "answerable_per_language": {lang: sum(a.answerable for a in data.annotations[lang]) for lang in data.languages},
-        "no_answer_per_language": {lang: sum(not a.answerable for a in data.annotations[lang])
-                                   for lang in data.languages},
+        "no_answer_per_language": {
+            lang: sum(not a.answerable for a in data.annotations[lang]) for lang in data.languages
+        },
     }

@@ -16,6 +16,7 @@ from harness.plugin import Model, ModelIdentity, OpenAnswer, OpenDomainQA, OpenQ
 
 class NoAnswer(Model):
     """Abstains everywhere: empty answer, no-answer score 1."""
+
     provides = frozenset({OpenDomainQA})
 
     def __init__(self, *, runtime: Runtime) -> None:

@@ -12,6 +12,9 @@ def harness_tasks() -> list[TaskSpec]:
 @hookimpl
 def harness_models() -> list[ModelSpec]:
     return [
-        ModelSpec("no-answer", "harness_mkqa.models:NoAnswer",
-                  "abstains on every open-domain question (MKQA's No-Answer baseline)"),
+        ModelSpec(
+            "no-answer",
+            "harness_mkqa.models:NoAnswer",
+            "abstains on every open-domain question (MKQA's No-Answer baseline)",
+        ),
     ]

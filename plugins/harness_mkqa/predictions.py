@@ -78,22 +78,33 @@ def read_language_file(path: Path, data: MKQAData) -> list[dict[str, Any]]:
         if example_id not in position:
             if example_id in data.ids_beyond_limit:
                 continue  # in the data file, but left out by --limit
-            raise InputError(f"example id {example_id} is not in the MKQA data ({data.source})",
-                             file=path, record=record, field="example_id")
+            raise InputError(
+                f"example id {example_id} is not in the MKQA data ({data.source})",
+                file=path,
+                record=record,
+                field="example_id",
+            )
         if example_id in first_line and data.input_rules == "official":
             records[index[example_id]] = item
             continue
         if example_id in first_line:
-            raise InputError(f"example id {example_id} appears twice (first on line {first_line[example_id]})",
-                             file=path, record=record, field="example_id")
+            raise InputError(
+                f"example id {example_id} appears twice (first on line {first_line[example_id]})",
+                file=path,
+                record=record,
+                field="example_id",
+            )
         first_line[example_id] = line
         index[example_id] = len(records)
         records.append(item)
     missing = [example_id for example_id in data.example_ids if example_id not in first_line]
     if missing:
         shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
-        raise InputError(f"no prediction for {len(missing)} of the {len(data.example_ids)} examples: {shown}",
-                         file=path, field="example_id")
+        raise InputError(
+            f"no prediction for {len(missing)} of the {len(data.example_ids)} examples: {shown}",
+            file=path,
+            field="example_id",
+        )
     return records
 
 
@@ -108,13 +119,19 @@ def _language_of_file(path: Path, data: MKQAData) -> str:
     stem = Path(path.name.removesuffix(".gz")).stem.removesuffix("_prediction")
     if stem in MKQA_LANGUAGES:
         if stem not in data.languages:
-            raise InputError(f"the file is named for language '{stem}', which is not among the languages "
-                             f"scored ({' '.join(data.languages)})", file=path)
+            raise InputError(
+                f"the file is named for language '{stem}', which is not among the languages "
+                f"scored ({' '.join(data.languages)})",
+                file=path,
+            )
         return stem
     if len(data.languages) == 1:
         return data.languages[0]
-    raise InputError("cannot tell the language of these predictions: name the file <lang>.jsonl "
-                     "(or <lang>_prediction.jsonl) or pass --langs LANG", file=path)
+    raise InputError(
+        "cannot tell the language of these predictions: name the file <lang>.jsonl "
+        "(or <lang>_prediction.jsonl) or pass --langs LANG",
+        file=path,
+    )
 
 
 def _language_files(folder: Path) -> dict[str, Path]:
@@ -124,8 +141,9 @@ def _language_files(folder: Path) -> dict[str, Path]:
     for lang in MKQA_LANGUAGES:
         found = [folder / f"{lang}{suffix}" for suffix in NAME_SUFFIXES if (folder / f"{lang}{suffix}").is_file()]
         if len(found) > 1:
-            raise InputError(f"two files for language '{lang}' ({found[0].name}, {found[1].name}): keep one",
-                             file=folder)
+            raise InputError(
+                f"two files for language '{lang}' ({found[0].name}, {found[1].name}): keep one", file=folder
+            )
         if found:
             out[lang] = found[0]
     return out
@@ -150,13 +168,17 @@ def read_predictions(path: Path, data: MKQAData) -> dict[str, list[dict[str, Any
         raise InputError(f"no {absent[0]}.jsonl for language '{absent[0]}' (named with --langs)", file=path)
     scored = [lang for lang in data.languages if lang in files]
     if not scored:
-        raise InputError(f"no prediction files for the languages scored (expected <lang>.jsonl or "
-                         f"<lang>_prediction.jsonl for {' '.join(data.languages)})", file=path)
+        raise InputError(
+            f"no prediction files for the languages scored (expected <lang>.jsonl or "
+            f"<lang>_prediction.jsonl for {' '.join(data.languages)})",
+            file=path,
+        )
     return _checked_language({lang: read_language_file(files[lang], data) for lang in scored}, files, data)
 
 
-def _checked_language(read: dict[str, list[dict[str, Any]]], files: Mapping[str, Path],
-                      data: MKQAData) -> dict[str, list[dict[str, Any]]]:
+def _checked_language(
+    read: dict[str, list[dict[str, Any]]], files: Mapping[str, Path], data: MKQAData
+) -> dict[str, list[dict[str, Any]]]:
     """``read``, once no language's answers are written in a script its gold answers hardly use
     (see :func:`~harness.scoring.answer_language.foreign_script`): MKQA's example ids are the same in
     every language, so a file made for another language passes every other check. Binary answers

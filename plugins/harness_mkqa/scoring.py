@@ -77,7 +77,11 @@ def _memoised_tokens(lang: str) -> Callable[[str], tuple[str, ...]]:
 
 
 def score_examples(
-    annotations: Sequence[Annotation], texts: Sequence[str], probs: Sequence[float], lines: Sequence[int], lang: str,
+    annotations: Sequence[Annotation],
+    texts: Sequence[str],
+    probs: Sequence[float],
+    lines: Sequence[int],
+    lang: str,
 ) -> ExampleScores:
     """Exact match and F1 of each predicted text (aligned with ``annotations``), max over golds.
 
@@ -96,16 +100,21 @@ def score_examples(
             em[i] = f1[i] = 1.0
         elif predicted:
             shared = set(predicted)
-            f1[i] = max((token_f1(predicted, gold, both_empty=1.0) for gold in golds if not shared.isdisjoint(gold)),
-                        default=0.0)
+            f1[i] = max(
+                (token_f1(predicted, gold, both_empty=1.0) for gold in golds if not shared.isdisjoint(gold)),
+                default=0.0,
+            )
     answer_types = [a.types for a in annotations]
     return ExampleScores(
-        exact_match=em, f1=f1,
+        exact_match=em,
+        f1=f1,
         answerable=np.fromiter((a.answerable for a in annotations), dtype=bool, count=n),
         answered=np.fromiter((bool(t) for t in texts), dtype=bool, count=n),
-        no_answer_prob=np.asarray(probs, dtype=np.float64), line=np.asarray(lines, dtype=np.int64),
-        type_masks={kind: np.fromiter((kind in types for types in answer_types), dtype=bool, count=n)
-                    for kind in ANSWER_TYPES},
+        no_answer_prob=np.asarray(probs, dtype=np.float64),
+        line=np.asarray(lines, dtype=np.int64),
+        type_masks={
+            kind: np.fromiter((kind in types for types in answer_types), dtype=bool, count=n) for kind in ANSWER_TYPES
+        },
     )
 
 
@@ -239,8 +248,10 @@ def answer_type_breakdown(parts: Sequence[tuple[ExampleScores, LanguageResult]])
         if mask.any():
             out[kind] = {
                 "count": int(mask.sum()),
-                "best_em": _percent(em_at[mask]), "best_f1": _percent(f1_at[mask]),
-                "exact_match": _percent(em[mask]), "f1": _percent(f1[mask]),
+                "best_em": _percent(em_at[mask]),
+                "best_f1": _percent(f1_at[mask]),
+                "exact_match": _percent(em[mask]),
+                "f1": _percent(f1[mask]),
             }
     return out
 
@@ -259,9 +270,15 @@ def example_values(scores: ExampleScores) -> list[dict[str, float]]:
 
 
 def _from_columns(values: Mapping[str, np.ndarray]) -> ExampleScores:
-    return ExampleScores(exact_match=values["exact_match"], f1=values["f1"], answerable=values["answerable"] == 1,
-                         answered=values["answered"] == 1, no_answer_prob=values["no_answer_prob"],
-                         line=values["line"].astype(np.int64), type_masks={})
+    return ExampleScores(
+        exact_match=values["exact_match"],
+        f1=values["f1"],
+        answerable=values["answerable"] == 1,
+        answered=values["answered"] == 1,
+        no_answer_prob=values["no_answer_prob"],
+        line=values["line"].astype(np.int64),
+        type_masks={},
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -328,8 +345,11 @@ def language_statistics(table: InstanceTable, summary: str, clusters: Clusters |
     per_language: RowStatistics = {}
     for lang in table.units:
         per_language[lang] = {m: SweepMetric(lang, m) for m in SWEEP_METRICS}
-        per_language[lang].update({m: Mean(lang, m, official=_rounded_percent, binary=binary)
-                                   for m, binary in PLAIN_METRICS.items()})
+        per_language[lang].update(
+            {m: Mean(lang, m, official=_rounded_percent, binary=binary) for m, binary in PLAIN_METRICS.items()}
+        )
     metrics = (*SWEEP_METRICS, *PLAIN_METRICS)
-    overall = {m: Macro(tuple(per_language[lang][m] for lang in table.units), _macro, clusters=clusters) for m in metrics}
+    overall = {
+        m: Macro(tuple(per_language[lang][m] for lang in table.units), _macro, clusters=clusters) for m in metrics
+    }
     return {summary: overall, **per_language}

@@ -68,10 +68,12 @@ from harness_mkqa.scoring import (
 )
 
 #: Why a generator that neither returns token log-probabilities nor scores text cannot run MKQA.
-NO_LOGPROBS = ("mkqa: the No-Answer probability is made from the model's probability of its own answer, but this "
-               "generator returned no token log-probabilities and cannot score text either: use one that does "
-               "(hf-generator; openai-compatible on a server that returns logprobs, or with endpoint=completions on one "
-               "that echoes them, as vLLM does)")
+NO_LOGPROBS = (
+    "mkqa: the No-Answer probability is made from the model's probability of its own answer, but this "
+    "generator returned no token log-probabilities and cannot score text either: use one that does "
+    "(hf-generator; openai-compatible on a server that returns logprobs, or with endpoint=completions on one "
+    "that echoes them, as vLLM does)"
+)
 
 
 def _record(example_id: Any, answer: OpenAnswer) -> dict[str, Any]:
@@ -90,9 +92,13 @@ def _generated_record(example_id: Any, generated: OpenGeneration) -> dict[str, A
     """A generated answer as an official prediction line, with what the records keep."""
     answer = generated.answer.answer
     binary = answer.strip().strip(".!").lower()
-    record = {"example_id": example_id, "prediction": answer,
-              "binary_answer": binary if binary in ("yes", "no") else None,
-              "no_answer_prob": generated.no_answer_prob, **generated.answer.to_json()}
+    record = {
+        "example_id": example_id,
+        "prediction": answer,
+        "binary_answer": binary if binary in ("yes", "no") else None,
+        "no_answer_prob": generated.no_answer_prob,
+        **generated.answer.to_json(),
+    }
     del record["answer"]
     return record
 
@@ -110,8 +116,13 @@ class MKQA(PromptedTask, Task[MKQAData]):
     def load(self, request: DataRequest) -> MKQAData:
         assert request.data_dir is not None
         languages = tuple(request.languages or MKQA_LANGUAGES)
-        return read_mkqa(find_data_file(request.data_dir), languages, chosen=languages != MKQA_LANGUAGES,
-                         limit=request.limit, split=request.split)
+        return read_mkqa(
+            find_data_file(request.data_dir),
+            languages,
+            chosen=languages != MKQA_LANGUAGES,
+            limit=request.limit,
+            split=request.split,
+        )
 
     def units(self, data: MKQAData) -> list[str]:
         return list(data.languages)
@@ -121,26 +132,36 @@ class MKQA(PromptedTask, Task[MKQAData]):
     def predict(self, model: OpenDomainQA, data: MKQAData, unit: str, context: RunContext) -> list[dict[str, Any]]:
         """Ask the model every question of language ``unit``; return official prediction lines.
         MKQA's gold answers are localised, so answers are asked for in the question's language."""
-        questions = [OpenQuestion(id=example_id, text=text, lang=unit, answer_lang=unit)
-                     for example_id, text in zip(data.example_ids, data.queries[unit])]
+        questions = [
+            OpenQuestion(id=example_id, text=text, lang=unit, answer_lang=unit)
+            for example_id, text in zip(data.example_ids, data.queries[unit])
+        ]
         target = prompt_target(model)
         if target is not None and self.prompt_for(model, target) is not None:
             return self.generate(target, data, unit, questions, context)
         answers = ask(model, questions, context, f"mkqa {unit}")
         return [_record(raw_id, answer) for raw_id, answer in zip(data.raw_ids, answers)]
 
-    def generate(self, target: PromptTarget, data: MKQAData, unit: str, questions: list[OpenQuestion],
-                 context: RunContext) -> list[dict[str, Any]]:
+    def generate(
+        self, target: PromptTarget, data: MKQAData, unit: str, questions: list[OpenQuestion], context: RunContext
+    ) -> list[dict[str, Any]]:
         """Prompt the generator with each question (and its shots: other questions of the language,
         the abstention reply answering the unanswerable); official lines with its own No-Answer
         probability."""
         template = self.prompting.template
         assert template is not None
-        pool = [Shot(q.id, {"question": q.text}, a.reference if a.answerable else (template.no_answer or ""), q)
-                for q, a in zip(questions, data.annotations[unit])] if self.prompting.shots else []
+        pool = (
+            [
+                Shot(q.id, {"question": q.text}, a.reference if a.answerable else (template.no_answer or ""), q)
+                for q, a in zip(questions, data.annotations[unit])
+            ]
+            if self.prompting.shots
+            else []
+        )
         with context.progress(len(questions), f"mkqa {unit}") as bar:
-            answers = ask_open(target, self.prompting, questions, lambda q: self.prompting.draw(pool, q.id), bar,
-                               logprobs=True)
+            answers = ask_open(
+                target, self.prompting, questions, lambda q: self.prompting.draw(pool, q.id), bar, logprobs=True
+            )
         if any(answer.no_answer_prob is None for answer in answers):
             raise HarnessError(NO_LOGPROBS)
         return [_generated_record(raw_id, answer) for raw_id, answer in zip(data.raw_ids, answers)]
@@ -151,15 +172,25 @@ class MKQA(PromptedTask, Task[MKQAData]):
         ``no_answer_prob`` 0 (best F1 and EM = the No-Answer share)."""
         if kind == "gold":
             return {
-                lang: [{"example_id": raw_id, "prediction": a.reference, "binary_answer": a.reference if a.binary else None,
-                        "no_answer_prob": 0.0 if a.answerable else 1.0}
-                       for raw_id, a in zip(data.raw_ids, data.annotations[lang])]
+                lang: [
+                    {
+                        "example_id": raw_id,
+                        "prediction": a.reference,
+                        "binary_answer": a.reference if a.binary else None,
+                        "no_answer_prob": 0.0 if a.answerable else 1.0,
+                    }
+                    for raw_id, a in zip(data.raw_ids, data.annotations[lang])
+                ]
                 for lang in data.languages
             }
         if kind == "empty":
-            return {lang: [{"example_id": raw_id, "prediction": "", "binary_answer": None, "no_answer_prob": 0.0}
-                           for raw_id in data.raw_ids]
-                    for lang in data.languages}
+            return {
+                lang: [
+                    {"example_id": raw_id, "prediction": "", "binary_answer": None, "no_answer_prob": 0.0}
+                    for raw_id in data.raw_ids
+                ]
+                for lang in data.languages
+            }
         return super().reference_predictions(data, kind)
 
     # -- scoring ------------------------------------------------------------------------------
@@ -178,10 +209,14 @@ class MKQA(PromptedTask, Task[MKQAData]):
                 answered[lang] = texts
                 scores = score_examples(data.annotations[lang], texts, probs, lines, lang)
                 parts[lang] = (scores, evaluate_language(scores))
-                instances += [Instance(example_id, lang, (lang,), list(annotation.golds),
-                                       kept(text, predictions[lang][line]), values)
-                              for example_id, annotation, text, line, values in zip(
-                                  data.example_ids, data.annotations[lang], texts, lines, example_values(scores))]
+                instances += [
+                    Instance(
+                        example_id, lang, (lang,), list(annotation.golds), kept(text, predictions[lang][line]), values
+                    )
+                    for example_id, annotation, text, line, values in zip(
+                        data.example_ids, data.annotations[lang], texts, lines, example_values(scores)
+                    )
+                ]
         if not parts:
             raise HarnessError("mkqa: no predictions for any language of the data")
         languages = tuple(parts)
@@ -191,16 +226,19 @@ class MKQA(PromptedTask, Task[MKQAData]):
         rows = [ScoreRow(label, summary, sum(len(scores) for scores, _ in parts.values()), languages)]
         rows += [ScoreRow(lang, result.metrics, len(scores), (lang,)) for lang, (scores, result) in parts.items()]
         diagnostics = {
-            "answer_types": {**{lang: answer_type_breakdown([part]) for lang, part in parts.items()},
-                             "all": answer_type_breakdown(list(parts.values()))},
+            "answer_types": {
+                **{lang: answer_type_breakdown([part]) for lang, part in parts.items()},
+                "all": answer_type_breakdown(list(parts.values())),
+            },
             "tie_robust_threshold": {lang: result.tie_robust_threshold for lang, (_, result) in parts.items()},
             # whether answers come back in the script of the question's language (MKQA's golds are)
             "answer_script": {lang: script_share(texts, lang) for lang, texts in answered.items()},
         }
         notes = [] if complete else [_incomplete_note(languages)]
         notes += _variant_note({lang: result.metrics for lang, (_, result) in parts.items()})
-        return Evaluation(main_score=summary["best_f1"], rows=rows, diagnostics=diagnostics, notes=notes,
-                          instances=instances)
+        return Evaluation(
+            main_score=summary["best_f1"], rows=rows, diagnostics=diagnostics, notes=notes, instances=instances
+        )
 
     def statistics(self, table: InstanceTable) -> RowStatistics:
         """The sweep re-run on each resample of a language's examples (see :class:`SweepMetric`)."""
@@ -217,14 +255,18 @@ class MKQA(PromptedTask, Task[MKQAData]):
 
 def summary_label(languages: int) -> str:
     """The summary row's name: ``macro`` with all 26 languages, else says how many there are."""
-    return "macro" if languages == len(MKQA_LANGUAGES) else f"incomplete: {languages} of {len(MKQA_LANGUAGES)} languages"
+    return (
+        "macro" if languages == len(MKQA_LANGUAGES) else f"incomplete: {languages} of {len(MKQA_LANGUAGES)} languages"
+    )
 
 
 def _incomplete_note(languages: tuple[str, ...]) -> str:
     missing = [lang for lang in MKQA_LANGUAGES if lang not in languages]
     which = f"only {' '.join(languages)}" if len(languages) < len(missing) else f"missing {' '.join(missing)}"
-    return (f"{len(languages)} of {len(MKQA_LANGUAGES)} languages ({which}): the main score is the mean best_f1 "
-            f"over them, not the official MKQA macro average, which needs all {len(MKQA_LANGUAGES)}")
+    return (
+        f"{len(languages)} of {len(MKQA_LANGUAGES)} languages ({which}): the main score is the mean best_f1 "
+        f"over them, not the official MKQA macro average, which needs all {len(MKQA_LANGUAGES)}"
+    )
 
 
 def _variant_note(metrics: Mapping[str, dict[str, float | None]]) -> list[str]:
@@ -236,6 +278,8 @@ def _variant_note(metrics: Mapping[str, dict[str, float | None]]) -> list[str]:
     ]
     if not differing:
         return []
-    return [f"the official best_f1/best_em differ from the order-independent *_tie_robust variant in {len(differing)} "
-            f"language(s): {'; '.join(differing)}. The official sweep depends on the line order of tied no_answer_prob "
-            "values and, when abstaining everywhere is best, measures best_em at threshold 0.0"]
+    return [
+        f"the official best_f1/best_em differ from the order-independent *_tie_robust variant in {len(differing)} "
+        f"language(s): {'; '.join(differing)}. The official sweep depends on the line order of tied no_answer_prob "
+        "values and, when abstaining everywhere is best, measures best_em at threshold 0.0"
+    ]

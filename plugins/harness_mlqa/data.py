@@ -48,8 +48,9 @@ class Source:
 
     def path(self, pair: Pair) -> Path:
         if self.layout == "xtreme" and pair[0] != pair[1]:
-            raise HarnessError(f"XTREME's MLQA layout ({self.folder}) has only same-language files; "
-                               "G-XLT needs the MLQA_V1 release")
+            raise HarnessError(
+                f"XTREME's MLQA layout ({self.folder}) has only same-language files; G-XLT needs the MLQA_V1 release"
+            )
         path = self.folder / self.file_name(pair)
         if not path.is_file():
             raise InputError("missing: no MLQA file for this (context, question) pair", file=path)
@@ -65,8 +66,10 @@ def locate(data_dir: Path, split: str, parallel: bool) -> Source:
             return Source("official", folder, split)
     if any(data_dir.glob(f"{split}-??.json")):
         return Source("xtreme", data_dir, split)
-    raise HarnessError(f"no MLQA {split} files in {data_dir}: expected MLQA_V1/{split}/{official_name(split, ('en', 'en'))} "
-                       f"(the official release) or {split}-en.json (XTREME's layout)")
+    raise HarnessError(
+        f"no MLQA {split} files in {data_dir}: expected MLQA_V1/{split}/{official_name(split, ('en', 'en'))} "
+        f"(the official release) or {split}-en.json (XTREME's layout)"
+    )
 
 
 def parallel_pair(by_language: dict[str, list[SpanQuestion]], pair: Pair, files: dict[str, Path]) -> list[SpanQuestion]:
@@ -76,9 +79,11 @@ def parallel_pair(by_language: dict[str, list[SpanQuestion]], pair: Pair, files:
     out = []
     for question in by_language[context_lang]:
         if question.id not in questions:
-            raise InputError(f"question id '{question.id}' of {files[context_lang].name} has no question in "
-                             f"{files[question_lang].name} (a parallel set needs the same ids in every language)",
-                             file=files[question_lang])
+            raise InputError(
+                f"question id '{question.id}' of {files[context_lang].name} has no question in "
+                f"{files[question_lang].name} (a parallel set needs the same ids in every language)",
+                file=files[question_lang],
+            )
         out.append(replace(question, question=questions[question.id]))
     return out
 

@@ -9,9 +9,9 @@ MLQA_LANGUAGES: tuple[str, ...] = ("en", "es", "de", "ar", "hi", "vi", "zh")
 MLQA = TaskMetadata(
     name="mlqa",
     description="Cross-lingual extractive QA (MLQA): EM/F1 per file with the official MLQA scorer; "
-                "XLT (same-language files) or G-XLT (mlqa:mode=gxlt, all context x question language pairs).",
+    "XLT (same-language files) or G-XLT (mlqa:mode=gxlt, all context x question language pairs).",
     reference="Lewis et al., MLQA: Evaluating Cross-lingual Extractive Question Answering, ACL 2020; "
-              "facebookresearch/MLQA mlqa_evaluation_v1.py",
+    "facebookresearch/MLQA mlqa_evaluation_v1.py",
     languages=MLQA_LANGUAGES,
     splits=("dev", "test"),
     main_metric="f1",

@@ -49,8 +49,15 @@ class MLQA(ParallelQADemo, SpanQATask):
 
     metadata = MLQA_METADATA
 
-    def __init__(self, mode: Mode = "xlt", prompt: str | None = None, shots: int = 0, shot_seed: int = 0,
-                 prompt_digest: str | None = None, generation: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        mode: Mode = "xlt",
+        prompt: str | None = None,
+        shots: int = 0,
+        shot_seed: int = 0,
+        prompt_digest: str | None = None,
+        generation: Mapping[str, Any] | None = None,
+    ) -> None:
         """``mode``: ``xlt`` scores the same-language files, ``gxlt`` every (context, question) pair;
         ``prompt``, ``shots``, ``shot_seed``, ``prompt_digest``, ``generation``: how a generative
         model is prompted (see :class:`~harness.models.prompting.PromptedTask`)."""
@@ -90,8 +97,10 @@ class MLQA(ParallelQADemo, SpanQATask):
         order = {lang: i for i, lang in enumerate(MLQA_LANGUAGES)}
         pairs = sorted(chosen, key=lambda pair: (order[pair[0]], order[pair[1]]))
         if all(c == q for c, q in pairs):
-            raise HarnessError("G-XLT needs a cross-language pair: select two or more languages or a pair such as "
-                               "es-en (same-language files are XLT: mlqa --langs es)")
+            raise HarnessError(
+                "G-XLT needs a cross-language pair: select two or more languages or a pair such as "
+                "es-en (same-language files are XLT: mlqa --langs es)"
+            )
         return pairs
 
     def unit_name(self, pair: Pair) -> str:
@@ -109,14 +118,25 @@ class MLQA(ParallelQADemo, SpanQATask):
         if source.layout == "parallel":
             languages = list(dict.fromkeys(lang for pair in pairs for lang in pair))
             by_language, files = read_parallel(source.folder, languages)
-            units = [span_unit(self.unit_name(pair), official_name(request.split, pair), *pair,
-                               self.unit_languages(pair), parallel_pair(by_language, pair, files), request.limit,
-                               source=files[pair[0]]) for pair in pairs]
+            units = [
+                span_unit(
+                    self.unit_name(pair),
+                    official_name(request.split, pair),
+                    *pair,
+                    self.unit_languages(pair),
+                    parallel_pair(by_language, pair, files),
+                    request.limit,
+                    source=files[pair[0]],
+                )
+                for pair in pairs
+            ]
             paths = list(files.values())
         else:
             paths = [source.path(pair) for pair in pairs]
-            units = [read_unit(path, self.unit_name(pair), *pair, self.unit_languages(pair), request.limit)
-                     for pair, path in zip(pairs, paths)]
+            units = [
+                read_unit(path, self.unit_name(pair), *pair, self.unit_languages(pair), request.limit)
+                for pair, path in zip(pairs, paths)
+            ]
         # Recorded languages: the languages, or the pairs when some were chosen one by one.
         by_pair = any("-" in item for item in selection)
         recorded = [unit.name for unit in units] if by_pair else list(dict.fromkeys(p[0] for p in pairs))
@@ -132,8 +152,11 @@ class MLQA(ParallelQADemo, SpanQATask):
             source = locate(folder, data.split, parallel=folder == self.demo_data_dir())
         except HarnessError:
             return {}
-        names = {lang: f"{lang}.json" if source.layout == "parallel" else source.file_name((lang, lang))
-                 for lang in MLQA_LANGUAGES if source.has_language(lang)}
+        names = {
+            lang: f"{lang}.json" if source.layout == "parallel" else source.file_name((lang, lang))
+            for lang in MLQA_LANGUAGES
+            if source.has_language(lang)
+        }
         return {lang: source.folder / name for lang, name in names.items()}
 
     # -- scoring ------------------------------------------------------------------------------

@@ -144,13 +144,24 @@ def choose(spans: Sequence[SpanAnswer], passage_langs: Sequence[str]) -> Choice:
 
 class RetrieveRead(Model):
     """An :class:`~harness.definitions.protocols.OpenDomainQA` model: (translate,) retrieve, read, (translate back)."""
+
     provides = frozenset({OpenDomainQA})
 
-    def __init__(self, *, runtime: Runtime, corpus: Path, reader: ModelOption | None = None,
-                 generator: ModelOption | None = None, retriever: ModelOption = "bm25", top_k: int = 10,
-                 titles: bool = True, translator: ModelOption | None = None,
-                 answer_translator: ModelOption | None = None, target_lang: str = "en",
-                 label: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        runtime: Runtime,
+        corpus: Path,
+        reader: ModelOption | None = None,
+        generator: ModelOption | None = None,
+        retriever: ModelOption = "bm25",
+        top_k: int = 10,
+        titles: bool = True,
+        translator: ModelOption | None = None,
+        answer_translator: ModelOption | None = None,
+        target_lang: str = "en",
+        label: str | None = None,
+    ) -> None:
         """``corpus``: the passage file or folder; ``reader``: the reader model (``hf-reader:path=...``),
         or ``generator``: a generator prompted with the passages (one of the two);
         ``retriever``: a retriever or encoder model; ``top_k``: passages read per question;
@@ -160,21 +171,32 @@ class RetrieveRead(Model):
         if top_k < 1:
             raise HarnessError(f"model {OWNER}: top_k must be at least 1")
         if (reader is None) == (generator is None):
-            raise HarnessError(f"model {OWNER}: give a reader (reader=hf-reader:path=...) or a generator "
-                               "(generator=hf-generator:path=...), one of the two")
+            raise HarnessError(
+                f"model {OWNER}: give a reader (reader=hf-reader:path=...) or a generator "
+                "(generator=hf-generator:path=...), one of the two"
+            )
         self.files = corpus_files(corpus)  # a missing or empty location fails before any weights load
         self.corpus, self.top_k, self.titles, self.target_lang, self.label = corpus, top_k, titles, target_lang, label
         self.retriever_model, self.retriever = load_model(retriever, runtime, needs=Retriever, owner=OWNER)
-        self.reader_model, self.reader = (None, None) if reader is None else \
-            load_model(reader, runtime, needs=Reader, owner=OWNER)
-        self.generator_model, generator_capability = (None, None) if generator is None else \
-            load_model(generator, runtime, needs=Generator, owner=OWNER)
-        self.target = None if generator_capability is None else PromptTarget(
-            generation_service(generator_capability), retrieve=self.passages_for)
-        self.translator_model, self.translator = (None, None) if translator is None else \
-            load_model(translator, runtime, needs=Translator, owner=OWNER)
-        self.answer_translator_model, self.answer_translator = (None, None) if answer_translator is None else \
-            load_model(answer_translator, runtime, needs=Translator, owner=OWNER)
+        self.reader_model, self.reader = (
+            (None, None) if reader is None else load_model(reader, runtime, needs=Reader, owner=OWNER)
+        )
+        self.generator_model, generator_capability = (
+            (None, None) if generator is None else load_model(generator, runtime, needs=Generator, owner=OWNER)
+        )
+        self.target = (
+            None
+            if generator_capability is None
+            else PromptTarget(generation_service(generator_capability), retrieve=self.passages_for)
+        )
+        self.translator_model, self.translator = (
+            (None, None) if translator is None else load_model(translator, runtime, needs=Translator, owner=OWNER)
+        )
+        self.answer_translator_model, self.answer_translator = (
+            (None, None)
+            if answer_translator is None
+            else load_model(answer_translator, runtime, needs=Translator, owner=OWNER)
+        )
         self._searchable: tuple[Passages, SearchIndex] | None = None
 
     @cached_property
@@ -184,19 +206,30 @@ class RetrieveRead(Model):
 
     def identity(self) -> ModelIdentity:
         answerer = "reader" if self.reader_model is not None else "generator"
-        parts = {"retriever": identity_part(self.retriever_model),
-                 answerer: identity_part(self.reader_model or self.generator_model),
-                 "translator": None if self.translator_model is None else identity_part(self.translator_model),
-                 "answer_translator": None if self.answer_translator_model is None
-                 else identity_part(self.answer_translator_model)}
-        chain = [parts[name]["label"] for name in ("translator", "retriever", answerer, "answer_translator")
-                 if parts[name] is not None]
+        parts = {
+            "retriever": identity_part(self.retriever_model),
+            answerer: identity_part(self.reader_model or self.generator_model),
+            "translator": None if self.translator_model is None else identity_part(self.translator_model),
+            "answer_translator": None
+            if self.answer_translator_model is None
+            else identity_part(self.answer_translator_model),
+        }
+        chain = [
+            parts[name]["label"]
+            for name in ("translator", "retriever", answerer, "answer_translator")
+            if parts[name] is not None
+        ]
         return ModelIdentity(
             name=self.name or OWNER,
             label=self.label or f"{OWNER}({' -> '.join(chain)}, top {self.top_k})",
             weights=parts[answerer]["weights"],
-            options={**parts, "top_k": self.top_k, "titles": self.titles, "target_lang": self.target_lang,
-                     "corpus": self.corpus_hashes},
+            options={
+                **parts,
+                "top_k": self.top_k,
+                "titles": self.titles,
+                "target_lang": self.target_lang,
+                "corpus": self.corpus_hashes,
+            },
             details={"corpus": str(self.corpus), "corpus_languages": [lang for _, lang in self.files]},
         )
 
@@ -236,8 +269,10 @@ class RetrieveRead(Model):
         if not questions:
             return []
         passages, _, _, ranking = self.retrieve(questions)
-        return [[Passage(passages.ids[p], passages.titles[p], passages.texts[p], passages.langs[p]) for p in row]
-                for row in ranking.indices]
+        return [
+            [Passage(passages.ids[p], passages.titles[p], passages.texts[p], passages.langs[p]) for p in row]
+            for row in ranking.indices
+        ]
 
     def answer(self, questions: Sequence[OpenQuestion]) -> list[OpenAnswer]:
         if not questions:
@@ -248,14 +283,19 @@ class RetrieveRead(Model):
             return [OpenAnswer(g.answer.answer) for g in generated]
         assert self.reader is not None
         passages, texts, langs, ranking = self.retrieve(questions)
-        examples = [ReadingExample(f"{q.id}#{passages.ids[p]}", text, passages.texts[p], lang, passages.langs[p])
-                    for q, text, lang, row in zip(questions, texts, langs, ranking.indices) for p in row]
+        examples = [
+            ReadingExample(f"{q.id}#{passages.ids[p]}", text, passages.texts[p], lang, passages.langs[p])
+            for q, text, lang, row in zip(questions, texts, langs, ranking.indices)
+            for p in row
+        ]
         spans = self.reader.read(examples)
         if len(spans) != len(examples):
             raise HarnessError(f"model {OWNER}: the reader returned {len(spans)} answers for {len(examples)} passages")
         k = ranking.indices.shape[1]
-        choices = [choose(spans[i * k : (i + 1) * k], [passages.langs[p] for p in row])
-                   for i, row in enumerate(ranking.indices)]
+        choices = [
+            choose(spans[i * k : (i + 1) * k], [passages.langs[p] for p in row])
+            for i, row in enumerate(ranking.indices)
+        ]
         texts = self._in_answer_language(questions, choices)
         return [OpenAnswer(text, choice.no_answer_score) for choice, text in zip(choices, texts)]
 
@@ -266,9 +306,12 @@ class RetrieveRead(Model):
         if self.answer_translator is None:
             return texts
         pending = [i for i, (q, c) in enumerate(zip(questions, choices)) if c.text and q.answer_lang is not None]
-        translated = translate_each(self.answer_translator, [texts[i] for i in pending],
-                                    [str(choices[i].passage_lang) for i in pending],
-                                    [str(questions[i].answer_lang) for i in pending])
+        translated = translate_each(
+            self.answer_translator,
+            [texts[i] for i in pending],
+            [str(choices[i].passage_lang) for i in pending],
+            [str(questions[i].answer_lang) for i in pending],
+        )
         for i, text in zip(pending, translated):
             texts[i] = text
         return texts

@@ -64,10 +64,20 @@ class OpenAICompatible(Model):
 
     provides = frozenset({Generator, LoglikelihoodScorer})
 
-    def __init__(self, *, runtime: Runtime, model: str, url: str = "http://127.0.0.1:8000/v1",
-                 endpoint: Literal["chat", "completions"] = "chat", concurrency: int = 8, retries: int = 3,
-                 timeout: float = 300.0, reasoning_end: str = REASONING_END, server_stop: bool = False,
-                 label: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        runtime: Runtime,
+        model: str,
+        url: str = "http://127.0.0.1:8000/v1",
+        endpoint: Literal["chat", "completions"] = "chat",
+        concurrency: int = 8,
+        retries: int = 3,
+        timeout: float = 300.0,
+        reasoning_end: str = REASONING_END,
+        server_stop: bool = False,
+        label: str | None = None,
+    ) -> None:
         """``model``: the served model's name; ``url``: the API root; ``endpoint``: chat (the server's
         chat template) or completions (the raw prompt); ``concurrency``: requests in flight;
         ``retries``: tries after a transient failure; ``timeout``: seconds per request;
@@ -85,11 +95,18 @@ class OpenAICompatible(Model):
             raise HarnessError(f"{OWNER}: the server at {self.url} serves {', '.join(map(str, served))}, not '{model}'")
 
     def identity(self) -> ModelIdentity:
-        return ModelIdentity(name=self.name or "openai-compatible", label=self.label or self.model, weights=None,
-                             options={"model": self.model, "endpoint": self.endpoint,
-                                      "reasoning_end": self.reasoning_end,
-                                      **({"server_stop": True} if self.server_stop else {})},
-                             details={"url": self.url, "concurrency": self.concurrency})
+        return ModelIdentity(
+            name=self.name or "openai-compatible",
+            label=self.label or self.model,
+            weights=None,
+            options={
+                "model": self.model,
+                "endpoint": self.endpoint,
+                "reasoning_end": self.reasoning_end,
+                **({"server_stop": True} if self.server_stop else {}),
+            },
+            details={"url": self.url, "concurrency": self.concurrency},
+        )
 
     # -- HTTP ---------------------------------------------------------------------------------
 
@@ -97,21 +114,26 @@ class OpenAICompatible(Model):
         """One request, retried on transient failures; a one-line error otherwise."""
         data = None if body is None else json.dumps(body).encode("utf-8")
         for attempt in range(self.retries + 1):
-            request = urllib.request.Request(self.url + path, data=data, method=method,
-                                             headers={"Content-Type": "application/json"})
+            request = urllib.request.Request(
+                self.url + path, data=data, method=method, headers={"Content-Type": "application/json"}
+            )
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout) as response:
                     return json.loads(response.read().decode("utf-8"))
             except urllib.error.HTTPError as error:
                 if error.code not in TRANSIENT or attempt == self.retries:
                     detail = error.read().decode("utf-8", errors="replace").strip().replace("\n", " ")[:200]
-                    raise HarnessError(f"{OWNER}: {method} {self.url}{path} answered HTTP {error.code}"
-                                       f"{': ' + detail if detail else ''}") from None
+                    raise HarnessError(
+                        f"{OWNER}: {method} {self.url}{path} answered HTTP {error.code}"
+                        f"{': ' + detail if detail else ''}"
+                    ) from None
             except (urllib.error.URLError, ConnectionError, TimeoutError) as error:
                 if attempt == self.retries:
                     reason = getattr(error, "reason", error)
-                    raise HarnessError(f"{OWNER}: no server answers at {self.url} ({reason}); start it "
-                                       "(e.g. vllm serve MODEL) or pass url=...") from None
+                    raise HarnessError(
+                        f"{OWNER}: no server answers at {self.url} ({reason}); start it "
+                        "(e.g. vllm serve MODEL) or pass url=..."
+                    ) from None
             except ValueError:
                 raise HarnessError(f"{OWNER}: {self.url}{path} did not answer JSON") from None
             time.sleep(0.5 * 2**attempt)
@@ -125,8 +147,7 @@ class OpenAICompatible(Model):
 
     def _one(self, request: GenerationRequest) -> Generation:
         options = request.options
-        body: dict[str, Any] = {"model": self.model, "max_tokens": options.budget,
-                                "temperature": options.temperature}
+        body: dict[str, Any] = {"model": self.model, "max_tokens": options.budget, "temperature": options.temperature}
         if options.temperature > 0:
             body.update(top_p=options.top_p, seed=options.seed)
         if options.stop and self.server_stop:
@@ -163,8 +184,14 @@ class OpenAICompatible(Model):
         offset = 0 if pieces is None else trace_offset(text, pieces)
         if offset and pieces is not None and values is not None:  # the trace came apart from the tokens
             pieces, values = [text[:offset], *pieces], [0.0, *values]
-        return Completion(text, int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)),
-                          pieces, values, self._ended(choice.get("finish_reason")))
+        return Completion(
+            text,
+            int(usage.get("prompt_tokens", 0)),
+            int(usage.get("completion_tokens", 0)),
+            pieces,
+            values,
+            self._ended(choice.get("finish_reason")),
+        )
 
     def _ended(self, reason: object) -> str | None:
         """The server's ``finish_reason`` as :data:`~harness.definitions.protocols.ENDINGS` name it: "stop" is
@@ -176,7 +203,6 @@ class OpenAICompatible(Model):
             return "stop" if self.server_stop else "eos"
         return None
 
-
     # -- LoglikelihoodScorer ------------------------------------------------------------------
 
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[Loglikelihood]:
@@ -187,24 +213,34 @@ class OpenAICompatible(Model):
         their log-probabilities and text offsets (:func:`echoed_loglikelihood`). The chat endpoint
         cannot: it scores no given text."""
         if self.endpoint != "completions":
-            raise HarnessError(f"{OWNER}: scoring text by log-likelihood needs endpoint=completions (a chat endpoint "
-                               "gives no log-probabilities of given text), on a server that echoes the prompt's "
-                               "log-probabilities, as vLLM does")
+            raise HarnessError(
+                f"{OWNER}: scoring text by log-likelihood needs endpoint=completions (a chat endpoint "
+                "gives no log-probabilities of given text), on a server that echoes the prompt's "
+                "log-probabilities, as vLLM does"
+            )
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             return list(pool.map(self._score, requests))
 
     def _score(self, request: LoglikelihoodRequest) -> Loglikelihood:
         context = request.context if request.system is None else f"{request.system}\n\n{request.context}"
-        body = {"model": self.model, "prompt": context + request.continuation, "max_tokens": 1, "temperature": 0,
-                "logprobs": 1, "echo": True}
+        body = {
+            "model": self.model,
+            "prompt": context + request.continuation,
+            "max_tokens": 1,
+            "temperature": 0,
+            "logprobs": 1,
+            "echo": True,
+        }
         answer = self._call("POST", "/completions", body)
         try:
             logprobs = answer["choices"][0]["logprobs"]
             return echoed_loglikelihood(logprobs, len(context), len(context) + len(request.continuation))
         except (KeyError, IndexError, TypeError):
-            raise HarnessError(f"{OWNER}: the server at {self.url} returned no log-probabilities of the prompt "
-                               "(completions with echo and logprobs), so it cannot score text: serve the model "
-                               "with one that does, as vLLM does") from None
+            raise HarnessError(
+                f"{OWNER}: the server at {self.url} returned no log-probabilities of the prompt "
+                "(completions with echo and logprobs), so it cannot score text: serve the model "
+                "with one that does, as vLLM does"
+            ) from None
 
 
 def echoed_loglikelihood(logprobs: dict[str, Any], start: int, end: int) -> Loglikelihood:
@@ -216,10 +252,14 @@ def echoed_loglikelihood(logprobs: dict[str, Any], start: int, end: int) -> Logl
     token (lm-eval's test; unknown without ``top_logprobs``, then False)."""
     tokens, values, offsets = logprobs["tokens"], logprobs["token_logprobs"], logprobs["text_offset"]
     tops = logprobs.get("top_logprobs")
-    chosen = [i for i, (offset, token) in enumerate(zip(offsets, tokens)) if offset + len(token) > start and offset < end]
+    chosen = [
+        i for i, (offset, token) in enumerate(zip(offsets, tokens)) if offset + len(token) > start and offset < end
+    ]
     if any(values[i] is None for i in chosen):  # the prompt's first token has none: nothing came before it
-        raise HarnessError(f"{OWNER}: a continuation with no context before it cannot be scored (its first token "
-                           "has no log-probability)")
+        raise HarnessError(
+            f"{OWNER}: a continuation with no context before it cannot be scored (its first token "
+            "has no log-probability)"
+        )
     greedy = bool(tops) and all(tops[i] and values[i] >= max(tops[i].values()) for i in chosen)
     return Loglikelihood(float(sum(values[i] for i in chosen)), len(chosen), greedy)
 

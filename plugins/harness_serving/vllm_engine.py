@@ -30,22 +30,35 @@ class VLLMGenerator(Model):
     provides = frozenset({Generator})
     precision = "bfloat16"
 
-    def __init__(self, *, runtime: Runtime, path: Path, reasoning_end: str = REASONING_END, chat: bool = True,
-                 gpu_memory_utilization: float = 0.85, max_model_len: int | None = None,
-                 label: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        runtime: Runtime,
+        path: Path,
+        reasoning_end: str = REASONING_END,
+        chat: bool = True,
+        gpu_memory_utilization: float = 0.85,
+        max_model_len: int | None = None,
+        label: str | None = None,
+    ) -> None:
         """``path``: a local checkpoint folder; ``chat``: use its chat template when it has one;
         ``gpu_memory_utilization``, ``max_model_len``: vLLM's own options."""
         try:
             import vllm
         except ImportError:
-            raise HarnessError(f"{OWNER} needs vLLM: pip install \".[vllm]\" (on a machine with a CUDA GPU)") from None
+            raise HarnessError(f'{OWNER} needs vLLM: pip install ".[vllm]" (on a machine with a CUDA GPU)') from None
         self.path = Path(path).expanduser()
         if not (self.path / "config.json").is_file():
             raise HarnessError(f"{OWNER}: {self.path} is not a checkpoint folder (no config.json)")
         self.runtime, self.reasoning_end, self.label = runtime, reasoning_end, label
         self._vllm = vllm
-        self.llm = vllm.LLM(model=str(self.path), dtype="bfloat16", seed=runtime.seed,
-                            gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len)
+        self.llm = vllm.LLM(
+            model=str(self.path),
+            dtype="bfloat16",
+            seed=runtime.seed,
+            gpu_memory_utilization=gpu_memory_utilization,
+            max_model_len=max_model_len,
+        )
         self.tokenizer = self.llm.get_tokenizer()
         self.chat = chat and bool(getattr(self.tokenizer, "chat_template", None))
         self.batch_size = runtime.batch_size or 256
@@ -54,30 +67,46 @@ class VLLMGenerator(Model):
         digest = hashlib.sha256()
         for file in sorted(self.path.glob("*.safetensors")):
             digest.update(file.name.encode() + file_digest(file).encode())
-        return ModelIdentity(name=self.name or "vllm", label=self.label or self.path.name,
-                             weights=f"sha256:{digest.hexdigest()}",
-                             options={"chat": self.chat, "reasoning_end": self.reasoning_end, "precision": "bfloat16"},
-                             details={"path": str(self.path), "vllm": self._vllm.__version__})
+        return ModelIdentity(
+            name=self.name or "vllm",
+            label=self.label or self.path.name,
+            weights=f"sha256:{digest.hexdigest()}",
+            options={"chat": self.chat, "reasoning_end": self.reasoning_end, "precision": "bfloat16"},
+            details={"path": str(self.path), "vllm": self._vllm.__version__},
+        )
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         prompts = [self._model_input(r) for r in requests]
-        params = [self._vllm.SamplingParams(temperature=r.options.temperature, top_p=r.options.top_p,
-                                            seed=r.options.seed if r.options.temperature > 0 else None,
-                                            max_tokens=r.options.budget,
-                                            logprobs=0 if r.options.logprobs else None) for r in requests]
+        params = [
+            self._vllm.SamplingParams(
+                temperature=r.options.temperature,
+                top_p=r.options.top_p,
+                seed=r.options.seed if r.options.temperature > 0 else None,
+                max_tokens=r.options.budget,
+                logprobs=0 if r.options.logprobs else None,
+            )
+            for r in requests
+        ]
         outputs = self.llm.generate(prompts, params, use_tqdm=False)
         # a chat template that ends in <think> opens the trace in the prompt: the completion starts inside it
-        return [finish(replace(self._completion(output), opened=prompt.rstrip().endswith(REASONING_START)),
-                       request.options, self.reasoning_end)
-                for output, request, prompt in zip(outputs, requests, prompts)]
+        return [
+            finish(
+                replace(self._completion(output), opened=prompt.rstrip().endswith(REASONING_START)),
+                request.options,
+                self.reasoning_end,
+            )
+            for output, request, prompt in zip(outputs, requests, prompts)
+        ]
 
     def _model_input(self, request: GenerationRequest) -> str:
         """The prompt inside the chat template (after the system prompt), or as it is."""
         system = request.options.system
         if not self.chat:
             return request.prompt if system is None else f"{system}\n\n{request.prompt}"
-        messages = [*([{"role": "system", "content": system}] if system is not None else []),
-                    {"role": "user", "content": request.prompt}]
+        messages = [
+            *([{"role": "system", "content": system}] if system is not None else []),
+            {"role": "user", "content": request.prompt},
+        ]
         return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
 
     @staticmethod

@@ -9,7 +9,7 @@ XQUAD = TaskMetadata(
     name="xquad",
     description="Extractive QA on XQuAD (12 languages), SQuAD v1.1 EM/F1 per language and their mean.",
     reference="Artetxe et al., On the Cross-lingual Transferability of Monolingual Representations, ACL 2020; "
-              "deepmind/xquad; SQuAD v1.1 evaluate-v1.1.py as used by google-research/xtreme",
+    "deepmind/xquad; SQuAD v1.1 evaluate-v1.1.py as used by google-research/xtreme",
     languages=XQUAD_LANGUAGES,
     splits=("test",),
     main_metric="f1",

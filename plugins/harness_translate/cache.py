@@ -31,8 +31,9 @@ class TranslationCache:
             except (InputError, KeyError, TypeError):  # a damaged cache is rebuilt, never trusted
                 self.table = {}
 
-    def translate(self, texts: Sequence[str], source: str, target: str,
-                  translate: Callable[[list[str]], list[str]]) -> list[str]:
+    def translate(
+        self, texts: Sequence[str], source: str, target: str, translate: Callable[[list[str]], list[str]]
+    ) -> list[str]:
         """``texts`` translated, each distinct text not in the cache once (in one call)."""
         known = self.table.setdefault(source, {}).setdefault(target, {})
         missing = list(dict.fromkeys(text for text in texts if text not in known))

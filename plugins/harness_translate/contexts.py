@@ -55,8 +55,9 @@ def project(answer: SpanAnswer, context: TranslatedContext) -> SpanAnswer:
     """The English answer as a span of the original context (steps 2 and 3 above)."""
     if not context.sentences or not answer.text:  # nothing to find: an empty answer stays empty
         return SpanAnswer("", 0, answer.score, answer.no_answer_score)
-    index = next((i for i, (s, e) in enumerate(context.english_sentences) if s <= answer.start <= e),
-                 len(context.sentences) - 1)
+    index = next(
+        (i for i, (s, e) in enumerate(context.english_sentences) if s <= answer.start <= e), len(context.sentences) - 1
+    )
     start, end = context.sentences[index]
     sentence = context.original[start:end]
     folded, wanted = sentence.casefold(), answer.text.casefold()
@@ -65,6 +66,7 @@ def project(answer: SpanAnswer, context: TranslatedContext) -> SpanAnswer:
         left, right = start + found, start + found + len(answer.text)
     else:
         match = SequenceMatcher(None, sentence, answer.text, autojunk=False).find_longest_match(
-            0, len(sentence), 0, len(answer.text))
+            0, len(sentence), 0, len(answer.text)
+        )
         left, right = (start + match.a, start + match.a + match.size) if match.size >= MIN_SHARED else (start, end)
     return SpanAnswer(context.original[left:right], left, answer.score, answer.no_answer_score)

@@ -25,6 +25,7 @@ from harness.plugin.io import iter_jsonl, sha256_file
 
 class TranslationsFile(Model):
     """A :class:`~harness.definitions.protocols.Translator` that reads its translations from a file."""
+
     provides = frozenset({Translator})
 
     def __init__(self, *, runtime: Runtime, file: Path, target_lang: str = "en", label: str | None = None) -> None:
@@ -41,16 +42,24 @@ class TranslationsFile(Model):
             validate(item, "translations", file=file, record=record)
             key = (item["lang"], item["id"])
             if key in self.by_id:
-                raise InputError(f"id '{item['id']}' appears twice for language '{item['lang']}'", file=file,
-                                 record=record, field="id")
+                raise InputError(
+                    f"id '{item['id']}' appears twice for language '{item['lang']}'",
+                    file=file,
+                    record=record,
+                    field="id",
+                )
             text = item.get("question", item.get("text"))
             self.by_id[key] = (text, item["translation"])
             self.by_text.setdefault((item["lang"], text), set()).add(item["translation"])
 
     def identity(self) -> ModelIdentity:
-        return ModelIdentity(name=self.name or "translations", label=self.label or self.file.stem,
-                             weights=f"sha256:{sha256_file(self.file)}", options={"target_lang": self.target_lang},
-                             details={"file": str(self.file), "texts": len(self.by_id)})
+        return ModelIdentity(
+            name=self.name or "translations",
+            label=self.label or self.file.stem,
+            weights=f"sha256:{sha256_file(self.file)}",
+            options={"target_lang": self.target_lang},
+            details={"file": str(self.file), "texts": len(self.by_id)},
+        )
 
     def _check_target(self, target_lang: str) -> None:
         if target_lang != self.target_lang:
@@ -64,23 +73,29 @@ class TranslationsFile(Model):
             translations = self.by_text.get((source_lang, text), set())
             if len(translations) != 1:
                 problem = "no translation" if not translations else f"{len(translations)} different translations"
-                raise HarnessError(f"model translations: {self.file} has {problem} of the {source_lang} text "
-                                   f"'{text[:60]}'{'' if not translations else ' (keyed by id, it needs the id)'}")
+                raise HarnessError(
+                    f"model translations: {self.file} has {problem} of the {source_lang} text "
+                    f"'{text[:60]}'{'' if not translations else ' (keyed by id, it needs the id)'}"
+                )
             out.append(next(iter(translations)))
         return out
 
-    def translate_ids(self, ids: Sequence[str], texts: Sequence[str], *, source_lang: str,
-                      target_lang: str) -> list[str]:
+    def translate_ids(
+        self, ids: Sequence[str], texts: Sequence[str], *, source_lang: str, target_lang: str
+    ) -> list[str]:
         """By (language, id); each record must name the text it translates."""
         self._check_target(target_lang)
         out = []
         for id_, text in zip(ids, texts):
             found = self.by_id.get((source_lang, id_))
             if found is None:
-                raise HarnessError(f"model translations: {self.file} has no translation of the {source_lang} "
-                                   f"text with id '{id_}'")
+                raise HarnessError(
+                    f"model translations: {self.file} has no translation of the {source_lang} text with id '{id_}'"
+                )
             if found[0] != text:
-                raise HarnessError(f"model translations: {self.file} translates another text for the {source_lang} "
-                                   f"id '{id_}' ('{found[0][:40]}', not '{text[:40]}')")
+                raise HarnessError(
+                    f"model translations: {self.file} translates another text for the {source_lang} "
+                    f"id '{id_}' ('{found[0][:40]}', not '{text[:40]}')"
+                )
             out.append(found[1])
         return out

@@ -40,23 +40,38 @@ from harness_translate.contexts import TranslatedContext, join_translation, proj
 
 class TranslateTest(Model):
     """Translate the question, then retrieve or read in ``target_lang``."""
+
     provides = frozenset({Retriever, Reader})
 
-    def __init__(self, *, runtime: Runtime, translator: ModelOption, model: ModelOption, target_lang: str = "en",
-                 candidates: bool = False, contexts: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        runtime: Runtime,
+        translator: ModelOption,
+        model: ModelOption,
+        target_lang: str = "en",
+        candidates: bool = False,
+        contexts: bool = False,
+    ) -> None:
         """``translator``: a translator model (``translations:file=...`` or ``hf-translator:path=...``);
         ``model``: the retriever, encoder or reader that works in ``target_lang``; ``candidates``:
         translate the retrieval candidates too; ``contexts``: translate reading contexts too, the
         answer projected back onto the original context (:mod:`harness_translate.contexts`)."""
-        self.translator_model, self.translator = load_model(translator, runtime, needs=Translator, owner="translate-test")
+        self.translator_model, self.translator = load_model(
+            translator, runtime, needs=Translator, owner="translate-test"
+        )
         self.inner, _ = load_model(model, runtime, needs=None, owner="translate-test")
         self.target_lang = target_lang
         self.candidates = candidates
         self.contexts = contexts
-        if (runtime.cache_dir is not None and self.translator_model.reproducible
-                and not isinstance(self.translator, KeyedTranslator)):
-            self.translator = CachedTranslator(self.translator, TranslationCache(
-                runtime.cache_dir, identity_part(self.translator_model)))
+        if (
+            runtime.cache_dir is not None
+            and self.translator_model.reproducible
+            and not isinstance(self.translator, KeyedTranslator)
+        ):
+            self.translator = CachedTranslator(
+                self.translator, TranslationCache(runtime.cache_dir, identity_part(self.translator_model))
+            )
 
     def identity(self) -> ModelIdentity:
         translator, inner = identity_part(self.translator_model), identity_part(self.inner)
@@ -64,13 +79,18 @@ class TranslateTest(Model):
             name=self.name or "translate-test",
             label=f"translate-test({translator['label']} -> {inner['label']})",
             weights=inner["weights"],
-            options={"translator": translator, "model": inner, "target_lang": self.target_lang,
-                     **({"candidates": True} if self.candidates else {}),
-                     **({"contexts": True} if self.contexts else {})},
+            options={
+                "translator": translator,
+                "model": inner,
+                "target_lang": self.target_lang,
+                **({"candidates": True} if self.candidates else {}),
+                **({"contexts": True} if self.contexts else {}),
+            },
         )
 
-    def to_target(self, texts: Sequence[str], langs: Sequence[str] | None,
-                  ids: Sequence[str] | None = None) -> list[str]:
+    def to_target(
+        self, texts: Sequence[str], langs: Sequence[str] | None, ids: Sequence[str] | None = None
+    ) -> list[str]:
         """``texts`` in ``target_lang``: each language's texts translated in one call (looked up by
         ``ids`` where the translator is keyed by id)."""
         if langs is None:
@@ -83,11 +103,15 @@ class TranslateTest(Model):
         texts: list[Any] = list(corpus.texts)
         if not any(isinstance(t, tuple) for t in texts):
             return Corpus(corpus.ids, self.to_target(texts, corpus.langs, corpus.ids), [self.target_lang] * len(corpus))
-        parts = [(f"{cid}/{k}", part, lang) for cid, text, lang in zip(corpus.ids, texts, corpus.langs)
-                 for k, part in enumerate(text)]
+        parts = [
+            (f"{cid}/{k}", part, lang)
+            for cid, text, lang in zip(corpus.ids, texts, corpus.langs)
+            for k, part in enumerate(text)
+        ]
         translated = iter(self.to_target([p[1] for p in parts], [p[2] for p in parts], [p[0] for p in parts]))
-        return Corpus(corpus.ids, [tuple(next(translated) for _ in text) for text in texts],
-                      [self.target_lang] * len(corpus))
+        return Corpus(
+            corpus.ids, [tuple(next(translated) for _ in text) for text in texts], [self.target_lang] * len(corpus)
+        )
 
     def index(self, corpus: Corpus) -> SearchIndex:
         retriever = provide(self.inner, Retriever, model_name=self.inner.name, task_name="translate-test")
@@ -95,28 +119,44 @@ class TranslateTest(Model):
 
     def read(self, examples: Sequence[ReadingExample]) -> list[SpanAnswer]:
         reader = provide(self.inner, Reader, model_name=self.inner.name, task_name="translate-test")
-        questions = self.to_target([e.question for e in examples], [e.question_lang for e in examples],
-                                   [e.id for e in examples])
+        questions = self.to_target(
+            [e.question for e in examples], [e.question_lang for e in examples], [e.id for e in examples]
+        )
         if not self.contexts:
-            return reader.read([ReadingExample(e.id, q, e.context, self.target_lang, e.context_lang)
-                                for e, q in zip(examples, questions)])
+            return reader.read(
+                [
+                    ReadingExample(e.id, q, e.context, self.target_lang, e.context_lang)
+                    for e, q in zip(examples, questions)
+                ]
+            )
         contexts = self.translate_contexts(examples)
-        answers = reader.read([ReadingExample(e.id, q, c.english, self.target_lang, self.target_lang)
-                               for e, q, c in zip(examples, questions, contexts)])
-        return [project(a, c) if e.context_lang != self.target_lang else a
-                for e, a, c in zip(examples, answers, contexts)]
+        answers = reader.read(
+            [
+                ReadingExample(e.id, q, c.english, self.target_lang, self.target_lang)
+                for e, q, c in zip(examples, questions, contexts)
+            ]
+        )
+        return [
+            project(a, c) if e.context_lang != self.target_lang else a for e, a, c in zip(examples, answers, contexts)
+        ]
 
     def translate_contexts(self, examples: Sequence[ReadingExample]) -> list[TranslatedContext]:
         """Each context translated sentence by sentence (sentence ``k`` of example ``id`` keyed
         ``{id}/{k}``), all in one call per language."""
         foreign = [e.context_lang != self.target_lang for e in examples]
         split = [sentence_texts(e.context, e.context_lang) if f else ([], []) for e, f in zip(examples, foreign)]
-        parts = [(f"{e.id}/{k}", text, e.context_lang) for e, (_, texts) in zip(examples, split)
-                 for k, text in enumerate(texts)]
+        parts = [
+            (f"{e.id}/{k}", text, e.context_lang)
+            for e, (_, texts) in zip(examples, split)
+            for k, text in enumerate(texts)
+        ]
         translated = iter(self.to_target([p[1] for p in parts], [p[2] for p in parts], [p[0] for p in parts]))
-        return [join_translation(e.context, spans, [next(translated) for _ in texts]) if f
-                else TranslatedContext(e.context, [], e.context, [])  # read as it is
-                for e, f, (spans, texts) in zip(examples, foreign, split)]
+        return [
+            join_translation(e.context, spans, [next(translated) for _ in texts])
+            if f
+            else TranslatedContext(e.context, [], e.context, [])  # read as it is
+            for e, f, (spans, texts) in zip(examples, foreign, split)
+        ]
 
 
 class TranslatedQueries:
@@ -129,8 +169,14 @@ class TranslatedQueries:
     def search(self, queries: Sequence[str], *, langs: Sequence[str] | None = None, k: int | None = None) -> Ranking:
         return self.search_ids(queries, None, langs=langs, k=k)
 
-    def search_ids(self, queries: Sequence[str], ids: Sequence[str] | None, *, langs: Sequence[str] | None = None,
-                   k: int | None = None) -> Ranking:
+    def search_ids(
+        self,
+        queries: Sequence[str],
+        ids: Sequence[str] | None,
+        *,
+        langs: Sequence[str] | None = None,
+        k: int | None = None,
+    ) -> Ranking:
         """Queries translated (by id where given and the translator is keyed by id), then searched."""
         translated = self.owner.to_target(queries, langs, ids)
         return self.index.search(translated, langs=[self.owner.target_lang] * len(queries), k=k)
@@ -144,5 +190,9 @@ class CachedTranslator:
         self.cache = cache
 
     def translate(self, texts: Sequence[str], *, source_lang: str, target_lang: str) -> list[str]:
-        return self.cache.translate(texts, source_lang, target_lang, lambda missing: self.translator.translate(
-            missing, source_lang=source_lang, target_lang=target_lang))
+        return self.cache.translate(
+            texts,
+            source_lang,
+            target_lang,
+            lambda missing: self.translator.translate(missing, source_lang=source_lang, target_lang=target_lang),
+        )

@@ -88,8 +88,12 @@ def read_questions(path: Path, languages: tuple[str, ...], limit: int | None) ->
         qid = _string(item.get("id"), path, record, "id")
         lang = _string(item.get("lang"), path, record, "lang")
         if lang not in XOR_LANGUAGES:
-            raise InputError(f"unknown language '{lang}' (XOR-TyDi QA: {', '.join(XOR_LANGUAGES)})",
-                             file=path, record=record, field="lang")
+            raise InputError(
+                f"unknown language '{lang}' (XOR-TyDi QA: {', '.join(XOR_LANGUAGES)})",
+                file=path,
+                record=record,
+                field="lang",
+            )
         if "answers" not in item:
             raise HarnessError(f"{path} has no answers (a question-only test file): it cannot be scored")
         answers = item["answers"]
@@ -117,6 +121,13 @@ def load(request: DataRequest, family: str, all_languages: tuple[str, ...]) -> X
         "questions": {lang: sum(q.lang == lang for q in questions) for lang in languages},
         "yes_no_only": {lang: sum(q.lang == lang and not q.span_answers for q in questions) for lang in languages},
     }
-    return XorData(split=request.split, languages=languages, files=[path], statistics=statistics,
-                   source=str(request.data_dir), questions=questions, by_id={q.id: q for q in questions},
-                   known_ids=frozenset(known_ids))
+    return XorData(
+        split=request.split,
+        languages=languages,
+        files=[path],
+        statistics=statistics,
+        source=str(request.data_dir),
+        questions=questions,
+        by_id={q.id: q for q in questions},
+        known_ids=frozenset(known_ids),
+    )

@@ -129,8 +129,9 @@ def char_bleu(references: Sequence[str], hypothesis: str, *, effective_order: bo
     closest = min((len(r) for r in references), key=lambda length: (abs(length - hyp_len), length))
     penalty = 1.0 if hyp_len > closest else math.exp(1 - closest / hyp_len)
     weight = 1 / order
-    log_precisions = (weight * math.log(num / den if num else sys.float_info.min)
-                      for num, den in zip(numerators, denominators))
+    log_precisions = (
+        weight * math.log(num / den if num else sys.float_info.min) for num, den in zip(numerators, denominators)
+    )
     return penalty * math.exp(math.fsum(log_precisions))
 
 

@@ -112,20 +112,28 @@ class FullOverall(Macro):
     (``eval_xor_full.py``); resampled, the languages' scores summed over 7, the same number."""
 
     def point(self, table: InstanceTable) -> float:
-        fractions = {part.unit: plain_mean(table.unit(part.unit).values[part.metric].tolist())
-                     for part in self.parts if isinstance(part, Mean)}
+        fractions = {
+            part.unit: plain_mean(table.unit(part.unit).values[part.metric].tolist())
+            for part in self.parts
+            if isinstance(part, Mean)
+        }
         return sum(fractions[lang] for lang in FULL_SUM_ORDER if lang in fractions) / FULL_DIVISOR * 100
 
 
-def macro_statistics(table: InstanceTable, metrics: Mapping[str, bool], language_score: Any,
-                     overall: Callable[[tuple[Mean, ...]], Statistic]) -> RowStatistics:
+def macro_statistics(
+    table: InstanceTable,
+    metrics: Mapping[str, bool],
+    language_score: Any,
+    overall: Callable[[tuple[Mean, ...]], Statistic],
+) -> RowStatistics:
     """Per language, each per-question metric's score (``metrics``: name -> 0/1 valued) as
     ``language_score`` computes it from the questions' values; ``all`` as ``overall`` makes it
     from the languages' statistics."""
-    per_language = {lang: {m: Mean(lang, m, official=language_score, binary=binary) for m, binary in metrics.items()}
-                    for lang in table.units}
-    return {"all": {m: overall(tuple(per_language[lang][m] for lang in table.units)) for m in metrics},
-            **per_language}
+    per_language = {
+        lang: {m: Mean(lang, m, official=language_score, binary=binary) for m, binary in metrics.items()}
+        for lang in table.units
+    }
+    return {"all": {m: overall(tuple(per_language[lang][m] for lang in table.units)) for m in metrics}, **per_language}
 
 
 #: Why XOR-Retrieve predictions cannot be scored when none counts (yes/no questions are skipped).
@@ -163,12 +171,16 @@ class _AnswerTask(PromptedTask, _XorTask):
         answers = ask(model, asked, context, f"{self.metadata.name} {unit}")
         return {q.id: a.yes_no or a.text for q, a in zip(questions, answers)}
 
-    def generate(self, target: PromptTarget, data: XorData, questions: list[OpenQuestion],
-                 context: RunContext) -> dict[str, Any]:
+    def generate(
+        self, target: PromptTarget, data: XorData, questions: list[OpenQuestion], context: RunContext
+    ) -> dict[str, Any]:
         """Prompt the generator with each question (and its shots, from the loaded questions of the
         same language, first answer as the solution)."""
-        pool = [Shot(q.id, {"question": q.text}, data.by_id[q.id].answers[0], q)
-                for q in questions] if self.prompting.shots else []
+        pool = (
+            [Shot(q.id, {"question": q.text}, data.by_id[q.id].answers[0], q) for q in questions]
+            if self.prompting.shots
+            else []
+        )
         with context.progress(len(questions), f"{self.metadata.name} {questions[0].lang if questions else ''}") as bar:
             answers = ask_open(target, self.prompting, questions, lambda q: self.prompting.draw(pool, q.id), bar)
         return {q.id: a.answer.to_json() for q, a in zip(questions, answers)}
@@ -177,8 +189,10 @@ class _AnswerTask(PromptedTask, _XorTask):
         """``gold``: each question's first answer; ``empty``: the empty string."""
         if kind not in ("gold", "empty"):
             return super().reference_predictions(data, kind)
-        return {lang: {q.id: q.answers[0] if kind == "gold" else "" for q in data.questions_in(lang)}
-                for lang in data.languages}
+        return {
+            lang: {q.id: q.answers[0] if kind == "gold" else "" for q in data.questions_in(lang)}
+            for lang in data.languages
+        }
 
     def answer_of(self, value: Any) -> str:
         return value
@@ -196,8 +210,7 @@ class _AnswerTask(PromptedTask, _XorTask):
         raw = read_json(path, unique_keys=not official)
         validate(raw, self.metadata.prediction_format, file=path)
         if not official:
-            check_known_ids([self.question_id(key) for key in raw], data.known_ids, file=path,
-                            what=data.files[0].name)
+            check_known_ids([self.question_id(key) for key in raw], data.known_ids, file=path, what=data.files[0].name)
         out: dict[str, dict[str, str]] = {lang: {} for lang in data.languages}
         keys: dict[str, str] = {}
         for key, value in raw.items():
@@ -211,12 +224,19 @@ class _AnswerTask(PromptedTask, _XorTask):
         return out
 
     def write_predictions(self, data: XorData, predictions: Mapping[str, dict[str, str]], path: Path) -> None:
-        dump_json({qid: answer_text(answer) for lang in self.units(data)
-                   for qid, answer in predictions.get(lang, {}).items()}, path)
+        dump_json(
+            {
+                qid: answer_text(answer)
+                for lang in self.units(data)
+                for qid, answer in predictions.get(lang, {}).items()
+            },
+            path,
+        )
 
     @abstractmethod
-    def summarise(self, sums: dict[str, tuple[dict[str, float], int]]) -> tuple[
-            dict[str, float], list[ScoreRow], list[str]]:
+    def summarise(
+        self, sums: dict[str, tuple[dict[str, float], int]]
+    ) -> tuple[dict[str, float], list[ScoreRow], list[str]]:
         """From each language's metric sums and question count (see :meth:`language_sums`): the
         ``all`` row's metrics, the per-language rows (percent), and notes saying how, each figure
         computed with the official script's operations in its order, so the floats are its floats."""
@@ -226,11 +246,17 @@ class _AnswerTask(PromptedTask, _XorTask):
         overall, rows, notes = self.summarise(sums)
         unanswered = sum(q.id not in predictions.get(q.lang, {}) for q in data.questions)
         # whether answers come back in the script of the language scored (the question's, for Full)
-        scripts = {lang: script_share([answer_text(a) for a in predictions.get(lang, {}).values()],
-                                      self.answer_lang(lang)) for lang in data.languages}
-        return Evaluation(overall["f1"], [ScoreRow("all", overall, len(data.questions)), *rows],
-                          diagnostics={"unanswered": unanswered, "answer_script": scripts}, notes=notes,
-                          instances=instances)
+        scripts = {
+            lang: script_share([answer_text(a) for a in predictions.get(lang, {}).values()], self.answer_lang(lang))
+            for lang in data.languages
+        }
+        return Evaluation(
+            overall["f1"],
+            [ScoreRow("all", overall, len(data.questions)), *rows],
+            diagnostics={"unanswered": unanswered, "answer_script": scripts},
+            notes=notes,
+            instances=instances,
+        )
 
     #: The metrics of one answer, in the order :meth:`question_scores` gives them.
     metric_names: tuple[str, ...] = ()
@@ -241,8 +267,9 @@ class _AnswerTask(PromptedTask, _XorTask):
     def question_scores(self, prediction: str, golds: tuple[str, ...], lang: str) -> dict[str, float]:
         """The metrics of one answer, as fractions."""
 
-    def language_sums(self, data: XorData, predictions: Mapping[str, dict[str, str]]) -> tuple[
-            dict[str, tuple[dict[str, float], int]], list[Instance]]:
+    def language_sums(
+        self, data: XorData, predictions: Mapping[str, dict[str, str]]
+    ) -> tuple[dict[str, tuple[dict[str, float], int]], list[Instance]]:
         """Per language: each metric summed over its questions in file order (a question without an
         answer adds 0, as in both official scripts), and the number of its questions; and each
         question's values."""
@@ -257,14 +284,16 @@ class _AnswerTask(PromptedTask, _XorTask):
                     values = self.question_scores(answer_text(answers[question.id]), question.answers, lang)
                     for name, value in values.items():
                         sums[name] += value
-                instances.append(Instance(question.id, lang, (lang,), list(question.answers), answers.get(question.id),
-                                          values))
+                instances.append(
+                    Instance(question.id, lang, (lang,), list(question.answers), answers.get(question.id), values)
+                )
             out[lang] = (sums, len(questions))
         return out, instances
 
     def statistics(self, table: InstanceTable) -> RowStatistics:
-        return macro_statistics(table, {m: m in self.binary_metrics for m in self.metric_names},
-                                self.language_score, self.overall_statistic)
+        return macro_statistics(
+            table, {m: m in self.binary_metrics for m in self.metric_names}, self.language_score, self.overall_statistic
+        )
 
     #: A language's score from its questions' values, in the official script's arithmetic.
     language_score: Any = staticmethod(percent_of_sum)
@@ -292,12 +321,15 @@ class XorEnglishSpan(_AnswerTask):
         f1, em = f1_and_em(prediction, golds, ascii_english)
         return {"f1": f1, "em": em}
 
-    def summarise(self, sums: dict[str, tuple[dict[str, float], int]]) -> tuple[
-            dict[str, float], list[ScoreRow], list[str]]:
+    def summarise(
+        self, sums: dict[str, tuple[dict[str, float], int]]
+    ) -> tuple[dict[str, float], list[ScoreRow], list[str]]:
         """``100.0 * sum / count`` per language; the sum of those over the languages in XOR order,
         divided by their number (``eval_xor_engspan.py``)."""
-        rows = [ScoreRow(lang, {n: _percent(total[n], count) for n in self.metric_names}, count, (lang,))
-                for lang, (total, count) in sums.items()]
+        rows = [
+            ScoreRow(lang, {n: _percent(total[n], count) for n in self.metric_names}, count, (lang,))
+            for lang, (total, count) in sums.items()
+        ]
         overall = {m: sum(r.metrics[m] for r in rows) / len(rows) for m in self.metric_names}
         return overall, rows, ["all: plain mean of the per-language scores (official eval_xor_engspan.py)"]
 
@@ -329,24 +361,37 @@ class XorFull(_AnswerTask):
         final = full_prediction(prediction, lang)
         f1, em = f1_and_em(final, references, full_normalize)
         f1_sym, em_sym = f1_and_em(final, full_references(golds, lang, symmetric=True), full_normalize)
-        return {"f1": f1, "em": em, "bleu": char_bleu(references, prediction),
-                "f1_symmetric": f1_sym, "em_symmetric": em_sym,
-                "bleu_effective_order": char_bleu(references, prediction, effective_order=True)}
+        return {
+            "f1": f1,
+            "em": em,
+            "bleu": char_bleu(references, prediction),
+            "f1_symmetric": f1_sym,
+            "em_symmetric": em_sym,
+            "bleu_effective_order": char_bleu(references, prediction, effective_order=True),
+        }
 
-    def summarise(self, sums: dict[str, tuple[dict[str, float], int]]) -> tuple[
-            dict[str, float], list[ScoreRow], list[str]]:
+    def summarise(
+        self, sums: dict[str, tuple[dict[str, float], int]]
+    ) -> tuple[dict[str, float], list[ScoreRow], list[str]]:
         """``sum / count`` per language (shown ``* 100``); those fractions summed in the script's
         language order, ``/ 7 * 100`` (``eval_xor_full.py``)."""
         fractions = {lang: {n: total[n] / count for n in self.metric_names} for lang, (total, count) in sums.items()}
-        rows = [ScoreRow(lang, {n: value * 100 for n, value in fractions[lang].items()}, sums[lang][1], (lang,))
-                for lang in sums]
+        rows = [
+            ScoreRow(lang, {n: value * 100 for n, value in fractions[lang].items()}, sums[lang][1], (lang,))
+            for lang in sums
+        ]
         ordered = [fractions[lang] for lang in FULL_SUM_ORDER if lang in fractions]
         overall = {n: sum(f[n] for f in ordered) / FULL_DIVISOR * 100 for n in self.metric_names}
-        return overall, rows, [
-            f"all: per-language scores summed and divided by {FULL_DIVISOR} whatever the number of languages "
-            f"present ({len(rows)} here), as eval_xor_full.py does",
-            "corrected variants: *_symmetric applies the prediction's ・/、 replacement to Japanese golds too; "
-            "bleu_effective_order scores answers under 4 characters on orders 1..length"]
+        return (
+            overall,
+            rows,
+            [
+                f"all: per-language scores summed and divided by {FULL_DIVISOR} whatever the number of languages "
+                f"present ({len(rows)} here), as eval_xor_full.py does",
+                "corrected variants: *_symmetric applies the prediction's ・/、 replacement to Japanese golds too; "
+                "bleu_effective_order scores answers under 4 characters on orders 1..length",
+            ],
+        )
 
 
 class XorRetrieve(_XorTask):
@@ -379,8 +424,10 @@ class XorRetrieve(_XorTask):
             if not self.corpus.exists() and self.corpus.name == str(self.corpus) and request.data_dir is not None:
                 self.corpus = request.data_dir / self.corpus.name
             if not self.corpus.exists():
-                raise HarnessError(f"task xor-retrieve: corpus {self.corpus} not found (a result names its corpus by "
-                                   "file name: pass xor-retrieve:corpus=PATH, or put it in the data folder)")
+                raise HarnessError(
+                    f"task xor-retrieve: corpus {self.corpus} not found (a result names its corpus by "
+                    "file name: pass xor-retrieve:corpus=PATH, or put it in the data folder)"
+                )
             data.files += [path for path, _ in corpus_files(self.corpus)]
         return data
 
@@ -389,8 +436,10 @@ class XorRetrieve(_XorTask):
     def predict(self, model: Retriever, data: XorData, unit: str, context: RunContext) -> list[dict[str, Any]]:
         """Rank the corpus for each question of language ``unit``; keep the top passages' texts."""
         if self.corpus is None:
-            raise HarnessError("task xor-retrieve needs a passage corpus to run a retriever: "
-                               "xor-retrieve:corpus=/path/psgs_w100.tsv (or a folder of {lang}.tsv files)")
+            raise HarnessError(
+                "task xor-retrieve needs a passage corpus to run a retriever: "
+                "xor-retrieve:corpus=/path/psgs_w100.tsv (or a folder of {lang}.tsv files)"
+            )
         passages = context.shared("passages", lambda: read_passages(self.corpus))
         index = context.shared("index", lambda: model.index(passages.as_corpus(self.titles)))
         questions = data.questions_in(unit)
@@ -408,8 +457,13 @@ class XorRetrieve(_XorTask):
         """``gold``: the question's answers as its passages; ``empty``: no passage."""
         if kind not in ("gold", "empty"):
             return super().reference_predictions(data, kind)
-        return {lang: [{"id": q.id, "lang": q.lang, "ctxs": list(q.answers) if kind == "gold" else []}
-                       for q in data.questions_in(lang)] for lang in data.languages}
+        return {
+            lang: [
+                {"id": q.id, "lang": q.lang, "ctxs": list(q.answers) if kind == "gold" else []}
+                for q in data.questions_in(lang)
+            ]
+            for lang in data.languages
+        }
 
     # -- scoring ------------------------------------------------------------------------------
 
@@ -435,42 +489,67 @@ class XorRetrieve(_XorTask):
                     continue
                 counted[lang] += 1
                 tokens = first_tokens(item["ctxs"], budget, tokenize)
-                found = {metric: recall_hit(tokens[:max_tokens], question.span_answers)
-                         for metric, max_tokens in TOKEN_BUDGETS.items()}
+                found = {
+                    metric: recall_hit(tokens[:max_tokens], question.span_answers)
+                    for metric, max_tokens in TOKEN_BUDGETS.items()
+                }
                 for metric, hit in found.items():
                     hits[lang][metric] += hit
-                instances.append(Instance(question.id, lang, (lang,), list(question.span_answers), None,
-                                          {metric: float(hit) for metric, hit in found.items()}))
+                instances.append(
+                    Instance(
+                        question.id,
+                        lang,
+                        (lang,),
+                        list(question.span_answers),
+                        None,
+                        {metric: float(hit) for metric, hit in found.items()},
+                    )
+                )
         if not counted:
             raise HarnessError(NOTHING_TO_SCORE)
         # hit / count * 100 in that order, as the script computes it (100 * hit / count can differ in the last bit)
-        rows = [ScoreRow(lang, {m: hits[lang][m] / counted[lang] * 100 for m in TOKEN_BUDGETS}, counted[lang],
-                         (lang,)) for lang in languages if counted[lang]]
+        rows = [
+            ScoreRow(lang, {m: hits[lang][m] / counted[lang] * 100 for m in TOKEN_BUDGETS}, counted[lang], (lang,))
+            for lang in languages
+            if counted[lang]
+        ]
         overall = {m: statistics.mean(r.metrics[m] for r in rows) for m in TOKEN_BUDGETS}
         not_predicted = sum(q.id not in listings and bool(q.span_answers) for q in data.questions)
-        diagnostics = {"not_predicted": not_predicted, "yes_no_skipped": yes_no,
-                       "language_differs_from_data": other_language}
-        evaluation = Evaluation(overall["r@5kt"], [ScoreRow("all", overall, counted.total()), *rows], diagnostics,
-                                instances=instances)
-        evaluation.notes.append("all: macro mean over the languages with a counted question; yes/no questions are "
-                                "skipped and each question counts for the language its prediction names (official)")
+        diagnostics = {
+            "not_predicted": not_predicted,
+            "yes_no_skipped": yes_no,
+            "language_differs_from_data": other_language,
+        }
+        evaluation = Evaluation(
+            overall["r@5kt"], [ScoreRow("all", overall, counted.total()), *rows], diagnostics, instances=instances
+        )
+        evaluation.notes.append(
+            "all: macro mean over the languages with a counted question; yes/no questions are "
+            "skipped and each question counts for the language its prediction names (official)"
+        )
         if not_predicted:
-            evaluation.notes.append(f"{not_predicted} questions with span answers have no prediction and are not "
-                                    "counted, as in eval_xor_retrieve.py")
+            evaluation.notes.append(
+                f"{not_predicted} questions with span answers have no prediction and are not "
+                "counted, as in eval_xor_retrieve.py"
+            )
         repeated = sum(count > 1 for count in listings.values())
         if repeated:
-            evaluation.notes.append(f"{repeated} question(s) listed more than once: every listing counted, as in "
-                                    "eval_xor_retrieve.py")
+            evaluation.notes.append(
+                f"{repeated} question(s) listed more than once: every listing counted, as in eval_xor_retrieve.py"
+            )
         foreign = [lang for lang in languages if lang not in XOR_LANGUAGES and counted[lang]]
         if foreign:
-            evaluation.notes.append(f"language(s) outside XOR-TyDi QA's seven: {', '.join(foreign)}, each a row of "
-                                    "its own in the mean, as in eval_xor_retrieve.py")
+            evaluation.notes.append(
+                f"language(s) outside XOR-TyDi QA's seven: {', '.join(foreign)}, each a row of "
+                "its own in the mean, as in eval_xor_retrieve.py"
+            )
         return evaluation
 
     def statistics(self, table: InstanceTable) -> RowStatistics:
         """Per language, the hit rate of each budget; ``all``, their mean (``statistics.mean``)."""
-        return macro_statistics(table, dict.fromkeys(TOKEN_BUDGETS, True), fraction_percent,
-                                lambda parts: Macro(parts, statistics.mean))
+        return macro_statistics(
+            table, dict.fromkeys(TOKEN_BUDGETS, True), fraction_percent, lambda parts: Macro(parts, statistics.mean)
+        )
 
     # -- prediction files ---------------------------------------------------------------------
 
@@ -507,8 +586,12 @@ def _refuse_what_hides_mistakes(items: list[dict[str, Any]], path: Path, data: X
     for number, item in enumerate(items):
         record = f"item {number}"
         if item["lang"] not in XOR_LANGUAGES:
-            raise InputError(f"unknown language '{item['lang']}' (XOR-TyDi QA: {', '.join(XOR_LANGUAGES)})",
-                             file=path, record=record, field="lang")
+            raise InputError(
+                f"unknown language '{item['lang']}' (XOR-TyDi QA: {', '.join(XOR_LANGUAGES)})",
+                file=path,
+                record=record,
+                field="lang",
+            )
         if item["id"] in seen:
             raise InputError(f"question id '{item['id']}' appears twice", file=path, record=record, field="id")
         seen[item["id"]] = None
@@ -518,5 +601,6 @@ def _refuse_what_hides_mistakes(items: list[dict[str, Any]], path: Path, data: X
 def _listed_languages(predictions: Mapping[str, list[dict[str, Any]]]) -> list[str]:
     """The languages XOR-Retrieve predictions are listed under: the seven in their order, then any
     other (only ``--input-rules official`` reads those) in the order the file names them."""
-    return [lang for lang in XOR_LANGUAGES if lang in predictions] + [lang for lang in predictions
-                                                                     if lang not in XOR_LANGUAGES]
+    return [lang for lang in XOR_LANGUAGES if lang in predictions] + [
+        lang for lang in predictions if lang not in XOR_LANGUAGES
+    ]

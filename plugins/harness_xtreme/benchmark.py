@@ -52,13 +52,16 @@ def _codes(text: str) -> tuple[str, ...]:
 
 PAWSX = _codes("de,en,es,fr,ja,ko,zh")
 XNLI = _codes("ar,bg,de,el,en,es,fr,hi,ru,sw,th,tr,ur,vi,zh")
-PANX = _codes("ar,he,vi,id,jv,ms,tl,eu,ml,ta,te,af,nl,en,de,el,bn,hi,mr,ur,fa,fr,it,pt,es,bg,ru,ja,ka,ko,th,sw,yo,my,"
-              "zh,kk,tr,et,fi,hu")
+PANX = _codes(
+    "ar,he,vi,id,jv,ms,tl,eu,ml,ta,te,af,nl,en,de,el,bn,hi,mr,ur,fa,fr,it,pt,es,bg,ru,ja,ka,ko,th,sw,yo,my,"
+    "zh,kk,tr,et,fi,hu"
+)
 UDPOS = _codes("af,ar,bg,de,el,en,es,et,eu,fa,fi,fr,he,hi,hu,id,it,ja,kk,ko,mr,nl,pt,ru,ta,te,th,tl,tr,ur,vi,yo,zh")
 BUCC = _codes("de,fr,ru,zh")
 #: The 36 Tatoeba languages of XTREME (XTREME-R adds az, lt, pl, uk, ro).
-TATOEBA = _codes("ar,he,vi,id,jv,tl,eu,ml,ta,te,af,nl,de,el,bn,hi,mr,ur,fa,fr,it,pt,es,bg,ru,ja,ka,ko,th,sw,zh,kk,tr,"
-                 "et,fi,hu")
+TATOEBA = _codes(
+    "ar,he,vi,id,jv,tl,eu,ml,ta,te,af,nl,de,el,bn,hi,mr,ur,fa,fr,it,pt,es,bg,ru,ja,ka,ko,th,sw,zh,kk,tr,et,fi,hu"
+)
 TATOEBA_R_EXTRA = _codes("az,lt,pl,uk,ro")
 XQUAD = _codes("en,es,de,el,ru,tr,ar,vi,th,zh,hi")
 MLQA = _codes("en,es,de,ar,hi,vi,zh")
@@ -74,8 +77,25 @@ XNLI_CLASSES = ("contradiction", "entailment", "neutral")
 #: Tag sets in the order of the ``labels.txt`` XTREME's preprocess scripts write (``sort | uniq``
 #: of every tag), which ``run_tag.py`` numbers: WikiANN's IOB2 entities, and UD's 17 UPOS tags.
 PANX_TAGS = ("B-LOC", "B-ORG", "B-PER", "I-LOC", "I-ORG", "I-PER", "O")
-UDPOS_TAGS = ("ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "INTJ", "NOUN", "NUM", "PART", "PRON", "PROPN", "PUNCT",
-              "SCONJ", "SYM", "VERB", "X")
+UDPOS_TAGS = (
+    "ADJ",
+    "ADP",
+    "ADV",
+    "AUX",
+    "CCONJ",
+    "DET",
+    "INTJ",
+    "NOUN",
+    "NUM",
+    "PART",
+    "PRON",
+    "PROPN",
+    "PUNCT",
+    "SCONJ",
+    "SYM",
+    "VERB",
+    "X",
+)
 
 TASKS: dict[Version, tuple[TaskDef, ...]] = {
     "xtreme": (

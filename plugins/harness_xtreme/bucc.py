@@ -130,8 +130,12 @@ def margins(x: np.ndarray, y: np.ndarray, k: int = NEIGHBOURHOOD) -> Margins:
     backward_margin = backward.scores / ((backward_mean[:, None] + forward_mean[backward.indices]) / 2)
     rows_x, rows_y = np.arange(len(x)), np.arange(len(y))
     best_forward, best_backward = forward_margin.argmax(axis=1), backward_margin.argmax(axis=1)
-    return Margins(forward.indices[rows_x, best_forward], forward_margin[rows_x, best_forward],
-                   backward.indices[rows_y, best_backward], backward_margin[rows_y, best_backward])
+    return Margins(
+        forward.indices[rows_x, best_forward],
+        forward_margin[rows_x, best_forward],
+        backward.indices[rows_y, best_backward],
+        backward_margin[rows_y, best_backward],
+    )
 
 
 def mine(x: np.ndarray, y: np.ndarray, k: int = NEIGHBOURHOOD) -> list[tuple[int, int, float]]:
@@ -224,7 +228,10 @@ class Bucc2018(XtremeFilesTask):
         data = self.empty_data(request, BuccData)
         assert request.data_dir is not None
         for lang in data.languages:
-            for path in (request.data_dir / f"{lang}-en.{DEV}.{lang}", request.data_dir / f"{lang}-en.{request.split}.{lang}"):
+            for path in (
+                request.data_dir / f"{lang}-en.{DEV}.{lang}",
+                request.data_dir / f"{lang}-en.{request.split}.{lang}",
+            ):
                 if not path.is_file():
                     raise InputError(f"missing: XTREME's download layout has bucc2018/{path.name}", file=path)
             dev, files = self._split(request.data_dir, lang, DEV)
@@ -236,9 +243,16 @@ class Bucc2018(XtremeFilesTask):
             data.splits[lang] = (dev, scored)
             data.inputs[lang] = scored.source.sentences
             data.labels[lang] = scored.gold
-        data.statistics = {"sentences": {lang: {"source": len(scored.source.ids), "target": len(scored.target.ids),
-                                                "gold_pairs": len(scored.gold)}
-                                         for lang, (_, scored) in data.splits.items()}}
+        data.statistics = {
+            "sentences": {
+                lang: {
+                    "source": len(scored.source.ids),
+                    "target": len(scored.target.ids),
+                    "gold_pairs": len(scored.gold),
+                }
+                for lang, (_, scored) in data.splits.items()
+            }
+        }
         return data
 
     def _texts(self, data: BuccData) -> dict[str, list[tuple[str, list[str]]]]:
@@ -246,17 +260,26 @@ class Bucc2018(XtremeFilesTask):
         out = {}
         for lang, (dev, scored) in data.splits.items():
             splits = (dev,) if scored is dev else (dev, scored)
-            out[lang] = [(side_lang, side.unique()) for split in splits
-                         for side_lang, side in ((lang, split.source), ("en", split.target))]
+            out[lang] = [
+                (side_lang, side.unique())
+                for split in splits
+                for side_lang, side in ((lang, split.source), ("en", split.target))
+            ]
         return out
 
     def encoding_requests(self, data: BuccData) -> list[EncodingRequest]:
-        return [EncodingRequest(self.role, texts, [lang] * len(texts))
-                for sides in self._texts(data).values() for lang, texts in sides]
+        return [
+            EncodingRequest(self.role, texts, [lang] * len(texts))
+            for sides in self._texts(data).values()
+            for lang, texts in sides
+        ]
 
     def _candidates(self, model: Encoder, split: Split, lang: str) -> dict[Pair, float]:
-        return candidate_scores(split, unit_encodings(model, split.source.unique(), self.role, lang),
-                                unit_encodings(model, split.target.unique(), self.role, "en"))
+        return candidate_scores(
+            split,
+            unit_encodings(model, split.source.unique(), self.role, lang),
+            unit_encodings(model, split.target.unique(), self.role, "en"),
+        )
 
     def predict(self, model: Encoder, data: BuccData, unit: str, context: RunContext) -> list[Pair]:
         """The scored split's pairs at the threshold of best F1 on the dev split."""

@@ -55,12 +55,16 @@ def read_line_numbers(path: Path, *, official: bool = False) -> list[int | str]:
             numbers.append(line)
             continue
         if not _LINE_NUMBER.fullmatch(line):
-            raise InputError(f"expected a 0-based line number such as 367, got {line!r} (XTREME's "
-                             "evaluate_retrieval.py writes '[367]', which never matches a label)",
-                             file=path, record=f"line {number}")
+            raise InputError(
+                f"expected a 0-based line number such as 367, got {line!r} (XTREME's "
+                "evaluate_retrieval.py writes '[367]', which never matches a label)",
+                file=path,
+                record=f"line {number}",
+            )
         if len(line) > len(str(sys.maxsize)):  # past any file's length, and int() refuses 4,300 digits
-            raise InputError(f"line number of {len(line)} digits: no file has that many lines", file=path,
-                             record=f"line {number}")
+            raise InputError(
+                f"line number of {len(line)} digits: no file has that many lines", file=path, record=f"line {number}"
+            )
         numbers.append(int(line))
     return numbers
 

@@ -62,24 +62,32 @@ def _same_length(read: Callable[[Path], list[Any]]) -> Callable[[Path, Sequence[
     def read_checked(path: Path, labels: Sequence[Any]) -> list[Any]:
         predictions = read(path)
         if len(predictions) != len(labels):
-            raise InputError(f"{len(predictions)} lines, but the labels have {len(labels)} (one prediction per "
-                             "label line, as evaluate.py asserts)", file=path)
+            raise InputError(
+                f"{len(predictions)} lines, but the labels have {len(labels)} (one prediction per "
+                "label line, as evaluate.py asserts)",
+                file=path,
+            )
         return predictions
 
     return read_checked
 
 
-def check_sentence_lengths(path: Path | str, tags: Sequence[Sequence[str]], reference: Sequence[Sequence[Any]],
-                           against: str = "the labels") -> None:
+def check_sentence_lengths(
+    path: Path | str, tags: Sequence[Sequence[str]], reference: Sequence[Sequence[Any]], against: str = "the labels"
+) -> None:
     """Refuse tag sentences that do not line up with ``reference`` (the gold tags, or the words
     they tag): as many sentences, and as many tags as ``reference`` has items in each."""
     if len(tags) != len(reference):
-        raise InputError(f"{len(tags)} sentences, but {against} have {len(reference)} (sentences end at a "
-                         "blank line)", file=path)
+        raise InputError(
+            f"{len(tags)} sentences, but {against} have {len(reference)} (sentences end at a blank line)", file=path
+        )
     for number, (tagged, other) in enumerate(zip(tags, reference), start=1):
         if len(tagged) != len(other):
-            raise InputError(f"{len(tagged)} tags, but {against} have {len(other)} (one tag per token)",
-                             file=path, record=f"sentence {number}")
+            raise InputError(
+                f"{len(tagged)} tags, but {against} have {len(other)} (one tag per token)",
+                file=path,
+                record=f"sentence {number}",
+            )
 
 
 def check_tags(path: Path | str, sentences: Sequence[Sequence[str]], tags: Sequence[str]) -> None:
@@ -87,8 +95,9 @@ def check_tags(path: Path | str, sentences: Sequence[Sequence[str]], tags: Seque
     for number, sentence in enumerate(sentences, start=1):
         unknown = next((tag for tag in sentence if tag not in tags), None)
         if unknown is not None:
-            raise InputError(f"{unknown!r} is not a tag (tags: {', '.join(tags)})", file=path,
-                             record=f"sentence {number}")
+            raise InputError(
+                f"{unknown!r} is not a tag (tags: {', '.join(tags)})", file=path, record=f"sentence {number}"
+            )
 
 
 def _read_tag_predictions(path: Path, labels: Sequence[Sequence[str]]) -> list[list[str]]:
@@ -114,8 +123,10 @@ def _qa_score(task: str, lang: str, unit: SpanUnit, answers: dict[str, str]) -> 
 def _qa_items(task: str, lang: str, unit: SpanUnit, answers: dict[str, str]) -> list[Item]:
     """One item per question: its gold answers, the prediction (None when absent), EM and F1."""
     scores = _qa_scores(task, lang, unit, answers)
-    return [Item(question.id, list(question.answers), answers.get(question.id), {"exact_match": em, "f1": f1})
-            for question, em, f1 in zip(unit.questions, scores.question_exact, scores.question_f1)]
+    return [
+        Item(question.id, list(question.answers), answers.get(question.id), {"exact_match": em, "f1": f1})
+        for question, em, f1 in zip(unit.questions, scores.question_exact, scores.question_f1)
+    ]
 
 
 def _accuracy(task: str, lang: str, labels: Sequence[Any], predictions: Sequence[Any]) -> dict[str, float]:
@@ -140,28 +151,72 @@ def _pairs_file(pairs: Sequence[tuple[str, ...]]) -> bytes:
 
 #: Every kind ``evaluate.py`` scores (XTREME-R's LAReQA has no entry there, nor here).
 KINDS: dict[Kind, FileKind] = {
-    "classification": FileKind(_any_language(formats.read_lines), _same_length(formats.read_lines), _accuracy,
-                               formats.lines_file, _copy, line_items, accuracy_statistics),
-    "tatoeba": FileKind(_any_language(formats.read_line_numbers), _same_length(formats.read_line_numbers),
-                        _accuracy, formats.lines_file, _copy, line_items, accuracy_statistics,
-                        _same_length(lambda path: formats.read_line_numbers(path, official=True))),
-    "xcopa": FileKind(_any_language(formats.read_choices), _same_length(formats.read_choices), _accuracy,
-                      formats.choices_file, _copy, line_items, accuracy_statistics),
-    "bitext": FileKind(_any_language(formats.read_pairs), _unchecked(formats.read_pairs),
-                       lambda task, lang, labels, predictions: pair_set_scores(labels, predictions),
-                       _pairs_file, _copy, pair_items, counted_statistics,
-                       _unchecked(lambda path: formats.read_pairs(path, official=True))),
-    "tagging": FileKind(_any_language(formats.read_tags), _read_tag_predictions,
-                        lambda task, lang, labels, predictions: span_scores(labels, predictions).as_metrics(),
-                        formats.tags_file, _copy, sentence_items, counted_statistics),
-    "qa": FileKind(lambda path, lang: read_unit(path, lang, lang, lang, (lang,), None), read_answer_file,
-                   _qa_score, formats.json_file, lambda unit: {q.id: q.answers[0] for q in unit.questions},
-                   _qa_items, qa_statistics, lambda path, unit: read_answer_file(path, unit, official=True)),
-    "mewslix": FileKind(_any_language(lambda path: formats.read_entities(path, gold=True)),
-                        _unchecked(lambda path: formats.read_entities(path, gold=False)),
-                        lambda task, lang, labels, predictions: {"map@20": mean_reciprocal_rank(labels, predictions)},
-                        formats.json_file, lambda labels: {mention: [labels[mention][0].strip()] for mention in labels},
-                        mention_items, mention_statistics),
+    "classification": FileKind(
+        _any_language(formats.read_lines),
+        _same_length(formats.read_lines),
+        _accuracy,
+        formats.lines_file,
+        _copy,
+        line_items,
+        accuracy_statistics,
+    ),
+    "tatoeba": FileKind(
+        _any_language(formats.read_line_numbers),
+        _same_length(formats.read_line_numbers),
+        _accuracy,
+        formats.lines_file,
+        _copy,
+        line_items,
+        accuracy_statistics,
+        _same_length(lambda path: formats.read_line_numbers(path, official=True)),
+    ),
+    "xcopa": FileKind(
+        _any_language(formats.read_choices),
+        _same_length(formats.read_choices),
+        _accuracy,
+        formats.choices_file,
+        _copy,
+        line_items,
+        accuracy_statistics,
+    ),
+    "bitext": FileKind(
+        _any_language(formats.read_pairs),
+        _unchecked(formats.read_pairs),
+        lambda task, lang, labels, predictions: pair_set_scores(labels, predictions),
+        _pairs_file,
+        _copy,
+        pair_items,
+        counted_statistics,
+        _unchecked(lambda path: formats.read_pairs(path, official=True)),
+    ),
+    "tagging": FileKind(
+        _any_language(formats.read_tags),
+        _read_tag_predictions,
+        lambda task, lang, labels, predictions: span_scores(labels, predictions).as_metrics(),
+        formats.tags_file,
+        _copy,
+        sentence_items,
+        counted_statistics,
+    ),
+    "qa": FileKind(
+        lambda path, lang: read_unit(path, lang, lang, lang, (lang,), None),
+        read_answer_file,
+        _qa_score,
+        formats.json_file,
+        lambda unit: {q.id: q.answers[0] for q in unit.questions},
+        _qa_items,
+        qa_statistics,
+        lambda path, unit: read_answer_file(path, unit, official=True),
+    ),
+    "mewslix": FileKind(
+        _any_language(lambda path: formats.read_entities(path, gold=True)),
+        _unchecked(lambda path: formats.read_entities(path, gold=False)),
+        lambda task, lang, labels, predictions: {"map@20": mean_reciprocal_rank(labels, predictions)},
+        formats.json_file,
+        lambda labels: {mention: [labels[mention][0].strip()] for mention in labels},
+        mention_items,
+        mention_statistics,
+    ),
 }
 
 
@@ -169,8 +224,9 @@ def check_classes(path: Path | str, lines: Sequence[str], classes: Sequence[str]
     """Refuse a classification file line that is none of the task's labels, naming the line."""
     for number, line in enumerate(lines, start=1):
         if line not in classes:
-            raise InputError(f"{line!r} is not a label (labels: {', '.join(classes)})", file=path,
-                             record=f"line {number}")
+            raise InputError(
+                f"{line!r} is not a label (labels: {', '.join(classes)})", file=path, record=f"line {number}"
+            )
 
 
 def example_count(labels: Any) -> int:

@@ -105,8 +105,10 @@ class XtremeFilesTask(Task[LabelledData]):
         """The languages of the task in the chosen version (all of them by default)."""
         unknown = [lang for lang in languages or () if lang not in self.definition.languages]
         if unknown:
-            raise HarnessError(f"unknown language '{unknown[0]}' for task {self.metadata.name} in {self.xtreme_version} "
-                               f"(languages: {', '.join(self.definition.languages)})")
+            raise HarnessError(
+                f"unknown language '{unknown[0]}' for task {self.metadata.name} in {self.xtreme_version} "
+                f"(languages: {', '.join(self.definition.languages)})"
+            )
         return tuple(languages or self.definition.languages)
 
     # -- reading ------------------------------------------------------------------------------
@@ -121,9 +123,12 @@ class XtremeFilesTask(Task[LabelledData]):
 
     def _folder_labels(self, lang: str, split_file: Path) -> tuple[Path, list[Any]]:
         if self.labels_dir is None:
-            raise InputError(f"no labels in this file (XTREME's test labels are not public): give the task a label "
-                             f"folder, {self.metadata.name}:labels=DIR with DIR/{self.metadata.name}/"
-                             f"{self.definition.file_name(lang)}, or run --split dev", file=split_file)
+            raise InputError(
+                f"no labels in this file (XTREME's test labels are not public): give the task a label "
+                f"folder, {self.metadata.name}:labels=DIR with DIR/{self.metadata.name}/"
+                f"{self.definition.file_name(lang)}, or run --split dev",
+                file=split_file,
+            )
         nested = self.labels_dir / self.metadata.name / self.definition.file_name(lang)
         path = nested if nested.is_file() else self.labels_dir / self.definition.file_name(lang)
         if not path.is_file():
@@ -134,8 +139,14 @@ class XtremeFilesTask(Task[LabelledData]):
         """``cls`` with nothing read yet, for the requested languages (all the task's by default)."""
         assert request.data_dir is not None
         languages = tuple(request.languages or self.definition.languages)
-        return cls(split=request.split, languages=languages, files=[], statistics={}, source=str(request.data_dir),
-                   definition=replace(self.definition, languages=languages))
+        return cls(
+            split=request.split,
+            languages=languages,
+            files=[],
+            statistics={},
+            source=str(request.data_dir),
+            definition=replace(self.definition, languages=languages),
+        )
 
     def load(self, request: DataRequest) -> LabelledData:
         data = self.empty_data(request, LabelledData)
@@ -143,8 +154,9 @@ class XtremeFilesTask(Task[LabelledData]):
         for lang in data.languages:
             split_file = request.data_dir / f"{request.split}-{lang}.tsv"
             if not split_file.is_file():
-                raise InputError(f"missing: XTREME's download layout has {self.metadata.name}/{split_file.name}",
-                                 file=split_file)
+                raise InputError(
+                    f"missing: XTREME's download layout has {self.metadata.name}/{split_file.name}", file=split_file
+                )
             inputs, labels = self.read_split(split_file)
             label_file = split_file
             data.files.append(split_file)
@@ -152,8 +164,11 @@ class XtremeFilesTask(Task[LabelledData]):
                 label_file, labels = self._folder_labels(lang, split_file)
                 data.files.append(label_file)
                 if len(labels) != len(inputs):  # either file may be the broken one: both are named
-                    raise InputError(f"{len(inputs)} examples here but {len(labels)} in the label file {label_file}: "
-                                     "the two files do not line up", file=split_file)
+                    raise InputError(
+                        f"{len(inputs)} examples here but {len(labels)} in the label file {label_file}: "
+                        "the two files do not line up",
+                        file=split_file,
+                    )
             self.check_labels(label_file, labels, inputs)
             data.inputs[lang] = inputs[: request.limit]
             data.labels[lang] = labels[: request.limit]
@@ -186,8 +201,9 @@ class XtremeFilesTask(Task[LabelledData]):
         self.check_labels(where, answers, inputs)
         return answers
 
-    def predict_by_likelihood(self, scorer: LoglikelihoodService, inputs: Sequence[Example], unit: str,
-                              context: RunContext) -> dict[str, Any]:
+    def predict_by_likelihood(
+        self, scorer: LoglikelihoodService, inputs: Sequence[Example], unit: str, context: RunContext
+    ) -> dict[str, Any]:
         """Every label of every example scored as a continuation; the choices by each normalisation."""
         questions = [self.choice_question(example, unit) for example in inputs]
         with context.progress(sum(len(q.options) for q in questions), f"{self.metadata.name} {unit}") as bar:
@@ -200,17 +216,23 @@ class XtremeFilesTask(Task[LabelledData]):
         """evaluate.py's scores of each language and their means (the task's ``avg_metric``),
         with each language's per-item records (:mod:`harness_xtreme.records`)."""
         assert data.definition is not None
-        by_likelihood = {lang: LikelihoodPredictions.from_json(p) for lang, p in predictions.items() if is_likelihood(p)}
+        by_likelihood = {
+            lang: LikelihoodPredictions.from_json(p) for lang, p in predictions.items() if is_likelihood(p)
+        }
         if by_likelihood:
             return self._evaluate_likelihood(data, by_likelihood)
         score = score_task(LabelledTask(data.definition, data.labels), predictions)
         overall = ScoreRow("mean", dict(score.averages), score.count)
-        rows = [ScoreRow(lang, metrics, example_count(data.labels[lang]), (lang,))
-                for lang, metrics in score.per_language.items()]
+        rows = [
+            ScoreRow(lang, metrics, example_count(data.labels[lang]), (lang,))
+            for lang, metrics in score.per_language.items()
+        ]
         items = KINDS[self.definition.kind].items
-        instances = [Instance(item.id, lang, (lang,), item.gold, item.prediction, item.values)
-                     for lang in score.per_language
-                     for item in items(self.metadata.name, lang, data.labels[lang], predictions[lang])]
+        instances = [
+            Instance(item.id, lang, (lang,), item.gold, item.prediction, item.values)
+            for lang in score.per_language
+            for item in items(self.metadata.name, lang, data.labels[lang], predictions[lang])
+        ]
         return Evaluation(main_score=score.figure, rows=[overall, *rows], instances=instances)
 
     def _evaluate_likelihood(self, data: LabelledData, predictions: Mapping[str, LikelihoodPredictions]) -> Evaluation:
@@ -219,16 +241,23 @@ class XtremeFilesTask(Task[LabelledData]):
         assert data.definition is not None
         if set(predictions) != set(data.labels):
             raise HarnessError(f"{self.metadata.name}: some languages were chosen by log-likelihood and some not")
-        scores = {name: score_task(LabelledTask(data.definition, data.labels),
-                                   {lang: p.chosen[name] for lang, p in predictions.items()})
-                  for name in NORMALISATIONS}
+        scores = {
+            name: score_task(
+                LabelledTask(data.definition, data.labels), {lang: p.chosen[name] for lang, p in predictions.items()}
+            )
+            for name in NORMALISATIONS
+        }
 
         def metrics(per: Any) -> dict[str, float]:
             return {METRICS[name]: per(scores[name])["accuracy"] for name in NORMALISATIONS}
 
         rows = [ScoreRow("mean", metrics(lambda s: s.averages), scores["sum"].count)]
-        rows += [ScoreRow(lang, metrics(lambda s, lang=lang: s.per_language[lang]), example_count(data.labels[lang]),
-                          (lang,)) for lang in scores["sum"].per_language]
+        rows += [
+            ScoreRow(
+                lang, metrics(lambda s, lang=lang: s.per_language[lang]), example_count(data.labels[lang]), (lang,)
+            )
+            for lang in scores["sum"].per_language
+        ]
         items = KINDS[self.definition.kind].items
         instances = []
         for lang in scores["sum"].per_language:
@@ -237,9 +266,14 @@ class XtremeFilesTask(Task[LabelledData]):
             for number, item in enumerate(items(self.metadata.name, lang, labels, chosen["sum"])):
                 values = {**item.values, **{ITEM_VALUES[name]: extra[name][number].values["correct"] for name in extra}}
                 instances.append(Instance(item.id, lang, (lang,), item.gold, item.prediction, values))
-        diagnostics = {"chosen_by": {"prompt": PROMPT_VERSION, "accuracy": "highest summed log-likelihood (lm-eval acc)",
-                                     "accuracy_norm": "log-likelihood per character of the option (lm-eval acc_norm)",
-                                     "accuracy_bytes": "log-likelihood per UTF-8 byte of the option (lm-eval acc_bytes)"}}
+        diagnostics = {
+            "chosen_by": {
+                "prompt": PROMPT_VERSION,
+                "accuracy": "highest summed log-likelihood (lm-eval acc)",
+                "accuracy_norm": "log-likelihood per character of the option (lm-eval acc_norm)",
+                "accuracy_bytes": "log-likelihood per UTF-8 byte of the option (lm-eval acc_bytes)",
+            }
+        }
         return Evaluation(main_score=scores["sum"].figure, rows=rows, diagnostics=diagnostics, instances=instances)
 
     def statistics(self, table: InstanceTable) -> RowStatistics:
@@ -248,12 +282,21 @@ class XtremeFilesTask(Task[LabelledData]):
         per_language = KINDS[self.definition.kind].statistics
         rows: RowStatistics = {lang: dict(per_language(lang)) for lang in table.units}
         for lang, values in table.units.items():  # a language model's normalised choices
-            rows[lang].update({METRICS[name]: Mean(lang, value, official=percent_mean, binary=True)
-                               for name, value in ITEM_VALUES.items() if value in values.values})
+            rows[lang].update(
+                {
+                    METRICS[name]: Mean(lang, value, official=percent_mean, binary=True)
+                    for name, value in ITEM_VALUES.items()
+                    if value in values.values
+                }
+            )
         metrics = next(iter(rows.values()))
-        return {"mean": {metric: Macro(tuple(row[metric] for row in rows.values()), mean, clusters=self.metadata.clusters)
-                         for metric in metrics},
-                **rows}
+        return {
+            "mean": {
+                metric: Macro(tuple(row[metric] for row in rows.values()), mean, clusters=self.metadata.clusters)
+                for metric in metrics
+            },
+            **rows,
+        }
 
     # -- prediction files ---------------------------------------------------------------------
 
@@ -283,11 +326,14 @@ class XtremeFilesTask(Task[LabelledData]):
             for name in NORMALISATIONS:
                 self.check_labels(path, list(predictions.chosen[name]), inputs)
         except (KeyError, TypeError, ValueError, AttributeError):
-            raise InputError("expected {\"chosen\": {\"sum\"|\"chars\"|\"bytes\": [label, ...]}, "
-                             "\"loglikelihoods\": [[number, ...], ...]}", file=path) from None
+            raise InputError(
+                'expected {"chosen": {"sum"|"chars"|"bytes": [label, ...]}, "loglikelihoods": [[number, ...], ...]}',
+                file=path,
+            ) from None
         if predictions.chosen["sum"] != submitted:
-            raise InputError("its summed choices are not the labels of the submission file beside it", file=path,
-                             field="chosen.sum")
+            raise InputError(
+                "its summed choices are not the labels of the submission file beside it", file=path, field="chosen.sum"
+            )
         return predictions.to_json()
 
     def write_predictions(self, data: LabelledData, predictions: Mapping[str, Any], path: Path) -> None:
@@ -327,9 +373,12 @@ def read_pair_file(path: Path) -> tuple[list[tuple[str, str]], list[str] | None]
     widths = {len(row) for row in rows}
     for number, row in enumerate(rows, start=1):
         if len(row) not in (2, 3) or len(row) != len(rows[0]):
-            raise InputError(f"expected sentence1<TAB>sentence2[<TAB>label] on every line alike, got {len(row)} "
-                             f"field(s) (lines have {', '.join(map(str, sorted(widths)))})", file=path,
-                             record=f"line {number}")
+            raise InputError(
+                f"expected sentence1<TAB>sentence2[<TAB>label] on every line alike, got {len(row)} "
+                f"field(s) (lines have {', '.join(map(str, sorted(widths)))})",
+                file=path,
+                record=f"line {number}",
+            )
     pairs = [(row[0], row[1]) for row in rows]
     return pairs, [row[2].strip() for row in rows] if len(rows[0]) == 3 else None
 
@@ -380,7 +429,6 @@ class PairClassification(XtremeFilesTask):
 
     def ask(self, model: PairClassifier, inputs: Sequence[Example]) -> list[Any]:
         return model.classify_pairs([tuple(pair) for pair in inputs], labels=self.label_set)
-
 
 
 class SequenceTagging(XtremeFilesTask):

@@ -38,27 +38,46 @@ PROMPT_VERSION = "lm-eval-words@1"
 
 #: XCOPA's connectors (cause, effect) by language, lm-eval's words.
 XCOPA_CONNECTORS: dict[str, tuple[str, str]] = {
-    "et": ("sest", "seetõttu"), "ht": ("poukisa", "donk sa"), "id": ("karena", "maka"), "it": ("perché", "quindi"),
-    "qu": ("imataq", "chaymi"), "sw": ("kwa sababu", "kwa hiyo"), "ta": ("காரணமாக", "எனவே"),
-    "th": ("เพราะ", "ดังนั้น"), "tr": ("çünkü", "bu yüzden"), "vi": ("bởi vì", "vì vậy"), "zh": ("因为", "所以"),
+    "et": ("sest", "seetõttu"),
+    "ht": ("poukisa", "donk sa"),
+    "id": ("karena", "maka"),
+    "it": ("perché", "quindi"),
+    "qu": ("imataq", "chaymi"),
+    "sw": ("kwa sababu", "kwa hiyo"),
+    "ta": ("காரணமாக", "எனவே"),
+    "th": ("เพราะ", "ดังนั้น"),
+    "tr": ("çünkü", "bu yüzden"),
+    "vi": ("bởi vì", "vì vậy"),
+    "zh": ("因为", "所以"),
 }
 
 #: XNLI's question word and its answers (entailment, neutral, contradiction) by language, lm-eval's.
 XNLI_WORDS: dict[str, tuple[str, str, str, str]] = {
-    "ar": ("صحيح", "نعم", "لذا", "رقم"), "bg": ("правилно", "да", "така", "не"),
-    "de": ("richtig", "Ja", "Auch", "Nein"), "el": ("σωστός", "Ναί", "Έτσι", "όχι"),
-    "en": ("right", "Yes", "Also", "No"), "es": ("correcto", "Sí", "Asi que", "No"),
-    "fr": ("correct", "Oui", "Aussi", "Non"), "hi": ("सही", "हाँ", "इसलिए", "नहीं"),
-    "ru": ("правильно", "Да", "Так", "Нет"), "sw": ("sahihi", "Ndiyo", "Hivyo", "Hapana"),
-    "th": ("ถูกต้อง", "ใช่", "ดังนั้น", "ไม่"), "tr": ("doğru", "Evet", "Böylece", "Hayır"),
-    "ur": ("صحیح", "جی ہاں", "اس لئے", "نہیں"), "vi": ("đúng", "Vâng", "Vì vậy", "Không"),
+    "ar": ("صحيح", "نعم", "لذا", "رقم"),
+    "bg": ("правилно", "да", "така", "не"),
+    "de": ("richtig", "Ja", "Auch", "Nein"),
+    "el": ("σωστός", "Ναί", "Έτσι", "όχι"),
+    "en": ("right", "Yes", "Also", "No"),
+    "es": ("correcto", "Sí", "Asi que", "No"),
+    "fr": ("correct", "Oui", "Aussi", "Non"),
+    "hi": ("सही", "हाँ", "इसलिए", "नहीं"),
+    "ru": ("правильно", "Да", "Так", "Нет"),
+    "sw": ("sahihi", "Ndiyo", "Hivyo", "Hapana"),
+    "th": ("ถูกต้อง", "ใช่", "ดังนั้น", "ไม่"),
+    "tr": ("doğru", "Evet", "Böylece", "Hayır"),
+    "ur": ("صحیح", "جی ہاں", "اس لئے", "نہیں"),
+    "vi": ("đúng", "Vâng", "Vì vậy", "Không"),
     "zh": ("正确", "是的", "所以", "不是的"),
 }
 
 #: PAWS-X's question and its answers (not a paraphrase, paraphrase) by language, lm-eval's words.
 PAWSX_WORDS: dict[str, tuple[str, str, str]] = {
-    "de": ("richtig", "Nein", "Ja"), "en": ("right", "No", "Yes"), "es": ("verdad", "No", "Sí"),
-    "fr": ("n'est-ce pas", "Non", "Oui"), "ja": ("ですね", "いいえ", "はい"), "ko": ("맞죠", "아니요", "예"),
+    "de": ("richtig", "Nein", "Ja"),
+    "en": ("right", "No", "Yes"),
+    "es": ("verdad", "No", "Sí"),
+    "fr": ("n'est-ce pas", "Non", "Oui"),
+    "ja": ("ですね", "いいえ", "はい"),
+    "ko": ("맞죠", "아니요", "예"),
     "zh": ("对吧", "不是", "是"),
 }
 
@@ -77,8 +96,9 @@ def xcopa_question(premise: str, question: str, choices: Sequence[str], lang: st
     cause, effect = XCOPA_CONNECTORS[lang]
     stem = premise.strip()
     stem = stem[:-1] if stem[-1:] in ".。!?" else stem
-    return ChoiceQuestion(f"{stem} {cause if question == 'cause' else effect}",
-                          tuple(f" {_lower_first(choice)}" for choice in choices))
+    return ChoiceQuestion(
+        f"{stem} {cause if question == 'cause' else effect}", tuple(f" {_lower_first(choice)}" for choice in choices)
+    )
 
 
 def xnli_question(premise: str, hypothesis: str, lang: str, labels: Sequence[str]) -> ChoiceQuestion:
@@ -94,8 +114,9 @@ def pawsx_question(first: str, second: str, lang: str, labels: Sequence[str]) ->
     stem = first.strip()
     stem = stem[:-1] if stem[-1:] in ".,;" else stem
     word = {"0": no, "1": yes}
-    return ChoiceQuestion(f"{stem}, {right}?", tuple(f" {word[label]}, {_lower_first(second.strip())}"
-                                                     for label in labels))
+    return ChoiceQuestion(
+        f"{stem}, {right}?", tuple(f" {word[label]}, {_lower_first(second.strip())}" for label in labels)
+    )
 
 
 @dataclass(frozen=True)
@@ -109,8 +130,10 @@ class LikelihoodPredictions:
 
     @classmethod
     def of(cls, decisions: Sequence[Decision], labels: Sequence[object]) -> LikelihoodPredictions:
-        return cls({name: [labels[d.chosen[name]] for d in decisions] for name in NORMALISATIONS},
-                   [list(d.loglikelihoods) for d in decisions])
+        return cls(
+            {name: [labels[d.chosen[name]] for d in decisions] for name in NORMALISATIONS},
+            [list(d.loglikelihoods) for d in decisions],
+        )
 
     def to_json(self) -> dict[str, object]:
         return {"chosen": self.chosen, "loglikelihoods": self.loglikelihoods}

@@ -55,8 +55,9 @@ def pair_set_scores(gold: Sequence[tuple[str, ...]], predicted: Sequence[tuple[s
     """BUCC 2018: precision, recall and F1 of the predicted pairs against the gold pairs, each
     side taken as a set (repeated lines count once); all 0 when no pair is correct."""
     gold_set, predicted_set = set(gold), set(predicted)
-    scores = counted_scores(np.asarray(len(gold_set & predicted_set)), np.asarray(len(predicted_set)),
-                            np.asarray(len(gold_set)))
+    scores = counted_scores(
+        np.asarray(len(gold_set & predicted_set)), np.asarray(len(predicted_set)), np.asarray(len(gold_set))
+    )
     return {metric: float(scores[metric]) for metric in COUNTED_METRICS}
 
 
@@ -64,8 +65,9 @@ def pair_set_scores(gold: Sequence[tuple[str, ...]], predicted: Sequence[tuple[s
 MEWSLIX_TOP_K = 20
 
 
-def mean_reciprocal_rank(gold: Mapping[str, Sequence[str]], predictions: Mapping[str, Sequence[str]],
-                         k: int = MEWSLIX_TOP_K) -> float:
+def mean_reciprocal_rank(
+    gold: Mapping[str, Sequence[str]], predictions: Mapping[str, Sequence[str]], k: int = MEWSLIX_TOP_K
+) -> float:
     """Mewsli-X "map@20" (0-100): over the gold mentions, in file order, the reciprocal rank of the
     gold entity (its first label, white space stripped) among the first ``k`` predicted entities,
     0 when it is not there or the mention has no prediction. With one gold entity per mention
@@ -73,8 +75,9 @@ def mean_reciprocal_rank(gold: Mapping[str, Sequence[str]], predictions: Mapping
     return percent_mean(reciprocal_ranks(gold, predictions, k)) if gold else 0.0
 
 
-def reciprocal_ranks(gold: Mapping[str, Sequence[str]], predictions: Mapping[str, Sequence[str]],
-                     k: int = MEWSLIX_TOP_K) -> list[float]:
+def reciprocal_ranks(
+    gold: Mapping[str, Sequence[str]], predictions: Mapping[str, Sequence[str]], k: int = MEWSLIX_TOP_K
+) -> list[float]:
     """Each gold mention's reciprocal rank (see :func:`mean_reciprocal_rank`), in file order."""
     ranks = []
     for mention, labels in gold.items():

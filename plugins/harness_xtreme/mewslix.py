@@ -82,10 +82,18 @@ def _spans(record: dict[str, Any], text: str, path: Path, where: str, name: str)
     """``record["sentence_spans"]`` as (start, end) pairs within ``text``."""
     spans = record.get("sentence_spans")
     if not isinstance(spans, list) or not all(
-            isinstance(s, dict) and isinstance(s.get("start"), int) and isinstance(s.get("end"), int)
-            and 0 <= s["start"] < s["end"] <= len(text) for s in spans):
-        raise InputError(f"expected a list of {{start, end}} spans within the {name}", file=path, record=where,
-                         field="sentence_spans")
+        isinstance(s, dict)
+        and isinstance(s.get("start"), int)
+        and isinstance(s.get("end"), int)
+        and 0 <= s["start"] < s["end"] <= len(text)
+        for s in spans
+    ):
+        raise InputError(
+            f"expected a list of {{start, end}} spans within the {name}",
+            file=path,
+            record=where,
+            field="sentence_spans",
+        )
     return [(s["start"], s["end"]) for s in spans]
 
 
@@ -95,8 +103,8 @@ def mention_text(context: str, sentences: Sequence[tuple[int, int]], start: int,
     sentence = next(((s, e) for s, e in sentences if s <= start < e and s < end <= e), None)
     if sentence is None:
         return None
-    left = _BRACED.sub(r"(\1)", context[sentence[0]:start])
-    right = _BRACED.sub(r"(\1)", context[end:sentence[1]])
+    left = _BRACED.sub(r"(\1)", context[sentence[0] : start])
+    right = _BRACED.sub(r"(\1)", context[end : sentence[1]])
     mention = context[start:end]
     return _normalise(f"{mention}: {left} {{ {mention} }} {right}")
 
@@ -150,8 +158,12 @@ def read_mentions(path: Path, lang: str) -> tuple[list[tuple[str, str]], dict[st
         if not isinstance(context, dict) or not isinstance(context.get("text"), str):
             raise InputError("expected a context with its text", file=path, record=where, field="context")
         if context.get("language") != lang:  # evaluate_retrieval.py asserts one language a file
-            raise InputError(f"an article in {context.get('language')!r} in the {lang} file", file=path, record=where,
-                             field="context.language")
+            raise InputError(
+                f"an article in {context.get('language')!r} in the {lang} file",
+                file=path,
+                record=where,
+                field="context.language",
+            )
         text = context["text"]
         sentences = _spans(context, text, path, where, "context")
         items = record.get("mentions")
@@ -161,17 +173,33 @@ def read_mentions(path: Path, lang: str) -> tuple[list[tuple[str, str]], dict[st
             example = mention.get("example_id") if isinstance(mention, dict) else None
             span = mention.get("mention_span") if isinstance(mention, dict) else None
             if not isinstance(example, str) or not example or example in gold:
-                raise InputError("expected a mention with an example id of its own", file=path, record=where,
-                                 field="mentions.example_id")
-            if not isinstance(span, dict) or not all(isinstance(span.get(key), int) for key in ("start", "end")) \
-                    or not 0 <= span["start"] < span["end"] <= len(text) or span.get("text") != text[span["start"]:span["end"]]:
-                raise InputError("the mention span is not the text at its offsets in the context", file=path,
-                                 record=f"{where}, mention {example}", field="mention_span")
+                raise InputError(
+                    "expected a mention with an example id of its own",
+                    file=path,
+                    record=where,
+                    field="mentions.example_id",
+                )
+            if (
+                not isinstance(span, dict)
+                or not all(isinstance(span.get(key), int) for key in ("start", "end"))
+                or not 0 <= span["start"] < span["end"] <= len(text)
+                or span.get("text") != text[span["start"] : span["end"]]
+            ):
+                raise InputError(
+                    "the mention span is not the text at its offsets in the context",
+                    file=path,
+                    record=f"{where}, mention {example}",
+                    field="mention_span",
+                )
             query = mention_text(text, sentences, span["start"], span["end"])
             if query is None:
-                raise InputError("the mention is in no sentence of the context (or crosses two), which the official "
-                                 "preprocessing asserts against", file=path, record=f"{where}, mention {example}",
-                                 field="mention_span")
+                raise InputError(
+                    "the mention is in no sentence of the context (or crosses two), which the official "
+                    "preprocessing asserts against",
+                    file=path,
+                    record=f"{where}, mention {example}",
+                    field="mention_span",
+                )
             mentions.append((example, query))
             gold[example] = [str(mention.get("entity_id", ""))]
     if not mentions:
@@ -185,8 +213,13 @@ class MewsliX(XtremeFilesTask):
     metadata = MEWSLIX_TASK
     label_set = ()
 
-    def __init__(self, labels: Path | None = None, mention_role: Role = "query", entity_role: Role = "passage",
-                 xtreme_version: Version = "xtreme-r") -> None:
+    def __init__(
+        self,
+        labels: Path | None = None,
+        mention_role: Role = "query",
+        entity_role: Role = "passage",
+        xtreme_version: Version = "xtreme-r",
+    ) -> None:
         """``labels``: the gold of splits whose files have it blanked (XTREME-R's test).
         ``mention_role``, ``entity_role``: how each side is put to the encoder."""
         super().__init__(labels=labels, xtreme_version=xtreme_version)
@@ -219,25 +252,32 @@ class MewsliX(XtremeFilesTask):
                 data.files.append(label_file)
                 gold = KINDS["mewslix"].read_labels(label_file, lang)
             if set(gold) != {example for example, _ in mentions}:
-                raise InputError(f"the gold is for other mentions than {path}'s: the two files do not line up",
-                                 file=label_file)
+                raise InputError(
+                    f"the gold is for other mentions than {path}'s: the two files do not line up", file=label_file
+                )
             kept = mentions[: request.limit]
             data.inputs[lang] = kept
             data.labels[lang] = {example: gold[example] for example, _ in kept}
-        data.statistics = {"mentions": {lang: len(items) for lang, items in data.inputs.items()},
-                           "entities": len(data.entity_ids)}
+        data.statistics = {
+            "mentions": {lang: len(items) for lang, items in data.inputs.items()},
+            "entities": len(data.entity_ids),
+        }
         return data
 
     def encoding_requests(self, data: MewsliData) -> list[EncodingRequest]:
-        mentions = [EncodingRequest(self.mention_role, [text for _, text in items], [lang] * len(items))
-                    for lang, items in data.inputs.items()]
+        mentions = [
+            EncodingRequest(self.mention_role, [text for _, text in items], [lang] * len(items))
+            for lang, items in data.inputs.items()
+        ]
         return [*mentions, EncodingRequest(self.entity_role, data.entity_texts, data.entity_langs)]
 
     def _entities(self, model: Encoder, data: MewsliData) -> np.ndarray:
         """The candidate set's unit vectors, encoded once per model for every language."""
         if self._entity_vectors is None or self._entity_vectors[0] is not model:
-            self._entity_vectors = (model, unit_encodings(model, data.entity_texts, self.entity_role,
-                                                          data.entity_langs))
+            self._entity_vectors = (
+                model,
+                unit_encodings(model, data.entity_texts, self.entity_role, data.entity_langs),
+            )
         return self._entity_vectors[1]
 
     def predict(self, model: Encoder, data: MewsliData, unit: str, context: RunContext) -> dict[str, list[str]]:

@@ -52,10 +52,17 @@ def version_suite(version: Version) -> SuiteSpec:
     scores the runs as one submission with the ``xtreme`` task (group scores, ``all_task``)."""
     option = f":xtreme_version={version}" if version != "xtreme" else ""
     tasks = tuple(task.name + (option if task.name in VERSIONED else "") for task in TASKS[version])
-    summary = ("XTREME: a model family (one fine-tuned model per task, @family.json) over its 9 tasks, scored as "
-               "evaluate.py: group scores and all_task (--labels: the label folder)") if version == "xtreme" else (
-               "XTREME-R: a model family over its 10 tasks, scored as evaluate.py --xtreme_version xtreme-r: every "
-               "group (its all_task cannot be produced: LAReQA has no metric there; --labels)")
+    summary = (
+        (
+            "XTREME: a model family (one fine-tuned model per task, @family.json) over its 9 tasks, scored as "
+            "evaluate.py: group scores and all_task (--labels: the label folder)"
+        )
+        if version == "xtreme"
+        else (
+            "XTREME-R: a model family over its 10 tasks, scored as evaluate.py --xtreme_version xtreme-r: every "
+            "group (its all_task cannot be produced: LAReQA has no metric there; --labels)"
+        )
+    )
     return SuiteSpec(version, tasks, summary, scored_by=f"xtreme{option}")
 
 
@@ -64,13 +71,20 @@ def harness_suites() -> list[SuiteSpec]:
     return [
         version_suite("xtreme"),
         version_suite("xtreme-r"),
-        SuiteSpec("xtreme-qa", ("xquad", "mlqa", "tydiqa"), "XTREME's extractive QA tasks: XQuAD, MLQA (XLT), TyDiQA-GoldP"),
-        SuiteSpec("xtreme-retrieval", ("tatoeba", "lareqa"),
-                  "XTREME(-R)'s sentence retrieval tasks an encoder runs here: Tatoeba and LAReQA (XQuAD-R)"),
+        SuiteSpec(
+            "xtreme-qa", ("xquad", "mlqa", "tydiqa"), "XTREME's extractive QA tasks: XQuAD, MLQA (XLT), TyDiQA-GoldP"
+        ),
+        SuiteSpec(
+            "xtreme-retrieval",
+            ("tatoeba", "lareqa"),
+            "XTREME(-R)'s sentence retrieval tasks an encoder runs here: Tatoeba and LAReQA (XQuAD-R)",
+        ),
     ]
 
 
 @hookimpl
 def harness_schemas() -> list[Path]:
-    return [Path(__file__).with_name("tatoeba-predictions.schema.json"),
-            Path(__file__).with_name("xtreme-submission.schema.json")]
+    return [
+        Path(__file__).with_name("tatoeba-predictions.schema.json"),
+        Path(__file__).with_name("xtreme-submission.schema.json"),
+    ]

@@ -47,21 +47,32 @@ class Item:
 
 def line_items(task: str, lang: str, labels: Sequence[Any], predictions: Sequence[Any]) -> list[Item]:
     """One item per line (0-based line number), correct when prediction equals label (``p == l``)."""
-    return [Item(str(line), label, predicted, {"correct": float(predicted == label)})
-            for line, (label, predicted) in enumerate(zip(labels, predictions))]
+    return [
+        Item(str(line), label, predicted, {"correct": float(predicted == label)})
+        for line, (label, predicted) in enumerate(zip(labels, predictions))
+    ]
 
 
-def sentence_items(task: str, lang: str, labels: Sequence[Sequence[str]],
-                   predictions: Sequence[Sequence[str]]) -> list[Item]:
+def sentence_items(
+    task: str, lang: str, labels: Sequence[Sequence[str]], predictions: Sequence[Sequence[str]]
+) -> list[Item]:
     """One item per sentence (0-based), with its share of the file's chunk counts."""
-    return [Item(str(number), list(gold), list(predicted),
-                 {"correct": float(counts.correct), "predicted": float(counts.predicted), "gold": float(counts.gold)})
-            for number, (gold, predicted, counts) in enumerate(zip(labels, predictions,
-                                                                   sentence_counts(labels, predictions)))]
+    return [
+        Item(
+            str(number),
+            list(gold),
+            list(predicted),
+            {"correct": float(counts.correct), "predicted": float(counts.predicted), "gold": float(counts.gold)},
+        )
+        for number, (gold, predicted, counts) in enumerate(
+            zip(labels, predictions, sentence_counts(labels, predictions))
+        )
+    ]
 
 
-def pair_items(task: str, lang: str, labels: Sequence[tuple[str, ...]],
-               predictions: Sequence[tuple[str, ...]]) -> list[Item]:
+def pair_items(
+    task: str, lang: str, labels: Sequence[tuple[str, ...]], predictions: Sequence[tuple[str, ...]]
+) -> list[Item]:
     """One item per source id of a gold or predicted pair (gold's first, in file order): its gold
     and predicted targets, each pair once, and how many of its predicted pairs are gold."""
     gold_set = set(labels)
@@ -71,20 +82,35 @@ def pair_items(task: str, lang: str, labels: Sequence[tuple[str, ...]],
     for pairs, by_source in ((labels, gold_of), (predictions, predicted_of)):
         for pair in dict.fromkeys(pairs):
             by_source[pair[0]].append(pair)
-    return [Item(source, ["\t".join(pair[1:]) for pair in gold_of[source]],
-                 ["\t".join(pair[1:]) for pair in predicted_of[source]],
-                 {"correct": float(sum(pair in gold_set for pair in predicted_of[source])),
-                  "predicted": float(len(predicted_of[source])), "gold": float(len(gold_of[source]))})
-            for source in sources]
+    return [
+        Item(
+            source,
+            ["\t".join(pair[1:]) for pair in gold_of[source]],
+            ["\t".join(pair[1:]) for pair in predicted_of[source]],
+            {
+                "correct": float(sum(pair in gold_set for pair in predicted_of[source])),
+                "predicted": float(len(predicted_of[source])),
+                "gold": float(len(gold_of[source])),
+            },
+        )
+        for source in sources
+    ]
 
 
-def mention_items(task: str, lang: str, labels: Mapping[str, Sequence[str]],
-                  predictions: Mapping[str, Sequence[str]]) -> list[Item]:
+def mention_items(
+    task: str, lang: str, labels: Mapping[str, Sequence[str]], predictions: Mapping[str, Sequence[str]]
+) -> list[Item]:
     """Mewsli-X: one item per gold mention, its gold entities, its first ranked predictions and its
     reciprocal rank (0 when the gold entity is not among them)."""
-    return [Item(mention, list(labels[mention]), list(predictions.get(mention, []))[:MEWSLIX_TOP_K],
-                 {"reciprocal_rank": rank})
-            for mention, rank in zip(labels, reciprocal_ranks(labels, predictions))]
+    return [
+        Item(
+            mention,
+            list(labels[mention]),
+            list(predictions.get(mention, []))[:MEWSLIX_TOP_K],
+            {"reciprocal_rank": rank},
+        )
+        for mention, rank in zip(labels, reciprocal_ranks(labels, predictions))
+    ]
 
 
 @dataclass(frozen=True, eq=False)

@@ -117,9 +117,11 @@ def run_predictions(folder: Path, definition: TaskDef) -> RunPredictions | None:
     results.sort(key=lambda run: run[0].provenance.finished_at)
     if len({result.run_id for result, _ in results}) > 1:
         named = ", ".join(str(run.relative_to(folder)) for _, run in results)
-        raise InputError(f"{len(results)} runs of {definition.name} ({named}): a results folder is read as a "
-                         "submission when it holds one run configuration per task (re-runs of it: the newest counts)",
-                         file=folder)
+        raise InputError(
+            f"{len(results)} runs of {definition.name} ({named}): a results folder is read as a "
+            "submission when it holds one run configuration per task (re-runs of it: the newest counts)",
+            file=folder,
+        )
     if not results:
         return None
     result, run = results[-1]
@@ -143,8 +145,9 @@ def score_task(task: LabelledTask, predictions: Mapping[str, Any]) -> TaskScore:
     official order, and the task's figure (``avg_metric``)."""
     definition = task.definition
     kind = KINDS[definition.kind]
-    per_language = {lang: kind.score(definition.name, lang, task.labels[lang], predictions[lang])
-                    for lang in definition.languages}
+    per_language = {
+        lang: kind.score(definition.name, lang, task.labels[lang], predictions[lang]) for lang in definition.languages
+    }
     names = next(iter(per_language.values()))
     averages = {metric: mean([per_language[lang][metric] for lang in definition.languages]) for metric in names}
     if definition.score_metric == "em_f1":
@@ -174,8 +177,9 @@ class XtremeSubmission(Task[SubmissionData]):
 
     def check_languages(self, languages: Sequence[str] | None) -> tuple[str, ...]:
         if languages:
-            raise HarnessError("task xtreme scores every language of each task, as evaluate.py does: "
-                               "--langs cannot select some")
+            raise HarnessError(
+                "task xtreme scores every language of each task, as evaluate.py does: --langs cannot select some"
+            )
         return self.metadata.languages
 
     # -- data ---------------------------------------------------------------------------------
@@ -188,8 +192,9 @@ class XtremeSubmission(Task[SubmissionData]):
         folder = request.data_dir
         present = _subfolders(folder)
         definitions = task_defs(self.xtreme_version)
-        data = SubmissionData(split=request.split, languages=(), files=[], statistics={}, source=str(folder),
-                              version=self.xtreme_version)
+        data = SubmissionData(
+            split=request.split, languages=(), files=[], statistics={}, source=str(folder), version=self.xtreme_version
+        )
         for name, definition in definitions.items():
             if name not in present:
                 continue
@@ -214,8 +219,12 @@ class XtremeSubmission(Task[SubmissionData]):
         # What the run covers is tasks, each with all its languages: recorded where other tasks record
         # languages, so the leaderboard shows "pawsx,xnli,..." rather than forty language codes.
         data.languages = tuple(data.tasks)
-        data.statistics = {"tasks": {name: {lang: example_count(labels) for lang, labels in task.labels.items()}
-                                     for name, task in data.tasks.items()}}
+        data.statistics = {
+            "tasks": {
+                name: {lang: example_count(labels) for lang, labels in task.labels.items()}
+                for name, task in data.tasks.items()
+            }
+        }
         return data
 
     # -- prediction ---------------------------------------------------------------------------
@@ -224,15 +233,19 @@ class XtremeSubmission(Task[SubmissionData]):
         return list(data.tasks)
 
     def predict(self, model: Any, data: SubmissionData, unit: str, context: RunContext) -> Any:
-        raise HarnessError("task xtreme scores submission folders (harness score xtreme, or the predictions and "
-                           "oracle models); run the models on the individual tasks")
+        raise HarnessError(
+            "task xtreme scores submission folders (harness score xtreme, or the predictions and "
+            "oracle models); run the models on the individual tasks"
+        )
 
     def reference_predictions(self, data: SubmissionData, kind: str) -> dict[str, dict[str, Any]]:
         """``gold``: the labels themselves, in each task's prediction form."""
         if kind != "gold":
             return super().reference_predictions(data, kind)
-        return {name: {lang: KINDS[task.definition.kind].gold(labels) for lang, labels in task.labels.items()}
-                for name, task in data.tasks.items()}
+        return {
+            name: {lang: KINDS[task.definition.kind].gold(labels) for lang, labels in task.labels.items()}
+            for name, task in data.tasks.items()
+        }
 
     # -- scoring ------------------------------------------------------------------------------
 
@@ -243,31 +256,49 @@ class XtremeSubmission(Task[SubmissionData]):
         version is scored, else ``incomplete_task_mean`` (set on this task object before the
         result is written, so the result and the leaderboard name the number for what it is).
         """
-        scores = {name: score_task(task, predictions[name]) for name, task in data.tasks.items()
-                  if name in predictions}
+        scores = {name: score_task(task, predictions[name]) for name, task in data.tasks.items() if name in predictions}
         version_tasks = [task.name for task in TASKS[data.version]]
         summary: list[ScoreRow] = []
         complete = set(scores) == set(version_tasks)
         if complete:
-            summary.append(ScoreRow(ALL_TASK, {FIGURE: exact_mean([s.figure for s in scores.values()])},
-                                    sum(s.count for s in scores.values())))
+            summary.append(
+                ScoreRow(
+                    ALL_TASK,
+                    {FIGURE: exact_mean([s.figure for s in scores.values()])},
+                    sum(s.count for s in scores.values()),
+                )
+            )
         for group, members in GROUPS[data.version].items():
             if all(member in scores for member in members):
-                summary.append(ScoreRow(group, {FIGURE: mean([scores[m].figure for m in members])},
-                                        sum(scores[m].count for m in members)))
-        task_rows = [ScoreRow(name, {**score.averages, FIGURE: score.figure}, score.count,
-                              data.tasks[name].definition.languages) for name, score in scores.items()]
+                summary.append(
+                    ScoreRow(
+                        group,
+                        {FIGURE: mean([scores[m].figure for m in members])},
+                        sum(scores[m].count for m in members),
+                    )
+                )
+        task_rows = [
+            ScoreRow(name, {**score.averages, FIGURE: score.figure}, score.count, data.tasks[name].definition.languages)
+            for name, score in scores.items()
+        ]
         language_rows = [
             ScoreRow(f"{name}/{lang}", metrics, example_count(data.tasks[name].labels[lang]), (lang,))
-            for name, score in scores.items() for lang, metrics in score.per_language.items()
+            for name, score in scores.items()
+            for lang, metrics in score.per_language.items()
         ]
         missing = [name for name in version_tasks if name not in scores]
-        instances = [Instance(item.id, f"{name}/{lang}", (lang,), item.gold, item.prediction, item.values)
-                     for name in scores for lang, labels in data.tasks[name].labels.items()
-                     for item in KINDS[data.tasks[name].definition.kind].items(name, lang, labels, predictions[name][lang])]
-        evaluation = Evaluation(main_score=0.0, rows=summary + task_rows + language_rows,
-                                diagnostics={"xtreme_version": data.version, "tasks_scored": list(scores),
-                                             "tasks_missing": missing}, instances=instances)
+        instances = [
+            Instance(item.id, f"{name}/{lang}", (lang,), item.gold, item.prediction, item.values)
+            for name in scores
+            for lang, labels in data.tasks[name].labels.items()
+            for item in KINDS[data.tasks[name].definition.kind].items(name, lang, labels, predictions[name][lang])
+        ]
+        evaluation = Evaluation(
+            main_score=0.0,
+            rows=summary + task_rows + language_rows,
+            diagnostics={"xtreme_version": data.version, "tasks_scored": list(scores), "tasks_missing": missing},
+            instances=instances,
+        )
         if complete:
             evaluation.main_score = summary[0].metrics[FIGURE]
             evaluation.main_metric = ALL_TASK
@@ -276,13 +307,16 @@ class XtremeSubmission(Task[SubmissionData]):
             evaluation.main_metric = INCOMPLETE
             evaluation.notes.append(
                 f"incomplete submission: no {', '.join(missing)}, so there is no all_task; the main score "
-                f"{INCOMPLETE} is the mean avg_metric of the {len(scores)} task(s) scored, not XTREME's score")
+                f"{INCOMPLETE} is the mean avg_metric of the {len(scores)} task(s) scored, not XTREME's score"
+            )
         for name, path in data.incomplete.items():
             evaluation.notes.append(f"{name}: not scored, its label folder lacks {path.name}")
         unscorable = [task.name for task in TASKS[data.version] if not task.languages]
         if unscorable:
-            evaluation.notes.append(f"{', '.join(unscorable)}: listed by evaluate.py with no languages and no metric, "
-                                    f"so never scored there, and {data.version}'s all_task cannot be produced")
+            evaluation.notes.append(
+                f"{', '.join(unscorable)}: listed by evaluate.py with no languages and no metric, "
+                f"so never scored there, and {data.version}'s all_task cannot be produced"
+            )
         return evaluation
 
     def statistics(self, table: InstanceTable) -> RowStatistics:
@@ -305,7 +339,8 @@ class XtremeSubmission(Task[SubmissionData]):
             clusters = self.clusters_of([name])
             averages: dict[str, Statistic] = {
                 metric: Macro(tuple(row[metric] for row in per_language), mean, clusters=clusters)
-                for metric in per_language[0]}
+                for metric in per_language[0]
+            }
             if definition.score_metric == "em_f1":
                 figures[name] = Macro((averages["exact_match"], averages["f1"]), mean, clusters=clusters)
             else:
@@ -316,8 +351,9 @@ class XtremeSubmission(Task[SubmissionData]):
             summary[ALL_TASK] = {FIGURE: Macro(tuple(figures.values()), exact_mean, clusters=self.clusters_of(figures))}
         for group, members in GROUPS[self.xtreme_version].items():
             if all(member in figures for member in members):
-                summary[group] = {FIGURE: Macro(tuple(figures[m] for m in members), mean,
-                                                clusters=self.clusters_of(members))}
+                summary[group] = {
+                    FIGURE: Macro(tuple(figures[m] for m in members), mean, clusters=self.clusters_of(members))
+                }
         return {**summary, **rows}
 
     def clusters_of(self, tasks: Iterable[str]) -> Clusters | None:
@@ -333,17 +369,23 @@ class XtremeSubmission(Task[SubmissionData]):
         so that runs of the tasks, each with its own fine-tuned model, score together as one
         submission: groups and ``all_task`` through this same scorer."""
         if not path.is_dir():
-            raise InputError("an XTREME submission is a folder with one sub-folder per task "
-                             "(pawsx/test-de.tsv, xquad/test-en.json, ...)", file=path)
+            raise InputError(
+                "an XTREME submission is a folder with one sub-folder per task "
+                "(pawsx/test-de.tsv, xquad/test-en.json, ...)",
+                file=path,
+            )
         present = _subfolders(path)
         unlabelled = next((name for name in data.incomplete if name in present), None)
         if unlabelled is not None:
-            raise InputError("missing: evaluate.py needs a file for every language of a task it scores",
-                             file=data.incomplete[unlabelled])
+            raise InputError(
+                "missing: evaluate.py needs a file for every language of a task it scores",
+                file=data.incomplete[unlabelled],
+            )
         common = [name for name in data.tasks if name in present]
         if not common:
-            raise InputError(f"none of the label folder's tasks ({', '.join(data.tasks)}) has a sub-folder here",
-                             file=path)
+            raise InputError(
+                f"none of the label folder's tasks ({', '.join(data.tasks)}) has a sub-folder here", file=path
+            )
         out: dict[str, dict[str, Any]] = {}
         for name in common:
             task = data.tasks[name]
@@ -354,8 +396,9 @@ class XtremeSubmission(Task[SubmissionData]):
             for lang, labels in task.labels.items():
                 file = path / name / task.definition.file_name(lang) if run is None else run.file(task.definition, lang)
                 if not file.is_file():
-                    raise InputError("missing: evaluate.py needs a file for every language of a task it scores",
-                                     file=file)
+                    raise InputError(
+                        "missing: evaluate.py needs a file for every language of a task it scores", file=file
+                    )
                 official = data.input_rules == "official" and kind.read_official is not None
                 read = kind.read_official if official else kind.read_predictions
                 out[name][lang] = read(file, labels)
@@ -363,12 +406,18 @@ class XtremeSubmission(Task[SubmissionData]):
                 if task.definition.classes:
                     check_classes(file, out[name][lang], task.definition.classes)
             if task.definition.kind == "qa":  # the languages' files share their question ids
-                refuse_foreign_answers(task.labels, out[name], files, input_rules=data.input_rules,
-                                       languages=tuple(task.labels))
+                refuse_foreign_answers(
+                    task.labels, out[name], files, input_rules=data.input_rules, languages=tuple(task.labels)
+                )
         return out
 
     def write_predictions(self, data: SubmissionData, predictions: Mapping[str, Mapping[str, Any]], path: Path) -> None:
         """The scored tasks' files, in the submission layout."""
-        files = {f"{name}/{data.tasks[name].definition.file_name(lang)}": KINDS[data.tasks[name].definition.kind].write(value)
-                 for name, by_language in predictions.items() for lang, value in by_language.items()}
+        files = {
+            f"{name}/{data.tasks[name].definition.file_name(lang)}": KINDS[data.tasks[name].definition.kind].write(
+                value
+            )
+            for name, by_language in predictions.items()
+            for lang, value in by_language.items()
+        }
         write_folder_atomic(path, files)

@@ -70,8 +70,11 @@ def chunks(sentences: Sequence[Sequence[str]]) -> set[Chunk]:
     for position, tag in enumerate(_laid_end_to_end(sentences)):
         letter, type_ = letter_and_type(tag)
         type_changed = previous_type != type_
-        if (previous_letter in ("E", "S") or (previous_letter, letter) in _ENDING
-                or (previous_letter not in _UNTYPED and type_changed)):
+        if (
+            previous_letter in ("E", "S")
+            or (previous_letter, letter) in _ENDING
+            or (previous_letter not in _UNTYPED and type_changed)
+        ):
             found.add((previous_type, begin, position - 1))
         if letter in ("B", "S") or (previous_letter, letter) in _STARTING or (letter not in _UNTYPED and type_changed):
             begin = position
@@ -96,8 +99,9 @@ def span_scores(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]
     caller checks them, as seqeval refuses anything else), from the chunk counts by
     :func:`~harness_xtreme.metrics.counted_scores`, seqeval's arithmetic operation for operation."""
     gold_chunks, predicted_chunks = chunks(gold), chunks(predicted)
-    scores = counted_scores(np.asarray(len(gold_chunks & predicted_chunks)), np.asarray(len(predicted_chunks)),
-                            np.asarray(len(gold_chunks)))
+    scores = counted_scores(
+        np.asarray(len(gold_chunks & predicted_chunks)), np.asarray(len(predicted_chunks)), np.asarray(len(gold_chunks))
+    )
     return SpanScores(float(scores["precision"]), float(scores["recall"]), float(scores["f1"]))
 
 
@@ -125,6 +129,7 @@ def sentence_counts(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[
             counts[bisect.bisect_right(ends, last)] += 1
         return counts
 
-    correct, guessed, true = (per_sentence(found) for found in
-                              (gold_chunks & predicted_chunks, predicted_chunks, gold_chunks))
+    correct, guessed, true = (
+        per_sentence(found) for found in (gold_chunks & predicted_chunks, predicted_chunks, gold_chunks)
+    )
     return [SentenceCounts(*counts) for counts in zip(correct, guessed, true)]

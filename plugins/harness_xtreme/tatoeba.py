@@ -61,11 +61,46 @@ from harness_xtreme.vectors import unit_encodings
 #: XTREME's two-letter codes and the LASER release's three-letter codes
 #: (``utils_preprocess.tatoeba_preprocess``; Persian is pes, Swahili swh, Chinese cmn).
 LASER_CODES: dict[str, str] = {
-    "af": "afr", "ar": "ara", "bg": "bul", "bn": "ben", "de": "deu", "el": "ell", "es": "spa", "et": "est",
-    "eu": "eus", "fa": "pes", "fi": "fin", "fr": "fra", "he": "heb", "hi": "hin", "hu": "hun", "id": "ind",
-    "it": "ita", "ja": "jpn", "jv": "jav", "ka": "kat", "kk": "kaz", "ko": "kor", "ml": "mal", "mr": "mar",
-    "nl": "nld", "pt": "por", "ru": "rus", "sw": "swh", "ta": "tam", "te": "tel", "th": "tha", "tl": "tgl",
-    "tr": "tur", "ur": "urd", "vi": "vie", "zh": "cmn", "az": "aze", "lt": "lit", "pl": "pol", "uk": "ukr",
+    "af": "afr",
+    "ar": "ara",
+    "bg": "bul",
+    "bn": "ben",
+    "de": "deu",
+    "el": "ell",
+    "es": "spa",
+    "et": "est",
+    "eu": "eus",
+    "fa": "pes",
+    "fi": "fin",
+    "fr": "fra",
+    "he": "heb",
+    "hi": "hin",
+    "hu": "hun",
+    "id": "ind",
+    "it": "ita",
+    "ja": "jpn",
+    "jv": "jav",
+    "ka": "kat",
+    "kk": "kaz",
+    "ko": "kor",
+    "ml": "mal",
+    "mr": "mar",
+    "nl": "nld",
+    "pt": "por",
+    "ru": "rus",
+    "sw": "swh",
+    "ta": "tam",
+    "te": "tel",
+    "th": "tha",
+    "tl": "tgl",
+    "tr": "tur",
+    "ur": "urd",
+    "vi": "vie",
+    "zh": "cmn",
+    "az": "aze",
+    "lt": "lit",
+    "pl": "pol",
+    "uk": "ukr",
     "ro": "ron",
 }
 DEFAULT_LANGUAGES: dict[Version, tuple[str, ...]] = {"xtreme": TATOEBA, "xtreme-r": TATOEBA + TATOEBA_R_EXTRA}
@@ -102,8 +137,11 @@ def read_laser_pair(folder: Path, lang: str, limit: int | None) -> tuple[Tatoeba
     english_path = folder / f"tatoeba.{code}-eng.eng"
     english, foreign = read_lines(english_path), read_lines(foreign_path)
     if len(english) != len(foreign):
-        raise InputError(f"{len(foreign)} lines, but {english_path.name} has {len(english)}: the two sides of a "
-                         "Tatoeba pair are parallel, line by line", file=foreign_path)
+        raise InputError(
+            f"{len(foreign)} lines, but {english_path.name} has {len(english)}: the two sides of a "
+            "Tatoeba pair are parallel, line by line",
+            file=foreign_path,
+        )
     for path, sentences in ((english_path, english), (foreign_path, foreign)):
         if not any(sentences):  # empty, or nothing but blank lines
             raise InputError("no sentences", file=path)
@@ -113,10 +151,12 @@ def read_laser_pair(folder: Path, lang: str, limit: int | None) -> tuple[Tatoeba
 def read_demo_pair(folder: Path, lang: str, limit: int | None) -> tuple[TatoebaPair, list[Path]]:
     """A pair from the built-in parallel demo set: its paragraphs' sentences, which are
     translations of the English ones in the same positions."""
+
     def sentences(path: Path) -> list[str]:
         doc = json.loads(path.read_text(encoding="utf-8"))
-        return [s.strip() for article in doc["data"] for paragraph in article["paragraphs"]
-                for s in paragraph["sentences"]]
+        return [
+            s.strip() for article in doc["data"] for paragraph in article["paragraphs"] for s in paragraph["sentences"]
+        ]
 
     english_path, foreign_path = folder / "en.json", folder / f"{lang}.json"
     english, foreign = sentences(english_path), sentences(foreign_path)
@@ -144,8 +184,10 @@ class Tatoeba(ParallelQADemo, Task[TatoebaData]):
             return DEFAULT_LANGUAGES[self.xtreme_version]
         for lang in languages:
             if lang not in LASER_CODES and not _LASER_CODE.fullmatch(lang):
-                raise HarnessError(f"unknown language '{lang}' for task tatoeba: use XTREME's codes "
-                                   f"({', '.join(self.metadata.languages)}) or a LASER code such as amh")
+                raise HarnessError(
+                    f"unknown language '{lang}' for task tatoeba: use XTREME's codes "
+                    f"({', '.join(self.metadata.languages)}) or a LASER code such as amh"
+                )
         return tuple(languages)
 
     # -- data ---------------------------------------------------------------------------------
@@ -170,8 +212,7 @@ class Tatoeba(ParallelQADemo, Task[TatoebaData]):
         if not chosen:
             raise HarnessError(f"no Tatoeba files (tatoeba.{{xxx}}-eng.{{xxx}}, LASER's layout) in {folder}")
         read = read_demo_pair if demo else read_laser_pair
-        data = TatoebaData(split=request.split, languages=tuple(chosen), files=[], statistics={},
-                           source=str(folder))
+        data = TatoebaData(split=request.split, languages=tuple(chosen), files=[], statistics={}, source=str(folder))
         for lang in chosen:
             pair, files = read(folder, lang, request.limit)
             data.pairs[lang] = pair
@@ -219,19 +260,31 @@ class Tatoeba(ParallelQADemo, Task[TatoebaData]):
                 raise HarnessError(f"tatoeba {lang}: {len(predicted)} predictions for {len(pair.gold)} sentences")
             score = accuracy([str(g) for g in pair.gold], [str(p) for p in predicted])
             rows.append(ScoreRow(lang, {"accuracy": score}, len(pair.gold), (lang,)))
-            instances += [Instance(str(line), lang, (lang,), gold, predicted[line],
-                                   {"correct": float(str(predicted[line]) == str(gold))})
-                          for line, gold in enumerate(pair.gold)]
-        overall = ScoreRow("mean", {"accuracy": mean([row.metrics["accuracy"] for row in rows])},
-                           sum(row.count for row in rows))
+            instances += [
+                Instance(
+                    str(line),
+                    lang,
+                    (lang,),
+                    gold,
+                    predicted[line],
+                    {"correct": float(str(predicted[line]) == str(gold))},
+                )
+                for line, gold in enumerate(pair.gold)
+            ]
+        overall = ScoreRow(
+            "mean", {"accuracy": mean([row.metrics["accuracy"] for row in rows])}, sum(row.count for row in rows)
+        )
         return Evaluation(main_score=overall.metrics["accuracy"], rows=[overall, *rows], instances=instances)
 
     def statistics(self, table: InstanceTable) -> RowStatistics:
         """Per language, the share of correct lines (0-100); ``mean``, XTREME's mean over languages."""
-        per_language = {lang: {"accuracy": Mean(lang, "correct", official=percent_mean, binary=True)}
-                        for lang in table.units}
-        return {"mean": {"accuracy": Macro(tuple(row["accuracy"] for row in per_language.values()), mean)},
-                **per_language}
+        per_language = {
+            lang: {"accuracy": Mean(lang, "correct", official=percent_mean, binary=True)} for lang in table.units
+        }
+        return {
+            "mean": {"accuracy": Macro(tuple(row["accuracy"] for row in per_language.values()), mean)},
+            **per_language,
+        }
 
     # -- prediction files ---------------------------------------------------------------------
 
@@ -247,8 +300,11 @@ class Tatoeba(ParallelQADemo, Task[TatoebaData]):
         elif len(data.pairs) == 1:
             files = {next(iter(data.pairs)): path}
         else:
-            raise InputError(f"one predictions file answers one language, but {len(data.pairs)} are selected: "
-                             "choose one with --langs, or pass a folder of test-{lang}.tsv files", file=path)
+            raise InputError(
+                f"one predictions file answers one language, but {len(data.pairs)} are selected: "
+                "choose one with --langs, or pass a folder of test-{lang}.tsv files",
+                file=path,
+            )
         out = {}
         for lang, file in files.items():
             if not file.is_file():
@@ -256,8 +312,11 @@ class Tatoeba(ParallelQADemo, Task[TatoebaData]):
             lines = read_line_numbers(file, official=data.input_rules == "official")
             expected = len(data.pairs[lang].english)
             if len(lines) != expected:
-                raise InputError(f"{len(lines)} lines for {expected} English sentences (one line number each, "
-                                 "in sorted-English order)", file=file)
+                raise InputError(
+                    f"{len(lines)} lines for {expected} English sentences (one line number each, "
+                    "in sorted-English order)",
+                    file=file,
+                )
             out[lang] = lines
         return out
 

@@ -27,8 +27,15 @@ from harness_xtreme.metadata import TYDIQA_GOLDP
 
 #: Language names in the TyDi QA release's file names.
 LANGUAGE_NAMES: dict[str, str] = {
-    "en": "english", "ar": "arabic", "bn": "bengali", "fi": "finnish", "id": "indonesian", "ko": "korean",
-    "ru": "russian", "sw": "swahili", "te": "telugu",
+    "en": "english",
+    "ar": "arabic",
+    "bn": "bengali",
+    "fi": "finnish",
+    "id": "indonesian",
+    "ko": "korean",
+    "ru": "russian",
+    "sw": "swahili",
+    "te": "telugu",
 }
 
 
@@ -37,8 +44,11 @@ class TyDiQAGoldP(ParallelQADemo, LanguageFilesTask):
 
     metadata = TYDIQA_GOLDP
     #: XTREME's names first, then the TyDi QA release's (inside or at its dev folder).
-    layouts = ("{split}-{lang}.json", "tydiqa-goldp-v1.1-dev/tydiqa-goldp-dev-{name}.json",
-               "tydiqa-goldp-dev-{name}.json")
+    layouts = (
+        "{split}-{lang}.json",
+        "tydiqa-goldp-v1.1-dev/tydiqa-goldp-dev-{name}.json",
+        "tydiqa-goldp-dev-{name}.json",
+    )
     language_names = LANGUAGE_NAMES
     benchmark = "TyDiQA-GoldP"
 

@@ -60,8 +60,12 @@ def read_examples(path: Path) -> tuple[list[Question], list[Any]]:
             if not isinstance(record.get(name), str):
                 raise InputError("expected a string", file=path, record=where, field=name)
         if record.get("question") not in QUESTIONS:
-            raise InputError(f"expected 'cause' or 'effect', got {record.get('question')!r}", file=path, record=where,
-                             field="question")
+            raise InputError(
+                f"expected 'cause' or 'effect', got {record.get('question')!r}",
+                file=path,
+                record=where,
+                field="question",
+            )
         questions.append(Question(record["premise"], record["question"], (record["choice1"], record["choice2"])))
         labels.append(record.get("label"))
     if not questions:
@@ -83,11 +87,14 @@ class XCOPA(XtremeFilesTask):
         """One choice per example, 0 or 1 (JSON numbers: ``true`` is no choice)."""
         if len(labels) != len(inputs):
             raise InputError(f"{len(labels)} labels for {len(inputs)} examples (one per line)", file=path)
-        bad = next((n for n, label in enumerate(labels, start=1)
-                    if isinstance(label, bool) or label not in self.label_set), None)
+        bad = next(
+            (n for n, label in enumerate(labels, start=1) if isinstance(label, bool) or label not in self.label_set),
+            None,
+        )
         if bad is not None:
-            raise InputError(f"expected the choice 0 or 1, got {labels[bad - 1]!r}", file=path, record=f"line {bad}",
-                             field="label")
+            raise InputError(
+                f"expected the choice 0 or 1, got {labels[bad - 1]!r}", file=path, record=f"line {bad}", field="label"
+            )
 
     def load(self, request: DataRequest) -> LabelledData:
         data = self.empty_data(request, LabelledData)

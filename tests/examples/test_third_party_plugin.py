@@ -19,12 +19,18 @@ def installed_example(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
     source = tmp_path_factory.mktemp("example") / "third_party_plugin"
     shutil.copytree(EXAMPLE, source)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
-    subprocess.run([*pip, "install", "--no-deps", "--no-build-isolation", "--no-index", str(source)],
-                   check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [*pip, "install", "--no-deps", "--no-build-isolation", "--no-index", str(source)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     try:
         yield
     finally:
-        subprocess.run([*pip, "uninstall", "-y", "harness-example-plugin"], check=True, capture_output=True, timeout=120)
+        subprocess.run(
+            [*pip, "uninstall", "-y", "harness-example-plugin"], check=True, capture_output=True, timeout=120
+        )
 
 
 def harness(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -51,10 +57,12 @@ def test_installed_plugin_is_listed_and_runs(installed_example: None, tmp_path: 
 
 def test_listing_the_installed_plugin_imports_nothing_heavy(installed_example: None, tmp_path: Path) -> None:
     """Each of the example's plugins is one module the harness imports to list it."""
-    probe = ("import sys\n"
-             "from harness.cli import main\n"
-             "main(['list'])\n"
-             "print(sorted(m for m in ('numpy', 'torch', 'jsonschema', 'scipy') if m in sys.modules), file=sys.stderr)\n")
+    probe = (
+        "import sys\n"
+        "from harness.cli import main\n"
+        "main(['list'])\n"
+        "print(sorted(m for m in ('numpy', 'torch', 'jsonschema', 'scipy') if m in sys.modules), file=sys.stderr)\n"
+    )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "example-capitals" in done.stdout and "char-trigram" in done.stdout
@@ -72,4 +80,7 @@ def test_the_plugin_ships_the_schema_of_its_predictions(installed_example: None,
     (tmp_path / "bad.json").write_text('{"q1": "en-1"}', encoding="utf-8")  # a string, not a ranking
     bad = harness("validate", "bad.json", "--schema", "example-capitals", cwd=tmp_path)
     assert bad.returncode == 2
-    assert bad.stderr == "error: bad.json: field 'q1': does not match schema example-capitals: 'en-1' is not of type 'array'\n"
+    assert (
+        bad.stderr
+        == "error: bad.json: field 'q1': does not match schema example-capitals: 'en-1' is not of type 'array'\n"
+    )

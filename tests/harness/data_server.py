@@ -84,7 +84,7 @@ class FileServer:
                 body = source if isinstance(source, bytes) else source.read_bytes()
                 if path in behaviour.changed:
                     middle = len(body) // 2
-                    body = body[:middle] + bytes([body[middle] ^ 0x01]) + body[middle + 1:]
+                    body = body[:middle] + bytes([body[middle] ^ 0x01]) + body[middle + 1 :]
                 start, status, headers = 0, 200, {"Accept-Ranges": "bytes"}
                 wanted = self.headers.get("Range")
                 if wanted and wanted.startswith("bytes="):

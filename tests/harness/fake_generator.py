@@ -48,8 +48,13 @@ class FakeGenerator(Model):
         for request in requests:
             self.prompts.append(request.prompt)
             reply = self.replies.get(question_of(request.prompt), {"text": "", "logprob": 0.0})
-            completion = Completion(reply["text"], len(request.prompt.split()), max(1, len(reply["text"].split())),
-                                    [reply["text"]], [reply["logprob"]])
+            completion = Completion(
+                reply["text"],
+                len(request.prompt.split()),
+                max(1, len(reply["text"].split())),
+                [reply["text"]],
+                [reply["logprob"]],
+            )
             out.append(finish(completion, request.options))
         return out
 

@@ -46,8 +46,10 @@ class FakeScorer(Model):
 
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[Loglikelihood]:
         self.batches.append(list(requests))
-        return [Loglikelihood(known_logprob(r.context, r.continuation, self.seed), len(r.continuation), False)
-                for r in requests]
+        return [
+            Loglikelihood(known_logprob(r.context, r.continuation, self.seed), len(r.continuation), False)
+            for r in requests
+        ]
 
 
 @hookimpl

@@ -47,9 +47,16 @@ class FakeLookup(Task[LookupData]):
     """Find the candidate that answers each question; precision at 1 per language and overall."""
 
     metadata = TaskMetadata(
-        name="fake-lookup", description="fake answer lookup", reference="tests/harness/fakes.py",
-        languages=("de", "en", "fr"), splits=("test",), main_metric="p@1", needs=Retriever,
-        prediction_format="fake-predictions", data_subdir="fake/lookup", scale="fraction",
+        name="fake-lookup",
+        description="fake answer lookup",
+        reference="tests/harness/fakes.py",
+        languages=("de", "en", "fr"),
+        splits=("test",),
+        main_metric="p@1",
+        needs=Retriever,
+        prediction_format="fake-predictions",
+        data_subdir="fake/lookup",
+        scale="fraction",
     )
 
     def __init__(self, *, short: bool = False) -> None:
@@ -69,13 +76,21 @@ class FakeLookup(Task[LookupData]):
         questions = [q for lang in langs for q in [q for q in raw["questions"] if q["lang"] == lang][: request.limit]]
         texts = [" ".join(c["text"].split()[:2]) if self.short else c["text"] for c in raw["candidates"]]
         corpus = Corpus([c["id"] for c in raw["candidates"]], texts, ["en"] * len(texts))
-        return LookupData(split=request.split, languages=tuple(langs), files=[path],
-                          statistics={"questions": len(questions), "candidates": len(corpus)},
-                          source=str(request.data_dir), questions=questions, corpus=corpus)
+        return LookupData(
+            split=request.split,
+            languages=tuple(langs),
+            files=[path],
+            statistics={"questions": len(questions), "candidates": len(corpus)},
+            source=str(request.data_dir),
+            questions=questions,
+            corpus=corpus,
+        )
 
     def encoding_requests(self, data: LookupData) -> list[EncodingRequest]:
-        return [EncodingRequest("passage", data.corpus.texts, data.corpus.langs),
-                EncodingRequest("query", [q["text"] for q in data.questions], [q["lang"] for q in data.questions])]
+        return [
+            EncodingRequest("passage", data.corpus.texts, data.corpus.langs),
+            EncodingRequest("query", [q["text"] for q in data.questions], [q["lang"] for q in data.questions]),
+        ]
 
     def units(self, data: LookupData) -> list[str]:
         return list(data.languages)
@@ -156,7 +171,9 @@ class LetterCounts(Model):
 
     def encode(self, texts: Sequence[str], *, role: str, langs: Sequence[str] | None = None) -> np.ndarray:
         self.encoded.extend(texts)
-        out = np.array([[text.count(chr(c)) for c in range(ord("a"), ord("z") + 1)] for text in texts], dtype=np.float32)
+        out = np.array(
+            [[text.count(chr(c)) for c in range(ord("a"), ord("z") + 1)] for text in texts], dtype=np.float32
+        )
         return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
 
 
@@ -192,9 +209,15 @@ def harness_tasks() -> list[TaskSpec]:
 
 @hookimpl
 def harness_models() -> list[ModelSpec]:
-    return [ModelSpec(name, f"{MODULE}:{cls}") for name, cls in [
-        ("word-overlap", "WordOverlap"), ("letter-counts", "LetterCounts"), ("reference", "Reference"),
-        ("text-only", "TextOnly")]]
+    return [
+        ModelSpec(name, f"{MODULE}:{cls}")
+        for name, cls in [
+            ("word-overlap", "WordOverlap"),
+            ("letter-counts", "LetterCounts"),
+            ("reference", "Reference"),
+            ("text-only", "TextOnly"),
+        ]
+    ]
 
 
 @hookimpl
@@ -214,26 +237,60 @@ def fake_registry() -> Registry:
     return registry
 
 
-def fake_result(*, task: str, label: str, split: str, languages: Sequence[str], metric: str, score: float,
-                rows: list[dict[str, Any]], finished_at: str) -> RunResult:
+def fake_result(
+    *,
+    task: str,
+    label: str,
+    split: str,
+    languages: Sequence[str],
+    metric: str,
+    score: float,
+    rows: list[dict[str, Any]],
+    finished_at: str,
+) -> RunResult:
     """A complete, schema-valid result of model ``label`` on ``task``, for leaderboard tests."""
-    return RunResult.from_dict({
-        "schema_version": "1.0",
-        "run_id": "0" * 16,
-        "kind": "run",
-        "task": {"name": task, "plugin": {"name": "fake", "distribution": None, "version": None}, "options": {},
-                 "main_metric": metric, "higher_is_better": True, "prediction_format": "fake-predictions",
-                 "reference": "none"},
-        "model": {"name": "m", "label": label, "weights": None, "options": {}, "details": {}, "plugin": None},
-        "data": {"source": "nowhere", "demo": False, "split": split, "languages": list(languages), "limit": None,
-                 "files": [{"path": "data.json", "sha256": "a" * 64, "bytes": 1}], "statistics": {}},
-        "main_score": {"metric": metric, "value": score},
-        "rows": rows,
-        "diagnostics": {},
-        "notes": [],
-        "predictions": {"path": "predictions.json", "format": "fake-predictions", "sha256": "b" * 64},
-        "provenance": {"harness_version": "0.1.0", "git_commit": None, "python": "3.11", "packages": {},
-                       "platform": "test", "plugins": {"fake": None}, "device": "cpu", "seed": 0,
-                       "started_at": finished_at, "finished_at": finished_at, "wall_time_s": 0.0,
-                       "command": ["test"]},
-    })
+    return RunResult.from_dict(
+        {
+            "schema_version": "1.0",
+            "run_id": "0" * 16,
+            "kind": "run",
+            "task": {
+                "name": task,
+                "plugin": {"name": "fake", "distribution": None, "version": None},
+                "options": {},
+                "main_metric": metric,
+                "higher_is_better": True,
+                "prediction_format": "fake-predictions",
+                "reference": "none",
+            },
+            "model": {"name": "m", "label": label, "weights": None, "options": {}, "details": {}, "plugin": None},
+            "data": {
+                "source": "nowhere",
+                "demo": False,
+                "split": split,
+                "languages": list(languages),
+                "limit": None,
+                "files": [{"path": "data.json", "sha256": "a" * 64, "bytes": 1}],
+                "statistics": {},
+            },
+            "main_score": {"metric": metric, "value": score},
+            "rows": rows,
+            "diagnostics": {},
+            "notes": [],
+            "predictions": {"path": "predictions.json", "format": "fake-predictions", "sha256": "b" * 64},
+            "provenance": {
+                "harness_version": "0.1.0",
+                "git_commit": None,
+                "python": "3.11",
+                "packages": {},
+                "platform": "test",
+                "plugins": {"fake": None},
+                "device": "cpu",
+                "seed": 0,
+                "started_at": finished_at,
+                "finished_at": finished_at,
+                "wall_time_s": 0.0,
+                "command": ["test"],
+            },
+        }
+    )

@@ -28,8 +28,11 @@ def sentence_transformer(tmp_path_factory: pytest.TempPathFactory) -> Any:
     from sentence_transformers import SentenceTransformer
 
     folder = build_tiny_encoder(tmp_path_factory.mktemp("tiny-encoder"))
-    return SentenceTransformer(modules=[models.Transformer(str(folder)), models.Pooling(32, "mean"), models.Normalize()],
-                               prompts={"query": "query: ", "passage": "passage: "}, device="cpu")
+    return SentenceTransformer(
+        modules=[models.Transformer(str(folder)), models.Pooling(32, "mean"), models.Normalize()],
+        prompts={"query": "query: ", "passage": "passage: "},
+        device="cpu",
+    )
 
 
 def test_a_sentence_transformer_scores_as_the_cli_scores_the_same_vectors(
@@ -38,8 +41,9 @@ def test_a_sentence_transformer_scores_as_the_cli_scores_the_same_vectors(
     [outcome] = harness.evaluate("lareqa", sentence_transformer, label="tiny-st", progress=False)
     assert list(tmp_path.iterdir()) == []  # harness_cli runs in tmp_path: the API wrote nothing there
     monkeypatch.setattr(api_models, "OBJECT", sentence_transformer)
-    code, out, err = harness_cli("--plugin", "tests.harness.api_models", "run", "lareqa", "registered-object",
-                                 "--quiet", "--no-cache", "--json")
+    code, out, err = harness_cli(
+        "--plugin", "tests.harness.api_models", "run", "lareqa", "registered-object", "--quiet", "--no-cache", "--json"
+    )
     assert code == 0, err
     cli = json.loads(out)["results"][0]["result"]
     api = outcome.result.to_dict()
@@ -100,8 +104,9 @@ def test_an_object_without_weights_is_marked_and_shares_no_cache(tmp_path: Path)
 
 
 def test_written_only_when_asked(tmp_path: Path) -> None:
-    outcome = harness.evaluate("lareqa", "bm25", output_dir=tmp_path / "out", leaderboard=tmp_path / "board.json",
-                               progress=False, bootstrap=0)[0]
+    outcome = harness.evaluate(
+        "lareqa", "bm25", output_dir=tmp_path / "out", leaderboard=tmp_path / "board.json", progress=False, bootstrap=0
+    )[0]
     assert outcome.result_path is not None and outcome.result_path.is_file()
     assert Path(outcome.result.predictions.path).exists() and (tmp_path / "board.json").is_file()
     assert outcome.result_path.parent.parent.name == "bm25"  # the run folder is named after the model as typed
@@ -114,8 +119,12 @@ def test_written_only_when_asked(tmp_path: Path) -> None:
 def _demo_questions(lang: str) -> list[tuple[str, str, str, str]]:
     """(id, question, context, first gold answer) of the demo data's ``lang`` file, read here."""
     document = json.loads((parallel_qa_dir() / f"{lang}.json").read_text(encoding="utf-8"))
-    return [(qa["id"], qa["question"], paragraph["context"], qa["answers"][0]["text"])
-            for article in document["data"] for paragraph in article["paragraphs"] for qa in paragraph["qas"]]
+    return [
+        (qa["id"], qa["question"], paragraph["context"], qa["answers"][0]["text"])
+        for article in document["data"]
+        for paragraph in article["paragraphs"]
+        for qa in paragraph["qas"]
+    ]
 
 
 def test_a_reader_callable_on_xquad_is_scored_like_its_predictions_file(tmp_path: Path) -> None:
@@ -135,8 +144,9 @@ def test_a_reader_callable_on_xquad_is_scored_like_its_predictions_file(tmp_path
     assert outcome.result.rows == scored.result.rows and 0 < outcome.result.main_score.value < 100
     assert outcome.result.model.identity.label == "reader"
 
-    perfect = harness.evaluate("xquad", lambda question, context: gold[question, context], progress=False,
-                               bootstrap=0)[0]
+    perfect = harness.evaluate("xquad", lambda question, context: gold[question, context], progress=False, bootstrap=0)[
+        0
+    ]
     assert all(row.metrics["f1"] == 100.0 and row.metrics["exact_match"] == 100.0 for row in perfect.result.rows)
 
 
@@ -175,8 +185,9 @@ def test_composite_models_take_objects_and_the_registry_they_were_given(tmp_path
 
     encoder = HashingEncoder("shared")
     direct = harness.evaluate("lareqa", encoder, progress=False, bootstrap=0)[0]
-    dense = harness.evaluate("lareqa", "dense", model_args={"encoder": encoder, "dtype": "float32"}, progress=False,
-                             bootstrap=0)[0]  # float32 shards: the very vectors of the direct route
+    dense = harness.evaluate(
+        "lareqa", "dense", model_args={"encoder": encoder, "dtype": "float32"}, progress=False, bootstrap=0
+    )[0]  # float32 shards: the very vectors of the direct route
     assert dense.result.rows == direct.result.rows
     assert dense.result.model.identity.options["encoder"]["label"] == "HashingEncoder"
     # the corpus it encoded itself is in the execution record, as the shared queue's would be
@@ -184,13 +195,21 @@ def test_composite_models_take_objects_and_the_registry_they_were_given(tmp_path
     assert execution["encoding"]["encoded"] > 0 and execution["batch_size"] == execution["encoding"]["batch_size"] == 32
 
     registry = Registry.discover()
-    registry.add_plugin(types.SimpleNamespace(harness_models=hookimpl(lambda: [
-        ModelSpec("registered-object", "tests.harness.api_models:RegisteredObject")])), PluginInfo("test-only"))
+    registry.add_plugin(
+        types.SimpleNamespace(
+            harness_models=hookimpl(
+                lambda: [ModelSpec("registered-object", "tests.harness.api_models:RegisteredObject")]
+            )
+        ),
+        PluginInfo("test-only"),
+    )
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(api_models, "OBJECT", types.SimpleNamespace(encode_query=encoder.encode,
-                                                                  encode_document=encoder.encode))
-        inner = harness.evaluate("lareqa", "dense:encoder=registered-object,dtype=float32", registry=registry,
-                                 progress=False, bootstrap=0)[0]
+        patch.setattr(
+            api_models, "OBJECT", types.SimpleNamespace(encode_query=encoder.encode, encode_document=encoder.encode)
+        )
+        inner = harness.evaluate(
+            "lareqa", "dense:encoder=registered-object,dtype=float32", registry=registry, progress=False, bootstrap=0
+        )[0]
     assert inner.result.rows == direct.result.rows
 
 
@@ -202,12 +221,16 @@ def test_the_cli_and_the_api_give_the_same_result_field_by_field(harness_cli: An
     cli = json.loads(out)["results"][0]["result"]
     api = harness.evaluate("mlqa:mode=gxlt", "oracle", progress=False, bootstrap=50)[0].result.to_dict()
     local = {"path"}  # the CLI wrote its files, the API kept them in memory
-    assert {k: v for k, v in api["predictions"].items() if k not in local} == \
-        {k: v for k, v in cli["predictions"].items() if k not in local}
+    assert {k: v for k, v in api["predictions"].items() if k not in local} == {
+        k: v for k, v in cli["predictions"].items() if k not in local
+    }
     moment = {"started_at", "finished_at", "wall_time_s", "phases_s", "command"}
-    assert {k: v for k, v in api["provenance"].items() if k not in moment} == \
-        {k: v for k, v in cli["provenance"].items() if k not in moment}
-    assert "instances" not in api and cli["instances"]["count"] > 0  # a file the CLI wrote; the API keeps them in memory
+    assert {k: v for k, v in api["provenance"].items() if k not in moment} == {
+        k: v for k, v in cli["provenance"].items() if k not in moment
+    }
+    assert (
+        "instances" not in api and cli["instances"]["count"] > 0
+    )  # a file the CLI wrote; the API keeps them in memory
     for field in set(api) | set(cli):
         if field not in {"predictions", "provenance", "instances"}:
             assert api.get(field) == cli.get(field), field

@@ -19,24 +19,24 @@ import pytest
 CORE = Path(__file__).parents[2] / "harness"
 #: The rooms, lowest first: a module may import its own room and the rooms before it.
 ROOMS = (
-    "harness.errors",       # the errors every room raises
-    "harness.files",        # files on disk and over the network
-    "harness.display",      # what a person sees: progress, tables, wording
-    "harness.demo",         # the parallel-QA demo data
-    "harness.options",      # typed options of tasks and models
-    "harness.stats",        # per-question records, statistics, the bootstrap and paired tests
+    "harness.errors",  # the errors every room raises
+    "harness.files",  # files on disk and over the network
+    "harness.display",  # what a person sees: progress, tables, wording
+    "harness.demo",  # the parallel-QA demo data
+    "harness.options",  # typed options of tasks and models
+    "harness.stats",  # per-question records, statistics, the bootstrap and paired tests
     "harness.definitions",  # what a task, a model, a capability and a plugin are; the registry
-    "harness.data",         # the benchmarks' data: the data home, passages, sentences
-    "harness.scoring",      # the shared official scorers and metrics
-    "harness.models",       # models and their services (encoding, generation, log-likelihood, cache)
-    "harness.qa",           # the span-QA task bases
-    "harness.results",      # the result file and what sits beside it
+    "harness.data",  # the benchmarks' data: the data home, passages, sentences
+    "harness.scoring",  # the shared official scorers and metrics
+    "harness.models",  # models and their services (encoding, generation, log-likelihood, cache)
+    "harness.qa",  # the span-QA task bases
+    "harness.results",  # the result file and what sits beside it
     "harness.leaderboard",  # the leaderboard
-    "harness.running",      # running a plan: planning, execution, recording
-    "harness.api",          # the library API
-    "harness.cli",          # the command line
+    "harness.running",  # running a plan: planning, execution, recording
+    "harness.api",  # the library API
+    "harness.cli",  # the command line
     "harness.__main__",
-    "harness.plugin",       # the plugin contract (it hands on names from the rooms below)
+    "harness.plugin",  # the plugin contract (it hands on names from the rooms below)
 )
 
 
@@ -89,9 +89,13 @@ def test_every_module_stands_in_a_room() -> None:
 
 
 def test_no_arrow_runs_up() -> None:
-    up = [f"{modules()[name].relative_to(CORE.parent)}:{line} imports {target} ({ROOMS[room(target)]} stands above "
-          f"{ROOMS[room(name)]})"
-          for name, targets in graph().items() for target, line in sorted(targets) if room(target) > room(name)]
+    up = [
+        f"{modules()[name].relative_to(CORE.parent)}:{line} imports {target} ({ROOMS[room(target)]} stands above "
+        f"{ROOMS[room(name)]})"
+        for name, targets in graph().items()
+        for target, line in sorted(targets)
+        if room(target) > room(name)
+    ]
     assert up == []
 
 
@@ -135,10 +139,13 @@ def test_no_module_reaches_itself() -> None:
     assert cycles(edges) == []
 
 
-@pytest.mark.parametrize("edges, expected", [
-    ({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}, [["a", "b", "c"]]),
-    ({"a": {"b"}, "b": set()}, []),
-])
+@pytest.mark.parametrize(
+    "edges, expected",
+    [
+        ({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}, [["a", "b", "c"]]),
+        ({"a": {"b"}, "b": set()}, []),
+    ],
+)
 def test_the_circle_finder_finds_circles(edges: dict[str, set[str]], expected: list[list[str]]) -> None:
     assert cycles(edges) == expected
 

@@ -31,8 +31,10 @@ def test_every_analysis_by_hand() -> None:
     assert table_3.minus_random == pytest.approx(0.25)
     assert table_3.relative_difference == pytest.approx(0.5)
     # Figure 4: q1 en alone at 3, de alone at 4; q2 en alone at 2, de alone at 6
-    assert result.one_target_mrr == {"en": {"en": pytest.approx(1 / 3), "de": pytest.approx(1 / 4)},
-                                     "de": {"en": pytest.approx(1 / 2), "de": pytest.approx(1 / 6)}}
+    assert result.one_target_mrr == {
+        "en": {"en": pytest.approx(1 / 3), "de": pytest.approx(1 / 4)},
+        "de": {"en": pytest.approx(1 / 2), "de": pytest.approx(1 / 6)},
+    }
     # Figure 6 with k = min(100, pool of 2): q1's top 2 is de, en; q2's is de, de
     assert result.top_k == 2
     assert result.top_language_mix == {"en": {"en": 0.5, "de": 0.5}, "de": {"en": 0.0, "de": 1.0}}

@@ -20,7 +20,8 @@ Cli = Callable[..., tuple[int, str, str]]
 
 def _fill(root: Path, texts: list[str]) -> np.ndarray:
     return EncodingService(CountingEncoder(), cache=EmbeddingCache(root, IDENTITY), show_progress=False).encode(
-        texts, role="query")
+        texts, role="query"
+    )
 
 
 def rewrite_shard(shard: Path, vectors: np.ndarray) -> None:
@@ -34,14 +35,18 @@ def rewrite_shard(shard: Path, vectors: np.ndarray) -> None:
     checksum.write_text(hashlib.sha256(keys.read_bytes() + buffer.getvalue()).hexdigest())
 
 
-@pytest.mark.parametrize("damage, problem", [
-    (lambda v: np.full_like(v, np.nan), "vectors with NaN or infinity"),
-    (lambda v: v[:, :3].copy(), "rows of 3 numbers where the model's have 4"),
-    (lambda v: v.astype(np.float64), "vectors of type float64 and shape (2, 4) for 2 keys"),
-    (lambda v: v[:1].copy(), "vectors of type float32 and shape (1, 4) for 2 keys"),
-])
+@pytest.mark.parametrize(
+    "damage, problem",
+    [
+        (lambda v: np.full_like(v, np.nan), "vectors with NaN or infinity"),
+        (lambda v: v[:, :3].copy(), "rows of 3 numbers where the model's have 4"),
+        (lambda v: v.astype(np.float64), "vectors of type float64 and shape (2, 4) for 2 keys"),
+        (lambda v: v[:1].copy(), "vectors of type float32 and shape (1, 4) for 2 keys"),
+    ],
+)
 def test_unsound_vectors_with_a_recomputed_checksum_are_recomputed(
-        tmp_path: Path, damage: Callable[[np.ndarray], np.ndarray], problem: str) -> None:
+    tmp_path: Path, damage: Callable[[np.ndarray], np.ndarray], problem: str
+) -> None:
     texts = ["alpha", "beta"]
     expected = _fill(tmp_path, texts)
     shard = next(tmp_path.rglob("*.vectors.npy"))
@@ -49,8 +54,9 @@ def test_unsound_vectors_with_a_recomputed_checksum_are_recomputed(
     with pytest.warns(RuntimeWarning, match=f"is corrupted \\({problem.replace('(', '.').replace(')', '.')}\\)"):
         cache = EmbeddingCache(tmp_path, IDENTITY)
     encoder = CountingEncoder()
-    assert np.array_equal(EncodingService(encoder, cache=cache, show_progress=False).encode(texts, role="query"),
-                          expected)
+    assert np.array_equal(
+        EncodingService(encoder, cache=cache, show_progress=False).encode(texts, role="query"), expected
+    )
     assert len(encoder.batches) == 1 and not shard.exists()
 
 
@@ -111,7 +117,8 @@ def test_clear_one_label_keeps_the_others(tmp_path: Path) -> None:
 
 
 def test_file_digests_are_remembered_by_stat_and_redone_when_the_file_changes(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import json
     import os
 

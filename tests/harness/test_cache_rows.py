@@ -35,15 +35,18 @@ def _fill(root: Path, encoder: CountingEncoder, *, unit_norm: bool) -> np.ndarra
 
 
 def test_unsound_rows_by_hand() -> None:
-    rows = np.array([
-        [0.6, 0.8],      # norm 1
-        [0.0, 0.0],      # zeros
-        [1e-30, 0.0],    # its square underflows to 0, but it is not zeros
-        [np.nan, 1.0],   # NaN
-        [1e20, 0.0],     # finite, its square overflows
-        [2.0, 0.0],      # norm 2
-        [0.0, 1.0 + NORM_TOLERANCE / 2],  # within the tolerance
-    ], dtype=np.float32)
+    rows = np.array(
+        [
+            [0.6, 0.8],  # norm 1
+            [0.0, 0.0],  # zeros
+            [1e-30, 0.0],  # its square underflows to 0, but it is not zeros
+            [np.nan, 1.0],  # NaN
+            [1e20, 0.0],  # finite, its square overflows
+            [2.0, 0.0],  # norm 2
+            [0.0, 1.0 + NORM_TOLERANCE / 2],  # within the tolerance
+        ],
+        dtype=np.float32,
+    )
     unsound, fault = unsound_rows(rows, unit_norm=False)
     assert unsound.tolist() == [False, True, False, True, False, False, False]
     assert fault == "vectors with NaN or infinity"
@@ -78,12 +81,16 @@ def test_rows_of_another_norm_are_refused_for_a_model_that_normalises(tmp_path: 
     rewrite_shard(shard, np.load(shard) * 1.5)  # other numbers, in the same directions
     # for a model that does not normalise, such rows could be its own: kept
     assert len(EmbeddingCache(tmp_path, IDENTITY)) == 3
-    with pytest.warns(RuntimeWarning, match=r"3 of 3 rows of a norm other than 1 \(row 0: 1.5\) from a model that "
-                                            r"normalises its vectors\): removed; its texts are encoded again"):
+    with pytest.warns(
+        RuntimeWarning,
+        match=r"3 of 3 rows of a norm other than 1 \(row 0: 1.5\) from a model that "
+        r"normalises its vectors\): removed; its texts are encoded again",
+    ):
         cache = EmbeddingCache(tmp_path, IDENTITY, unit_norm=True)
     assert len(cache) == 0
-    assert np.allclose(EncodingService(UnitEncoder(), cache=cache, show_progress=False).encode(TEXTS, role="query"),
-                       expected)
+    assert np.allclose(
+        EncodingService(UnitEncoder(), cache=cache, show_progress=False).encode(TEXTS, role="query"), expected
+    )
 
 
 def test_a_row_the_model_really_returns_as_zeros_is_not_cached_and_the_rest_is(tmp_path: Path) -> None:
@@ -118,8 +125,9 @@ def test_the_service_checks_norms_for_an_encoder_declared_normalising(tmp_path: 
     model = Encoder4()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        service = EncodingService.for_model(model, Runtime(cache_dir=tmp_path), model.identity().as_dict(),
-                                            show_progress=False)
+        service = EncodingService.for_model(
+            model, Runtime(cache_dir=tmp_path), model.identity().as_dict(), show_progress=False
+        )
     assert service.cache is not None and len(service.cache) == (0 if declared else 3)
     assert ["(3 of 3 rows of a norm other than 1" in str(w.message) for w in caught] == ([True] if declared else [])
 

@@ -19,9 +19,12 @@ Cli = Callable[..., tuple[int, str, str]]
 
 def _shards(cache_dir: Path) -> dict[str, Path]:
     """The vectors file of each shard by the role of its texts (the fake task writes one per role)."""
-    return {json.loads(path.read_text())["rows"][0]["role"]: path.with_name(path.name.replace(".sample.json",
-                                                                                             ".vectors.npy"))
-            for path in cache_dir.rglob("*.sample.json")}
+    return {
+        json.loads(path.read_text())["rows"][0]["role"]: path.with_name(
+            path.name.replace(".sample.json", ".vectors.npy")
+        )
+        for path in cache_dir.rglob("*.sample.json")
+    }
 
 
 def _verdicts(out: str, cache_dir: Path) -> dict[Path, str]:
@@ -35,13 +38,25 @@ def _verdicts(out: str, cache_dir: Path) -> dict[Path, str]:
 
 
 def _run(harness_cli: Cli, model: str, cache_dir: Path, tmp_path: Path) -> None:
-    code, _, err = harness_cli("--plugin", "tests.harness.fakes", "run", "fake-lookup", model, "--cache-dir", cache_dir,
-                               "--output-dir", tmp_path / "out", "--leaderboard", tmp_path / "board.jsonl")
+    code, _, err = harness_cli(
+        "--plugin",
+        "tests.harness.fakes",
+        "run",
+        "fake-lookup",
+        model,
+        "--cache-dir",
+        cache_dir,
+        "--output-dir",
+        tmp_path / "out",
+        "--leaderboard",
+        tmp_path / "board.jsonl",
+    )
     assert code == 0, err
 
 
 def test_verify_names_exactly_the_shard_whose_vectors_were_replaced(
-        tiny_encoder_dir: Path, tmp_path: Path, harness_cli: Cli) -> None:
+    tiny_encoder_dir: Path, tmp_path: Path, harness_cli: Cli
+) -> None:
     cache_dir = tmp_path / "cache"
     _run(harness_cli, f"hf-encoder:path={tiny_encoder_dir}", cache_dir, tmp_path)
     shards = _shards(cache_dir)
@@ -50,7 +65,8 @@ def test_verify_names_exactly_the_shard_whose_vectors_were_replaced(
     assert code == 0, err
     assert _verdicts(out, cache_dir) == {shards["passage"]: "agrees", shards["query"]: "agrees"}
     assert "(tolerance 0.001, float32)" in out and out.splitlines()[-1] == (
-        "verify: 2 shards; agrees: 2, disagrees: 0, not verified: 0")
+        "verify: 2 shards; agrees: 2, disagrees: 0, not verified: 0"
+    )
 
     # the passages' vectors moved one row down, the checksum recomputed: every row is a unit
     # vector the model wrote, so nothing a load checks can tell
@@ -62,13 +78,16 @@ def test_verify_names_exactly_the_shard_whose_vectors_were_replaced(
     code, out, err = harness_cli("cache", "info", "--verify", "--cache-dir", cache_dir)
     assert code == 2
     assert _verdicts(out, cache_dir) == {tampered: "disagrees", shards["query"]: "agrees"}
-    assert err == ("error: 1 of 2 cached shards disagree with the model that wrote them and were removed (listed "
-                   "above); the next run encodes their texts again\n")
+    assert err == (
+        "error: 1 of 2 cached shards disagree with the model that wrote them and were removed (listed "
+        "above); the next run encodes their texts again\n"
+    )
     assert not tampered.exists() and shards["query"].exists()
 
 
 def test_a_folder_whose_model_is_now_another_is_not_verified(
-        tiny_encoder_dir: Path, tmp_path: Path, harness_cli: Cli) -> None:
+    tiny_encoder_dir: Path, tmp_path: Path, harness_cli: Cli
+) -> None:
     cache_dir = tmp_path / "cache"
     _run(harness_cli, f"hf-encoder:path={tiny_encoder_dir}", cache_dir, tmp_path)
     meta = next(cache_dir.rglob("model.json"))
@@ -101,14 +120,18 @@ def test_what_cannot_be_verified_is_said_and_damage_is_removed(tmp_path: Path, h
 
 @pytest.mark.usefixtures("only_fakes")
 def test_a_sample_that_is_not_the_shards_texts_or_a_model_that_cannot_load_is_not_verified(
-        tmp_path: Path, harness_cli: Cli) -> None:
+    tmp_path: Path, harness_cli: Cli
+) -> None:
     cache_dir = tmp_path / "cache"
     _run(harness_cli, "letter-counts", cache_dir, tmp_path)
     sample = next(cache_dir.rglob("*.sample.json"))
     rows = json.loads(sample.read_text())
     assert [text_key(row["role"], row["text"]) for row in rows["rows"]] == [
-        key.tobytes() for key in np.load(sample.with_name(sample.name.replace(".sample.json", ".keys.npy")))[
-            [row["row"] for row in rows["rows"]]]]  # the sample is the texts of its rows
+        key.tobytes()
+        for key in np.load(sample.with_name(sample.name.replace(".sample.json", ".keys.npy")))[
+            [row["row"] for row in rows["rows"]]
+        ]
+    ]  # the sample is the texts of its rows
     rows["rows"][0]["text"] += " changed"
     sample.write_text(json.dumps(rows))
     code, out, _ = harness_cli("cache", "info", "--verify", "--cache-dir", cache_dir)
@@ -118,4 +141,3 @@ def test_a_sample_that_is_not_the_shards_texts_or_a_model_that_cannot_load_is_no
     code, out, _ = harness_cli("cache", "info", "--verify", "--cache-dir", cache_dir)
     assert code == 0 and set(_verdicts(out, cache_dir).values()) == {"not verified"}
     assert "its model cannot be loaded (RegistryError: " in out
-

@@ -43,7 +43,8 @@ def test_a_model_with_an_index_attribute_that_declares_encoder_is_routed_as_an_e
     retriever = provide(model, Retriever, model_name="indexed", task_name="t")
     assert isinstance(retriever, EncoderRetriever)
     ranking = retriever.index(Corpus(["a", "b"], ["Berlin is big", "Paris is old"], ["en", "en"])).search(
-        ["where is paris"], k=2)
+        ["where is paris"], k=2
+    )
     assert ranking.indices.tolist() == [[1, 0]]  # "paris" matches the second passage only: scores 1 and 0
     assert provide(model, Encoder, model_name="indexed", task_name="t") is model
 
@@ -55,6 +56,7 @@ def test_a_model_that_declares_nothing_provides_nothing() -> None:
 
 def test_a_declaration_without_the_methods_fails_where_the_class_is_written() -> None:
     with pytest.raises(TypeError, match="NoEncode declares Encoder but has no method encode"):
+
         class NoEncode(Model):
             provides = frozenset({Encoder})
 

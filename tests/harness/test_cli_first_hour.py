@@ -12,15 +12,19 @@ import pytest
 Cli = Callable[..., tuple[int, str, str]]
 
 
-@pytest.mark.parametrize(("argv", "typed", "wanted"), [
-    (("run", "lareqa", "bm25", "--lang", "de"), "--lang", "--langs"),
-    (("score", "xquad", "--predictions", "p.json", "--input-rule", "official"), "--input-rule", "--input-rules"),
-    (("list", "--jso"), "--jso", "--json"),
-    (("leaderboard", "show", "--tas", "xquad"), "--tas", "--task"),
-    (("--verbos", "list"), "--verbos", "--verbose"),
-])
-def test_an_abbreviated_option_is_refused_with_its_full_name(harness_cli: Cli, argv: tuple[str, ...], typed: str,
-                                                             wanted: str, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("argv", "typed", "wanted"),
+    [
+        (("run", "lareqa", "bm25", "--lang", "de"), "--lang", "--langs"),
+        (("score", "xquad", "--predictions", "p.json", "--input-rule", "official"), "--input-rule", "--input-rules"),
+        (("list", "--jso"), "--jso", "--json"),
+        (("leaderboard", "show", "--tas", "xquad"), "--tas", "--task"),
+        (("--verbos", "list"), "--verbos", "--verbose"),
+    ],
+)
+def test_an_abbreviated_option_is_refused_with_its_full_name(
+    harness_cli: Cli, argv: tuple[str, ...], typed: str, wanted: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit) as caught:
         harness_cli(*argv)
     out, err = capsys.readouterr()
@@ -35,8 +39,9 @@ def test_global_options_after_the_command(harness_cli: Cli) -> None:
     assert " INFO lareqa: load_data" in err  # -v after the command turned the step log on
     code, _, err = harness_cli("run", "lareqa", "bm25", "--limit", "1", "--dry-run", "--no-cache")
     assert code == 0 and " INFO " not in err
-    code, _, err = harness_cli("run", "lareqa", "bm25", "--limit", "1", "--dry-run", "--no-cache",
-                               "--log-level", "info")
+    code, _, err = harness_cli(
+        "run", "lareqa", "bm25", "--limit", "1", "--dry-run", "--no-cache", "--log-level", "info"
+    )
     assert code == 0 and " INFO lareqa: load_data" in err
 
 
@@ -95,11 +100,14 @@ def test_list_json_is_a_task_browser(harness_cli: Cli) -> None:
     code, out, err = harness_cli("list", "--json")
     assert code == 0, err
     tasks = json.loads(out)["tasks"]
-    assert tasks["xor-retrieve"]["options"][:2] == [{"name": "corpus", "default": None, "type": "Path | None"},
-                                                    {"name": "top_k", "default": 100, "type": "int"}]
+    assert tasks["xor-retrieve"]["options"][:2] == [
+        {"name": "corpus", "default": None, "type": "Path | None"},
+        {"name": "top_k", "default": 100, "type": "int"},
+    ]
     assert tasks["xquad"]["served_by"] == ["Reader", "Generator"] and tasks["xquad"]["splits"] == ["test"]
     assert [t.name for t in harness.tasks(needs="Encoder", languages="de,ja")] == sorted(
-        name for name, t in tasks.items() if "Encoder" in t["served_by"] and {"de", "ja"} <= set(t["languages"]))
+        name for name, t in tasks.items() if "Encoder" in t["served_by"] and {"de", "ja"} <= set(t["languages"])
+    )
 
 
 def test_every_score_says_its_unit(harness_cli: Cli) -> None:
@@ -108,8 +116,9 @@ def test_every_score_says_its_unit(harness_cli: Cli) -> None:
     code, out, err = harness_cli("run", "lareqa", "bm25", "--langs", "de", "--quiet", "--no-cache", "--no-leaderboard")
     assert code == 0, err
     assert "subset  map (0-1)  map@20 (0-1)  count" in out and "main score: map (0-1) = 0.7371" in out
-    code, out, err = harness_cli("run", "lareqa", "bm25", "--langs", "de", "--quiet", "--no-cache", "--no-leaderboard",
-                                 "--json")
+    code, out, err = harness_cli(
+        "run", "lareqa", "bm25", "--langs", "de", "--quiet", "--no-cache", "--no-leaderboard", "--json"
+    )
     assert json.loads(out)["results"][0]["result"]["task"]["scale"] == "fraction"
     code, out, err = harness_cli("run", "xquad", "oracle", "--langs", "de", "--quiet", "--no-leaderboard", "--json")
     assert code == 0, err

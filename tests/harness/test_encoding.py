@@ -30,8 +30,9 @@ class CountingEncoder:
         if self.oom_above is not None and len(texts) > self.oom_above:
             raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
         self.batches.append(list(texts))
-        return np.array([[len(t), t.count("a"), ord(t[0]), 1.0 if role == "query" else 0.0] for t in texts],
-                        dtype=np.float32)
+        return np.array(
+            [[len(t), t.count("a"), ord(t[0]), 1.0 if role == "query" else 0.0] for t in texts], dtype=np.float32
+        )
 
 
 def test_duplicates_are_encoded_once_and_order_is_kept() -> None:
@@ -59,11 +60,20 @@ def test_length_batches_are_stable_for_equal_lengths() -> None:
 def test_a_suite_prefetch_shares_one_queue() -> None:
     encoder = CountingEncoder()
     service = EncodingService(encoder, batch_size=8, show_progress=False)
-    requests = [EncodingRequest("passage", ["p1 a", "p2"]), EncodingRequest("passage", ["p2", "p3 a a"]),
-                EncodingRequest("query", ["q"])]
+    requests = [
+        EncodingRequest("passage", ["p1 a", "p2"]),
+        EncodingRequest("passage", ["p2", "p3 a a"]),
+        EncodingRequest("query", ["q"]),
+    ]
     plan = service.plan(requests)
-    assert (plan.texts_requested, plan.unique_texts, plan.cache_hits, plan.to_encode, plan.estimated_tokens,
-            plan.tokens_exact) == (5, 4, 0, 4, 7, True)
+    assert (
+        plan.texts_requested,
+        plan.unique_texts,
+        plan.cache_hits,
+        plan.to_encode,
+        plan.estimated_tokens,
+        plan.tokens_exact,
+    ) == (5, 4, 0, 4, 7, True)
     encoder.batches.clear()  # the plan's calibration encode, which neither memoises nor caches
     service.prefetch(requests)
     assert [sorted(b) for b in encoder.batches] == [["p1 a", "p2", "p3 a a"], ["q"]]
@@ -88,12 +98,15 @@ def test_warm_cache_encodes_nothing_and_survives_a_new_process(tmp_path: Path) -
 def test_a_corrupted_shard_is_reported_and_recomputed(tmp_path: Path) -> None:
     texts = ["alpha", "beta"]
     expected = EncodingService(CountingEncoder(), cache=EmbeddingCache(tmp_path, IDENTITY), show_progress=False).encode(
-        texts, role="query")
+        texts, role="query"
+    )
     shard = next(tmp_path.rglob("*.vectors.npy"))
     data = bytearray(shard.read_bytes())
     data[-1] ^= 0xFF  # flip bits of the last vector
     shard.write_bytes(bytes(data))
-    with pytest.warns(RuntimeWarning, match="is corrupted \\(checksum mismatch\\): removed; its texts are encoded again"):
+    with pytest.warns(
+        RuntimeWarning, match="is corrupted \\(checksum mismatch\\): removed; its texts are encoded again"
+    ):
         cache = EmbeddingCache(tmp_path, IDENTITY)
     encoder = CountingEncoder()
     service = EncodingService(encoder, cache=cache, show_progress=False)
@@ -103,7 +116,8 @@ def test_a_corrupted_shard_is_reported_and_recomputed(tmp_path: Path) -> None:
 
 def test_an_unfinished_shard_is_ignored(tmp_path: Path) -> None:
     EncodingService(CountingEncoder(), cache=EmbeddingCache(tmp_path, IDENTITY), show_progress=False).encode(
-        ["alpha"], role="query")
+        ["alpha"], role="query"
+    )
     next(tmp_path.rglob("*.sha256")).unlink()  # as if the run died before marking the shard complete
     assert len(EmbeddingCache(tmp_path, IDENTITY)) == 0
 
@@ -141,7 +155,8 @@ def test_a_killed_encoding_keeps_the_rounds_it_finished(tmp_path: Path, monkeypa
     texts = [f"text {'a ' * i}" for i in range(10)]
     with pytest.raises(KeyboardInterrupt):
         EncodingService(Killed(), cache=EmbeddingCache(tmp_path, IDENTITY), batch_size=2, show_progress=False).encode(
-            texts, role="passage")
+            texts, role="passage"
+        )
     assert len(EmbeddingCache(tmp_path, IDENTITY)) == 4  # the first round was saved, the second was not
     encoder = CountingEncoder()
     resumed = EncodingService(encoder, cache=EmbeddingCache(tmp_path, IDENTITY), batch_size=2, show_progress=False)
@@ -154,14 +169,45 @@ def test_the_work_of_all_ranks_is_summed_and_timed_by_the_slowest() -> None:
     # on a 100 GFLOP/s core, 300 + 100 GFLOP computed. The run: 4,000 tokens in 4 s = 1,000
     # tokens/s, 400 GFLOP / 4 s = 100 GFLOP/s of a 200 GFLOP/s peak = 0.5. What the ranks were
     # asked for (a pool both saw) is not summed.
-    ranks = [EncodingStats(requested=10, unique=8, encoded=6, tokens=3000, seconds=2.0, batches=3,
-                           padded_tokens=3200, flops=300e9, peak_gflops=100.0),
-             EncodingStats(requested=10, unique=8, encoded=2, tokens=1000, seconds=4.0, batches=1,
-                           padded_tokens=1000, flops=100e9, peak_gflops=100.0)]
+    ranks = [
+        EncodingStats(
+            requested=10,
+            unique=8,
+            encoded=6,
+            tokens=3000,
+            seconds=2.0,
+            batches=3,
+            padded_tokens=3200,
+            flops=300e9,
+            peak_gflops=100.0,
+        ),
+        EncodingStats(
+            requested=10,
+            unique=8,
+            encoded=2,
+            tokens=1000,
+            seconds=4.0,
+            batches=1,
+            padded_tokens=1000,
+            flops=100e9,
+            peak_gflops=100.0,
+        ),
+    ]
     whole = across_ranks(ranks)
-    assert whole == {"batches": 4, "padded_tokens": 4200, "oom_halvings": 0, "encoded": 8, "tokens": 4000,
-                     "flops": 400e9, "peak_gflops": 200.0, "seconds": 4.0, "padding_share": round(1 - 4000 / 4200, 4),
-                     "tokens_per_s": 1000.0, "achieved_gflops": 100.0, "peak_share": 0.5}
+    assert whole == {
+        "batches": 4,
+        "padded_tokens": 4200,
+        "oom_halvings": 0,
+        "encoded": 8,
+        "tokens": 4000,
+        "flops": 400e9,
+        "peak_gflops": 200.0,
+        "seconds": 4.0,
+        "padding_share": round(1 - 4000 / 4200, 4),
+        "tokens_per_s": 1000.0,
+        "achieved_gflops": 100.0,
+        "peak_share": 0.5,
+    }
     # A rank that ran no batch (its shards on disk: no stats, or stats of nothing) adds no work.
     assert across_ranks([None, *ranks]) == across_ranks([*ranks, EncodingStats(requested=10, unique=8)]) == whole
     assert across_ranks([None, None]) is None

@@ -35,8 +35,9 @@ class SlowEncoder:
     the text; every call takes ``seconds_per_call`` plus ``seconds_per_token`` per token of the
     fake clock."""
 
-    def __init__(self, clock: Clock, *, seconds_per_call: float = 0.0, seconds_per_token: float = 0.0,
-                 max_tokens: int = 512) -> None:
+    def __init__(
+        self, clock: Clock, *, seconds_per_call: float = 0.0, seconds_per_token: float = 0.0, max_tokens: int = 512
+    ) -> None:
         self.clock, self.seconds_per_call, self.seconds_per_token = clock, seconds_per_call, seconds_per_token
         self.max_tokens = max_tokens
         self.tokenised = 0
@@ -76,8 +77,9 @@ def test_the_cache_is_saved_after_each_minute_of_encoding(tmp_path: Path, monkey
     clock = Clock()
     cache = EmbeddingCache(tmp_path, IDENTITY)
     saves = recorded_saves(cache, clock, monkeypatch)
-    service = EncodingService(SlowEncoder(clock, seconds_per_call=25.0), cache=cache, batch_size=2,
-                              show_progress=False, clock=clock)
+    service = EncodingService(
+        SlowEncoder(clock, seconds_per_call=25.0), cache=cache, batch_size=2, show_progress=False, clock=clock
+    )
     service.encode(TEXTS, role="passage")
     # 5 batches of 25 s: the first round ends after the batch that passes 60 s (3 batches, 6 texts,
     # at 75 s), the second holds the remaining 2 batches (4 texts, at 125 s)
@@ -98,8 +100,14 @@ def test_distributed_rounds_are_cut_by_count_alone(tmp_path: Path, monkeypatch: 
     clock = Clock()
     cache = EmbeddingCache(tmp_path, IDENTITY)
     saves = recorded_saves(cache, clock, monkeypatch)
-    service = EncodingService(SlowEncoder(clock, seconds_per_call=25.0), cache=cache, batch_size=2,
-                              show_progress=False, clock=clock, world=TwoRanks(rank=0, size=2))
+    service = EncodingService(
+        SlowEncoder(clock, seconds_per_call=25.0),
+        cache=cache,
+        batch_size=2,
+        show_progress=False,
+        clock=clock,
+        world=TwoRanks(rank=0, size=2),
+    )
     service.encode(TEXTS, role="passage")
     # rank 0 encodes batches 1, 3 and 5 (75 s) in one round: both ranks must agree on its end
     assert saves == [(75.0, 10)]
@@ -141,16 +149,18 @@ def test_a_dry_run_tokenises_a_sample_and_estimates_the_rest() -> None:
     plan = EncodingService(encoder, show_progress=False).plan([EncodingRequest("passage", texts)], sample_size=8)
     assert (plan.to_encode, plan.estimated_tokens, plan.tokens_exact) == (50, expected_tokens, False)
     assert encoder.tokenised == 8
-    exact = EncodingService(QuarterTokens(Clock()), show_progress=False).plan([EncodingRequest("passage", texts)],
-                                                                             sample_size=50)
+    exact = EncodingService(QuarterTokens(Clock()), show_progress=False).plan(
+        [EncodingRequest("passage", texts)], sample_size=50
+    )
     assert (exact.estimated_tokens, exact.tokens_exact) == (expected_tokens, True)
 
 
 def test_a_dry_run_estimates_the_time_from_a_calibration_encode(tmp_path: Path) -> None:
     clock = Clock()
     cache = EmbeddingCache(tmp_path, IDENTITY)
-    service = EncodingService(SlowEncoder(clock, seconds_per_token=0.002), cache=cache, show_progress=False,
-                              clock=clock)
+    service = EncodingService(
+        SlowEncoder(clock, seconds_per_token=0.002), cache=cache, show_progress=False, clock=clock
+    )
     texts = [words(n, f"p{n}x") for n in range(20, 80)]
     questions = [words(3, f"q{n}x") for n in range(5)]
     plan = service.plan([EncodingRequest("passage", texts), EncodingRequest("query", questions)])
@@ -202,12 +212,21 @@ def test_achieved_flops_and_share_of_the_peak_are_recorded() -> None:
 
 def test_an_encoder_without_a_flop_count_records_no_flops() -> None:
     clock = Clock()
-    service = EncodingService(SlowEncoder(clock, seconds_per_call=1.0), batch_size=5, show_progress=False,
-                              clock=clock, peak=lambda dtype, device, threads: pytest.fail("no peak without a flop count"))
+    service = EncodingService(
+        SlowEncoder(clock, seconds_per_call=1.0),
+        batch_size=5,
+        show_progress=False,
+        clock=clock,
+        peak=lambda dtype, device, threads: pytest.fail("no peak without a flop count"),
+    )
     service.encode(TEXTS, role="query")
     stats = service.stats.as_dict()
     assert (stats["flops"], stats["achieved_gflops"], stats["peak_share"], stats["tokens_per_s"]) == (
-        None, None, None, 27.5)  # 55 tokens in 2 batches of 1 s
+        None,
+        None,
+        None,
+        27.5,
+    )  # 55 tokens in 2 batches of 1 s
 
 
 def test_padding_counts_truncated_lengths() -> None:
@@ -222,7 +241,8 @@ def test_a_slow_model_is_calibrated_on_one_batch_of_typical_texts() -> None:
     clock = Clock()
     encoder = SlowEncoder(clock, seconds_per_token=1.0)
     plan = EncodingService(encoder, show_progress=False, clock=clock).plan(
-        [EncodingRequest("passage", [words(n, f"s{n}x") for n in (3, 5, 7, 9, 11, 13, 30, 40)])])
+        [EncodingRequest("passage", [words(n, f"s{n}x") for n in (3, 5, 7, 9, 11, 13, 30, 40)])]
+    )
     # the shortest text (3 s, untimed), then the 4 around the median (7 + 9 + 11 + 13 tokens in
     # 40 s) spend the budget: 1 token/s for 118 tokens; nothing else is encoded
     assert (plan.estimated_tokens, plan.estimated_seconds, clock.now) == (118, 118.0, 43.0)

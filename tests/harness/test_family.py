@@ -30,11 +30,14 @@ def write_family(path: Path, models: dict[str, str]) -> Path:
 
 def test_relative_paths_are_relative_to_the_family_file(tmp_path: Path) -> None:
     registry = Registry.discover()
-    file = write_family(tmp_path / "family" / "family.json", {
-        "xnli": "hf-classifier:path=heads/xnli,max_length=64",
-        "panx,udpos": f"hf-tagger:path={tmp_path / 'elsewhere'}",
-        "tatoeba": "bm25:k1=1.2",
-    })
+    file = write_family(
+        tmp_path / "family" / "family.json",
+        {
+            "xnli": "hf-classifier:path=heads/xnli,max_length=64",
+            "panx,udpos": f"hf-tagger:path={tmp_path / 'elsewhere'}",
+            "tatoeba": "bm25:k1=1.2",
+        },
+    )
     family = ModelFamily.read(file, registry)
     assert family.models == {
         "xnli": f"hf-classifier:path={tmp_path / 'family' / 'heads' / 'xnli'},max_length=64",
@@ -44,7 +47,9 @@ def test_relative_paths_are_relative_to_the_family_file(tmp_path: Path) -> None:
     }
     # grouped by model in the order the tasks come; options kept with their task
     assert family.groups(["udpos", "xnli:labels=L", "panx"]) == [
-        (family.models["udpos"], ["udpos", "panx"]), (family.models["xnli"], ["xnli:labels=L"])]
+        (family.models["udpos"], ["udpos", "panx"]),
+        (family.models["xnli"], ["xnli:labels=L"]),
+    ]
     with pytest.raises(InputError, match="no model for pawsx"):
         family.groups(["xnli", "pawsx"])
 
@@ -53,13 +58,20 @@ def test_a_family_runs_a_suite_without_a_scoring_task(tmp_path: Path) -> None:
     registry = fake_registry()
     family = write_family(tmp_path / "family.json", {"fake-lookup": "word-overlap:weight=2"})
     outcome = run_family(
-        planning.expand_suite("fake-both", registry), family, registry=registry,
-        output=settings.OutputOptions(output_dir=tmp_path / "results", leaderboard=tmp_path / "board.json",
-                                    show_progress=False))
+        planning.expand_suite("fake-both", registry),
+        family,
+        registry=registry,
+        output=settings.OutputOptions(
+            output_dir=tmp_path / "results", leaderboard=tmp_path / "board.json", show_progress=False
+        ),
+    )
     assert outcome.scored is None
     assert [o.result.task.options for o in outcome.runs] == [{"short": False}, {"short": True}]
     assert {o.result.model.identity.options["weight"] for o in outcome.runs} == {2.0}
-    direct = runner.run_suite(["fake-lookup", "fake-lookup:short=true"], "word-overlap:weight=2", registry=registry,
-                              output=settings.OutputOptions(output_dir=tmp_path / "direct", leaderboard=None,
-                                                          show_progress=False))
+    direct = runner.run_suite(
+        ["fake-lookup", "fake-lookup:short=true"],
+        "word-overlap:weight=2",
+        registry=registry,
+        output=settings.OutputOptions(output_dir=tmp_path / "direct", leaderboard=None, show_progress=False),
+    )
     assert [o.result.main_score for o in outcome.runs] == [o.result.main_score for o in direct]

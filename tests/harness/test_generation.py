@@ -56,8 +56,9 @@ def test_cache_keys_of_requests_made_before_the_sampling_options_are_unchanged()
     assert request_key(GenerationRequest("Q?", GenerationOptions(16, ("\n",)))) == old
     sampled = GenerationRequest("Q?", GenerationOptions(16, ("\n",), temperature=0.7, seed=1))
     assert request_key(sampled) != old
-    assert request_key(sampled) != request_key(GenerationRequest("Q?", GenerationOptions(16, ("\n",),
-                                                                                          temperature=0.7, seed=2)))
+    assert request_key(sampled) != request_key(
+        GenerationRequest("Q?", GenerationOptions(16, ("\n",), temperature=0.7, seed=2))
+    )
 
 
 def test_the_answer_logprob_sums_its_tokens_and_the_stop_token_only() -> None:
@@ -102,8 +103,12 @@ def test_the_service_deduplicates_sorts_by_length_and_measures_the_padding() -> 
 def test_options_are_part_of_the_key() -> None:
     model = CountingGenerator()
     service = GenerationService(model)
-    service.generate([GenerationRequest("q", GenerationOptions(max_new_tokens=4)),
-                      GenerationRequest("q", GenerationOptions(max_new_tokens=5))])
+    service.generate(
+        [
+            GenerationRequest("q", GenerationOptions(max_new_tokens=4)),
+            GenerationRequest("q", GenerationOptions(max_new_tokens=5)),
+        ]
+    )
     assert model.calls == [["q"], ["q"]]  # one batch per set of options
 
 
@@ -132,16 +137,26 @@ def test_answer_counts_and_their_notes_by_hand() -> None:
     from harness.models.generation import answer_counts, answer_notes
 
     def record(answer: str, ended: str | None, trace_open: bool = False) -> dict[str, object]:
-        return {"answer": answer, "ended": ended, "prompt_sha256": "0" * 64, **({"trace_open": True} if trace_open else {})}
+        return {
+            "answer": answer,
+            "ended": ended,
+            "prompt_sha256": "0" * 64,
+            **({"trace_open": True} if trace_open else {}),
+        }
 
-    counts = answer_counts({
-        "de": [record("", "length", True), record("", "eos", True), record("", "length"), record("Volga", "stop")],
-        "ja": [record("", "eos"), record("Volga und", "length"), "an extracted answer", {"answer": "no digest"}],
-    })
+    counts = answer_counts(
+        {
+            "de": [record("", "length", True), record("", "eos", True), record("", "length"), record("Volga", "stop")],
+            "ja": [record("", "eos"), record("Volga und", "length"), "an extracted answer", {"answer": "no digest"}],
+        }
+    )
     assert [(c.answers, c.empty, c.trace_open, c.empty_cut_by_budget, c.cut_by_budget) for c in counts.values()] == [
-        (4, 3, 2, 1, 0), (2, 1, 0, 0, 1)]
+        (4, 3, 2, 1, 0),
+        (2, 1, 0, 0, 1),
+    ]
     assert answer_notes(counts, GenerationOptions(max_new_tokens=16, reasoning_tokens=496)) == [
         "2 of 6 answers empty: trace not closed within 512 tokens (de 2)",
         "1 of 6 answers empty: cut by the token budget (16 new tokens) (de 1)",
         "1 of 6 answers empty: the model answered nothing (ja 1)",
-        "1 of 6 answers cut by the token budget (16 new tokens) before a stop string or the end of sequence (ja 1)"]
+        "1 of 6 answers cut by the token budget (16 new tokens) before a stop string or the end of sequence (ja 1)",
+    ]

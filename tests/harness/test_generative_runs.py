@@ -38,8 +38,10 @@ def _fake_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def write_replies(path: Path, replies: dict[str, tuple[str, float]]) -> Path:
-    path.write_text(json.dumps({q: {"text": t, "logprob": lp} for q, (t, lp) in replies.items()},
-                               ensure_ascii=False), encoding="utf-8")
+    path.write_text(
+        json.dumps({q: {"text": t, "logprob": lp} for q, (t, lp) in replies.items()}, ensure_ascii=False),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -62,26 +64,39 @@ def test_xquad_answers_are_scored_as_extracted_ones_and_traces_are_kept(harness_
     questions = read_span_file(parallel_qa_dir() / "en.json")
     # even questions: the gold answer after a reasoning trace (and text past the stop string);
     # odd ones: a wrong answer sharing no token with any gold answer
-    replies = {q.question: (f"<think>Let me see.\nYes.</think> {q.answers[0]}\nExtra words" if i % 2 == 0
-                            else "zzz qqq", -1.0) for i, q in enumerate(questions)}
+    replies = {
+        q.question: (f"<think>Let me see.\nYes.</think> {q.answers[0]}\nExtra words" if i % 2 == 0 else "zzz qqq", -1.0)
+        for i, q in enumerate(questions)
+    }
     path = write_replies(tmp_path / "replies.json", replies)
     code, _, err = harness_cli("run", "xquad:prompt=qa", f"fake-generator:replies={path}", "--langs", "en", "--quiet")
     assert code == 0, err
     result, run_dir = result_of(tmp_path, "xquad")
     half = 100.0 * sum(1 for i in range(len(questions)) if i % 2 == 0) / len(questions)
     assert rows(result)["en"] == {"f1": half, "exact_match": half}
-    assert result["task"]["options"] == {"prompt": "qa@1", "prompt_digest": load_template("qa").digest,
-                                         "shots": 0, "shot_seed": 0}
-    assert result["task"]["scorer_signature"] == (f"squad-v1.1|norm:ascii-english|em+f1|avg:mean"
-                                                  f"|prompt:qa@1#{load_template('qa').digest}|shots:0@0")
+    assert result["task"]["options"] == {
+        "prompt": "qa@1",
+        "prompt_digest": load_template("qa").digest,
+        "shots": 0,
+        "shot_seed": 0,
+    }
+    assert result["task"]["scorer_signature"] == (
+        f"squad-v1.1|norm:ascii-english|em+f1|avg:mean|prompt:qa@1#{load_template('qa').digest}|shots:0@0"
+    )
     written = json.loads((run_dir / "predictions" / "en.json").read_text(encoding="utf-8"))
     assert written[questions[0].id] == questions[0].answers[0] and written[questions[1].id] == "zzz qqq"
     first = json.loads((run_dir / "instances.jsonl").read_text(encoding="utf-8").splitlines()[0])
-    prompt = (f"Answer the question with a short span copied from the context.\n\nContext: {questions[0].context}\n"
-              f"Question: {questions[0].question}\nAnswer:")  # the qa template, rendered by hand
-    assert first["prediction"] == {"answer": questions[0].answers[0], "reasoning": "Let me see.\nYes.",
-                                   "ended": "stop", "prompt_sha256": hashlib.sha256(prompt.encode()).hexdigest()}
-    assert "Generated with prompt qa@1, 0 shot(s); greedy, 32 new tokens, stop at \"\\n\"." in result["notes"]
+    prompt = (
+        f"Answer the question with a short span copied from the context.\n\nContext: {questions[0].context}\n"
+        f"Question: {questions[0].question}\nAnswer:"
+    )  # the qa template, rendered by hand
+    assert first["prediction"] == {
+        "answer": questions[0].answers[0],
+        "reasoning": "Let me see.\nYes.",
+        "ended": "stop",
+        "prompt_sha256": hashlib.sha256(prompt.encode()).hexdigest(),
+    }
+    assert 'Generated with prompt qa@1, 0 shot(s); greedy, 32 new tokens, stop at "\\n".' in result["notes"]
     assert scored_again(harness_cli, "xquad", run_dir / "predictions", "--langs", "en") == rows(result)
 
 
@@ -129,15 +144,17 @@ def test_mkqa_no_answer_probability_comes_from_the_model(harness_cli: Cli, tmp_p
         else:
             replies[query] = (annotation.reference, math.log(0.9))  # right: 1 - 0.9
     path = write_replies(tmp_path / "replies.json", replies)
-    code, _, err = harness_cli("run", "mkqa:prompt=closed-book", f"fake-generator:replies={path}", "--langs", "en",
-                               "--quiet")
+    code, _, err = harness_cli(
+        "run", "mkqa:prompt=closed-book", f"fake-generator:replies={path}", "--langs", "en", "--quiet"
+    )
     assert code == 0, err
     result, run_dir = result_of(tmp_path, "mkqa")
     lines = [json.loads(line) for line in (run_dir / "predictions" / "en.jsonl").read_text().splitlines()]
     expected = [0.8 if not a.answerable else 0.5 if i == wrong else 1 - 0.9 for i, a in enumerate(annotations)]
     assert [line["no_answer_prob"] for line in lines] == pytest.approx(expected)
-    assert [line["prediction"] for line in lines if line["no_answer_prob"] == pytest.approx(0.8)] == \
-        [""] * (len(annotations) - len(answerable))
+    assert [line["prediction"] for line in lines if line["no_answer_prob"] == pytest.approx(0.8)] == [""] * (
+        len(annotations) - len(answerable)
+    )
     # every question right but the wrong one, whatever the threshold: best F1 = (n - 1) / n
     assert rows(result)["en"]["best_f1"] == round(100 * (len(annotations) - 1) / len(annotations), 2)
     assert scored_again(harness_cli, "mkqa", run_dir / "predictions", "--langs", "en") == rows(result)
@@ -161,11 +178,22 @@ def xor_dir(tmp_path: Path) -> Path:
 
 
 def test_xor_full_closed_book_and_retrieval_augmented(harness_cli: Cli, xor_dir: Path, tmp_path: Path) -> None:
-    replies = {"Missä Eiffel-torni sijaitsee?": ("Paris", 0.0), "Milloin Titanic upposi?": ("1912", 0.0),
-               "日本の首都は？": ("大阪", 0.0), "Является ли Москва столицей?": ("yes", 0.0)}
+    replies = {
+        "Missä Eiffel-torni sijaitsee?": ("Paris", 0.0),
+        "Milloin Titanic upposi?": ("1912", 0.0),
+        "日本の首都は？": ("大阪", 0.0),
+        "Является ли Москва столицей?": ("yes", 0.0),
+    }
     path = write_replies(tmp_path / "replies.json", replies)
-    code, _, err = harness_cli("run", "xor-full:prompt=closed-book", f"fake-generator:replies={path}",
-                               "--data-dir", xor_dir, "--quiet", "--no-leaderboard")
+    code, _, err = harness_cli(
+        "run",
+        "xor-full:prompt=closed-book",
+        f"fake-generator:replies={path}",
+        "--data-dir",
+        xor_dir,
+        "--quiet",
+        "--no-leaderboard",
+    )
     assert code == 0, err
     result, run_dir = result_of(tmp_path, "xor-full")
     got = rows(result)
@@ -175,11 +203,24 @@ def test_xor_full_closed_book_and_retrieval_augmented(harness_cli: Cli, xor_dir:
     assert scored_again(harness_cli, "xor-full", run_dir / "predictions.json", "--data-dir", xor_dir) == got
 
     corpus = tmp_path / "psgs.tsv"
-    corpus.write_text("id\ttext\ttitle\np0\tThe Eiffel Tower stands in Paris.\tParis\n"
-                      "p1\tThe Titanic sank in 1912.\tTitanic\n", encoding="utf-8")
+    corpus.write_text(
+        "id\ttext\ttitle\np0\tThe Eiffel Tower stands in Paris.\tParis\np1\tThe Titanic sank in 1912.\tTitanic\n",
+        encoding="utf-8",
+    )
     args = json.dumps({"corpus": str(corpus), "generator": f"fake-generator:replies={path}", "top_k": 1})
-    code, _, err = harness_cli("run", "xor-full", "retrieve-read", "--model-args", args,
-                               "--data-dir", xor_dir, "--quiet", "--no-leaderboard", "--output-dir", tmp_path / "rag")
+    code, _, err = harness_cli(
+        "run",
+        "xor-full",
+        "retrieve-read",
+        "--model-args",
+        args,
+        "--data-dir",
+        xor_dir,
+        "--quiet",
+        "--no-leaderboard",
+        "--output-dir",
+        tmp_path / "rag",
+    )
     assert code == 0, err
     (rag_result,) = (tmp_path / "rag").glob("**/result.json")
     records = [json.loads(line) for line in (rag_result.parent / "instances.jsonl").read_text().splitlines()]
@@ -189,8 +230,17 @@ def test_xor_full_closed_book_and_retrieval_augmented(harness_cli: Cli, xor_dir:
     # the inner generator's work is in the execution record, one prompt a question
     generation = json.loads(rag_result.read_text())["provenance"]["execution"]["generation"]
     assert generation["requested"] == generation["generated"] == len(records) == 4
-    code, _, err = harness_cli("run", "xor-full:prompt=closed-book", "retrieve-read", "--model-args", args,
-                               "--data-dir", xor_dir, "--quiet", "--no-leaderboard")
+    code, _, err = harness_cli(
+        "run",
+        "xor-full:prompt=closed-book",
+        "retrieve-read",
+        "--model-args",
+        args,
+        "--data-dir",
+        xor_dir,
+        "--quiet",
+        "--no-leaderboard",
+    )
     assert code == 2 and "does not show them (prompt=rag)" in err
 
 
@@ -201,7 +251,8 @@ def test_prompts_and_models_that_do_not_go_together_are_one_line(harness_cli: Cl
     bad.write_text(json.dumps({**template, "example": "Context: {context}\nAnswer:"}), encoding="utf-8")
     code, _, err = harness_cli("run", f"xquad:prompt={bad}", f"fake-generator:replies={replies}", "--quiet")
     assert code == 2 and err.strip().splitlines()[-1] == (
-        f"error: {bad}: field 'example': task xquad fills in {{question}}, which the example does not show")
+        f"error: {bad}: field 'example': task xquad fills in {{question}}, which the example does not show"
+    )
     del template["stop"]
     bad.write_text(json.dumps(template), encoding="utf-8")
     code, _, err = harness_cli("run", f"xquad:prompt={bad}", f"fake-generator:replies={replies}", "--quiet")
@@ -216,8 +267,11 @@ def test_a_prompt_change_changes_the_scorer_signature(tmp_path: Path) -> None:
     edited = tmp_path / "qa.json"
     template = json.loads(load_template("qa").path.read_text(encoding="utf-8"))
     edited.write_text(json.dumps({**template, "instruction": {"en": "Answer briefly."}}), encoding="utf-8")
-    signatures = {MLQA(prompt="qa").scorer_signature(), MLQA(prompt=str(edited)).scorer_signature(),
-                  MLQA(prompt="qa", shots=1).scorer_signature()}
+    signatures = {
+        MLQA(prompt="qa").scorer_signature(),
+        MLQA(prompt=str(edited)).scorer_signature(),
+        MLQA(prompt="qa", shots=1).scorer_signature(),
+    }
     assert len(signatures) == 3  # same name and version, other text: still another signature
 
 
@@ -227,8 +281,19 @@ def test_a_suite_shares_one_generation_service_and_a_rerun_reads_its_cache(harne
     with the same cache folder generates nothing."""
     questions = read_span_file(parallel_qa_dir() / "en.json")
     path = write_replies(tmp_path / "replies.json", {q.question: (q.answers[0], -1.0) for q in questions})
-    args = ("run", "xquad:prompt=qa", f"fake-generator:replies={path}", "--langs", "en", "--quiet", "--json",
-            "--cache-dir", tmp_path / "cache", "--bootstrap", "0")
+    args = (
+        "run",
+        "xquad:prompt=qa",
+        f"fake-generator:replies={path}",
+        "--langs",
+        "en",
+        "--quiet",
+        "--json",
+        "--cache-dir",
+        tmp_path / "cache",
+        "--bootstrap",
+        "0",
+    )
 
     def generation() -> dict[str, Any]:
         code, out, err = harness_cli(*args)
@@ -248,33 +313,90 @@ def test_two_gloo_ranks_share_the_generation_and_give_the_single_process_scores(
     questions = read_span_file(parallel_qa_dir() / "en.json")
     replies = {q.question: (q.answers[0] if i % 3 else "zzz", -1.0) for i, q in enumerate(questions)}
     path = write_replies(tmp_path / "replies.json", replies)
-    args = ["xquad:prompt=qa", f"fake-generator:replies={path}", "--langs", "en", "--quiet", "--batch-size", "3",
-            "--bootstrap", "0"]
+    args = [
+        "xquad:prompt=qa",
+        f"fake-generator:replies={path}",
+        "--langs",
+        "en",
+        "--quiet",
+        "--batch-size",
+        "3",
+        "--bootstrap",
+        "0",
+    ]
     root = str(Path(__file__).resolve().parents[2])  # the fake generator's plugin module, from the processes' folder
-    env = {**os.environ, "OMP_NUM_THREADS": "1",
-           "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
-    single = subprocess.run([sys.executable, "-m", "harness", "run", *args, "--output-dir", "single", "--no-cache",
-                             "--leaderboard", "single.json"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                            timeout=600)
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])),
+    }
+    single = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness",
+            "run",
+            *args,
+            "--output-dir",
+            "single",
+            "--no-cache",
+            "--leaderboard",
+            "single.json",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert single.returncode == 0, single.stderr
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     distributed = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc-per-node", "2", "--rdzv-backend",
-         "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}", "-m", "harness", "run", *args, "--output-dir", "dist",
-         "--cache-dir", "cache", "--leaderboard", "dist.json"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nnodes",
+            "1",
+            "--nproc-per-node",
+            "2",
+            "--rdzv-backend",
+            "c10d",
+            "--rdzv-endpoint",
+            f"127.0.0.1:{port}",
+            "-m",
+            "harness",
+            "run",
+            *args,
+            "--output-dir",
+            "dist",
+            "--cache-dir",
+            "cache",
+            "--leaderboard",
+            "dist.json",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert distributed.returncode == 0, distributed.stderr[-3000:]
-    (one,), (two,) = (json.loads((tmp_path / name).read_text(encoding="utf-8"))["entries"]
-                      for name in ("single.json", "dist.json"))
+    (one,), (two,) = (
+        json.loads((tmp_path / name).read_text(encoding="utf-8"))["entries"] for name in ("single.json", "dist.json")
+    )
     assert two["rows"] == one["rows"]
     (result,) = (tmp_path / "dist").rglob("result.json")
     execution = json.loads(result.read_text(encoding="utf-8"))["provenance"]["execution"]
     shares = [rank["generation"]["generated"] for rank in execution["ranks"]]
     assert min(shares) > 0 and sum(shares) == execution["all_ranks"]["generation"]["generated"] == len(questions)
-    cached = [json.loads(line)["key"] for shard in (tmp_path / "cache").rglob("*.jsonl")
-              for line in shard.read_text(encoding="utf-8").splitlines()]
+    cached = [
+        json.loads(line)["key"]
+        for shard in (tmp_path / "cache").rglob("*.jsonl")
+        for line in shard.read_text(encoding="utf-8").splitlines()
+    ]
     assert len(cached) == len(set(cached)) == len(questions)
 
 
@@ -310,29 +432,42 @@ def test_a_generator_runs_with_the_tasks_default_prompt_named_in_the_result(harn
     explicit = XQuADTask(prompt="qa")
     assert result["task"]["options"] == explicit.options() and result["task"]["options"]["prompt"] == "qa@1"
     assert result["task"]["scorer_signature"] == explicit.scorer_signature()  # the default is named, as if chosen
-    assert any(note.startswith("Generated with prompt qa@1 (xquad's default; prompt=NAME chooses another)")
-               for note in result["notes"])
+    assert any(
+        note.startswith("Generated with prompt qa@1 (xquad's default; prompt=NAME chooses another)")
+        for note in result["notes"]
+    )
     assert rows(result)["en"]["f1"] == 100.0
 
 
 def test_generation_options_from_the_command_line_are_recorded_and_the_prompts_logged(
-        harness_cli: Cli, tmp_path: Path) -> None:
+    harness_cli: Cli, tmp_path: Path
+) -> None:
     from harness.errors import HarnessError
 
     questions = read_span_file(parallel_qa_dir() / "en.json")
     path = write_replies(tmp_path / "replies.json", {q.question: (f"{q.answers[0]}. More", 0.0) for q in questions})
-    code, _, err = harness_cli("run", "xquad", f"fake-generator:replies={path}", "--langs", "en", "--quiet",
-                               "--gen-kwargs", "max_new_tokens=8,stop=.,stop=\\n", "--system-prompt", "Be brief.",
-                               "--log-samples")
+    code, _, err = harness_cli(
+        "run",
+        "xquad",
+        f"fake-generator:replies={path}",
+        "--langs",
+        "en",
+        "--quiet",
+        "--gen-kwargs",
+        "max_new_tokens=8,stop=.,stop=\\n",
+        "--system-prompt",
+        "Be brief.",
+        "--log-samples",
+    )
     assert code == 0, err
     result, run_dir = result_of(tmp_path, "xquad")
-    assert result["task"]["options"]["generation"] == {"max_new_tokens": 8, "stop": [".", "\n"],
-                                                       "system": "Be brief."}
+    assert result["task"]["options"]["generation"] == {"max_new_tokens": 8, "stop": [".", "\n"], "system": "Be brief."}
     from harness.files.io import sha256_text
 
     # the signature names the system prompt by a digest of its text
     assert result["task"]["scorer_signature"].endswith(
-        f'|gen:max_new_tokens=8,stop=[".", "\\n"],system="{sha256_text("Be brief.")[:12]}"')
+        f'|gen:max_new_tokens=8,stop=[".", "\\n"],system="{sha256_text("Be brief.")[:12]}"'
+    )
     assert rows(result)["en"]["f1"] == 100.0  # cut at the "." the options added
     first = json.loads((run_dir / "instances.jsonl").read_text(encoding="utf-8").splitlines()[0])
     assert first["prediction"]["prompt"].endswith(f"Question: {questions[0].question}\nAnswer:")
@@ -359,8 +494,9 @@ def test_several_samples_report_the_spread_of_the_main_score() -> None:
         def generate(self, requests):
             return [questions[question_of(r.prompt)] if r.options.seed % 2 == 0 else "zzz" for r in requests]
 
-    (outcome,) = harness.evaluate("xquad", Sampler(), langs="en", progress=False, bootstrap=0,
-                                  gen_kwargs={"temperature": 0.7, "samples": 3})
+    (outcome,) = harness.evaluate(
+        "xquad", Sampler(), langs="en", progress=False, bootstrap=0, gen_kwargs={"temperature": 0.7, "samples": 3}
+    )
     samples = outcome.result.diagnostics["generation"]["samples"]
     assert samples["main_scores"] == [100.0, 0.0, 100.0]  # seeds 0, 1, 2
     assert samples["std"] == pytest.approx(57.735, abs=1e-3) and samples["mean"] == pytest.approx(200 / 3)
@@ -386,19 +522,33 @@ def test_a_shot_never_comes_from_the_scored_questions_own_article() -> None:
     assert task.shot_source(data).startswith("the scored file itself (xquad has no dev split)")
 
 
-def test_a_dry_run_of_a_generator_shows_a_prompt_its_tokens_the_budget_and_a_time(harness_cli: Cli,
-                                                                                  tmp_path: Path) -> None:
+def test_a_dry_run_of_a_generator_shows_a_prompt_its_tokens_the_budget_and_a_time(
+    harness_cli: Cli, tmp_path: Path
+) -> None:
     questions = read_span_file(parallel_qa_dir() / "en.json")
     path = write_replies(tmp_path / "replies.json", {})
-    code, out, err = harness_cli("run", "xquad", f"fake-generator:replies={path}", "--langs", "en", "--dry-run",
-                                 "--gen-kwargs", "reasoning_tokens=64,max_new_tokens=16")
+    code, out, err = harness_cli(
+        "run",
+        "xquad",
+        f"fake-generator:replies={path}",
+        "--langs",
+        "en",
+        "--dry-run",
+        "--gen-kwargs",
+        "reasoning_tokens=64,max_new_tokens=16",
+    )
     assert code == 0, err
-    rendered = [f"Answer the question with a short span copied from the context.\n\nContext: {q.context}\n"
-                f"Question: {q.question}\nAnswer:" for q in questions]  # the qa template, by hand
+    rendered = [
+        f"Answer the question with a short span copied from the context.\n\nContext: {q.context}\n"
+        f"Question: {q.question}\nAnswer:"
+        for q in questions
+    ]  # the qa template, by hand
     words = sum(len(prompt.split()) for prompt in rendered)  # the fake model's tokens are words
-    assert (f"generation (xquad): {len(questions)} requests, {len(questions)} unique, 0 in the cache, "
-            f"{len(questions)} to generate ({words:,} prompt tokens); up to 16 new tokens a request after a trace "
-            "of up to 64") in out
+    assert (
+        f"generation (xquad): {len(questions)} requests, {len(questions)} unique, 0 in the cache, "
+        f"{len(questions)} to generate ({words:,} prompt tokens); up to 16 new tokens a request after a trace "
+        "of up to 64"
+    ) in out
     assert "estimated generation time: " in out and "for a batch of 4 sample prompt(s)" in out
     shown = "\n".join(f"  | {line}" for line in rendered[0].splitlines())  # the first question's prompt
     assert f"one rendered prompt:\n{shown}\n" in out
@@ -408,16 +558,23 @@ def test_a_dry_run_of_a_generator_shows_a_prompt_its_tokens_the_budget_and_a_tim
 def test_answers_in_another_script_are_said_under_the_table(harness_cli: Cli, xor_dir: Path, tmp_path: Path) -> None:
     """Issue 31 item 5: a model answering Japanese questions in English scores low F1 for a reason
     the table now says; yes/no labels and digits are no evidence either way."""
-    replies = {"Missä Eiffel-torni sijaitsee?": ("Pariisi", 0.0), "Milloin Titanic upposi?": ("1912", 0.0),
-               "日本の首都は？": ("Tokyo", 0.0), "Является ли Москва столицей?": ("yes", 0.0)}
+    replies = {
+        "Missä Eiffel-torni sijaitsee?": ("Pariisi", 0.0),
+        "Milloin Titanic upposi?": ("1912", 0.0),
+        "日本の首都は？": ("Tokyo", 0.0),
+        "Является ли Москва столицей?": ("yes", 0.0),
+    }
     path = write_replies(tmp_path / "replies.json", replies)
-    code, out, err = harness_cli("run", "xor-full", f"fake-generator:replies={path}", "--data-dir", xor_dir,
-                                 "--no-leaderboard")
+    code, out, err = harness_cli(
+        "run", "xor-full", f"fake-generator:replies={path}", "--data-dir", xor_dir, "--no-leaderboard"
+    )
     assert code == 0, err
     result, _ = result_of(tmp_path, "xor-full")
     assert result["diagnostics"]["answer_script"] == {"fi": 1.0, "ja": 0.0, "ru": None}
-    note = ("Few answers are written in the script of the language scored: ja 0% of the answers with letters "
-            "(diagnostics.answer_script): the model may answer in another language.")
+    note = (
+        "Few answers are written in the script of the language scored: ja 0% of the answers with letters "
+        "(diagnostics.answer_script): the model may answer in another language."
+    )
     assert note in result["notes"] and note in out
 
 
@@ -428,8 +585,11 @@ def test_generation_options_for_a_model_that_does_not_generate_are_one_line() ->
     def reader(question: str, context: str) -> str:
         return context.split()[0]
 
-    with pytest.raises(HarnessError, match=r"task xquad: generation options \(gen_kwargs, system_prompt\) are for "
-                                           "generative models; CallableReader does not generate"):
+    with pytest.raises(
+        HarnessError,
+        match=r"task xquad: generation options \(gen_kwargs, system_prompt\) are for "
+        "generative models; CallableReader does not generate",
+    ):
         harness.evaluate("xquad", reader, langs="en", progress=False, gen_kwargs="max_new_tokens=5")
     (outcome,) = harness.evaluate("xquad", reader, langs="en", progress=False, bootstrap=0)
     assert outcome.result.task.options == {} and "generation" not in outcome.result.diagnostics  # as ever
@@ -438,8 +598,17 @@ def test_generation_options_for_a_model_that_does_not_generate_are_one_line() ->
 def test_the_spread_of_several_samples_is_printed_beside_the_main_score(harness_cli: Cli, tmp_path: Path) -> None:
     questions = read_span_file(parallel_qa_dir() / "en.json")
     path = write_replies(tmp_path / "replies.json", {q.question: (q.answers[0], 0.0) for q in questions})
-    code, out, err = harness_cli("run", "xquad", f"fake-generator:replies={path}", "--langs", "en", "--bootstrap",
-                                 "0", "--gen-kwargs", "temperature=0.5,samples=2")
+    code, out, err = harness_cli(
+        "run",
+        "xquad",
+        f"fake-generator:replies={path}",
+        "--langs",
+        "en",
+        "--bootstrap",
+        "0",
+        "--gen-kwargs",
+        "temperature=0.5,samples=2",
+    )
     assert code == 0, err
     # the fake model answers alike whatever the seed: both samples score 100, their spread 0
     assert "main score: f1 (%) = 100  (over 2 samples: mean 100, std 0)" in out
@@ -455,13 +624,19 @@ def test_a_python_generator_objects_unclosed_traces_are_counted_not_silent() -> 
 
     class Rambler:
         def generate(self, requests):
-            return [f"<think>{'hmm ' * 50}" if question_of(r.prompt) in rambles
-                    else f"<think>ok</think> {gold[question_of(r.prompt)]}" for r in requests]
+            return [
+                f"<think>{'hmm ' * 50}"
+                if question_of(r.prompt) in rambles
+                else f"<think>ok</think> {gold[question_of(r.prompt)]}"
+                for r in requests
+            ]
 
     (outcome,) = harness.evaluate("xquad", Rambler(), langs="en", progress=False, bootstrap=0)
     unclosed = len(rambles)
     counts = outcome.result.diagnostics["generation"]["answers"]["en"]
     assert (counts["answers"], counts["empty"], counts["trace_open"]) == (len(gold), unclosed, unclosed)
-    assert (f"{unclosed} of {len(gold)} answers empty: trace not closed within 32 tokens: give the trace a budget "
-            "of its own (--gen-kwargs reasoning_tokens=N)") in outcome.result.notes
+    assert (
+        f"{unclosed} of {len(gold)} answers empty: trace not closed within 32 tokens: give the trace a budget "
+        "of its own (--gen-kwargs reasoning_tokens=N)"
+    ) in outcome.result.notes
     assert outcome.result.rows[1].metrics["exact_match"] == 100 * (len(gold) - unclosed) / len(gold)

@@ -14,8 +14,15 @@ from pathlib import Path
 
 Cli = Callable[..., tuple[int, str, str]]
 
-CARD = {"name": "a model", "zero_shot": True, "translated_training_data": False, "license": "apache-2.0",
-        "parameters": 118_000_000, "training_languages": ["en"], "link": "https://example.org/model"}
+CARD = {
+    "name": "a model",
+    "zero_shot": True,
+    "translated_training_data": False,
+    "license": "apache-2.0",
+    "parameters": 118_000_000,
+    "training_languages": ["en"],
+    "link": "https://example.org/model",
+}
 
 
 def run_result(harness_cli: Cli, tmp_path: Path, *args: str, output: str = "out") -> Path:
@@ -36,8 +43,10 @@ def test_a_result_rescores_to_its_own_numbers_and_a_forged_one_is_refused(harnes
     forged.write_text(json.dumps(raw), encoding="utf-8")
     code, _, err = harness_cli("validate", "--rescore", str(forged))
     assert code == 2
-    assert err.strip() == (f"error: {forged}: main_score: scores do not match their predictions: "
-                           f"map 0.99 claimed, {raw['rows'][0]['metrics']['map']:.6g} recomputed")
+    assert err.strip() == (
+        f"error: {forged}: main_score: scores do not match their predictions: "
+        f"map 0.99 claimed, {raw['rows'][0]['metrics']['map']:.6g} recomputed"
+    )
     # a row edited alone is caught too, and named
     raw = json.loads(path.read_text(encoding="utf-8"))
     subset = raw["rows"][3]["subset"]
@@ -81,8 +90,11 @@ def submission(folder: Path, entries: list[dict], card: dict | None = None) -> P
 
 def verdicts(out: str) -> dict[str, str]:
     """Submission folder name -> its verdict line."""
-    return {line.split()[1].rstrip(":").rsplit("/", 1)[-1]: line for line in out.splitlines()
-            if line.startswith(("accepted", "rejected"))}
+    return {
+        line.split()[1].rstrip(":").rsplit("/", 1)[-1]: line
+        for line in out.splitlines()
+        if line.startswith(("accepted", "rejected"))
+    }
 
 
 def test_an_inbox_of_five_submissions_gets_a_verdict_each(harness_cli: Cli, tmp_path: Path) -> None:
@@ -95,8 +107,9 @@ def test_an_inbox_of_five_submissions_gets_a_verdict_each(harness_cli: Cli, tmp_
     shutil.copy(lareqa, good / "rankings.jsonl")
     gold = submission(inbox / "2-mlqa", [{"task": "mlqa", "predictions": mlqa.name}], card={**CARD, "name": "gold"})
     (shutil.copytree if mlqa.is_dir() else shutil.copy)(mlqa, gold / mlqa.name)
-    no_card = submission(inbox / "3-no-card", [{"task": "lareqa", "predictions": "rankings.jsonl"}],
-                         card={"name": "anonymous"})
+    no_card = submission(
+        inbox / "3-no-card", [{"task": "lareqa", "predictions": "rankings.jsonl"}], card={"name": "anonymous"}
+    )
     shutil.copy(lareqa, no_card / "rankings.jsonl")
     foreign = submission(inbox / "4-foreign-id", [{"task": "lareqa", "predictions": "rankings.jsonl"}])
     extra = json.dumps({"question_id": "nosuch_en", "ranking": []})
@@ -104,12 +117,12 @@ def test_an_inbox_of_five_submissions_gets_a_verdict_each(harness_cli: Cli, tmp_
     submission(inbox / "5-escape", [{"task": "lareqa", "predictions": "../1-lareqa/rankings.jsonl"}])
     # the board already holds an entry, which no rejection may cost it
     board = tmp_path / "board.json"
-    code, _, err = harness_cli("run", "lareqa:candidates=sentence", "bm25", "--quiet", "--output-dir", "out2",
-                               "--leaderboard", str(board))
+    code, _, err = harness_cli(
+        "run", "lareqa:candidates=sentence", "bm25", "--quiet", "--output-dir", "out2", "--leaderboard", str(board)
+    )
     assert code == 0, err
 
-    code, out, err = harness_cli("submit", str(inbox), "--output-dir", "intake", "--leaderboard", str(board),
-                                 "--quiet")
+    code, out, err = harness_cli("submit", str(inbox), "--output-dir", "intake", "--leaderboard", str(board), "--quiet")
     assert code == 2 and err.strip() == "error: 3 of 5 submissions rejected (verdicts above)"
     lines = verdicts(out)
     assert lines["1-lareqa"].startswith("accepted") and lines["1-lareqa"].endswith("lareqa map 0.1357"), out
@@ -120,20 +133,25 @@ def test_an_inbox_of_five_submissions_gets_a_verdict_each(harness_cli: Cli, tmp_
     assert lines["5-escape"].startswith("rejected") and "outside the submission folder" in lines["5-escape"]
     entries = json.loads(board.read_text(encoding="utf-8"))["entries"]
     assert sorted((e["task"], e["task_options"].get("candidates"), e["model"]["label"]) for e in entries) == [
-        ("lareqa", "concat", "a model"), ("lareqa", "sentence", "BM25"), ("mlqa", None, "gold")]
+        ("lareqa", "concat", "a model"),
+        ("lareqa", "sentence", "BM25"),
+        ("mlqa", None, "gold"),
+    ]
     # the card is recorded with the result, the numbers only ever recomputed
     results = [json.loads(p.read_text(encoding="utf-8")) for p in (tmp_path / "intake").glob("**/result.json")]
     assert {r["model"]["details"]["card"]["name"] for r in results} == {"a model", "gold"}
 
 
 def test_the_xtreme_mock_submission_is_accepted_with_evaluate_pys_numbers(
-        official_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
+    official_data: Path, harness_cli: Cli, tmp_path: Path
+) -> None:
     mock = official_data / "xtreme" / "mock_test_data"
     folder = submission(tmp_path / "inbox" / "mock", [{"task": "xtreme", "predictions": "predictions"}])
     shutil.copytree(mock / "predictions", folder / "predictions")
     board = tmp_path / "board.json"
-    code, out, err = harness_cli("submit", str(folder), "--data-dir", str(mock / "labels"), "--leaderboard",
-                                 str(board), "--quiet")
+    code, out, err = harness_cli(
+        "submit", str(folder), "--data-dir", str(mock / "labels"), "--leaderboard", str(board), "--quiet"
+    )
     assert code == 0, err
     assert verdicts(out)["mock"].endswith("xtreme all_task 62.1933")
     (entry,) = json.loads(board.read_text(encoding="utf-8"))["entries"]

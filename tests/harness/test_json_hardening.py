@@ -21,7 +21,7 @@ def test_deep_nesting_is_an_input_error(tmp_path: Path) -> None:
 
 def test_deep_nesting_in_a_json_lines_file_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "deep.jsonl"
-    path.write_text('{"a": 1}\n' + "{\"a\":" * 100_000 + "\n", encoding="utf-8")
+    path.write_text('{"a": 1}\n' + '{"a":' * 100_000 + "\n", encoding="utf-8")
     with pytest.raises(InputError) as caught:
         list(iter_jsonl(path))
     assert str(caught.value) == f"{path}: record line 2: malformed JSON: nested too deeply"
@@ -71,12 +71,15 @@ def test_an_error_quoting_a_line_break_stays_one_line(tmp_path: Path) -> None:
     assert one_line("plain é 日本 text") == "plain é 日本 text"
 
 
-@pytest.mark.parametrize(("text", "reason"), [
-    ('{"q1": "Par', "Unterminated string starting at line 1 column 8 (the text ends there: cut short?)"),
-    ('{"q1": "Paris",\n "q2": ', "Expecting value at line 2 column 8 (the text ends there: cut short?)"),
-    ('{"q1": "a\tb"}', "Invalid control character at line 1 column 10"),
-    ('{"q1": "a"} {', "Extra data at line 1 column 13"),
-])
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ('{"q1": "Par', "Unterminated string starting at line 1 column 8 (the text ends there: cut short?)"),
+        ('{"q1": "Paris",\n "q2": ', "Expecting value at line 2 column 8 (the text ends there: cut short?)"),
+        ('{"q1": "a\tb"}', "Invalid control character at line 1 column 10"),
+        ('{"q1": "a"} {', "Extra data at line 1 column 13"),
+    ],
+)
 def test_a_json_error_keeps_its_whole_reason_and_place(tmp_path: Path, text: str, reason: str) -> None:
     # json words some reasons to end in the place ("... starting at"); the place was cut off.
     path = tmp_path / "preds.json"
@@ -91,5 +94,7 @@ def test_a_cut_json_line_keeps_its_whole_reason(tmp_path: Path) -> None:
     path.write_text('{"example_id": 1}\n{"example_id": 2, "prediction": "Rid', encoding="utf-8")
     with pytest.raises(InputError) as caught:
         list(iter_jsonl(path))
-    assert str(caught.value) == (f"{path}: record line 2: malformed JSON: Unterminated string starting at column 33 "
-                                 "(the text ends there: cut short?)")
+    assert str(caught.value) == (
+        f"{path}: record line 2: malformed JSON: Unterminated string starting at column 33 "
+        "(the text ends there: cut short?)"
+    )

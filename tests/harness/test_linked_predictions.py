@@ -40,10 +40,10 @@ def listed() -> Iterator[list[str]]:
 
 
 @pytest.mark.parametrize("task", ["xquad", "mlqa", "tydiqa", "tatoeba", "mkqa"])
-def test_a_linked_folder_is_read_by_name_not_walked(harness_cli: Cli, tmp_path: Path, task: str,
-                                                    listed: list[str]) -> None:
-    code, out, err = harness_cli("run", task, "oracle", "--quiet", "--no-leaderboard", "--output-dir", "out",
-                                 "--json")
+def test_a_linked_folder_is_read_by_name_not_walked(
+    harness_cli: Cli, tmp_path: Path, task: str, listed: list[str]
+) -> None:
+    code, out, err = harness_cli("run", task, "oracle", "--quiet", "--no-leaderboard", "--output-dir", "out", "--json")
     assert code == 0, err
     result = json.loads(out)["results"][0]["result"]
     written = Path(result["predictions"]["path"])
@@ -60,8 +60,9 @@ def test_a_linked_folder_is_read_by_name_not_walked(harness_cli: Cli, tmp_path: 
     link = tmp_path / "preds.json"
     link.symlink_to(big, target_is_directory=True)
     listed.clear()
-    code, out, err = harness_cli("score", task, "--predictions", str(link), "--no-leaderboard", "--output-dir",
-                                 "scored", "--json")
+    code, out, err = harness_cli(
+        "score", task, "--predictions", str(link), "--no-leaderboard", "--output-dir", "scored", "--json"
+    )
     inside = [path for path in listed if Path(path).is_relative_to(big) or Path(path).is_relative_to(link)]
     assert not [p for p in inside if Path(p) not in (big, link)], inside  # no folder inside was listed
     assert code == 0, err
@@ -69,8 +70,9 @@ def test_a_linked_folder_is_read_by_name_not_walked(harness_cli: Cli, tmp_path: 
 
 
 def test_a_file_that_cannot_be_read_is_one_line(harness_cli: Cli, tmp_path: Path) -> None:
-    code, out, err = harness_cli("run", "xquad", "oracle", "--quiet", "--no-leaderboard", "--output-dir", "out",
-                                 "--json")
+    code, out, err = harness_cli(
+        "run", "xquad", "oracle", "--quiet", "--no-leaderboard", "--output-dir", "out", "--json"
+    )
     assert code == 0, err
     written = Path(json.loads(out)["results"][0]["result"]["predictions"]["path"])
     folder = tmp_path / "preds"

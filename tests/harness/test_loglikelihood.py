@@ -81,7 +81,8 @@ def test_a_batch_out_of_memory_is_halved() -> None:
 def test_the_disk_cache_serves_a_new_service_and_damaged_lines_are_scored_again(tmp_path: Path) -> None:
     identity = {"name": "m", "label": "m", "weights": "w", "options": {}}
     LoglikelihoodService(LengthScorer(), cache=LoglikelihoodCache(tmp_path, identity)).loglikelihood(
-        asked(("c", "one"), ("c", "three")))
+        asked(("c", "one"), ("c", "three"))
+    )
     second = LengthScorer()
     service = LoglikelihoodService(second, cache=LoglikelihoodCache(tmp_path, identity))
     assert [s.logprob for s in service.loglikelihood(asked(("c", "three"), ("c", "one")))] == [-5.0, -3.0]
@@ -97,7 +98,8 @@ def test_the_disk_cache_serves_a_new_service_and_damaged_lines_are_scored_again(
     assert sum(len(call) for call in third.calls) == 1
     other = LengthScorer()  # another model identity never reads these
     LoglikelihoodService(other, cache=LoglikelihoodCache(tmp_path, {**identity, "weights": "v"})).loglikelihood(
-        asked(("c", "one")))
+        asked(("c", "one"))
+    )
     assert other.calls == [["cone"]]
 
 
@@ -124,16 +126,37 @@ def test_the_adapter_chooses_the_most_likely_candidate_after_a_space() -> None:
 
 
 def _execution(harness_cli: Cli, *args: Any) -> dict[str, Any]:
-    code, out, err = harness_cli("--plugin", "tests.harness.fake_scorer", "run", *args, "--quiet", "--json",
-                                 "--bootstrap", "0", "--no-leaderboard")
+    code, out, err = harness_cli(
+        "--plugin",
+        "tests.harness.fake_scorer",
+        "run",
+        *args,
+        "--quiet",
+        "--json",
+        "--bootstrap",
+        "0",
+        "--no-leaderboard",
+    )
     assert code == 0, err
     return json.loads(out)["results"][0]["result"]["provenance"]["execution"]
 
 
 def test_a_run_counts_its_scores_and_a_second_run_reads_them_from_the_cache(tmp_path: Path, harness_cli: Cli) -> None:
     write_xcopa(tmp_path / "xcopa", "val", "it", [0, 1, 1, 0, 1])
-    args = ("xcopa", "fake-scorer", "--data-dir", tmp_path / "xcopa", "--split", "dev", "--langs", "it",
-            "--cache-dir", tmp_path / "cache", "--output-dir", tmp_path / "out")
+    args = (
+        "xcopa",
+        "fake-scorer",
+        "--data-dir",
+        tmp_path / "xcopa",
+        "--split",
+        "dev",
+        "--langs",
+        "it",
+        "--cache-dir",
+        tmp_path / "cache",
+        "--output-dir",
+        tmp_path / "out",
+    )
     first = _execution(harness_cli, *args)["loglikelihood"]
     assert (first["requested"], first["unique"], first["scored"], first["cache_hits"]) == (10, 10, 10, 0)
     assert first["length_unit"] == "characters" and first["requests_per_s"] is not None
@@ -147,31 +170,93 @@ def test_two_gloo_ranks_share_the_scoring_and_give_the_single_process_scores(tmp
     """Under torchrun each rank scores its batches and the scores are gathered: the ranks' shares
     add up to every request once, the rows are one process's, rank 0's cache holds every score."""
     write_xcopa(tmp_path / "xcopa", "val", "it", [n % 2 for n in range(12)])
-    args = ["xcopa", "fake-scorer", "--data-dir", "xcopa", "--split", "dev", "--langs", "it", "--quiet",
-            "--batch-size", "3", "--bootstrap", "0"]
+    args = [
+        "xcopa",
+        "fake-scorer",
+        "--data-dir",
+        "xcopa",
+        "--split",
+        "dev",
+        "--langs",
+        "it",
+        "--quiet",
+        "--batch-size",
+        "3",
+        "--bootstrap",
+        "0",
+    ]
     root = str(Path(__file__).resolve().parents[2])
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HARNESS_PLUGINS": "tests.harness.fake_scorer",
-           "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
-    single = subprocess.run([sys.executable, "-m", "harness", "run", *args, "--output-dir", "single", "--no-cache",
-                             "--leaderboard", "single.json"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                            timeout=600)
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "HARNESS_PLUGINS": "tests.harness.fake_scorer",
+        "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])),
+    }
+    single = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness",
+            "run",
+            *args,
+            "--output-dir",
+            "single",
+            "--no-cache",
+            "--leaderboard",
+            "single.json",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert single.returncode == 0, single.stderr
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     distributed = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc-per-node", "2", "--rdzv-backend",
-         "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}", "-m", "harness", "run", *args, "--output-dir", "dist",
-         "--cache-dir", "cache", "--leaderboard", "dist.json"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nnodes",
+            "1",
+            "--nproc-per-node",
+            "2",
+            "--rdzv-backend",
+            "c10d",
+            "--rdzv-endpoint",
+            f"127.0.0.1:{port}",
+            "-m",
+            "harness",
+            "run",
+            *args,
+            "--output-dir",
+            "dist",
+            "--cache-dir",
+            "cache",
+            "--leaderboard",
+            "dist.json",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert distributed.returncode == 0, distributed.stderr[-3000:]
-    (one,), (two,) = (json.loads((tmp_path / name).read_text(encoding="utf-8"))["entries"]
-                      for name in ("single.json", "dist.json"))
+    (one,), (two,) = (
+        json.loads((tmp_path / name).read_text(encoding="utf-8"))["entries"] for name in ("single.json", "dist.json")
+    )
     assert two["rows"] == one["rows"]
     (result,) = (tmp_path / "dist").rglob("result.json")
     execution = json.loads(result.read_text(encoding="utf-8"))["provenance"]["execution"]
     shares = [rank["loglikelihood"]["scored"] for rank in execution["ranks"]]
     assert min(shares) > 0 and sum(shares) == execution["all_ranks"]["loglikelihood"]["scored"] == 24
-    cached = [json.loads(line)["key"] for shard in (tmp_path / "cache").rglob("*.jsonl")
-              for line in shard.read_text(encoding="utf-8").splitlines()]
+    cached = [
+        json.loads(line)["key"]
+        for shard in (tmp_path / "cache").rglob("*.jsonl")
+        for line in shard.read_text(encoding="utf-8").splitlines()
+    ]
     assert len(cached) == len(set(cached)) == 24

@@ -82,8 +82,10 @@ def test_cli_refuses_bad_options_and_places(harness_cli: Cli, tmp_path: Path) ->
         code, out, err = harness_cli("run", "lareqa", "bm25", "--no-leaderboard", "--quiet", *extra)
         assert (code, err.splitlines()[-1]) == (2, f"error: {message}")
     code, _, err = harness_cli("run", "lareqa", "bm25:k1=-5", "--no-leaderboard", "--quiet")
-    assert (code, err.splitlines()[-1]) == (2, "error: bm25: k1 must be >= 0, b within [0, 1] and epsilon >= 0 "
-                                               "(got k1=-5.0, b=0.75, epsilon=0.25)")
+    assert (code, err.splitlines()[-1]) == (
+        2,
+        "error: bm25: k1 must be >= 0, b within [0, 1] and epsilon >= 0 (got k1=-5.0, b=0.75, epsilon=0.25)",
+    )
     code, _, err = harness_cli("run", "lareqa", "bm25:k1=nan", "--no-leaderboard", "--quiet")
     assert code == 2 and err.splitlines()[-1] == "error: model bm25: option 'k1' must be a finite number, got 'nan'"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]  # nothing written by any refused run

@@ -12,8 +12,17 @@ from harness.options import bind_options, parse_named
 
 
 class Example:
-    def __init__(self, *, runtime: object = None, path: Path, k1: float = 1.5, top: int = 10,
-                 normalize: bool = True, pooling: Literal["cls", "mean"] = "mean", label: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        runtime: object = None,
+        path: Path,
+        k1: float = 1.5,
+        top: int = 10,
+        normalize: bool = True,
+        pooling: Literal["cls", "mean"] = "mean",
+        label: str | None = None,
+    ) -> None:
         pass
 
 
@@ -35,10 +44,19 @@ def test_malformed_specs_are_rejected(text: str) -> None:
 
 
 def test_values_are_converted_to_the_declared_types() -> None:
-    bound = bind_options(Example, {"path": "~/m", "k1": "1.2", "top": "3", "normalize": "false",
-                                   "pooling": "cls", "label": "none"}, "model x")
-    assert bound == {"path": Path("~/m").expanduser(), "k1": 1.2, "top": 3, "normalize": False,
-                     "pooling": "cls", "label": None}
+    bound = bind_options(
+        Example,
+        {"path": "~/m", "k1": "1.2", "top": "3", "normalize": "false", "pooling": "cls", "label": "none"},
+        "model x",
+    )
+    assert bound == {
+        "path": Path("~/m").expanduser(),
+        "k1": 1.2,
+        "top": 3,
+        "normalize": False,
+        "pooling": "cls",
+        "label": None,
+    }
 
 
 def test_unknown_option_suggests_the_closest_name() -> None:

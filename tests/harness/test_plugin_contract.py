@@ -20,8 +20,14 @@ import pytest
 
 ROOT = Path(__file__).parents[2]
 #: The modules a plugin may import: the contract, and the library API (``harness.evaluate``...).
-CONTRACT = ("harness.plugin", "harness.plugin.io", "harness.plugin.formats", "harness.plugin.scoring",
-            "harness.plugin.services", "harness.plugin.tasks")
+CONTRACT = (
+    "harness.plugin",
+    "harness.plugin.io",
+    "harness.plugin.formats",
+    "harness.plugin.scoring",
+    "harness.plugin.services",
+    "harness.plugin.tasks",
+)
 PUBLIC = frozenset({*CONTRACT, "harness", "harness.api"})
 #: Where plugin code lives: the first-party plugins and the example third-party plugin.
 PLUGIN_ROOTS = (ROOT / "plugins", ROOT / "examples" / "third_party_plugin")
@@ -33,12 +39,18 @@ def harness_imports(source: str) -> list[tuple[int, str]]:
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names
-                      if alias.name == "harness" or alias.name.startswith("harness.")]
+            found += [
+                (node.lineno, alias.name)
+                for alias in node.names
+                if alias.name == "harness" or alias.name.startswith("harness.")
+            ]
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
             if node.module == "harness":
-                found += [(node.lineno, f"harness.{alias.name}") for alias in node.names
-                          if f"harness.{alias.name}" in PUBLIC or alias.name[0].islower()]
+                found += [
+                    (node.lineno, f"harness.{alias.name}")
+                    for alias in node.names
+                    if f"harness.{alias.name}" in PUBLIC or alias.name[0].islower()
+                ]
             elif node.module.startswith("harness."):
                 found.append((node.lineno, node.module))
     return found
@@ -71,9 +83,11 @@ def test_plugins_import_only_public_modules(where: str, source: str) -> None:
 
 
 def test_the_check_sees_every_form_of_import() -> None:
-    source = ("import harness.definitions.task\nfrom harness import cli\nfrom harness.plugin import Task\n"
-              "def f():\n    from harness.scoring.spans import score_questions\n"
-              "if True:\n    from harness.plugin.scoring import Mean\n")
+    source = (
+        "import harness.definitions.task\nfrom harness import cli\nfrom harness.plugin import Task\n"
+        "def f():\n    from harness.scoring.spans import score_questions\n"
+        "if True:\n    from harness.plugin.scoring import Mean\n"
+    )
     internal = [module for _, module in harness_imports(source) if module not in PUBLIC]
     assert internal == ["harness.definitions.task", "harness.cli", "harness.scoring.spans"]
 
@@ -84,14 +98,19 @@ def test_each_contract_module_exports_what_it_lists(name: str) -> None:
     assert module.__doc__ and "harness.plugin" in module.__doc__
     missing = [item for item in module.__all__ if not hasattr(module, item)]
     assert missing == []
-    imported = {item for item, value in vars(module).items()
-                if not item.startswith("_") and item != "annotations" and not isinstance(value, type(sys))}
+    imported = {
+        item
+        for item, value in vars(module).items()
+        if not item.startswith("_") and item != "annotations" and not isinstance(value, type(sys))
+    }
     assert imported == set(module.__all__)
 
 
 def test_declaring_a_plugin_imports_nothing_heavy() -> None:
     """``harness list`` imports every plugin's declarations: the contract modules they use are light."""
-    probe = ("import sys, harness.plugin, harness.plugin.io\n"
-             "print(sorted(m for m in ('numpy', 'torch', 'jsonschema', 'scipy') if m in sys.modules))\n")
+    probe = (
+        "import sys, harness.plugin, harness.plugin.io\n"
+        "print(sorted(m for m in ('numpy', 'torch', 'jsonschema', 'scipy') if m in sys.modules))\n"
+    )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

@@ -31,8 +31,9 @@ def _plugin(tasks: list[TaskSpec] = (), models: list[ModelSpec] = ()) -> types.S
 def test_duplicate_names_name_both_plugins() -> None:
     registry = Registry()
     registry.add_plugin(_plugin(models=[ModelSpec("twin", "a:A")]), PluginInfo("first", "pkg-a", "1.0"))
-    registry.add_plugin(_plugin(models=[ModelSpec("twin", "b:B"), ModelSpec("solo", "b:C")]),
-                        PluginInfo("second", "pkg-b", "2.0"))
+    registry.add_plugin(
+        _plugin(models=[ModelSpec("twin", "b:B"), ModelSpec("solo", "b:C")]), PluginInfo("second", "pkg-b", "2.0")
+    )
     with pytest.raises(RegistryError) as error:
         registry.model("twin")
     assert "plugin 'first' (pkg-a 1.0)" in str(error.value) and "plugin 'second' (pkg-b 2.0)" in str(error.value)
@@ -61,8 +62,14 @@ def test_a_plugin_whose_hook_raises_is_skipped_with_a_warning() -> None:
 
 
 def test_a_plugin_that_fails_to_import_does_not_take_the_others_down(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(registry_module, "entry_points", lambda group: [
-        EntryPoint("fakes", FAKES, group), EntryPoint("broken", "no_such_module_for_harness_tests", group)])
+    monkeypatch.setattr(
+        registry_module,
+        "entry_points",
+        lambda group: [
+            EntryPoint("fakes", FAKES, group),
+            EntryPoint("broken", "no_such_module_for_harness_tests", group),
+        ],
+    )
     with pytest.warns(RuntimeWarning, match="plugin 'broken' failed to load and is skipped: ModuleNotFoundError"):
         registry = Registry.discover()
     assert "fake-lookup" in registry.tasks.entries and "word-overlap" in registry.models.entries
@@ -71,15 +78,18 @@ def test_a_plugin_that_fails_to_import_does_not_take_the_others_down(monkeypatch
 def test_a_misspelled_hook_makes_the_plugin_broken_instead_of_silently_empty() -> None:
     registry = Registry()
     plugin = types.SimpleNamespace(harness_task=hookimpl(lambda: [TaskSpec("lost", "m:T")]))
-    with pytest.warns(RuntimeWarning, match="plugin 'typo' failed to load and is skipped: ValueError: unknown hook "
-                      "'harness_task'; did you mean 'harness_tasks'"):
+    with pytest.warns(
+        RuntimeWarning,
+        match="plugin 'typo' failed to load and is skipped: ValueError: unknown hook "
+        "'harness_task'; did you mean 'harness_tasks'",
+    ):
         registry.add_plugin(plugin, PluginInfo("typo"))
     assert [b.plugin.name for b in registry.broken] == ["typo"] and not registry.tasks.entries
     registry.add_plugin(_plugin(tasks=[TaskSpec("ok", "m:T")]), PluginInfo("good"))  # later plugins still load
     assert list(registry.tasks.entries) == ["ok"]
 
 
-PLUGIN_SOURCE = '''
+PLUGIN_SOURCE = """
 from harness.definitions.hookspecs import hookimpl
 from harness.definitions.registry import ModelSpec
 
@@ -88,7 +98,7 @@ from harness.definitions.registry import ModelSpec
 @hookimpl
 def harness_models():
     return [ModelSpec("{model}", "tests.harness.fakes:WordOverlap")]
-'''
+"""
 
 
 @pytest.fixture
@@ -103,11 +113,14 @@ def write_plugin(folder: Path, module: str, *, model: str = "extra-model", prelu
     return module
 
 
-@pytest.mark.parametrize("prelude, reason", [
-    ("import sys; sys.exit(0)", "SystemExit: 0"),
-    ("raise KeyboardInterrupt", "KeyboardInterrupt: "),
-    ("raise BaseException('plugin gave up')", "BaseException: plugin gave up"),
-])
+@pytest.mark.parametrize(
+    "prelude, reason",
+    [
+        ("import sys; sys.exit(0)", "SystemExit: 0"),
+        ("raise KeyboardInterrupt", "KeyboardInterrupt: "),
+        ("raise BaseException('plugin gave up')", "BaseException: plugin gave up"),
+    ],
+)
 def test_a_plugin_that_exits_or_interrupts_at_import_is_contained(
     plugin_dir: Path, monkeypatch: pytest.MonkeyPatch, prelude: str, reason: str
 ) -> None:
@@ -120,8 +133,9 @@ def test_a_plugin_that_exits_or_interrupts_at_import_is_contained(
 
 def test_a_plugin_that_exits_at_import_does_not_end_the_command(harness_cli: Any, plugin_dir: Path) -> None:
     module = write_plugin(plugin_dir, "exits_at_import", prelude="import sys; sys.exit(0)")
-    code, out, err = harness_cli("--plugin", module, "run", "fake-lookup", "word-overlap", "--quiet",
-                                 "--no-leaderboard")
+    code, out, err = harness_cli(
+        "--plugin", module, "run", "fake-lookup", "word-overlap", "--quiet", "--no-leaderboard"
+    )
     assert code == 0 and "main score: p@1 (0-1) = 0.6667" in out  # 4 of 6 questions, see tests/harness/fakes.py
     assert "warning: plugin 'exits_at_import' failed to load and is skipped: SystemExit: 0" in err
 
@@ -152,7 +166,7 @@ def test_disabled_plugins_are_not_loaded(harness_cli: Any, plugin_dir: Path, mon
     assert code == 2 and err.splitlines()[-1].startswith("error: unknown task 'fake-lookup'")
 
 
-TASK_PLUGIN_SOURCE = '''
+TASK_PLUGIN_SOURCE = """
 from harness.definitions.hookspecs import hookimpl
 from harness.definitions.protocols import Retriever
 from harness.definitions.task import TaskMetadata
@@ -169,7 +183,7 @@ class Declared(FakeLookup):
 @hookimpl
 def harness_tasks():
     return [Declared]
-'''
+"""
 
 
 def write_task_plugin(folder: Path, module: str, fields: str = "{}") -> str:
@@ -185,27 +199,42 @@ def test_a_hook_may_return_the_task_class_itself(harness_cli: Any, plugin_dir: P
     assert code == 0, err
     listed = json.loads(out)["tasks"]["declared-lookup"]
     assert {key: listed[key] for key in ("summary", "languages", "plugin")} == {
-        "summary": "the fake lookup, declared in one module", "languages": ["de", "en", "fr"], "plugin": module}
-    code, out, err = harness_cli("--plugin", module, "run", "declared-lookup", "word-overlap", "--quiet",
-                                 "--no-leaderboard")
+        "summary": "the fake lookup, declared in one module",
+        "languages": ["de", "en", "fr"],
+        "plugin": module,
+    }
+    code, out, err = harness_cli(
+        "--plugin", module, "run", "declared-lookup", "word-overlap", "--quiet", "--no-leaderboard"
+    )
     assert code == 0, err
-    assert "main score: p@1 = 0.6667" in out  # no scale declared: no unit; the fake lookup's own score (4 of 6, see tests/harness/fakes.py)
+    assert (
+        "main score: p@1 = 0.6667" in out
+    )  # no scale declared: no unit; the fake lookup's own score (4 of 6, see tests/harness/fakes.py)
 
 
-@pytest.mark.parametrize("fields, line", [
-    ('{"needs": str}', "task 'declared-lookup': field 'needs': str is not a capability (capabilities: Encoder, "
-                       "Retriever, Reader, OpenDomainQA, PredictionSource, Translator, PairClassifier, TokenTagger, "
-                       "MultipleChoice, Generator, LoglikelihoodScorer)"),
-    ('{"languages": ()}', "task 'declared-lookup': field 'languages': names no language"),
-    ('{"languages": "en"}', "task 'declared-lookup': field 'languages': must be tuple[str, ...], not str"),
-    ('{"languages": ("en", "de", "en")}', "task 'declared-lookup': field 'languages': 'en' is listed twice"),
-    ('{"splits": ()}', "task 'declared-lookup': field 'splits': names no split"),
-    ('{"main_metric": ("f1", "em")}', "task 'declared-lookup': field 'main_metric': must be str, not tuple"),
-    ('{"main_metric": ""}', "task 'declared-lookup': field 'main_metric': must not be empty"),
-    ('{"higher_is_better": "yes"}', "task 'declared-lookup': field 'higher_is_better': must be bool, not str"),
-    ('{"name": "my lookup"}', "task 'my lookup': field 'name': 'my lookup' is not a name: letters, digits, '.', '_' "
-                              "and '-', starting with a letter or digit"),
-])
+@pytest.mark.parametrize(
+    "fields, line",
+    [
+        (
+            '{"needs": str}',
+            "task 'declared-lookup': field 'needs': str is not a capability (capabilities: Encoder, "
+            "Retriever, Reader, OpenDomainQA, PredictionSource, Translator, PairClassifier, TokenTagger, "
+            "MultipleChoice, Generator, LoglikelihoodScorer)",
+        ),
+        ('{"languages": ()}', "task 'declared-lookup': field 'languages': names no language"),
+        ('{"languages": "en"}', "task 'declared-lookup': field 'languages': must be tuple[str, ...], not str"),
+        ('{"languages": ("en", "de", "en")}', "task 'declared-lookup': field 'languages': 'en' is listed twice"),
+        ('{"splits": ()}', "task 'declared-lookup': field 'splits': names no split"),
+        ('{"main_metric": ("f1", "em")}', "task 'declared-lookup': field 'main_metric': must be str, not tuple"),
+        ('{"main_metric": ""}', "task 'declared-lookup': field 'main_metric': must not be empty"),
+        ('{"higher_is_better": "yes"}', "task 'declared-lookup': field 'higher_is_better': must be bool, not str"),
+        (
+            '{"name": "my lookup"}',
+            "task 'my lookup': field 'name': 'my lookup' is not a name: letters, digits, '.', '_' "
+            "and '-', starting with a letter or digit",
+        ),
+    ],
+)
 def test_bad_task_metadata_breaks_its_plugin_in_one_line_naming_plugin_and_field(
     harness_cli: Any, plugin_dir: Path, fields: str, line: str
 ) -> None:
@@ -218,21 +247,32 @@ def test_bad_task_metadata_breaks_its_plugin_in_one_line_naming_plugin_and_field
     assert json.loads(out)["broken"] == [{"plugin": module, "reason": f"RegistryError: {line}"}]
 
 
-@pytest.mark.parametrize("spec, reason", [
-    ('ModelSpec("my model", "tests.harness.fakes:WordOverlap")',
-     "RegistryError: model 'my model': field 'name': 'my model' is not a name: letters, digits, '.', '_' and '-', "
-     "starting with a letter or digit"),
-    ('ModelSpec("dotted", "tests.harness.fakes.WordOverlap")',
-     "RegistryError: model 'dotted': field 'target': 'tests.harness.fakes.WordOverlap' is not an importable "
-     "'package.module:Class'"),
-    ('ModelSpec("summed", "tests.harness.fakes:WordOverlap", ("a", "b"))',
-     "RegistryError: model 'summed': field 'summary': must be str, not tuple"),
-    ('"word-overlap"', "TypeError: harness_models returned 'word-overlap', not a ModelSpec"),
-])
-def test_a_bad_model_spec_breaks_its_plugin(plugin_dir: Path, monkeypatch: pytest.MonkeyPatch, spec: str,
-                                            reason: str) -> None:
+@pytest.mark.parametrize(
+    "spec, reason",
+    [
+        (
+            'ModelSpec("my model", "tests.harness.fakes:WordOverlap")',
+            "RegistryError: model 'my model': field 'name': 'my model' is not a name: letters, digits, '.', '_' and '-', "
+            "starting with a letter or digit",
+        ),
+        (
+            'ModelSpec("dotted", "tests.harness.fakes.WordOverlap")',
+            "RegistryError: model 'dotted': field 'target': 'tests.harness.fakes.WordOverlap' is not an importable "
+            "'package.module:Class'",
+        ),
+        (
+            'ModelSpec("summed", "tests.harness.fakes:WordOverlap", ("a", "b"))',
+            "RegistryError: model 'summed': field 'summary': must be str, not tuple",
+        ),
+        ('"word-overlap"', "TypeError: harness_models returned 'word-overlap', not a ModelSpec"),
+    ],
+)
+def test_a_bad_model_spec_breaks_its_plugin(
+    plugin_dir: Path, monkeypatch: pytest.MonkeyPatch, spec: str, reason: str
+) -> None:
     source = PLUGIN_SOURCE.format(prelude="", model="unused").replace(
-        'ModelSpec("unused", "tests.harness.fakes:WordOverlap")', spec)
+        'ModelSpec("unused", "tests.harness.fakes:WordOverlap")', spec
+    )
     module = f"bad_model_spec_{abs(hash(spec))}"
     (plugin_dir / f"{module}.py").write_text(source, encoding="utf-8")
     monkeypatch.setenv(PLUGINS_ENV, module)
@@ -249,7 +289,8 @@ def test_a_task_class_without_metadata_breaks_its_plugin() -> None:
         metadata = None  # type: ignore[assignment]
 
     registry = Registry()
-    with pytest.warns(RuntimeWarning, match="RegistryError: task class .*Bare: field 'metadata': must be a "
-                                            "TaskMetadata, not NoneType"):
+    with pytest.warns(
+        RuntimeWarning, match="RegistryError: task class .*Bare: field 'metadata': must be a TaskMetadata, not NoneType"
+    ):
         registry.add_plugin(types.SimpleNamespace(harness_tasks=hookimpl(lambda: [Bare])), PluginInfo("bare"))
     assert [b.plugin.name for b in registry.broken] == ["bare"] and not registry.tasks.entries

@@ -18,13 +18,18 @@ from harness.running.run_options import RUN_OPTIONS, keyword_of, options_of
 
 FUNCTIONS = ("evaluate", "plan", "score")
 #: The flags of the commands that are not run options: the command's own arguments and the global ones.
-NOT_DECLARED = {"run": {"-h", "--help", "--plugin", "-v", "--verbose", "--log-level"},
-                "score": {"-h", "--help", "--plugin", "-v", "--verbose", "--log-level", "--predictions"}}
+NOT_DECLARED = {
+    "run": {"-h", "--help", "--plugin", "-v", "--verbose", "--log-level"},
+    "score": {"-h", "--help", "--plugin", "-v", "--verbose", "--log-level", "--predictions"},
+}
 
 
 def keyword_parameters(function: str) -> dict[str, inspect.Parameter]:
-    return {name: p for name, p in inspect.signature(getattr(harness.api, function)).parameters.items()
-            if p.kind is p.KEYWORD_ONLY}
+    return {
+        name: p
+        for name, p in inspect.signature(getattr(harness.api, function)).parameters.items()
+        if p.kind is p.KEYWORD_ONLY
+    }
 
 
 def subparser(command: str) -> argparse.ArgumentParser:
@@ -71,19 +76,46 @@ def test_every_flag_of_run_and_score_is_declared(command: str) -> None:
 def test_the_defaults_the_command_line_keeps() -> None:
     """The command line writes results and a leaderboard unless told not to; the API writes nothing."""
     args = build_parser().parse_args(["run", "xquad", "oracle"])
-    assert (args.output_dir, args.leaderboard, args.quiet, args.bootstrap, args.device) == \
-        (DEFAULT_OUTPUT_DIR, DEFAULT_LEADERBOARD, False, 1000, "auto")
+    assert (args.output_dir, args.leaderboard, args.quiet, args.bootstrap, args.device) == (
+        DEFAULT_OUTPUT_DIR,
+        DEFAULT_LEADERBOARD,
+        False,
+        1000,
+        "auto",
+    )
     evaluate = keyword_parameters("evaluate")
-    assert (evaluate["output_dir"].default, evaluate["leaderboard"].default, evaluate["progress"].default) == \
-        (None, None, True)
+    assert (evaluate["output_dir"].default, evaluate["leaderboard"].default, evaluate["progress"].default) == (
+        None,
+        None,
+        True,
+    )
 
 
 def test_how_the_api_spells_a_flag() -> None:
-    assert {flag: keyword_of(flag) for flag in ("--data-dir", "--name", "--quiet", "--no-cache", "--no-leaderboard",
-                                                "--context-lang", "--question-lang", "--dry-run", "--predictions")} == {
-        "--data-dir": "data_dir", "--name": "label", "--quiet": "progress=False", "--no-cache": "cache_dir=None",
-        "--no-leaderboard": "leaderboard=None", "--context-lang": "langs", "--question-lang": "langs",
-        "--dry-run": None, "--predictions": None}
+    assert {
+        flag: keyword_of(flag)
+        for flag in (
+            "--data-dir",
+            "--name",
+            "--quiet",
+            "--no-cache",
+            "--no-leaderboard",
+            "--context-lang",
+            "--question-lang",
+            "--dry-run",
+            "--predictions",
+        )
+    } == {
+        "--data-dir": "data_dir",
+        "--name": "label",
+        "--quiet": "progress=False",
+        "--no-cache": "cache_dir=None",
+        "--no-leaderboard": "leaderboard=None",
+        "--context-lang": "langs",
+        "--question-lang": "langs",
+        "--dry-run": None,
+        "--predictions": None,
+    }
 
 
 def test_run_flags_arrive_as_keywords(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -94,18 +126,74 @@ def test_run_flags_arrive_as_keywords(monkeypatch: pytest.MonkeyPatch, tmp_path:
         return []
 
     monkeypatch.setattr(harness.api, "evaluate", evaluate)
-    argv = ["run", "xquad", "oracle", "--model-args", "{}", "--data-dir", "d", "--split", "dev", "--langs", "de,en",
-            "--limit", "3", "--labels", "l", "--device", "cpu", "--batch-size", "4", "--seed", "2", "--threads", "1",
-            "--resume", "--gen-kwargs", "max_new_tokens=8", "--system-prompt", "S", "--log-samples", "--no-cache",
-            "--output-dir", "o", "--no-leaderboard", "--quiet", "--bootstrap", "5", "--bootstrap-seed", "7"]
+    argv = [
+        "run",
+        "xquad",
+        "oracle",
+        "--model-args",
+        "{}",
+        "--data-dir",
+        "d",
+        "--split",
+        "dev",
+        "--langs",
+        "de,en",
+        "--limit",
+        "3",
+        "--labels",
+        "l",
+        "--device",
+        "cpu",
+        "--batch-size",
+        "4",
+        "--seed",
+        "2",
+        "--threads",
+        "1",
+        "--resume",
+        "--gen-kwargs",
+        "max_new_tokens=8",
+        "--system-prompt",
+        "S",
+        "--log-samples",
+        "--no-cache",
+        "--output-dir",
+        "o",
+        "--no-leaderboard",
+        "--quiet",
+        "--bootstrap",
+        "5",
+        "--bootstrap-seed",
+        "7",
+    ]
     assert main(argv) == 0
     registry = seen.pop("registry")
     assert "xquad" in registry.tasks.entries
-    assert seen == {"tasks": "xquad", "model": "oracle", "model_args": "{}", "data_dir": Path("d"), "split": "dev",
-                    "langs": ("de", "en"), "limit": 3, "labels": Path("l"), "device": "cpu", "batch_size": 4,
-                    "seed": 2, "threads": 1, "resume": True, "gen_kwargs": "max_new_tokens=8", "system_prompt": "S",
-                    "log_samples": True, "cache_dir": None, "output_dir": Path("o"), "leaderboard": None,
-                    "progress": False, "bootstrap": 5, "bootstrap_seed": 7, "command": ("harness", *argv)}
+    assert seen == {
+        "tasks": "xquad",
+        "model": "oracle",
+        "model_args": "{}",
+        "data_dir": Path("d"),
+        "split": "dev",
+        "langs": ("de", "en"),
+        "limit": 3,
+        "labels": Path("l"),
+        "device": "cpu",
+        "batch_size": 4,
+        "seed": 2,
+        "threads": 1,
+        "resume": True,
+        "gen_kwargs": "max_new_tokens=8",
+        "system_prompt": "S",
+        "log_samples": True,
+        "cache_dir": None,
+        "output_dir": Path("o"),
+        "leaderboard": None,
+        "progress": False,
+        "bootstrap": 5,
+        "bootstrap_seed": 7,
+        "command": ("harness", *argv),
+    }
 
 
 def test_score_flags_arrive_as_keywords(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -116,11 +204,34 @@ def test_score_flags_arrive_as_keywords(monkeypatch: pytest.MonkeyPatch) -> None
         raise harness.api.HarnessError("stop here")  # nothing to report
 
     monkeypatch.setattr(harness.api, "score", score)
-    argv = ["score", "xquad", "--predictions", "p.json", "--name", "N", "--input-rules", "official",
-            "--context-lang", "de", "--question-lang", "en"]
+    argv = [
+        "score",
+        "xquad",
+        "--predictions",
+        "p.json",
+        "--name",
+        "N",
+        "--input-rules",
+        "official",
+        "--context-lang",
+        "de",
+        "--question-lang",
+        "en",
+    ]
     assert main(argv) == 2
     seen.pop("registry")
-    assert seen == {"task": "xquad", "predictions": Path("p.json"), "label": "N", "input_rules": "official",
-                    "data_dir": None, "split": None, "langs": ("de-en",), "limit": None,
-                    "output_dir": DEFAULT_OUTPUT_DIR, "leaderboard": DEFAULT_LEADERBOARD, "bootstrap": 1000,
-                    "bootstrap_seed": 0, "command": ("harness", *argv)}
+    assert seen == {
+        "task": "xquad",
+        "predictions": Path("p.json"),
+        "label": "N",
+        "input_rules": "official",
+        "data_dir": None,
+        "split": None,
+        "langs": ("de-en",),
+        "limit": None,
+        "output_dir": DEFAULT_OUTPUT_DIR,
+        "leaderboard": DEFAULT_LEADERBOARD,
+        "bootstrap": 1000,
+        "bootstrap_seed": 0,
+        "command": ("harness", *argv),
+    }

@@ -28,8 +28,9 @@ def registry() -> Registry:
 
 
 def outputs(tmp_path: Path) -> settings.OutputOptions:
-    return settings.OutputOptions(output_dir=tmp_path / "results", leaderboard=tmp_path / "board.json",
-                                show_progress=False, command=("test",))
+    return settings.OutputOptions(
+        output_dir=tmp_path / "results", leaderboard=tmp_path / "board.json", show_progress=False, command=("test",)
+    )
 
 
 def test_a_run_writes_a_valid_result_and_leaderboard(tmp_path: Path, registry: Registry) -> None:
@@ -53,8 +54,9 @@ def test_a_run_writes_a_valid_result_and_leaderboard(tmp_path: Path, registry: R
     assert labels == ["word-overlap", "word-overlap (weight=2.0)"]
 
 
-def test_an_interrupted_run_resumes_without_recomputing_saved_units(tmp_path: Path, registry: Registry,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_interrupted_run_resumes_without_recomputing_saved_units(
+    tmp_path: Path, registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setitem(SEARCHES, "count", 0)
     monkeypatch.setitem(SEARCHES, "interrupt_at", 3)  # one search per language: the kill comes in fr
     with pytest.raises(KeyboardInterrupt):
@@ -62,7 +64,13 @@ def test_an_interrupted_run_resumes_without_recomputing_saved_units(tmp_path: Pa
     assert sorted(p.name for p in (tmp_path / "results").rglob("parts/*.json")) == ["de.json", "en.json"]
     assert not list((tmp_path / "results").rglob("result.json")) and not (tmp_path / "board.json").exists()
 
-    outcome = runner.run("fake-lookup", "word-overlap", output=outputs(tmp_path), registry=registry, execution=settings.ExecutionOptions(resume=True))
+    outcome = runner.run(
+        "fake-lookup",
+        "word-overlap",
+        output=outputs(tmp_path),
+        registry=registry,
+        execution=settings.ExecutionOptions(resume=True),
+    )
     assert outcome.resumed_units == ["de", "en"]
     assert SEARCHES["count"] == 3 + 1  # only fr was searched again
     assert [(r.subset, r.metrics["p@1"], r.count) for r in outcome.result.rows] == EXPECTED_ROWS
@@ -71,8 +79,13 @@ def test_an_interrupted_run_resumes_without_recomputing_saved_units(tmp_path: Pa
 def test_scoring_the_predictions_file_gives_the_same_scores(tmp_path: Path, registry: Registry) -> None:
     first = runner.run("fake-lookup", "word-overlap", output=outputs(tmp_path), registry=registry)
     path = Path(first.result.predictions.path)
-    scored = runner.score("fake-lookup", path, output=outputs(tmp_path), registry=registry,
-                          identity=runner.file_identity(path, label="replayed"))
+    scored = runner.score(
+        "fake-lookup",
+        path,
+        output=outputs(tmp_path),
+        registry=registry,
+        identity=runner.file_identity(path, label="replayed"),
+    )
     assert scored.result.kind == "score" and scored.result.rows == first.result.rows
     assert scored.result.model.label == "replayed" and scored.result.model.identity.weights.startswith("sha256:")
 
@@ -86,18 +99,28 @@ def test_reference_models_give_the_metric_bounds(tmp_path: Path, registry: Regis
 def test_a_model_without_the_needed_capability_stops_before_loading(tmp_path: Path, registry: Registry) -> None:
     with pytest.raises(CapabilityError) as error:
         runner.run("fake-lookup", "text-only", output=outputs(tmp_path), registry=registry)
-    assert str(error.value) == "model text-only cannot run task fake-lookup: fake-lookup needs a Retriever or an Encoder"
+    assert (
+        str(error.value) == "model text-only cannot run task fake-lookup: fake-lookup needs a Retriever or an Encoder"
+    )
     assert not (tmp_path / "results").exists()
 
 
 def test_limit_and_languages_are_recorded(tmp_path: Path, registry: Registry) -> None:
-    outcome = runner.run("fake-lookup", "word-overlap", data=settings.DataOptions(languages=("en", "fr"), limit=1),
-                         output=outputs(tmp_path), registry=registry)
+    outcome = runner.run(
+        "fake-lookup",
+        "word-overlap",
+        data=settings.DataOptions(languages=("en", "fr"), limit=1),
+        output=outputs(tmp_path),
+        registry=registry,
+    )
     data = outcome.result.data
     assert data.languages == ("en", "fr") and data.limit == 1 and data.statistics["questions"] == 2
     # en-1 and fr-1 are both answered: p@1 = 1
     assert [(r.subset, r.metrics["p@1"], r.count) for r in outcome.result.rows] == [
-        ("all", 1.0, 2), ("en", 1.0, 1), ("fr", 1.0, 1)]
+        ("all", 1.0, 2),
+        ("en", 1.0, 1),
+        ("fr", 1.0, 1),
+    ]
     entry = read_json(tmp_path / "board.json")["entries"][0]
     assert entry["limit"] == 1 and entry["languages"] == ["en", "fr"]
 
@@ -107,10 +130,12 @@ def test_a_plan_describes_the_run_without_running_it(tmp_path: Path, registry: R
     assert isinstance(plan, execution.Plan)
     assert plan.model == "word-overlap" and plan.encoding is None  # not an encoder
     assert [(t["task"], t["units"], t["statistics"]["questions"]) for t in plan.tasks] == [
-        ("fake-lookup", ["de", "en", "fr"], 6)]
+        ("fake-lookup", ["de", "en", "fr"], 6)
+    ]
     assert not (tmp_path / "results").exists() and not (tmp_path / "board.json").exists()
-    assert isinstance(runner.run("fake-lookup", "word-overlap", output=outputs(tmp_path), registry=registry),
-                      runner.Outcome)
+    assert isinstance(
+        runner.run("fake-lookup", "word-overlap", output=outputs(tmp_path), registry=registry), runner.Outcome
+    )
 
 
 def test_cli_run_prints_a_table_and_paths(harness_cli: Any, only_fakes: None) -> None:
@@ -119,8 +144,13 @@ def test_cli_run_prints_a_table_and_paths(harness_cli: Any, only_fakes: None) ->
     assert "Using the built-in demo data" in err
     lines = out.splitlines()
     assert lines[0] == "fake-lookup / word-overlap  (built-in demo data, split test)"
-    assert lines[1:6] == ["subset  p@1 (0-1)  count", "------  ---------  -----", "all     0.75       4",
-                          "en      1          2", "de      0.5        2"]  # en-1, en-2, de-1 right, de-2 wrong: 3 of 4
+    assert lines[1:6] == [
+        "subset  p@1 (0-1)  count",
+        "------  ---------  -----",
+        "all     0.75       4",
+        "en      1          2",
+        "de      0.5        2",
+    ]  # en-1, en-2, de-1 right, de-2 wrong: 3 of 4
     assert "main score: p@1 (0-1) = 0.75" in out and "result: results/fake-lookup/word-overlap/" in out
     code, out, _ = harness_cli("leaderboard", "show")
     assert code == 0 and out.splitlines()[0] == "fake-lookup (test) - main score: p@1 (fraction)"
@@ -129,19 +159,28 @@ def test_cli_run_prints_a_table_and_paths(harness_cli: Any, only_fakes: None) ->
     assert code == 0 and out == f"{result_path}: valid run-result\n"
 
 
-@pytest.mark.parametrize("args, message", [
-    (["run", "fake-lookup", "word-overlap", "--langs", "xx"], "error: unknown language 'xx' for task fake-lookup"),
-    (["run", "fake-lookup", "word-overlap", "--split", "dev"],
-     "error: unknown split 'dev' for task fake-lookup (splits: test)"),
-    (["run", "fake-lookup", "word-overlp"], "error: unknown model 'word-overlp'; did you mean 'word-overlap'?"),
-    (["run", "fake-lookup", "word-overlap:k=2"], "error: model word-overlap: unknown option 'k'"),
-    (["run", "fake-lookup", "word-overlap", "--device", "tpu"], "error: unknown device 'tpu'"),
-    (["run", "fake-lookup", "word-overlap", "--limit", "0"], "error: --limit must be a positive number"),
-    (["run", "fake-lookup", "word-overlap", "--data-dir", "no/such/dir"], "error: --data-dir no/such/dir does not exist"),
-    (["leaderboard", "show"], "error: no leaderboard at results/leaderboard.json yet"),
-])
-def test_user_mistakes_are_one_line_errors_with_exit_code_2(harness_cli: Any, only_fakes: None, args: list[str],
-                                                            message: str) -> None:
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["run", "fake-lookup", "word-overlap", "--langs", "xx"], "error: unknown language 'xx' for task fake-lookup"),
+        (
+            ["run", "fake-lookup", "word-overlap", "--split", "dev"],
+            "error: unknown split 'dev' for task fake-lookup (splits: test)",
+        ),
+        (["run", "fake-lookup", "word-overlp"], "error: unknown model 'word-overlp'; did you mean 'word-overlap'?"),
+        (["run", "fake-lookup", "word-overlap:k=2"], "error: model word-overlap: unknown option 'k'"),
+        (["run", "fake-lookup", "word-overlap", "--device", "tpu"], "error: unknown device 'tpu'"),
+        (["run", "fake-lookup", "word-overlap", "--limit", "0"], "error: --limit must be a positive number"),
+        (
+            ["run", "fake-lookup", "word-overlap", "--data-dir", "no/such/dir"],
+            "error: --data-dir no/such/dir does not exist",
+        ),
+        (["leaderboard", "show"], "error: no leaderboard at results/leaderboard.json yet"),
+    ],
+)
+def test_user_mistakes_are_one_line_errors_with_exit_code_2(
+    harness_cli: Any, only_fakes: None, args: list[str], message: str
+) -> None:
     code, out, err = harness_cli(*args)
     assert code == 2
     assert err.strip().splitlines()[-1].startswith(message)
@@ -170,8 +209,13 @@ def test_a_corrupt_leaderboard_is_reported_and_left_untouched(tmp_path: Path, re
 
 def test_a_folder_of_benchmarks_serves_every_task(tmp_path: Path, registry: Registry) -> None:
     shutil.copytree(FAKE_DATA, tmp_path / "benchmarks" / "fake" / "lookup")  # the task's data_subdir
-    outcome = runner.run("fake-lookup", "reference", data=settings.DataOptions(data_dir=tmp_path / "benchmarks"),
-                         output=outputs(tmp_path), registry=registry)
+    outcome = runner.run(
+        "fake-lookup",
+        "reference",
+        data=settings.DataOptions(data_dir=tmp_path / "benchmarks"),
+        output=outputs(tmp_path),
+        registry=registry,
+    )
     assert outcome.result.data.source == str(tmp_path / "benchmarks" / "fake" / "lookup")
     assert outcome.result.data.demo is False and outcome.evaluation.main_score == 1.0
 

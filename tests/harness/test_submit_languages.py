@@ -26,8 +26,9 @@ def test_one_languages_file_is_told_the_entrys_languages_field(harness_cli: Cli,
     def submit(entry: dict) -> tuple[int, str, str]:
         manifest = {"model": CARD, "entries": [{"task": "mlqa", "predictions": one.name, **entry}]}
         (submission / "submission.json").write_text(json.dumps(manifest), encoding="utf-8")
-        return harness_cli("submit", str(submission), "--output-dir", "intake", "--leaderboard", "board.json",
-                           "--quiet")
+        return harness_cli(
+            "submit", str(submission), "--output-dir", "intake", "--leaderboard", "board.json", "--quiet"
+        )
 
     code, out, _ = submit({})
     assert code == 2

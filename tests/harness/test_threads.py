@@ -30,8 +30,14 @@ print(json.dumps({{"recorded": outcome.result.provenance.execution["threads"],
 
 def run_in_subprocess(tmp_path: Path, *, model: str, threads: int | None, imports: str = "") -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if k not in ("WORLD_SIZE", "LOCAL_WORLD_SIZE", "OMP_NUM_THREADS")}
-    done = subprocess.run([sys.executable, "-c", RUN.format(imports=imports, model=model, threads=threads),
-                           str(tmp_path)], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", RUN.format(imports=imports, model=model, threads=threads), str(tmp_path)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])
 
@@ -39,12 +45,16 @@ def run_in_subprocess(tmp_path: Path, *, model: str, threads: int | None, import
 def test_threads_are_applied_to_torch_and_recorded(tmp_path: Path) -> None:
     # torch imported before the run, as a torch model would: one intra-op and one inter-op thread
     assert run_in_subprocess(tmp_path, model="letter-counts", threads=1, imports="import torch") == {
-        "recorded": 1, "torch": [1, 1]}
+        "recorded": 1,
+        "torch": [1, 1],
+    }
 
 
 def test_a_model_without_torch_does_not_import_it_and_gets_the_available_cores(tmp_path: Path) -> None:
     assert run_in_subprocess(tmp_path, model="word-overlap", threads=None) == {
-        "recorded": len(os.sched_getaffinity(0)), "torch": None}
+        "recorded": len(os.sched_getaffinity(0)),
+        "torch": None,
+    }
 
 
 def test_threads_must_be_positive(harness_cli: Any, only_fakes: None) -> None:

@@ -21,34 +21,49 @@ def write_lines(path: Path, records: list[Any]) -> Path:
     return path
 
 
-def test_an_unknown_schema_is_one_line_naming_the_known_ones(harness_cli: Any, tmp_path: Path, only_fakes: None) -> None:
+def test_an_unknown_schema_is_one_line_naming_the_known_ones(
+    harness_cli: Any, tmp_path: Path, only_fakes: None
+) -> None:
     (tmp_path / "x.json").write_text("{}", encoding="utf-8")
     code, out, err = harness_cli("validate", "x.json", "--schema", "run-reslt")
     assert code == 2 and out == ""
     core = sorted(p.name.removesuffix(".schema.json") for p in SCHEMAS.glob("*.schema.json"))
-    assert err == (f"error: unknown schema 'run-reslt'; did you mean 'run-result'? "
-                   f"(known: {', '.join(sorted([*core, 'fake-predictions']))})\n")
+    assert err == (
+        f"error: unknown schema 'run-reslt'; did you mean 'run-result'? "
+        f"(known: {', '.join(sorted([*core, 'fake-predictions']))})\n"
+    )
 
 
 def test_a_plugin_schema_is_found_by_name(harness_cli: Any, tmp_path: Path, only_fakes: None) -> None:
     (tmp_path / "p.json").write_text('{"en-1": ["c1", "c2"]}', encoding="utf-8")
-    assert harness_cli("validate", "p.json", "--schema", "fake-predictions") == (0, "p.json: valid fake-predictions\n", "")
+    assert harness_cli("validate", "p.json", "--schema", "fake-predictions") == (
+        0,
+        "p.json: valid fake-predictions\n",
+        "",
+    )
     (tmp_path / "p.json").write_text('{"en-1": "c1"}', encoding="utf-8")
     code, out, err = harness_cli("validate", "p.json", "--schema", "fake-predictions")
-    assert (code, err) == (2, "error: p.json: field 'en-1': does not match schema fake-predictions: "
-                              "'c1' is not of type 'array'\n")
+    assert (code, err) == (
+        2,
+        "error: p.json: field 'en-1': does not match schema fake-predictions: 'c1' is not of type 'array'\n",
+    )
 
 
 def test_json_lines_are_checked_line_by_line(harness_cli: Any, tmp_path: Path) -> None:
     good = {"question_id": "q1_en", "ranking": ["en_1_0"]}
     write_lines(tmp_path / "p.jsonl", [good, good])
     assert harness_cli("validate", "p.jsonl", "--schema", "lareqa-predictions") == (
-        0, "p.jsonl: valid lareqa-predictions (2 lines)\n", "")
+        0,
+        "p.jsonl: valid lareqa-predictions (2 lines)\n",
+        "",
+    )
     write_lines(tmp_path / "bad.jsonl", [good, {"question_id": "q2_en", "ranking": "en_1_0"}])
     code, out, err = harness_cli("validate", "bad.jsonl", "--schema", "lareqa-predictions")
     assert code == 2
-    assert err == ("error: bad.jsonl: record line 2: field 'ranking': does not match schema lareqa-predictions: "
-                   "'en_1_0' is not of type 'array'\n")
+    assert err == (
+        "error: bad.jsonl: record line 2: field 'ranking': does not match schema lareqa-predictions: "
+        "'en_1_0' is not of type 'array'\n"
+    )
     # without --schema, the schema its first line fits
     assert harness_cli("validate", "p.jsonl") == (0, "p.jsonl: valid lareqa-predictions (2 lines)\n", "")
 
@@ -76,8 +91,10 @@ def test_the_schema_is_inferred_from_the_file(harness_cli: Any, tmp_path: Path) 
     # A predictions file was checked as a run result ("'schema_version' is a required property").
     (tmp_path / "xquad.de.json").write_text('{"q1": "Paris", "q2": "1889"}', encoding="utf-8")
     assert harness_cli("validate", "xquad.de.json") == (
-        0, "xquad.de.json: valid span-qa-predictions (the same shape as xor-engspan-predictions, "
-           "xor-full-predictions)\n", "")
+        0,
+        "xquad.de.json: valid span-qa-predictions (the same shape as xor-engspan-predictions, xor-full-predictions)\n",
+        "",
+    )
     line = {"example_id": 1, "prediction": "Paris", "binary_answer": None}
     write_lines(tmp_path / "en.jsonl", [line, {**line, "example_id": 2}])
     assert harness_cli("validate", "en.jsonl") == (0, "en.jsonl: valid mkqa-predictions (2 lines)\n", "")
@@ -90,9 +107,15 @@ def test_the_schema_is_inferred_from_the_file(harness_cli: Any, tmp_path: Path) 
     del broken["rows"][0]["count"]
     (tmp_path / "broken.json").write_text(json.dumps(broken), encoding="utf-8")
     assert harness_cli("validate", "broken.json") == (
-        2, "", "error: broken.json: field 'rows.0': does not match schema run-result: 'count' is a required property\n")
+        2,
+        "",
+        "error: broken.json: field 'rows.0': does not match schema run-result: 'count' is a required property\n",
+    )
     # A file that fits none, and is as close to several, is not told it breaks one of them.
     (tmp_path / "bad.json").write_text('{"q1": 5}', encoding="utf-8")
     assert harness_cli("validate", "bad.json") == (
-        2, "", "error: bad.json: fits no schema; the closest, equally: mewslix-predictions, span-qa-predictions, "
-               "xor-engspan-predictions, xor-full-predictions (name one with --schema to see what breaks it)\n")
+        2,
+        "",
+        "error: bad.json: fits no schema; the closest, equally: mewslix-predictions, span-qa-predictions, "
+        "xor-engspan-predictions, xor-full-predictions (name one with --schema to see what breaks it)\n",
+    )

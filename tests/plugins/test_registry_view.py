@@ -39,10 +39,12 @@ def test_listing_shows_the_tasks_own_metadata(spec: TaskSpec) -> None:
 
 
 def test_listing_imports_no_heavy_library() -> None:
-    probe = ("import sys\n"
-             "from harness.cli import main\n"
-             "main(['list'])\n"
-             f"print(sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)\n")
+    probe = (
+        "import sys\n"
+        "from harness.cli import main\n"
+        "main(['list'])\n"
+        f"print(sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)\n"
+    )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert "xquad" in done.stdout
     assert done.stderr.strip().splitlines()[-1] == "[]"
@@ -51,7 +53,9 @@ def test_listing_imports_no_heavy_library() -> None:
 def _imported_packages(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-    names |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module and not node.level}
+    names |= {
+        node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module and not node.level
+    }
     return {name.split(".")[0] for name in names}
 
 

@@ -38,9 +38,15 @@ class CapitalsData(TaskData):
 
 class Capitals(Task[CapitalsData]):
     metadata = TaskMetadata(
-        name="example-capitals", description="toy cross-lingual answer retrieval about capitals (P@1)",
-        reference="harness-example-plugin", languages=("de", "en", "es"), splits=("test",),
-        main_metric="p@1", needs=Retriever, prediction_format="example-capitals", scale="fraction",
+        name="example-capitals",
+        description="toy cross-lingual answer retrieval about capitals (P@1)",
+        reference="harness-example-plugin",
+        languages=("de", "en", "es"),
+        splits=("test",),
+        main_metric="p@1",
+        needs=Retriever,
+        prediction_format="example-capitals",
+        scale="fraction",
     )
 
     def demo_data_dir(self) -> Path:  # capitals.json, beside this file
@@ -51,9 +57,15 @@ class Capitals(Task[CapitalsData]):
         raw, langs = read_json(path), request.languages or self.metadata.languages
         questions = [q for q in raw["questions"] if q["lang"] in langs][: request.limit]
         pool = raw["candidates"]
-        return CapitalsData(split=request.split, languages=tuple(langs), files=[path], source=str(path.parent),
-                            statistics={"questions": len(questions), "candidates": len(pool)}, questions=questions,
-                            corpus=Corpus([c["id"] for c in pool], [c["text"] for c in pool], [c["lang"] for c in pool]))
+        return CapitalsData(
+            split=request.split,
+            languages=tuple(langs),
+            files=[path],
+            source=str(path.parent),
+            statistics={"questions": len(questions), "candidates": len(pool)},
+            questions=questions,
+            corpus=Corpus([c["id"] for c in pool], [c["text"] for c in pool], [c["lang"] for c in pool]),
+        )
 
     def units(self, data: CapitalsData) -> list[str]:  # one resumable part per question language
         return list(data.languages)
@@ -70,7 +82,9 @@ class Capitals(Task[CapitalsData]):
         ranked = {qid: ids for unit in predictions.values() for qid, ids in unit.items()}
         rows = []
         for subset in ["all", *data.languages]:
-            hits = [ranked.get(q["id"], [None])[0] == q["answer"] for q in data.questions if subset in ("all", q["lang"])]
+            hits = [
+                ranked.get(q["id"], [None])[0] == q["answer"] for q in data.questions if subset in ("all", q["lang"])
+            ]
             rows.append(ScoreRow(subset, {"p@1": sum(hits) / max(len(hits), 1)}, len(hits)))
         return Evaluation(main_score=rows[0].metrics["p@1"], rows=rows)
 

@@ -27,7 +27,9 @@ class CharTrigram(Model):
     def identity(self) -> ModelIdentity:
         return ModelIdentity(name="char-trigram", label=f"char-trigram-{self.dim}", options={"dim": self.dim})
 
-    def encode(self, texts: Sequence[str | tuple[str, str]], *, role: str, langs: Sequence[str] | None = None) -> np.ndarray:
+    def encode(
+        self, texts: Sequence[str | tuple[str, str]], *, role: str, langs: Sequence[str] | None = None
+    ) -> np.ndarray:
         import numpy as np
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)

@@ -42,15 +42,22 @@ def test_the_official_layout_reads_as_csv_reads_it() -> None:
 
 def test_a_folder_holds_one_file_per_language_english_first(tmp_path: Path) -> None:
     shutil.copy(SAMPLE, tmp_path / "en.tsv")
-    rows = [{"id": 1, "title": "ヴェッラモ湖", "text": "ヴェッラモ湖は湖です。"}, {"id": "2", "title": "T", "text": "x\ty"}]
-    (tmp_path / "ja.jsonl").write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n\n",
-                                       encoding="utf-8")
+    rows = [
+        {"id": 1, "title": "ヴェッラモ湖", "text": "ヴェッラモ湖は湖です。"},
+        {"id": "2", "title": "T", "text": "x\ty"},
+    ]
+    (tmp_path / "ja.jsonl").write_text(
+        "\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n\n", encoding="utf-8"
+    )
     passages = read_passages(tmp_path)
     assert len(passages) == 8
     assert passages.ids[6:] == ["ja:1", "ja:2"] and passages.langs[5:] == ["en", "ja", "ja"]
     assert list(passages.langs) == ["en"] * 6 + ["ja"] * 2
     assert passages.passage(7) == Passage("ja:2", "T", "x\ty", "ja")
-    assert list(passages.stream(5, 7)) == [plain_reading(SAMPLE)[5], Passage("ja:1", "ヴェッラモ湖", "ヴェッラモ湖は湖です。", "ja")]
+    assert list(passages.stream(5, 7)) == [
+        plain_reading(SAMPLE)[5],
+        Passage("ja:1", "ヴェッラモ湖", "ヴェッラモ湖は湖です。", "ja"),
+    ]
 
 
 def test_the_fingerprint_follows_the_bytes_not_the_path(tmp_path: Path) -> None:
@@ -86,12 +93,15 @@ def _with_line(tmp_path: Path, line: bytes, after: int = 3) -> Path:
     return path
 
 
-@pytest.mark.parametrize("line, message", [
-    (b"7\tNo title here\n", "record line 4: field 'title': has 2 of the 3 tab-separated columns"),
-    (b"7\t\"text\"\ttitle\textra\n", "record line 4: has 4 tab-separated columns, the header 3"),
-    (b"7\t\"caf\xe9 au lait\"\tCafe\n", "record line 4: is not UTF-8 (byte 7 of the line)"),
-    (b"5\t\"Another passage.\"\tCopy\n", "record line 7: field 'id': passage id '5' appears twice"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        (b"7\tNo title here\n", "record line 4: field 'title': has 2 of the 3 tab-separated columns"),
+        (b'7\t"text"\ttitle\textra\n', "record line 4: has 4 tab-separated columns, the header 3"),
+        (b'7\t"caf\xe9 au lait"\tCafe\n', "record line 4: is not UTF-8 (byte 7 of the line)"),
+        (b'5\t"Another passage."\tCopy\n', "record line 7: field 'id': passage id '5' appears twice"),
+    ],
+)
 def test_a_bad_row_is_named_by_file_line_and_field(tmp_path: Path, line: bytes, message: str) -> None:
     path = _with_line(tmp_path, line)
     with pytest.raises(InputError) as caught:
@@ -100,9 +110,15 @@ def test_a_bad_row_is_named_by_file_line_and_field(tmp_path: Path, line: bytes, 
 
 
 def test_a_repeated_id_is_named_at_its_second_line_across_files(tmp_path: Path) -> None:
-    (tmp_path / "fi.jsonl").write_text(json.dumps({"id": 1, "title": "A", "text": "a"}) + "\n" +
-                                       json.dumps({"id": 2, "title": "B", "text": "b"}) + "\n" +
-                                       json.dumps({"id": "1", "title": "C", "text": "c"}) + "\n", encoding="utf-8")
+    (tmp_path / "fi.jsonl").write_text(
+        json.dumps({"id": 1, "title": "A", "text": "a"})
+        + "\n"
+        + json.dumps({"id": 2, "title": "B", "text": "b"})
+        + "\n"
+        + json.dumps({"id": "1", "title": "C", "text": "c"})
+        + "\n",
+        encoding="utf-8",
+    )
     shutil.copy(SAMPLE, tmp_path / "en.tsv")  # en:1 and fi:1 are different passages
     with pytest.raises(InputError, match=r"fi.jsonl: record line 3: field 'id': passage id '1' appears twice$"):
         read_passages(tmp_path)
@@ -115,13 +131,17 @@ def test_a_gzipped_corpus_is_refused_with_the_remedy(tmp_path: Path) -> None:
         read_passages(path)
 
 
-@pytest.mark.parametrize("line, message", [
-    (b"7\t\"caf\xe9\"\tCafe\n", "record line 8: is not UTF-8 (byte 7 of the line)"),
-    (b"7\tNo title here\n", "record line 8: field 'title': has 2 of the 3 tab-separated columns"),
-    (b"2\t\"Again.\"\tCopy\n", "record line 8: field 'id': passage id '2' appears twice"),
-])
-def test_bad_corpus_input_through_the_command_line_writes_nothing(harness_cli, tmp_path: Path, line: bytes,
-                                                                  message: str) -> None:
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        (b'7\t"caf\xe9"\tCafe\n', "record line 8: is not UTF-8 (byte 7 of the line)"),
+        (b"7\tNo title here\n", "record line 8: field 'title': has 2 of the 3 tab-separated columns"),
+        (b'2\t"Again."\tCopy\n', "record line 8: field 'id': passage id '2' appears twice"),
+    ],
+)
+def test_bad_corpus_input_through_the_command_line_writes_nothing(
+    harness_cli, tmp_path: Path, line: bytes, message: str
+) -> None:
     """One line naming file and line, exit 2, and no index folder left behind."""
     xor = tmp_path / "xor"
     xor.mkdir()
@@ -129,7 +149,14 @@ def test_bad_corpus_input_through_the_command_line_writes_nothing(harness_cli, t
     (xor / "xor_dev_retrieve_eng_span_v1_1.jsonl").write_text(json.dumps(question) + "\n", encoding="utf-8")
     corpus = _with_line(tmp_path, line, after=7)
     index = tmp_path / "bm25-index"
-    code, out, err = harness_cli("run", f"xor-retrieve:corpus={corpus}", f"bm25:index_dir={index}",
-                                 "--data-dir", xor, "--quiet", "--no-leaderboard")
+    code, out, err = harness_cli(
+        "run",
+        f"xor-retrieve:corpus={corpus}",
+        f"bm25:index_dir={index}",
+        "--data-dir",
+        xor,
+        "--quiet",
+        "--no-leaderboard",
+    )
     assert code == 2 and err == f"error: {corpus}: {message}\n"
     assert not index.exists()

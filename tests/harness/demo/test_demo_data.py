@@ -38,11 +38,7 @@ def paragraphs(doc: dict[str, Any]) -> list[dict[str, Any]]:
 
 def answer_sentence(par: dict[str, Any], start: int, text: str) -> int | None:
     """Index of the single sentence that fully contains the span, else None."""
-    hits = [
-        i
-        for i, (s, e) in enumerate(par["sentence_breaks"])
-        if s <= start and start + len(text) <= e
-    ]
+    hits = [i for i, (s, e) in enumerate(par["sentence_breaks"]) if s <= start and start + len(text) <= e]
     return hits[0] if len(hits) == 1 else None
 
 
@@ -113,9 +109,7 @@ def signature(doc: dict[str, Any]) -> list[tuple[int, list[tuple[str, int | None
         qs = [
             (
                 qa["id"],
-                answer_sentence(
-                    par, qa["answers"][0]["answer_start"], qa["answers"][0]["text"]
-                ),
+                answer_sentence(par, qa["answers"][0]["answer_start"], qa["answers"][0]["text"]),
             )
             for qa in par["qas"]
         ]
@@ -186,9 +180,7 @@ def test_unspaced_scripts_have_few_spaces(docs: dict[str, dict[str, Any]], lang:
     if lang == "zh":
         for par in paragraphs(docs[lang]):
             assert all(s.endswith("。") for s in par["sentences"])
-            assert " " not in "".join(
-                par["context"][e : e + 1] for _, e in par["sentence_breaks"]
-            )
+            assert " " not in "".join(par["context"][e : e + 1] for _, e in par["sentence_breaks"])
 
 
 def test_translations_differ_from_english(docs: dict[str, dict[str, Any]]) -> None:

@@ -18,25 +18,52 @@ ROWS = [
 #: The data fingerprint of fake_result's one data file.
 FINGERPRINT = sha256_text("a" * 64)
 #: A submission's model card, as ``submission.json`` gives it.
-CARD = {"name": "a model", "zero_shot": True, "translated_training_data": False, "license": "apache-2.0",
-        "parameters": 118_000_000, "training_languages": ["en"], "link": "https://example.org/model"}
+CARD = {
+    "name": "a model",
+    "zero_shot": True,
+    "translated_training_data": False,
+    "license": "apache-2.0",
+    "parameters": 118_000_000,
+    "training_languages": ["en"],
+    "link": "https://example.org/model",
+}
 
 
 def result_for(label: str, score: float, *, task: str = "pairs") -> RunResult:
-    return fake_result(task=task, label=label, split="dev", languages=("de", "en"), metric="f1", score=score,
-                       rows=ROWS, finished_at="2026-11-21T00:00:00+00:00")
+    return fake_result(
+        task=task,
+        label=label,
+        split="dev",
+        languages=("de", "en"),
+        metric="f1",
+        score=score,
+        rows=ROWS,
+        finished_at="2026-11-21T00:00:00+00:00",
+    )
 
 
-def variant(label: str, score: float, *, task: str = "pairs", demo: bool = False, limit: int | None = None,
-            languages: tuple[str, ...] = ("de", "en"), options: dict[str, Any] | None = None,
-            interval: tuple[float, float] | None = None, scorer: str | None = None,
-            card: dict[str, Any] | None = None) -> RunResult:
+def variant(
+    label: str,
+    score: float,
+    *,
+    task: str = "pairs",
+    demo: bool = False,
+    limit: int | None = None,
+    languages: tuple[str, ...] = ("de", "en"),
+    options: dict[str, Any] | None = None,
+    interval: tuple[float, float] | None = None,
+    scorer: str | None = None,
+    card: dict[str, Any] | None = None,
+) -> RunResult:
     """:func:`result_for` with another scope, a main-score interval, or a submission's model card."""
     result = result_for(label, score, task=task)
     identity = result.model.identity
     return dataclasses.replace(
-        result, data=dataclasses.replace(result.data, demo=demo, limit=limit, languages=languages),
+        result,
+        data=dataclasses.replace(result.data, demo=demo, limit=limit, languages=languages),
         task=dataclasses.replace(result.task, options=options or {}, scorer_signature=scorer),
         main_score=dataclasses.replace(result.main_score, interval=interval),
-        model=dataclasses.replace(result.model, identity=dataclasses.replace(
-            identity, details={} if card is None else {"card": card})))
+        model=dataclasses.replace(
+            result.model, identity=dataclasses.replace(identity, details={} if card is None else {"card": card})
+        ),
+    )

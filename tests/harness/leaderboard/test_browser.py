@@ -23,20 +23,39 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None or CHROMEDRIVER is None,
-    reason="needs Chromium and chromedriver (Debian packages chromium and chromium-driver; .ci/run installs them)")
+    reason="needs Chromium and chromedriver (Debian packages chromium and chromium-driver; .ci/run installs them)",
+)
 webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (the test extra)")
 from selenium.common.exceptions import NoAlertPresentException  # noqa: E402 (after the skip)
 from selenium.webdriver.common.by import By  # noqa: E402
 
 Cli = Callable[..., tuple[int, str, str]]
 HOSTILE = "<img src=x onerror=alert(1)>"
-ZERO_SHOT = {"name": "zs", "zero_shot": True, "translated_training_data": False, "parameters": 550_000_000,
-             "link": "javascript:alert(3)", "description": "a card's description"}
-TRANSLATE_TRAIN = {"name": "tt", "zero_shot": False, "translated_training_data": True, "license": "MIT",
-                   "link": "https://example.org/tt"}
+ZERO_SHOT = {
+    "name": "zs",
+    "zero_shot": True,
+    "translated_training_data": False,
+    "parameters": 550_000_000,
+    "link": "javascript:alert(3)",
+    "description": "a card's description",
+}
+TRANSLATE_TRAIN = {
+    "name": "tt",
+    "zero_shot": False,
+    "translated_training_data": True,
+    "license": "MIT",
+    "link": "https://example.org/tt",
+}
 #: The flags of a quiet, reproducible headless run: no network services, no first-run UI.
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def _spoiled(oracle: Path, out: Path, blank: Callable[[int, int], int]) -> Path:
@@ -59,12 +78,19 @@ def board(harness_cli: Cli, tmp_path: Path) -> Path:
     first = _spoiled(oracle, tmp_path / "first", lambda i, j: (i + 2 * j) % 13)
     second = _spoiled(oracle, tmp_path / "second", lambda i, j: (i + 2 * j) % 13 + (i == j))
     for folder, label in ((first, "spoiled"), (second, HOSTILE)):
-        code, _, err = harness_cli("run", "mlqa:mode=gxlt", "predictions", "--model-args",
-                                   json.dumps({"file": str(folder), "label": label}), "--quiet")
+        code, _, err = harness_cli(
+            "run",
+            "mlqa:mode=gxlt",
+            "predictions",
+            "--model-args",
+            json.dumps({"file": str(folder), "label": label}),
+            "--quiet",
+        )
         assert code == 0, err
     mock = VENDORED / "xtreme" / "mock_test_data"
-    code, _, err = harness_cli("score", "xtreme", "--data-dir", mock / "labels", "--predictions", mock / "predictions",
-                               "--quiet")
+    code, _, err = harness_cli(
+        "score", "xtreme", "--data-dir", mock / "labels", "--predictions", mock / "predictions", "--quiet"
+    )
     assert code == 0, err
     # two submissions of BM25's LAReQA rankings with model cards, one zero-shot (whose link is a script)
     (rankings,) = Path("results/lareqa").rglob("predictions.jsonl")
@@ -72,8 +98,10 @@ def board(harness_cli: Cli, tmp_path: Path) -> Path:
         folder = tmp_path / "inbox" / name
         folder.mkdir(parents=True)
         shutil.copy(rankings, folder / "rankings.jsonl")
-        (folder / "submission.json").write_text(json.dumps(
-            {"model": card, "entries": [{"task": "lareqa", "predictions": "rankings.jsonl"}]}), encoding="utf-8")
+        (folder / "submission.json").write_text(
+            json.dumps({"model": card, "entries": [{"task": "lareqa", "predictions": "rankings.jsonl"}]}),
+            encoding="utf-8",
+        )
     code, _, err = harness_cli("submit", tmp_path / "inbox", "--quiet")
     assert code == 0, err
     return Path("results/leaderboard.json")
@@ -98,9 +126,11 @@ def _rgb(css: str) -> tuple[int, ...]:
 
 def _luminance(css: str) -> float:
     """Relative luminance (WCAG) of a CSS ``rgb(...)`` colour: lower is darker."""
+
     def linear(c: int) -> float:
         c /= 255
         return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
     r, g, b = (linear(c) for c in _rgb(css))
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
@@ -138,8 +168,11 @@ def test_the_page_in_chromium(harness_cli: Cli, board: Path, browser: object, tm
     assert intervals[2][0] <= intervals[1][1] and intervals[1][0] <= intervals[2][1]  # these two overlap
     assert [row.find_element(By.CSS_SELECTOR, "td.rank").text for row in rows] == ["1", "=2", "=2"]
     # what the intervals resampled: MLQA's parallel questions, whole across languages
-    assert all("clusters of parallel questions (question id)" in row.find_element(By.CSS_SELECTOR, ".interval")
-               .get_attribute("title") for row in rows)
+    assert all(
+        "clusters of parallel questions (question id)"
+        in row.find_element(By.CSS_SELECTOR, ".interval").get_attribute("title")
+        for row in rows
+    )
     assert "overlaps the interval of the entry ranked just above it" in browser.find_element(By.ID, "rules").text
 
     # heatmaps: one per G-XLT entry, visible at once; cells where the result puts them (rows =
@@ -149,15 +182,20 @@ def test_the_page_in_chromium(harness_cli: Cli, board: Path, browser: object, tm
     assert all(m.is_displayed() for m in maps)
     cells = []
     for table, label in zip(maps, labels):
-        rows_by_pair = {tuple(r["languages"]): r["metrics"]["f1"] for r in entries[label]["rows"]
-                        if len(r.get("languages", [])) == 2}
+        rows_by_pair = {
+            tuple(r["languages"]): r["metrics"]["f1"]
+            for r in entries[label]["rows"]
+            if len(r.get("languages", [])) == 2
+        }
         questions = [th.text for th in table.find_elements(By.CSS_SELECTOR, "tr:first-of-type th")[1:]]
         for tr in table.find_elements(By.CSS_SELECTOR, "tr")[1:]:
             context = tr.find_element(By.TAG_NAME, "th").text
             for question, td in zip(questions, tr.find_elements(By.TAG_NAME, "td")):
                 assert float(td.get_attribute("data-value")) == rows_by_pair[(context, question)]
                 assert td.text == _shown(rows_by_pair[(context, question)])  # F1's one format
-                cells.append((rows_by_pair[(context, question)], _luminance(td.value_of_css_property("background-color"))))
+                cells.append(
+                    (rows_by_pair[(context, question)], _luminance(td.value_of_css_property("background-color")))
+                )
         assert len(rows_by_pair) == 49 and len(questions) == 7
     cells.sort()
     assert len({value for value, _ in cells}) > 10  # the spoiled runs give a spread of numbers
@@ -173,27 +211,45 @@ def test_the_page_in_chromium(harness_cli: Cli, board: Path, browser: object, tm
     (entry,) = [e for e in read_json(board)["entries"] if e["task"] == "xtreme"]
     (row,) = xtreme.find_elements(By.CSS_SELECTOR, "table.ranked tr.entry")
     cells_by_head = dict(zip(heads, [td.text for td in row.find_elements(By.TAG_NAME, "td")]))
-    expected = {"classification": 41.04761904761905, "tagging": 63.95299730746348, "qa": 80.37568011593986,
-                "retrieval": 54.30555555555556, "pawsx": 51.42857142857143, "xnli": 30.666666666666668,
-                "panx": 57.50793650793652, "udpos": 70.39805810699043, "bucc2018": 55.0,
-                "tatoeba": 53.611111111111114, "xquad": 78.61570247933884, "mlqa": 69.45578231292518,
-                "tydiqa": 93.05555555555556}  # the official evaluate.py's numbers (tests/fixtures/xtreme/README.md)
+    expected = {
+        "classification": 41.04761904761905,
+        "tagging": 63.95299730746348,
+        "qa": 80.37568011593986,
+        "retrieval": 54.30555555555556,
+        "pawsx": 51.42857142857143,
+        "xnli": 30.666666666666668,
+        "panx": 57.50793650793652,
+        "udpos": 70.39805810699043,
+        "bucc2018": 55.0,
+        "tatoeba": 53.611111111111114,
+        "xquad": 78.61570247933884,
+        "mlqa": 69.45578231292518,
+        "tydiqa": 93.05555555555556,
+    }  # the official evaluate.py's numbers (tests/fixtures/xtreme/README.md)
     assert {head: cells_by_head[head] for head in expected} == {head: _shown(v) for head, v in expected.items()}
     low, high = entry["main_interval"]  # the all_task row's bootstrap interval
-    assert cells_by_head["all_task (percent) [95% interval]"] == f"{_shown(62.1932649076773)} [{_shown(low)}, {_shown(high)}]"
+    assert (
+        cells_by_head["all_task (percent) [95% interval]"]
+        == f"{_shown(62.1932649076773)} [{_shown(low)}, {_shown(high)}]"
+    )
 
     # LAReQA: the language matrices its result carries (Figure 4's one_target_mrr), cell by cell
     (lareqa_entry,) = [e for e in read_json(board)["entries"] if e["task"] == "lareqa" and e["kind"] == "run"]
     mrr = lareqa_entry["matrices"]["one_target_mrr"]
     lareqa = browser.find_element(By.CSS_SELECTOR, 'section[data-task="lareqa"]')
-    (figure,) = [t for t in lareqa.find_elements(By.CSS_SELECTOR, ".heatmap table")
-                 if t.find_element(By.TAG_NAME, "caption").text == "BM25: one_target_mrr"]
+    (figure,) = [
+        t
+        for t in lareqa.find_elements(By.CSS_SELECTOR, ".heatmap table")
+        if t.find_element(By.TAG_NAME, "caption").text == "BM25: one_target_mrr"
+    ]
     shown = {}
     for tr in figure.find_elements(By.CSS_SELECTOR, "tr")[1:]:
         question = tr.find_element(By.TAG_NAME, "th").text
         for answer, td in zip(mrr[question], tr.find_elements(By.TAG_NAME, "td")):
-            shown[(question, answer)] = (float(td.get_attribute("data-value")),
-                                         _luminance(td.value_of_css_property("background-color")))
+            shown[(question, answer)] = (
+                float(td.get_attribute("data-value")),
+                _luminance(td.value_of_css_property("background-color")),
+            )
     assert {k: v for k, (v, _) in shown.items()} == {(q, a): v for q, row in mrr.items() for a, v in row.items()}
     by_value = sorted(shown.values())  # a higher number is never a lighter cell
     assert all(l1 >= l2 - 1e-9 for (_, l1), (_, l2) in itertools.pairwise(by_value))
@@ -202,8 +258,9 @@ def test_the_page_in_chromium(harness_cli: Cli, board: Path, browser: object, tm
     ranked_rows = lareqa.find_elements(By.CSS_SELECTOR, "table.ranked tr.entry")
     heads = [th.text for th in lareqa.find_elements(By.CSS_SELECTOR, "table.ranked tr:first-of-type th")]
     label_of = {e["key"]: e["model"]["label"] for e in read_json(board)["entries"]}
-    card_cells = {label_of[row.get_attribute("data-key")]: row.find_element(By.CSS_SELECTOR, "td.card")
-                  for row in ranked_rows}
+    card_cells = {
+        label_of[row.get_attribute("data-key")]: row.find_element(By.CSS_SELECTOR, "td.card") for row in ranked_rows
+    }
     assert "model card" in heads and sorted(card_cells) == ["BM25", "tt", "zs"]
     assert card_cells["zs"].text == "zero-shot; 550M parameters; javascript:alert(3)"
     assert card_cells["zs"].find_elements(By.TAG_NAME, "a") == []
@@ -221,8 +278,9 @@ def test_the_page_in_chromium(harness_cli: Cli, board: Path, browser: object, tm
     assert row.find_element(By.CSS_SELECTOR, "td.rank").text == "1"
     assert label_of[row.get_attribute("data-key")] == "zs"
     browser.find_element(By.ID, "zero-shot-only").click()
-    assert [section.get_attribute("data-task") for section in browser.find_elements(By.CSS_SELECTOR, "section.group")
-            ] == ["lareqa", "mlqa", "xtreme"]  # all back
+    assert [
+        section.get_attribute("data-task") for section in browser.find_elements(By.CSS_SELECTOR, "section.group")
+    ] == ["lareqa", "mlqa", "xtreme"]  # all back
     xtreme = browser.find_element(By.CSS_SELECTOR, 'section[data-task="xtreme"]')
     row = xtreme.find_element(By.CSS_SELECTOR, "table.ranked tr.entry")
 
@@ -249,8 +307,9 @@ def test_an_all_zero_heatmap_is_lightest_and_one_entry_is_one(harness_cli: Cli, 
     "1 entries"."""
     code, _, err = harness_cli("run", "mlqa:mode=gxlt", "empty", "--quiet")
     assert code == 0, err
-    code, out, err = harness_cli("leaderboard", "page", "--leaderboard", "results/leaderboard.json", "--output",
-                                 "page.html")
+    code, out, err = harness_cli(
+        "leaderboard", "page", "--leaderboard", "results/leaderboard.json", "--output", "page.html"
+    )
     assert code == 0, err
     assert out == "page.html: the page of results/leaderboard.json (1 entry)\n"
     browser.get(Path("page.html").resolve().as_uri())
@@ -272,8 +331,9 @@ def test_the_shipped_page_in_chromium(harness_cli: Cli, browser: object) -> None
     """The page of the shipped board (written by `harness leaderboard page`, as
     benchmarks/reference_runs.py does): intervals, the papers' results apart and unranked, behind
     their box, and one model's table across tasks."""
-    code, _, err = harness_cli("leaderboard", "page", "--leaderboard", SHIPPED / "leaderboard.json", "--output",
-                               "page.html")
+    code, _, err = harness_cli(
+        "leaderboard", "page", "--leaderboard", SHIPPED / "leaderboard.json", "--output", "page.html"
+    )
     assert code == 0, err
     browser.get(Path("page.html").resolve().as_uri())
     board = read_json(SHIPPED / "leaderboard.json")
@@ -283,8 +343,10 @@ def test_the_shipped_page_in_chromium(harness_cli: Cli, browser: object) -> None
     # reported: its own section after the boards, in no ranked table, no rank column
     reported = browser.find_element(By.ID, "reported")
     assert reported.is_displayed()
-    assert browser.execute_script("return document.getElementById('boards').compareDocumentPosition("
-                                  "document.getElementById('reported')) & Node.DOCUMENT_POSITION_FOLLOWING")
+    assert browser.execute_script(
+        "return document.getElementById('boards').compareDocumentPosition("
+        "document.getElementById('reported')) & Node.DOCUMENT_POSITION_FOLLOWING"
+    )
     rows = reported.find_elements(By.CSS_SELECTOR, "tr.reported-row")
     papers = sum(len(read_json(path)["results"]) for path in (SHIPPED / "reported").glob("*.json"))
     assert len(rows) == papers

@@ -48,17 +48,41 @@ def test_the_entry_of_a_result() -> None:
     result = variant("m", 55.0, options={"mode": "gxlt"}, interval=(50.0, 60.0), scorer="sig", card=CARD)
     entry = LeaderboardEntry.from_result(result, Path("runs/m/result.json"))
     model = result.model.identity
-    assert entry.key == sha256_text(json.dumps(["pairs", {"mode": "gxlt"}, "dev", FINGERPRINT, ["de", "en"], None,
-                                                {"name": "m", "label": "m", "weights": None, "options": {}}],
-                                               sort_keys=True))[:16]
+    assert (
+        entry.key
+        == sha256_text(
+            json.dumps(
+                [
+                    "pairs",
+                    {"mode": "gxlt"},
+                    "dev",
+                    FINGERPRINT,
+                    ["de", "en"],
+                    None,
+                    {"name": "m", "label": "m", "weights": None, "options": {}},
+                ],
+                sort_keys=True,
+            )
+        )[:16]
+    )
     assert entry.model == type(model)(model.name, model.label, model.weights, model.options)  # no details
     assert entry.scope == Scope("pairs", {"mode": "gxlt"}, "dev", ("de", "en"), None, False, FINGERPRINT, "sig")
     assert (entry.main_score, entry.main_interval, entry.result_path, entry.count) == (
-        55.0, (50.0, 60.0), "runs/m/result.json", 5)
+        55.0,
+        (50.0, 60.0),
+        "runs/m/result.json",
+        5,
+    )
     assert entry.rows == tuple(ResultRow.from_dict(row) for row in ROWS)
-    assert entry.card == ModelCard(name="a model", zero_shot=True, translated_training_data=False,
-                                   link="https://example.org/model", parameters=118_000_000,
-                                   training_languages=("en",), license="apache-2.0")
+    assert entry.card == ModelCard(
+        name="a model",
+        zero_shot=True,
+        translated_training_data=False,
+        link="https://example.org/model",
+        parameters=118_000_000,
+        training_languages=("en",),
+        license="apache-2.0",
+    )
     assert entry.zero_shot is True and entry.to_dict()["card"] == CARD
     assert LeaderboardEntry.from_dict(entry.to_dict()) == entry
 
@@ -70,8 +94,10 @@ def test_a_run_has_no_card_and_no_zero_shot_verdict() -> None:
 
 def test_the_zero_shot_board_keeps_the_entries_whose_card_says_so() -> None:
     not_zero_shot = {**CARD, "name": "tt", "zero_shot": False, "translated_training_data": True}
-    entries = [LeaderboardEntry.from_result(variant(label, 1.0, card=card, languages=(label,)), Path("r.json"))
-               for label, card in (("zs", CARD), ("tt", not_zero_shot), ("run", None))]
+    entries = [
+        LeaderboardEntry.from_result(variant(label, 1.0, card=card, languages=(label,)), Path("r.json"))
+        for label, card in (("zs", CARD), ("tt", not_zero_shot), ("run", None))
+    ]
     board = Leaderboard(tuple(entries), "2026-11-21T00:00:00+00:00")
     assert [e.model.label for e in board.zero_shot().entries] == ["zs"]
     assert board.zero_shot().updated_at == board.updated_at
@@ -83,8 +109,11 @@ def test_a_run_of_the_same_languages_in_another_order_replaces_the_entry() -> No
     first = LeaderboardEntry.from_result(variant("m", 1.0, languages=("en", "de")), Path("a.json"))
     model = {"name": "m", "label": "m", "weights": None, "options": {}}
     legacy = sha256_text(json.dumps(["pairs", {}, "dev", FINGERPRINT, ["en", "de"], None, model], sort_keys=True))[:16]
-    assert first.key == sha256_text(json.dumps(["pairs", {}, "dev", FINGERPRINT, ["de", "en"], None, model],
-                                               sort_keys=True))[:16] != legacy
+    assert (
+        first.key
+        == sha256_text(json.dumps(["pairs", {}, "dev", FINGERPRINT, ["de", "en"], None, model], sort_keys=True))[:16]
+        != legacy
+    )
     old = dataclasses.replace(first, key=legacy)
     again = LeaderboardEntry.from_result(variant("m", 2.0, languages=("de", "en")), Path("b.json"))
     board = Leaderboard((old,), "2026-11-21T00:00:00+00:00").with_entry(again)

@@ -60,8 +60,10 @@ def test_show_and_page_without_a_leaderboard_name_the_default(harness_cli: Cli) 
     for command in (["leaderboard", "show"], ["leaderboard", "page"]):
         code, _, err = harness_cli(*command)
         assert code == 2
-        assert err == "error: no leaderboard at results/leaderboard.json yet: run `harness run` first, or pass " \
-                      "--leaderboard\n"
+        assert (
+            err == "error: no leaderboard at results/leaderboard.json yet: run `harness run` first, or pass "
+            "--leaderboard\n"
+        )
 
 
 @pytest.fixture
@@ -69,9 +71,20 @@ def hostile_board(tmp_path: Path) -> Path:
     """A leaderboard whose model labels try to break out of the page's text and script."""
     path = tmp_path / "boards" / "hostile.json"
     for number, label in enumerate(HOSTILE):
-        leaderboard.add_result(path, fake_result(task="t", label=label, split="test", languages=("en",), metric="acc",
-                                                 score=float(number), rows=[], finished_at="2026-11-21T00:00:00+00:00"),
-                               Path(f"r{number}.json"))
+        leaderboard.add_result(
+            path,
+            fake_result(
+                task="t",
+                label=label,
+                split="test",
+                languages=("en",),
+                metric="acc",
+                score=float(number),
+                rows=[],
+                finished_at="2026-11-21T00:00:00+00:00",
+            ),
+            Path(f"r{number}.json"),
+        )
     return path
 
 
@@ -104,7 +117,9 @@ def test_the_page_goes_beside_its_leaderboard_by_default(harness_cli: Cli, hosti
     page = hostile_board.with_name("index.html")
     assert _embedded(page.read_text(encoding="utf-8"))["board"] == read_json(hostile_board)
     assert sorted(p.name for p in hostile_board.parent.iterdir()) == [
-        "hostile.json", "index.html"]  # written atomically: no temporary left, nor a lock
+        "hostile.json",
+        "index.html",
+    ]  # written atomically: no temporary left, nor a lock
 
 
 def test_a_folder_as_the_page_file_is_refused(harness_cli: Cli, hostile_board: Path) -> None:
@@ -148,11 +163,15 @@ def test_a_port_that_cannot_be_bound_is_one_line(harness_cli: Cli, hostile_board
 def test_the_page_ranks_with_the_tie_marks(hostile_board: Path) -> None:
     board = leaderboard.load(hostile_board)
     intervals = {0.0: (-1.0, 0.5), 1.0: (0.5, 1.5), 2.0: (1.0, 2.5)}  # 2 overlaps 1, 1 overlaps 0: all tied
-    board = dataclasses.replace(board, entries=tuple(dataclasses.replace(e, main_interval=intervals[e.main_score])
-                                                     for e in board.entries))
+    board = dataclasses.replace(
+        board, entries=tuple(dataclasses.replace(e, main_interval=intervals[e.main_score]) for e in board.entries)
+    )
     (group,) = _embedded(leaderboard.page(board))["groups"]
-    assert [(e["rank"], e["main_score"], e["tied_with"]) for e in group["entries"]] == [(1, 2.0, 1), (2, 1.0, 1),
-                                                                                        (3, 0.0, 1)]
+    assert [(e["rank"], e["main_score"], e["tied_with"]) for e in group["entries"]] == [
+        (1, 2.0, 1),
+        (2, 1.0, 1),
+        (3, 0.0, 1),
+    ]
 
 
 def test_the_page_ranks_the_zero_shot_entries_among_themselves(tmp_path: Path) -> None:
@@ -160,20 +179,32 @@ def test_the_page_ranks_the_zero_shot_entries_among_themselves(tmp_path: Path) -
     their own ties), not the full ranking with gaps; the cards come in the words of `show`."""
     path = tmp_path / "board.json"
     translated = {**CARD, "name": "tt", "zero_shot": False, "translated_training_data": True}
-    for label, score, interval, card in (("tt", 3.0, (2.9, 3.1), translated), ("zs-a", 2.0, (1.5, 2.5), CARD),
-                                         ("run", 1.8, (1.7, 1.9), None), ("zs-b", 1.0, (0.0, 1.6), CARD)):
+    for label, score, interval, card in (
+        ("tt", 3.0, (2.9, 3.1), translated),
+        ("zs-a", 2.0, (1.5, 2.5), CARD),
+        ("run", 1.8, (1.7, 1.9), None),
+        ("zs-b", 1.0, (0.0, 1.6), CARD),
+    ):
         leaderboard.add_result(path, variant(label, score, interval=interval, card=card), Path(f"{label}.json"))
     data = _embedded(leaderboard.page(leaderboard.load(path)))
     (everything,) = data["groups"]
     assert [(e["rank"], e["model"], e["tied_with"]) for e in everything["entries"]] == [
-        (1, "tt", None), (2, "zs-a", 2), (3, "run", 2), (4, "zs-b", None)]  # zs-b clear of the run above it
+        (1, "tt", None),
+        (2, "zs-a", 2),
+        (3, "run", 2),
+        (4, "zs-b", None),
+    ]  # zs-b clear of the run above it
     (zero_shot,) = data["zero_shot_groups"]
     assert [(e["rank"], e["model"], e["tied_with"]) for e in zero_shot["entries"]] == [
-        (1, "zs-a", 1), (2, "zs-b", 1)]  # not of zs-a: their intervals overlap
+        (1, "zs-a", 1),
+        (2, "zs-b", 1),
+    ]  # not of zs-a: their intervals overlap
     labels = {e["key"]: e["model"]["label"] for e in data["board"]["entries"]}
     assert {labels[key]: text for key, text in data["cards"].items()} == {
         "tt": "translate-train; 118M parameters; licence apache-2.0",
-        "zs-a": "zero-shot; 118M parameters; licence apache-2.0", "zs-b": "zero-shot; 118M parameters; licence apache-2.0"}
+        "zs-a": "zero-shot; 118M parameters; licence apache-2.0",
+        "zs-b": "zero-shot; 118M parameters; licence apache-2.0",
+    }
     assert data["pair_axes"] == ["context", "question"]
     template = PAGE_TEMPLATE.read_text(encoding="utf-8")
     assert 'id="zero-shot-only"' in template and "data.zero_shot_groups" in template

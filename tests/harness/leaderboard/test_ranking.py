@@ -16,11 +16,16 @@ from tests.harness.leaderboard.boards import FINGERPRINT, variant
 
 def test_only_entries_of_one_scope_are_ranked_together(tmp_path: Path) -> None:
     path = tmp_path / "board.json"
-    for number, (label, score, scope) in enumerate([
-        ("full-a", 20.0, {}), ("full-b", 30.0, {"languages": ("en", "de")}),  # one language set, either order
-        ("demo", 90.0, {"demo": True}), ("limited", 80.0, {"limit": 3}), ("gxlt", 70.0, {"options": {"mode": "gxlt"}}),
-        ("english", 60.0, {"languages": ("en",)}),
-    ]):
+    for number, (label, score, scope) in enumerate(
+        [
+            ("full-a", 20.0, {}),
+            ("full-b", 30.0, {"languages": ("en", "de")}),  # one language set, either order
+            ("demo", 90.0, {"demo": True}),
+            ("limited", 80.0, {"limit": 3}),
+            ("gxlt", 70.0, {"options": {"mode": "gxlt"}}),
+            ("english", 60.0, {"languages": ("en",)}),
+        ]
+    ):
         leaderboard.add_result(path, variant(label, score, **scope), Path(f"{number}.json"))
     groups = leaderboard.ranked(leaderboard.load(path))
     assert [[(e.rank, e.entry.model.label, e.entry.main_score) for e in g.entries] for g in groups] == [
@@ -30,15 +35,22 @@ def test_only_entries_of_one_scope_are_ranked_together(tmp_path: Path) -> None:
         [(1, "limited", 80.0)],
         [(1, "demo", 90.0)],
     ]
-    assert groups[0].scope.to_dict() == {"task": "pairs", "task_options": {}, "split": "dev",
-                                         "languages": ["de", "en"], "limit": None, "demo": False,
-                                         "data_fingerprint": FINGERPRINT}
+    assert groups[0].scope.to_dict() == {
+        "task": "pairs",
+        "task_options": {},
+        "split": "dev",
+        "languages": ["de", "en"],
+        "limit": None,
+        "demo": False,
+        "data_fingerprint": FINGERPRINT,
+    }
     assert [g.description for g in groups] == [
         f"no options; languages de,en; data {FINGERPRINT[:12]}",
         f"no options; languages en; data {FINGERPRINT[:12]}",
         f"mode=gxlt; languages de,en; data {FINGERPRINT[:12]}",
         f"no options; languages de,en; data {FINGERPRINT[:12]}; limit 3 per language",
-        "no options; languages de,en; demo data"]
+        "no options; languages de,en; demo data",
+    ]
 
 
 def test_a_scorer_signature_is_part_of_the_scope_where_an_entry_has_one() -> None:
@@ -53,8 +65,12 @@ def test_a_scorer_signature_is_part_of_the_scope_where_an_entry_has_one() -> Non
 
 
 def test_the_same_languages_in_another_order_rank_together() -> None:
-    board = Leaderboard(tuple(LeaderboardEntry.from_result(variant(label, score, languages=languages), Path("r.json"))
-                              for label, score, languages in (("a", 1.0, ("en", "de")), ("b", 2.0, ("de", "en")))))
+    board = Leaderboard(
+        tuple(
+            LeaderboardEntry.from_result(variant(label, score, languages=languages), Path("r.json"))
+            for label, score, languages in (("a", 1.0, ("en", "de")), ("b", 2.0, ("de", "en")))
+        )
+    )
     (group,) = ranked(board)
     assert [e.entry.model.label for e in group.entries] == ["b", "a"] and group.scope.languages == ("de", "en")
 
@@ -67,10 +83,29 @@ def test_a_group_in_json_names_each_entry_with_its_card(tmp_path: Path) -> None:
     (group,) = leaderboard.ranked(leaderboard.load(path))
     keys = [e.entry.key for e in group.entries]
     assert group.to_dict()["entries"] == [
-        {"rank": 1, "model": "b", "main_score": 2.0, "main_interval": [1.0, 3.0], "count": 5,
-         "finished_at": "2026-11-21T00:00:00+00:00", "key": keys[0], "tied_with": 1, "card": None},
-        {"rank": 2, "model": "a", "main_score": 1.0, "main_interval": [0.5, 1.5], "count": 5,
-         "finished_at": "2026-11-21T00:00:00+00:00", "key": keys[1], "tied_with": 1, "card": card}]
+        {
+            "rank": 1,
+            "model": "b",
+            "main_score": 2.0,
+            "main_interval": [1.0, 3.0],
+            "count": 5,
+            "finished_at": "2026-11-21T00:00:00+00:00",
+            "key": keys[0],
+            "tied_with": 1,
+            "card": None,
+        },
+        {
+            "rank": 2,
+            "model": "a",
+            "main_score": 1.0,
+            "main_interval": [0.5, 1.5],
+            "count": 5,
+            "finished_at": "2026-11-21T00:00:00+00:00",
+            "key": keys[1],
+            "tied_with": 1,
+            "card": card,
+        },
+    ]
 
 
 def test_tie_marks_chain_overlapping_neighbours_only() -> None:
@@ -85,14 +120,17 @@ def test_tie_marks_chain_overlapping_neighbours_only() -> None:
 TWELVE = frozenset(["ar", "de", "el", "en", "es", "hi", "ro", "ru", "th", "tr", "vi", "zh"])
 
 
-@pytest.mark.parametrize(("languages", "expected"), [
-    (["en"], "incomplete: 1 of 12 languages (only en)"),
-    (sorted(TWELVE - {"hi", "zh"}), "incomplete: 10 of 12 languages (missing hi,zh)"),
-    (["de", "en", "es", "ru", "zh"], "incomplete: 5 of 12 languages (missing ar,el,hi,ro,th,tr,vi)"),
-    (["ar", "de", "el"], "incomplete: 3 of 12 languages (only ar,de,el)"),
-    (sorted(TWELVE), "12 languages"),
-    (["de", "en"], "languages de,en"),  # a task no installed plugin knows
-])
+@pytest.mark.parametrize(
+    ("languages", "expected"),
+    [
+        (["en"], "incomplete: 1 of 12 languages (only en)"),
+        (sorted(TWELVE - {"hi", "zh"}), "incomplete: 10 of 12 languages (missing hi,zh)"),
+        (["de", "en", "es", "ru", "zh"], "incomplete: 5 of 12 languages (missing ar,el,hi,ro,th,tr,vi)"),
+        (["ar", "de", "el"], "incomplete: 3 of 12 languages (only ar,de,el)"),
+        (sorted(TWELVE), "12 languages"),
+        (["de", "en"], "languages de,en"),  # a task no installed plugin knows
+    ],
+)
 def test_coverage_names_what_a_run_lacks_once(languages: list[str], expected: str) -> None:
     assert coverage(languages, None if languages == ["de", "en"] else TWELVE) == expected
 
@@ -103,9 +141,10 @@ def test_coverage_of_many_of_many_languages_is_counted() -> None:
 
 
 def test_equal_scores_rank_the_earlier_run_first() -> None:
-    late, early = (dataclasses.replace(LeaderboardEntry.from_result(variant(label, 50.0), Path("r.json")),
-                                       finished_at=at)
-                   for label, at in (("late", "2026-11-22T10:00:00+00:00"), ("early", "2026-11-21T10:00:00+00:00")))
+    late, early = (
+        dataclasses.replace(LeaderboardEntry.from_result(variant(label, 50.0), Path("r.json")), finished_at=at)
+        for label, at in (("late", "2026-11-22T10:00:00+00:00"), ("early", "2026-11-21T10:00:00+00:00"))
+    )
     for entries in ((late, early), (early, late)):
         (group,) = ranked(Leaderboard(entries))
         assert [e.entry.model.label for e in group.entries] == ["early", "late"]

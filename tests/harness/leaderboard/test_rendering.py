@@ -21,9 +21,11 @@ def test_the_table_ranks_best_first(tmp_path: Path) -> None:
     leaderboard.add_result(path, result_for("weak", 20.0), Path("a.json"))
     leaderboard.add_result(path, result_for("strong", 60.0), Path("b.json"))
     table = leaderboard.render(leaderboard.load(path)).splitlines()
-    assert table[:3] == ["pairs (dev) - main score: f1 (percent)",
-                         f"scope: no options; languages de,en; data {FINGERPRINT[:12]}",
-                         "#  model   f1 [95% interval]  count  date"]
+    assert table[:3] == [
+        "pairs (dev) - main score: f1 (percent)",
+        f"scope: no options; languages de,en; data {FINGERPRINT[:12]}",
+        "#  model   f1 [95% interval]  count  date",
+    ]
     assert table[4].split() == ["1", "strong", "60.00", "5", "2026-11-21"]  # count: the first (summary) row's
     assert table[5].split() == ["2", "weak", "20.00", "5", "2026-11-21"]
 
@@ -37,21 +39,27 @@ def test_tied_ranks_are_marked(tmp_path: Path) -> None:
 
 
 #: A scope whose line is long: options, a subset of the task's languages, a scorer signature.
-LONG_SCOPE = {"task": "xquad", "languages": ("en",), "options": {"input_rules": "official", "mode": "long-option"},
-              "scorer": "squad-v1.1|norm:ascii-english|em+f1|avg:mean"}
+LONG_SCOPE = {
+    "task": "xquad",
+    "languages": ("en",),
+    "options": {"input_rules": "official", "mode": "long-option"},
+    "scorer": "squad-v1.1|norm:ascii-english|em+f1|avg:mean",
+}
 
 
 def test_scope_lines_fit_the_terminal(harness_cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "board.json"
     leaderboard.add_result(path, variant("a model with a long name", 50.0, **LONG_SCOPE), Path("a.json"))
-    description = (f"input_rules=official,mode=long-option; incomplete: 1 of 12 languages (only en); data "
-                   f"{FINGERPRINT[:12]}; scorer squad-v1.1|norm:ascii-english|em+f1|avg:mean")
+    description = (
+        f"input_rules=official,mode=long-option; incomplete: 1 of 12 languages (only en); data "
+        f"{FINGERPRINT[:12]}; scorer squad-v1.1|norm:ascii-english|em+f1|avg:mean"
+    )
     monkeypatch.setenv("COLUMNS", "80")
     code, out, err = harness_cli("leaderboard", "show", "--leaderboard", path)
     assert code == 0, err
     lines = out.splitlines()
     assert max(map(len, lines)) <= 80
-    scope = lines[1:lines.index(next(line for line in lines if line.startswith("#")))]
+    scope = lines[1 : lines.index(next(line for line in lines if line.startswith("#")))]
     assert len(scope) > 1 and all(line.startswith("  ") for line in scope[1:])  # continuations indented
     assert " ".join(line.strip() for line in scope) == f"scope: {description}"
     code, out, _ = harness_cli("leaderboard", "show", "--leaderboard", path, "--wide")
@@ -95,10 +103,11 @@ def test_show_gives_each_submissions_model_card(harness_cli: Cli, tmp_path: Path
     code, out, err = harness_cli("leaderboard", "show", "--leaderboard", path, "--wide")
     assert code == 0, err
     lines = out.splitlines()
-    assert lines[lines.index("model cards:"):] == [
+    assert lines[lines.index("model cards:") :] == [
         "model cards:",
         "  zero-shot model: zero-shot; 118M parameters; licence apache-2.0; https://example.org/model",
-        "  translate-train model: translate-train; 1.23B parameters"]
+        "  translate-train model: translate-train; 1.23B parameters",
+    ]
 
 
 def test_show_json_gives_each_entrys_card(harness_cli: Cli, tmp_path: Path) -> None:
@@ -108,7 +117,10 @@ def test_show_json_gives_each_entrys_card(harness_cli: Cli, tmp_path: Path) -> N
     assert code == 0, err
     (group,) = json.loads(out)
     assert [(e["rank"], e["model"], e["card"]) for e in group["entries"]] == [
-        (1, "zero-shot model", CARD), (2, "translate-train model", TRANSLATE_TRAIN), (3, "a run", None)]
+        (1, "zero-shot model", CARD),
+        (2, "translate-train model", TRANSLATE_TRAIN),
+        (3, "a run", None),
+    ]
 
 
 def test_show_json_gives_the_ranked_groups(harness_cli: Cli, tmp_path: Path) -> None:
@@ -118,9 +130,14 @@ def test_show_json_gives_the_ranked_groups(harness_cli: Cli, tmp_path: Path) -> 
     code, out, err = harness_cli("leaderboard", "show", "--json", "--leaderboard", path)
     assert code == 0, err
     groups = json.loads(out)
-    assert [(g["scope"]["demo"], g["main_metric"], [(e["rank"], e["model"], e["main_score"], e["count"])
-                                                    for e in g["entries"]]) for g in groups] == [
-        (False, "f1", [(1, "a", 1.0, 5)]), (True, "f1", [(1, "b", 2.0, 5)])]
+    assert [
+        (
+            g["scope"]["demo"],
+            g["main_metric"],
+            [(e["rank"], e["model"], e["main_score"], e["count"]) for e in g["entries"]],
+        )
+        for g in groups
+    ] == [(False, "f1", [(1, "a", 1.0, 5)]), (True, "f1", [(1, "b", 2.0, 5)])]
 
 
 def test_a_submitted_card_reaches_the_board(harness_cli: Cli, tmp_path: Path) -> None:
@@ -132,8 +149,9 @@ def test_a_submitted_card_reaches_the_board(harness_cli: Cli, tmp_path: Path) ->
     folder = tmp_path / "inbox" / "one"
     folder.mkdir(parents=True)
     shutil.copy(rankings, folder / "rankings.jsonl")
-    (folder / "submission.json").write_text(json.dumps(
-        {"model": CARD, "entries": [{"task": "lareqa", "predictions": "rankings.jsonl"}]}), encoding="utf-8")
+    (folder / "submission.json").write_text(
+        json.dumps({"model": CARD, "entries": [{"task": "lareqa", "predictions": "rankings.jsonl"}]}), encoding="utf-8"
+    )
     board = tmp_path / "boards" / "board.json"
     code, _, err = harness_cli("submit", folder, "--output-dir", "intake", "--leaderboard", board, "--quiet")
     assert code == 0, err
@@ -141,4 +159,6 @@ def test_a_submitted_card_reaches_the_board(harness_cli: Cli, tmp_path: Path) ->
     code, out, err = harness_cli("leaderboard", "show", "--leaderboard", board, "--wide")
     assert code == 0, err
     assert out.splitlines()[-2:] == [
-        "model cards:", "  a model: zero-shot; 118M parameters; licence apache-2.0; https://example.org/model"]
+        "model cards:",
+        "  a model: zero-shot; 118M parameters; licence apache-2.0; https://example.org/model",
+    ]

@@ -37,18 +37,33 @@ METRICS: dict[str, dict[str, str]] = {
     "xor-retrieve": {"r@2kt": "percent", "r@5kt": "percent"},
     "xor-engspan": {"f1": "percent", "em": "percent"},
     "xor-full": {"f1": "percent", "em": "percent", "bleu": "percent"},
-    "mkqa": {"best_f1": "percent", "best_em": "percent", "best_answerable_f1": "percent",
-             "best_unanswerable_em": "percent"},
+    "mkqa": {
+        "best_f1": "percent",
+        "best_em": "percent",
+        "best_answerable_f1": "percent",
+        "best_unanswerable_em": "percent",
+    },
     "tatoeba": {"accuracy": "percent"},
     "xnli": {"accuracy": "percent"},
     "pawsx": {"accuracy": "percent"},
     "panx": {"f1": "percent"},
 }
 #: TyDiQA-GoldP's one split is XTREME's test set: the GoldP v1.1 dev files.
-SPLITS = {"lareqa": {"test"}, "mlqa-r": {"dev", "test"}, "xquad": {"test"}, "mlqa": {"dev", "test"},
-          "tydiqa": {"test"}, "xor-retrieve": {"dev", "test"}, "xor-engspan": {"dev", "test"},
-          "xor-full": {"dev", "test"}, "mkqa": {"test"}, "tatoeba": {"test"}, "xnli": {"dev", "test"},
-          "pawsx": {"dev", "test"}, "panx": {"dev", "test"}}
+SPLITS = {
+    "lareqa": {"test"},
+    "mlqa-r": {"dev", "test"},
+    "xquad": {"test"},
+    "mlqa": {"dev", "test"},
+    "tydiqa": {"test"},
+    "xor-retrieve": {"dev", "test"},
+    "xor-engspan": {"dev", "test"},
+    "xor-full": {"dev", "test"},
+    "mkqa": {"test"},
+    "tatoeba": {"test"},
+    "xnli": {"dev", "test"},
+    "pawsx": {"dev", "test"},
+    "panx": {"dev", "test"},
+}
 
 
 def scope_errors(result: ReportedResult) -> list[str]:
@@ -91,12 +106,22 @@ def test_every_shipped_reported_result_names_its_exact_scope() -> None:
 def test_a_wrong_scope_is_caught(tmp_path: Path) -> None:
     """The check above can fail: an XQuAD F1 naming languages XQuAD lacks, in fractions, over 1."""
     raw = json.loads((SHIPPED / "mlqa.json").read_text(encoding="utf-8"))
-    wrong = {**raw["results"][1], "task": "xquad", "languages": ["en", "xx"], "unit": "fraction",
-             "subsets": {"en": 77.7, "xx": 64.3}, "other_metrics": {}}
+    wrong = {
+        **raw["results"][1],
+        "task": "xquad",
+        "languages": ["en", "xx"],
+        "unit": "fraction",
+        "subsets": {"en": 77.7, "xx": 64.3},
+        "other_metrics": {},
+    }
     (tmp_path / "mlqa.json").write_text(json.dumps({**raw, "results": [wrong]}), encoding="utf-8")
     (result,) = load_paper(tmp_path / "mlqa.json")
-    assert scope_errors(result) == ["languages ['xx'] are not xquad's", "f1 in fraction is not a metric of xquad",
-                                    "f1 en 77.7 outside 0-1", "f1 xx 64.3 outside 0-1"]
+    assert scope_errors(result) == [
+        "languages ['xx'] are not xquad's",
+        "f1 in fraction is not a metric of xquad",
+        "f1 en 77.7 outside 0-1",
+        "f1 xx 64.3 outside 0-1",
+    ]
 
 
 #: Where a number read outside the papers folder may be read: a repository's file at a commit (the
@@ -120,7 +145,7 @@ def average_errors(result: ReportedResult) -> list[str]:
             continue
         places = max(_decimals(v) for v in [reported.score, *cells])
         mean = sum(cells) / len(cells)
-        if abs(mean - reported.score) > 10 ** -places + 1e-9:
+        if abs(mean - reported.score) > 10**-places + 1e-9:
             errors.append(f"{metric}: {reported.score} is not the mean of its cells ({mean:.3f})")
     return errors
 
@@ -148,7 +173,8 @@ def test_a_wrong_average_is_caught() -> None:
     assert average_errors(mbert) == [] and average_errors(replace(mbert, main=Reported(82.0, mbert.main.subsets))) == []
     for wrong in (80.9, 82.2):
         assert average_errors(replace(mbert, main=Reported(wrong, mbert.main.subsets))) == [
-            f"accuracy: {wrong} is not the mean of its cells (81.957)"]
+            f"accuracy: {wrong} is not the mean of its cells (81.957)"
+        ]
 
 
 def test_a_paper_without_text_names_where_each_result_was_read(tmp_path: Path) -> None:
@@ -156,8 +182,11 @@ def test_a_paper_without_text_names_where_each_result_was_read(tmp_path: Path) -
     assert "text" not in raw["paper"]
     del raw["results"][2]["read_from"]
     (tmp_path / "xtreme.json").write_text(json.dumps(raw), encoding="utf-8")
-    with pytest.raises(InputError, match=r"xtreme\.json: record results\.2 \(MMTE\): field 'read_from': the paper "
-                       r"names no text"):
+    with pytest.raises(
+        InputError,
+        match=r"xtreme\.json: record results\.2 \(MMTE\): field 'read_from': the paper "
+        r"names no text",
+    ):
         load_reported(tmp_path)
     raw["results"][2]["read_from"] = ["http://example.com/not-https"]
     (tmp_path / "xtreme.json").write_text(json.dumps(raw), encoding="utf-8")
@@ -204,8 +233,10 @@ def _label(line: str) -> str:
     return first.lower()
 
 
-@pytest.mark.skipif(_papers() is None or not _papers().is_dir(), reason="needs the papers' text "
-                    "($HARNESS_PAPERS, or papers/ beside $HARNESS_REAL_DATA)")
+@pytest.mark.skipif(
+    _papers() is None or not _papers().is_dir(),
+    reason="needs the papers' text ($HARNESS_PAPERS, or papers/ beside $HARNESS_REAL_DATA)",
+)
 def test_every_reported_number_is_printed_in_its_paper() -> None:
     """Each result's numbers, read back from the paper's text: the cells of one system in one
     printed row, in order (a table with a row per system), or each cell in the row of its language
@@ -250,17 +281,28 @@ def test_show_reported_apart_from_the_ranked_entries(harness_cli: Cli, tmp_path:
     code, out, err = harness_cli("leaderboard", "show", "--leaderboard", board, "--wide")
     assert code == 0, err
     assert "REPORTED" not in out and "X-Y" not in out  # only when asked
-    code, out, err = harness_cli("leaderboard", "show", "--leaderboard", board, "--reported", "--task", "lareqa",
-                                 "--wide")
+    code, out, err = harness_cli(
+        "leaderboard", "show", "--leaderboard", board, "--reported", "--task", "lareqa", "--wide"
+    )
     assert code == 0, err
     blocks = out.split("\n\n")
     assert blocks[0] == "(no entries for task 'lareqa')"
-    assert all(block.startswith("REPORTED lareqa (test) - map (fraction): as printed in the papers, no predictions, "
-                                "not re-scored, not ranked") for block in blocks[1:])
+    assert all(
+        block.startswith(
+            "REPORTED lareqa (test) - map (fraction): as printed in the papers, no predictions, "
+            "not re-scored, not ranked"
+        )
+        for block in blocks[1:]
+    )
     table2 = blocks[1].splitlines()
     assert table2[1] == "scope: candidates=pair; 11 languages"
-    assert [line.split()[:2] for line in table2[4:]] == [["En-En", "0.29"], ["X-X", "0.23"], ["X-X-mono", "0.52"],
-                                                         ["X-Y", "0.66"], ["Translate-Test", "0.72"]]
+    assert [line.split()[:2] for line in table2[4:]] == [
+        ["En-En", "0.29"],
+        ["X-X", "0.23"],
+        ["X-X-mono", "0.52"],
+        ["X-Y", "0.66"],
+        ["Translate-Test", "0.72"],
+    ]
     assert "#" not in table2[2]  # no rank column
     mono = next(block for block in blocks if "pool=mono" in block).splitlines()
     assert mono[2].split()[:4] == ["system", "map", "ar", "de"]
@@ -287,18 +329,24 @@ def test_show_reported_xtreme_rows(harness_cli: Cli, tmp_path: Path) -> None:
     from tests.harness.leaderboard.boards import result_for
 
     leaderboard.add_result(board, result_for("ours", 42.0), Path("a.json"))
-    code, out, err = harness_cli("leaderboard", "show", "--leaderboard", board, "--reported", "--task", "pawsx",
-                                 "--wide")
+    code, out, err = harness_cli(
+        "leaderboard", "show", "--leaderboard", board, "--reported", "--task", "pawsx", "--wide"
+    )
     assert code == 0, err
     block = out.split("\n\n")[1].splitlines()
     assert block[0].startswith("REPORTED pawsx (test) - accuracy (percent): as printed in the papers")
     assert block[1] == "scope: no options; languages en,de,es,fr,ja,ko,zh"
     assert block[2].split()[:4] == ["system", "accuracy", "en", "de"]
-    assert [line.split()[:3] for line in block[4:]] == [["mBERT", "81.9", "94"], ["XLM", "80.9", "94"],
-                                                        ["MMTE", "81.3", "93.1"], ["XLM-R", "Large", "86.4"]]
+    assert [line.split()[:3] for line in block[4:]] == [
+        ["mBERT", "81.9", "94"],
+        ["XLM", "80.9", "94"],
+        ["MMTE", "81.3", "93.1"],
+        ["XLM-R", "Large", "86.4"],
+    ]
     assert "Hu et al. 2020, per-language PAWS-X results (quoted by the ERNIE-M README)" in block[4]
-    code, out, err = harness_cli("leaderboard", "show", "--leaderboard", board, "--reported", "--task", "xquad",
-                                 "--wide")
+    code, out, err = harness_cli(
+        "leaderboard", "show", "--leaderboard", board, "--reported", "--task", "xquad", "--wide"
+    )
     assert code == 0, err
     xquad = out.split("\n\n")[1].splitlines()
     assert xquad[1] == "scope: no options; incomplete: 11 of 12 languages (missing ro)"

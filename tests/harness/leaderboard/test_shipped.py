@@ -38,7 +38,10 @@ def test_every_shipped_entry_rescores_from_its_predictions(entry: leaderboard.Le
     rescored = rescore_result(path, Path(DATA))  # refuses any number its predictions do not give
     result = rescored.result
     assert (entry.main_metric, entry.main_score, entry.main_interval) == (
-        result.main_score.metric, result.main_score.value, result.main_score.interval)
+        result.main_score.metric,
+        result.main_score.value,
+        result.main_score.interval,
+    )
     assert entry.rows == result.rows
     assert rescored.evaluation.main_score == pytest.approx(entry.main_score, rel=1e-12, abs=1e-12)
     assert not entry.scope.demo

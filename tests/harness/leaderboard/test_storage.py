@@ -35,7 +35,8 @@ def test_processes_updating_at_once_lose_nothing_and_leave_no_lock(tmp_path: Pat
     board = read_json(path)
     validate(board, "leaderboard", file=path)
     assert sorted(e["model"]["label"] for e in board["entries"]) == sorted(
-        f"w{worker}-{i}" for worker in range(WRITERS) for i in range(EACH))
+        f"w{worker}-{i}" for worker in range(WRITERS) for i in range(EACH)
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["board.json"]  # no lock, no temporary
 
 
@@ -50,13 +51,15 @@ def test_a_writer_waits_for_the_holder_and_gives_up_in_one_line(tmp_path: Path) 
     path = tmp_path / "board.json"
     with locked(path), pytest.raises(HarnessError) as error, locked(path, timeout_s=0.05):
         pass
-    assert str(error.value) == (f"{path}: another process has been updating it for 0.05 s "
-                                f"(it holds {path}.lock); try again when it is done")
+    assert str(error.value) == (
+        f"{path}: another process has been updating it for 0.05 s (it holds {path}.lock); try again when it is done"
+    )
     assert not path.with_name("board.json.lock").exists()
 
 
-def test_a_waiter_whose_lock_file_was_deleted_locks_the_one_at_the_path(tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_waiter_whose_lock_file_was_deleted_locks_the_one_at_the_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Between a writer's open of the lock file and its flock, another writer may take the lock,
     update and delete the file: the first then holds a lock on a file nobody else will open, and
     must start again on the file at the path, or two writers would update the board at once."""
@@ -86,7 +89,9 @@ def test_same_key_replaces(tmp_path: Path) -> None:
     entry = leaderboard.add_result(path, result_for("weak", 20.0), Path("c.json"))  # a re-run replaces
     board = leaderboard.load(path)
     assert sorted((e.model.label, e.main_score, e.result_path) for e in board.entries) == [
-        ("strong", 60.0, "b.json"), ("weak", 20.0, "c.json")]
+        ("strong", 60.0, "b.json"),
+        ("weak", 20.0, "c.json"),
+    ]
     assert entry in board.entries
 
 

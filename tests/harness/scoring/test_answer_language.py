@@ -13,10 +13,18 @@ from harness.scoring.answer_language import (
     squash,
 )
 
-EN = {"q1": "The tower was built in 1889 by Gustave Eiffel.", "q2": "Paris is the capital of France.",
-      "q3": "The river Seine flows through the city.", "q4": "It is 330 metres tall."}
-DE = {"q1": "Der Turm wurde 1889 von Gustave Eiffel gebaut.", "q2": "Paris ist die Hauptstadt Frankreichs.",
-      "q3": "Die Seine fließt durch die Stadt.", "q4": "Er ist 330 Meter hoch."}
+EN = {
+    "q1": "The tower was built in 1889 by Gustave Eiffel.",
+    "q2": "Paris is the capital of France.",
+    "q3": "The river Seine flows through the city.",
+    "q4": "It is 330 metres tall.",
+}
+DE = {
+    "q1": "Der Turm wurde 1889 von Gustave Eiffel gebaut.",
+    "q2": "Paris ist die Hauptstadt Frankreichs.",
+    "q3": "Die Seine fließt durch die Stadt.",
+    "q4": "Er ist 330 Meter hoch.",
+}
 #: German answers: text of the German contexts, and of none of the English ones.
 GERMAN = {"q1": "von Gustave Eiffel", "q2": "Hauptstadt Frankreichs", "q3": "Die Seine", "q4": "330 Meter"}
 
@@ -75,8 +83,17 @@ def test_a_script_the_reference_uses_is_no_evidence() -> None:
 
 
 def test_scripts_and_squashing() -> None:
-    assert [script(c) for c in "aЖ字カ한ก1 ."] == ["Latin", "Cyrillic", "Han", "Katakana", "Hangul", "Thai",
-                                                 None, None, None]
+    assert [script(c) for c in "aЖ字カ한ก1 ."] == [
+        "Latin",
+        "Cyrillic",
+        "Han",
+        "Katakana",
+        "Hangul",
+        "Thai",
+        None,
+        None,
+        None,
+    ]
     assert squash(" Gustave\tEIFFEL\n") == "gustaveeiffel"
 
 

@@ -16,7 +16,14 @@ def test_squad_v1_deletes_ascii_punctuation_and_english_articles() -> None:
     # "The Eiffel-Tower!" -> "the eiffel-tower!" -> "the eiffeltower" -> " eiffeltower"
     assert ascii_english("The Eiffel-Tower!") == ["eiffeltower"]
     # only whole words are articles: "theatre" and "Anna" stay
-    assert ascii_english("an apple, a pear and THE theatre of Anna") == ["apple", "pear", "and", "theatre", "of", "anna"]
+    assert ascii_english("an apple, a pear and THE theatre of Anna") == [
+        "apple",
+        "pear",
+        "and",
+        "theatre",
+        "of",
+        "anna",
+    ]
     # punctuation is deleted, not replaced by a space
     assert ascii_english("U.S.") == ["us"]
 

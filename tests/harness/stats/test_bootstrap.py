@@ -17,12 +17,22 @@ from harness.stats.statistics import Macro, Mean, Pooled, plain_mean
 def _table(columns: dict[str, np.ndarray], metric: str = "v") -> InstanceTable:
     return InstanceTable.from_instances(
         Instance(f"{unit}-{i}", unit, (unit,), None, None, {metric: float(v)})
-        for unit, values in columns.items() for i, v in enumerate(values))
+        for unit, values in columns.items()
+        for i, v in enumerate(values)
+    )
 
 
 def _scipy_interval(samples: tuple[np.ndarray, ...], statistic, seed: int, resamples: int) -> tuple[float, float]:
-    result = scipy_stats.bootstrap(samples, statistic, n_resamples=resamples, method="percentile", vectorized=True,
-                                   paired=False, confidence_level=0.95, rng=np.random.default_rng(seed))
+    result = scipy_stats.bootstrap(
+        samples,
+        statistic,
+        n_resamples=resamples,
+        method="percentile",
+        vectorized=True,
+        paired=False,
+        confidence_level=0.95,
+        rng=np.random.default_rng(seed),
+    )
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
@@ -44,11 +54,18 @@ def test_macro_over_units_equals_scipy_multi_sample() -> None:
     parts = tuple(Mean(u, "v") for u in columns)
     rows = {"mean": {"m": Macro(parts, plain_mean)}, "all": {"m": Pooled(parts)}}
     ours = row_intervals(table, rows, BootstrapSettings(1000, seed=9))
-    macro = _scipy_interval(tuple(columns.values()),
-                            lambda a, b, c, axis: 100.0 * (a.mean(axis=axis) + b.mean(axis=axis) + c.mean(axis=axis)) / 3,
-                            9, 1000)
-    pooled = _scipy_interval(tuple(columns.values()),
-                             lambda a, b, c, axis: 100.0 * np.concatenate([a, b, c], axis=axis).mean(axis=axis), 9, 1000)
+    macro = _scipy_interval(
+        tuple(columns.values()),
+        lambda a, b, c, axis: 100.0 * (a.mean(axis=axis) + b.mean(axis=axis) + c.mean(axis=axis)) / 3,
+        9,
+        1000,
+    )
+    pooled = _scipy_interval(
+        tuple(columns.values()),
+        lambda a, b, c, axis: 100.0 * np.concatenate([a, b, c], axis=axis).mean(axis=axis),
+        9,
+        1000,
+    )
     assert ours["mean"]["m"] == pytest.approx(macro, abs=1e-9, rel=0)
     assert ours["all"]["m"] == pytest.approx(pooled, abs=1e-9, rel=0)
 
@@ -62,11 +79,14 @@ def test_divisor_and_loop_over_the_same_index_matrices() -> None:
     settings = BootstrapSettings(300, seed=2)
     (vectorised,) = resample([table], [statistic], settings)[0]
     draws = dict(unit_draws(table, settings))
-    loop = [sum(100.0 * sum(columns[u][i] for i in draws[u][b]) / len(columns[u]) for u in columns) / 7
-            for b in range(settings.resamples)]
+    loop = [
+        sum(100.0 * sum(columns[u][i] for i in draws[u][b]) / len(columns[u]) for u in columns) / 7
+        for b in range(settings.resamples)
+    ]
     assert np.allclose(vectorised, loop, rtol=0, atol=1e-9)
     assert percentile_interval(vectorised, 0.95) == pytest.approx(
-        tuple(np.percentile(loop, [2.5, 97.5])), abs=1e-9, rel=0)
+        tuple(np.percentile(loop, [2.5, 97.5])), abs=1e-9, rel=0
+    )
 
 
 def test_settings_refuse_negative_resamples() -> None:
@@ -90,8 +110,9 @@ def mlqa_gxlt_instances(real_data: Path):
     data = load_data(task, DataOptions(data_dir=real_data, split="dev"))
     rng = random.Random(3)
     gold = task.reference_predictions(data, "gold")
-    predictions = {u: {q: (a if rng.random() < 0.66 else "nothing") for q, a in answers.items()}
-                   for u, answers in gold.items()}
+    predictions = {
+        u: {q: (a if rng.random() < 0.66 else "nothing") for q, a in answers.items()} for u, answers in gold.items()
+    }
     evaluation = task.evaluate(data, predictions)
     return task, InstanceTable.from_instances(evaluation.instances), evaluation
 
@@ -129,21 +150,33 @@ def test_mkqa_sweep_resampled_equals_official_per_resample() -> None:
     n = 60
     answerable = rng.random(n) < 0.6
     em = np.where(answerable, (rng.random(n) < 0.5).astype(float), 0.0)
-    values = {"exact_match": em, "f1": np.maximum(em, np.where(answerable, rng.random(n) * 0.8, 0.0)),
-              "answerable": answerable.astype(float), "answered": (rng.random(n) < 0.7).astype(float),
-              "no_answer_prob": rng.choice([0.0, 0.2, 0.5, 0.9], n), "line": rng.permutation(n).astype(float)}
+    values = {
+        "exact_match": em,
+        "f1": np.maximum(em, np.where(answerable, rng.random(n) * 0.8, 0.0)),
+        "answerable": answerable.astype(float),
+        "answered": (rng.random(n) < 0.7).astype(float),
+        "no_answer_prob": rng.choice([0.0, 0.2, 0.5, 0.9], n),
+        "line": rng.permutation(n).astype(float),
+    }
     table = InstanceTable.from_instances(
-        Instance(str(i), "de", ("de",), None, None, {k: float(v[i]) for k, v in values.items()}) for i in range(n))
+        Instance(str(i), "de", ("de",), None, None, {k: float(v[i]) for k, v in values.items()}) for i in range(n)
+    )
     settings = BootstrapSettings(150, seed=8)
     best_f1, best_em = resample([table], [SweepMetric("de", "best_f1"), SweepMetric("de", "best_em")], settings)[0]
-    (_, draws), = list(unit_draws(table, settings))
+    ((_, draws),) = list(unit_draws(table, settings))
     for b, row in enumerate(draws):
-        scores = ExampleScores(exact_match=values["exact_match"][row], f1=values["f1"][row],
-                               answerable=answerable[row], answered=values["answered"][row] == 1,
-                               no_answer_prob=values["no_answer_prob"][row], line=values["line"][row].astype(int),
-                               type_masks={})
+        scores = ExampleScores(
+            exact_match=values["exact_match"][row],
+            f1=values["f1"][row],
+            answerable=answerable[row],
+            answered=values["answered"][row] == 1,
+            no_answer_prob=values["no_answer_prob"][row],
+            line=values["line"][row].astype(int),
+            type_masks={},
+        )
         best, threshold = official_threshold(scores)
         abstains = scores.no_answer_prob > threshold
         assert best_f1[b] == pytest.approx(100.0 * best / n, abs=1e-9)
-        assert best_em[b] == pytest.approx(100.0 * np.where(abstains, ~scores.answerable, scores.exact_match).mean(),
-                                           abs=1e-9)
+        assert best_em[b] == pytest.approx(
+            100.0 * np.where(abstains, ~scores.answerable, scores.exact_match).mean(), abs=1e-9
+        )

@@ -26,18 +26,23 @@ QUESTION = Clusters("question id")
 
 def _table(units: dict[str, Sequence[tuple[str, float]]]) -> InstanceTable:
     """Units of ``(id, value)`` instances, the values under metric ``v``."""
-    return InstanceTable.from_instances(Instance(qid, unit, (unit,), None, None, {"v": value})
-                                        for unit, items in units.items() for qid, value in items)
+    return InstanceTable.from_instances(
+        Instance(qid, unit, (unit,), None, None, {"v": value}) for unit, items in units.items() for qid, value in items
+    )
 
 
 def _rows(units: Sequence[str], clusters: Clusters | None) -> dict[str, dict[str, object]]:
     parts = tuple(Mean(u, "v") for u in units)
-    return {"mean": {"v": Macro(parts, plain_mean, clusters=clusters)},
-            "all": {"v": Pooled(parts, clusters)}, **{u: {"v": part} for u, part in zip(units, parts)}}
+    return {
+        "mean": {"v": Macro(parts, plain_mean, clusters=clusters)},
+        "all": {"v": Pooled(parts, clusters)},
+        **{u: {"v": part} for u, part in zip(units, parts)},
+    }
 
 
-def _reference_samples(units: dict[str, Sequence[tuple[str, float]]], settings: BootstrapSettings
-                       ) -> tuple[list[float], list[float]]:
+def _reference_samples(
+    units: dict[str, Sequence[tuple[str, float]]], settings: BootstrapSettings
+) -> tuple[list[float], list[float]]:
     """The cluster bootstrap written out plainly: clusters are the ids; clusters present in the
     same units as often are one stratum (strata and clusters in order of first appearance); each
     stratum draws ``rng.integers(0, size, (R, size))`` in turn from ``default_rng(seed)``; a
@@ -104,13 +109,17 @@ def test_independent_data_agrees_with_the_within_unit_bootstrap() -> None:
     """Where no id is shared across languages every cluster is one question: the strata are the
     units and the draws are the within-unit ones, number for number."""
     rng = np.random.default_rng(5)
-    units = {u: [(f"{u}{i}", float(v)) for i, v in enumerate(rng.random(n))] for u, n in (("a", 30), ("b", 55), ("c", 8))}
+    units = {
+        u: [(f"{u}{i}", float(v)) for i, v in enumerate(rng.random(n))] for u, n in (("a", 30), ("b", 55), ("c", 8))
+    }
     table = _table(units)
     settings = BootstrapSettings(500, seed=11)
-    clustered = resample([table], [_rows(list(units), QUESTION)["mean"]["v"], _rows(list(units), QUESTION)["all"]["v"]],
-                         settings)[0]
-    within = resample([table], [_rows(list(units), None)["mean"]["v"], _rows(list(units), None)["all"]["v"]],
-                      settings)[0]
+    clustered = resample(
+        [table], [_rows(list(units), QUESTION)["mean"]["v"], _rows(list(units), QUESTION)["all"]["v"]], settings
+    )[0]
+    within = resample([table], [_rows(list(units), None)["mean"]["v"], _rows(list(units), None)["all"]["v"]], settings)[
+        0
+    ]
     assert all(np.array_equal(c, w) for c, w in zip(clustered, within))
     strata = stratify(table, QUESTION).strata
     assert [list(s.members) for s in strata] == [["a"], ["b"], ["c"]] and [s.size for s in strata] == [30, 55, 8]
@@ -149,10 +158,16 @@ def test_exact_permutation_swaps_a_question_in_every_language_by_hand() -> None:
     64 = 0.125 -- what a within-language test claims."""
     a = _table({u: [("q0", 1.0), ("q1", 1.0), ("q2", 0.0)] for u in ("en", "de")})
     b = _table({u: [("q0", 0.0), ("q1", 0.0), ("q2", 0.0)] for u in ("en", "de")})
-    (clustered,) = compare_tables(a, b, {"mean": {"v": _rows(["en", "de"], QUESTION)["mean"]["v"]}}, BootstrapSettings(50))
+    (clustered,) = compare_tables(
+        a, b, {"mean": {"v": _rows(["en", "de"], QUESTION)["mean"]["v"]}}, BootstrapSettings(50)
+    )
     (within,) = compare_tables(a, b, {"mean": {"v": _rows(["en", "de"], None)["mean"]["v"]}}, BootstrapSettings(50))
     assert clustered.difference == within.difference == pytest.approx(200 / 3)
-    assert (clustered.p_permutation, clustered.permutation, clustered.resampled) == (0.5, "exact (8 swaps)", "question id")
+    assert (clustered.p_permutation, clustered.permutation, clustered.resampled) == (
+        0.5,
+        "exact (8 swaps)",
+        "question id",
+    )
     assert (within.p_permutation, within.permutation, within.resampled) == (0.125, "exact (64 swaps)", INSTANCE)
 
 
@@ -163,8 +178,9 @@ def test_monte_carlo_swaps_of_independent_data_are_the_within_unit_ones() -> Non
     units_b = {u: [(qid, float(rng.random() < 0.5)) for qid, _ in items] for u, items in units_a.items()}
     settings = BootstrapSettings(300, seed=8)
     parts = (Mean("a", "v", binary=True), Mean("b", "v", binary=True))
-    (clustered,) = compare_tables(_table(units_a), _table(units_b),
-                                  {"mean": {"v": Macro(parts, plain_mean, clusters=QUESTION)}}, settings)
+    (clustered,) = compare_tables(
+        _table(units_a), _table(units_b), {"mean": {"v": Macro(parts, plain_mean, clusters=QUESTION)}}, settings
+    )
     (within,) = compare_tables(_table(units_a), _table(units_b), {"mean": {"v": Macro(parts, plain_mean)}}, settings)
     assert clustered.permutation == "monte carlo (300 swaps)"
     assert (clustered.p_permutation, clustered.interval) == (within.p_permutation, within.interval)
@@ -198,14 +214,18 @@ def _real_table(task_name: str, data_dir: Path, split: str) -> tuple[object, Ins
     return task, InstanceTable.from_instances(evaluation.instances)
 
 
-@pytest.mark.parametrize(("task_name", "folder", "split", "clusters", "strata", "languages"), [
-    ("xquad", "xquad", "test", 1190, 1, 12),
-    ("mlqa", "mlqa", "dev", 1148, 41, 7),
-    ("mlqa:mode=gxlt", "mlqa", "dev", 1148, 41, 49),
-    ("lareqa", "lareqa/xquad-r", "test", 1190, 1, 11),
-])
-def test_real_parallel_data_clusters_as_declared(real_data: Path, task_name: str, folder: str, split: str,
-                                                 clusters: int, strata: int, languages: int) -> None:
+@pytest.mark.parametrize(
+    ("task_name", "folder", "split", "clusters", "strata", "languages"),
+    [
+        ("xquad", "xquad", "test", 1190, 1, 12),
+        ("mlqa", "mlqa", "dev", 1148, 41, 7),
+        ("mlqa:mode=gxlt", "mlqa", "dev", 1148, 41, 49),
+        ("lareqa", "lareqa/xquad-r", "test", 1190, 1, 11),
+    ],
+)
+def test_real_parallel_data_clusters_as_declared(
+    real_data: Path, task_name: str, folder: str, split: str, clusters: int, strata: int, languages: int
+) -> None:
     """XQuAD's and XQuAD-R's questions are in every language; MLQA's in 2 to 7, 41 patterns."""
     task, table = _real_table(task_name, real_data / folder, split)
     found = stratify(table, task.metadata.clusters)
@@ -223,21 +243,58 @@ def test_declared_clusters() -> None:
 
     registry = Registry.discover()
     declared = {}
-    for name in ("xquad", "mlqa", "mkqa", "lareqa", "mlqa-r", "xnli", "pawsx", "xcopa", "xtreme", "tydiqa",
-                 "xor-engspan", "xor-full", "xor-retrieve", "tatoeba", "bucc2018", "mewslix", "panx", "udpos"):
+    for name in (
+        "xquad",
+        "mlqa",
+        "mkqa",
+        "lareqa",
+        "mlqa-r",
+        "xnli",
+        "pawsx",
+        "xcopa",
+        "xtreme",
+        "tydiqa",
+        "xor-engspan",
+        "xor-full",
+        "xor-retrieve",
+        "tatoeba",
+        "bucc2018",
+        "mewslix",
+        "panx",
+        "udpos",
+    ):
         spec, plugin = registry.task(name)
         clusters = load_target(spec, plugin, "task").metadata.clusters
         declared[name] = None if clusters is None else clusters.name
-    assert declared == {"xquad": "question id", "mlqa": "question id", "mkqa": "example id",
-                        "lareqa": "question group (xling_id)", "mlqa-r": "question group (xling_id)",
-                        "xnli": "line", "pawsx": "line", "xcopa": "line", "xtreme": "item (with its translations)",
-                        "tydiqa": None, "xor-engspan": None, "xor-full": None, "xor-retrieve": None, "tatoeba": None,
-                        "bucc2018": None, "mewslix": None, "panx": None, "udpos": None}
+    assert declared == {
+        "xquad": "question id",
+        "mlqa": "question id",
+        "mkqa": "example id",
+        "lareqa": "question group (xling_id)",
+        "mlqa-r": "question group (xling_id)",
+        "xnli": "line",
+        "pawsx": "line",
+        "xcopa": "line",
+        "xtreme": "item (with its translations)",
+        "tydiqa": None,
+        "xor-engspan": None,
+        "xor-full": None,
+        "xor-retrieve": None,
+        "tatoeba": None,
+        "bucc2018": None,
+        "mewslix": None,
+        "panx": None,
+        "udpos": None,
+    }
     lareqa = load_target(*registry.task("lareqa"), "task").metadata.clusters
     assert lareqa.key("de", "56beb4343aeaaa14008c925b_de") == "56beb4343aeaaa14008c925b"
     xtreme = load_target(*registry.task("xtreme"), "task").metadata.clusters
     assert [xtreme.key(unit, "7") for unit in ("xnli/de", "xnli/en", "udpos/de", "udpos/en")] == [
-        "xnli/7", "xnli/7", "udpos/de/7", "udpos/en/7"]
+        "xnli/7",
+        "xnli/7",
+        "udpos/de/7",
+        "udpos/en/7",
+    ]
 
 
 # -- the record in results, and harness compare ------------------------------------------------------
@@ -263,7 +320,10 @@ def test_results_record_what_each_interval_resampled(harness_cli: Cli, tmp_path:
     result_path = _score_demo(harness_cli, tmp_path, "en,de", 3)
     raw = json.loads(result_path.read_text(encoding="utf-8"))
     assert {row["subset"]: row["resampled"] for row in raw["rows"]} == {
-        "mean": "question id", "en": INSTANCE, "de": INSTANCE}
+        "mean": "question id",
+        "en": INSTANCE,
+        "de": INSTANCE,
+    }
     assert raw["bootstrap"]["resample_clusters"] is True
     result, _ = read_result(result_path)
     assert [row.resampled for row in result.rows] == ["question id", INSTANCE, INSTANCE]
@@ -284,12 +344,16 @@ def test_results_written_before_read_as_resampled_within_units_and_rescore(harne
     from harness.results.instances import read_instances
 
     table = InstanceTable.from_instances(read_instances(result_path.parent / "instances.jsonl"))
-    old = BootstrapSettings(raw["bootstrap"]["resamples"], raw["bootstrap"]["seed"], raw["bootstrap"]["confidence"],
-                            resample_clusters=False)
+    old = BootstrapSettings(
+        raw["bootstrap"]["resamples"], raw["bootstrap"]["seed"], raw["bootstrap"]["confidence"], resample_clusters=False
+    )
     before = row_intervals(table, task.statistics(table), old)["mean"]
     raw["rows"][0]["intervals"] = {metric: list(interval) for metric, interval in before.items()}
     raw["main_score"]["interval"] = list(before["f1"])
-    assert raw["rows"][0]["intervals"]["f1"] != json.loads(result_path.read_text(encoding="utf-8"))["rows"][0]["intervals"]["f1"]
+    assert (
+        raw["rows"][0]["intervals"]["f1"]
+        != json.loads(result_path.read_text(encoding="utf-8"))["rows"][0]["intervals"]["f1"]
+    )
     result_path.write_text(json.dumps(raw), encoding="utf-8")
     result = RunResult.from_dict(raw)
     assert result.bootstrap is not None and result.bootstrap.resample_clusters is False
@@ -317,4 +381,3 @@ def test_compare_resamples_and_swaps_clusters(harness_cli: Cli, tmp_path: Path) 
     assert mean["mcnemar"] is None
     code, out, err = harness_cli("compare", a, b)
     assert code == 0 and "mean by question id (whole across units, in the swaps too)" in out
-

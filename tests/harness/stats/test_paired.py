@@ -21,8 +21,11 @@ Cli = Callable[..., tuple[int, str, str]]
 
 
 def _table(columns: dict[str, list[float]]) -> InstanceTable:
-    return InstanceTable.from_instances(Instance(f"q{i}", unit, (unit,), None, None, {"em": v})
-                                        for unit, values in columns.items() for i, v in enumerate(values))
+    return InstanceTable.from_instances(
+        Instance(f"q{i}", unit, (unit,), None, None, {"em": v})
+        for unit, values in columns.items()
+        for i, v in enumerate(values)
+    )
 
 
 def test_mcnemar_exact_binomial_by_hand() -> None:
@@ -76,9 +79,17 @@ def test_monte_carlo_permutation_for_large_rows_is_seeded() -> None:
 
 def test_different_questions_are_refused() -> None:
     with pytest.raises(HarnessError, match="different questions in unit xx"):
-        compare_tables(_table({"xx": [1.0, 0.0]}), InstanceTable.from_instances(
-            [Instance("q0", "xx", ("xx",), None, None, {"em": 1.0}), Instance("other", "xx", ("xx",), None, None, {"em": 1.0})]),
-            {"xx": {"em": Mean("xx", "em")}}, BootstrapSettings(10))
+        compare_tables(
+            _table({"xx": [1.0, 0.0]}),
+            InstanceTable.from_instances(
+                [
+                    Instance("q0", "xx", ("xx",), None, None, {"em": 1.0}),
+                    Instance("other", "xx", ("xx",), None, None, {"em": 1.0}),
+                ]
+            ),
+            {"xx": {"em": Mean("xx", "em")}},
+            BootstrapSettings(10),
+        )
 
 
 # -- harness compare end to end -------------------------------------------------------------------
@@ -86,8 +97,11 @@ def test_different_questions_are_refused() -> None:
 
 def _predictions(folder: Path, name: str, flipped: int, limit: int, lang: str = "en") -> Path:
     """Gold answers of the demo ``lang`` file's first ``limit`` questions, ``flipped`` made wrong."""
-    demo = json.loads((Path(__file__).resolve().parents[3] / "harness" / "demo" / "parallel-qa" /
-                       FILE_NAME.format(lang=lang)).read_text(encoding="utf-8"))
+    demo = json.loads(
+        (
+            Path(__file__).resolve().parents[3] / "harness" / "demo" / "parallel-qa" / FILE_NAME.format(lang=lang)
+        ).read_text(encoding="utf-8")
+    )
     qas = [qa for article in demo["data"] for p in article["paragraphs"] for qa in p["qas"]][:limit]
     answers = {qa["id"]: qa["answers"][0]["text"] for qa in qas}
     for qid in list(answers)[:flipped]:
@@ -128,13 +142,20 @@ def test_compare_cli_gives_the_hand_computed_p_values(harness_cli: Cli, tmp_path
     assert "100.00 [100.00, 100.00]" in out  # A's main score with its interval, in F1's one format
 
 
-@pytest.mark.parametrize(("extra", "differs"), [
-    (("--limit", "9"), "limit (10 vs 9)"),
-    (("--limit", "10", "--input-rules", "official"), "scorer signature (squad-v1.1|norm:ascii-english|em+f1|avg:mean vs "
-                                                     "squad-v1.1|norm:ascii-english|em+f1|avg:mean|input:official)"),
-])
-def test_compare_refuses_runs_that_score_different_things(harness_cli: Cli, tmp_path: Path, extra: tuple[str, ...],
-                                                          differs: str) -> None:
+@pytest.mark.parametrize(
+    ("extra", "differs"),
+    [
+        (("--limit", "9"), "limit (10 vs 9)"),
+        (
+            ("--limit", "10", "--input-rules", "official"),
+            "scorer signature (squad-v1.1|norm:ascii-english|em+f1|avg:mean vs "
+            "squad-v1.1|norm:ascii-english|em+f1|avg:mean|input:official)",
+        ),
+    ],
+)
+def test_compare_refuses_runs_that_score_different_things(
+    harness_cli: Cli, tmp_path: Path, extra: tuple[str, ...], differs: str
+) -> None:
     a = _score(harness_cli, _predictions(tmp_path, "a.json", 0, 10), "--limit", "10")
     b = _score(harness_cli, _predictions(tmp_path, "b.json", 3, 10), *extra)
     code, out, err = harness_cli("compare", a, b)
@@ -159,7 +180,8 @@ def test_compare_refuses_edited_instances(harness_cli: Cli, tmp_path: Path) -> N
     a = _score(harness_cli, _predictions(tmp_path, "a.json", 0, 10), "--limit", "10")
     b = _score(harness_cli, _predictions(tmp_path, "b.json", 3, 10), "--limit", "10")
     instances = b.parent / "instances.jsonl"
-    instances.write_text(instances.read_text(encoding="utf-8").replace('"exact_match":0.0', '"exact_match":1.0'),
-                         encoding="utf-8")
+    instances.write_text(
+        instances.read_text(encoding="utf-8").replace('"exact_match":0.0', '"exact_match":1.0'), encoding="utf-8"
+    )
     code, _, err = harness_cli("compare", a, b)
     assert code == 2 and "instances.jsonl: not the file this result wrote" in err and err.count("\n") == 1

@@ -17,8 +17,10 @@ Cli = Callable[..., tuple[int, str, str]]
 
 
 def test_round_trip_keeps_every_field_and_value(tmp_path: Path) -> None:
-    items = [Instance("q1", "es-en", ("es", "en"), ["uno", "one"], "uno", {"f1": 1 / 3, "exact_match": 0.0}),
-             Instance("q2", "es-en", ("es", "en"), [], None, {"f1": 0.1 + 0.2, "exact_match": 1.0})]
+    items = [
+        Instance("q1", "es-en", ("es", "en"), ["uno", "one"], "uno", {"f1": 1 / 3, "exact_match": 0.0}),
+        Instance("q2", "es-en", ("es", "en"), [], None, {"f1": 0.1 + 0.2, "exact_match": 1.0}),
+    ]
     path = tmp_path / "instances.jsonl"
     write_instances(items, path)
     assert read_instances(path) == items
@@ -27,13 +29,18 @@ def test_round_trip_keeps_every_field_and_value(tmp_path: Path) -> None:
     assert table.unit("es-en").ids == ["q1", "q2"] and table.unit("es-en").values["f1"].tolist() == [1 / 3, 0.1 + 0.2]
 
 
-@pytest.mark.parametrize(("line", "expected"), [
-    ('{"id": "q", "unit": "en", "languages": [], "gold": 1, "prediction": 1}', "line 2"),
-    ('{"id": "q", "unit": "en", "languages": [], "gold": 1, "prediction": 1, "values": {"f1": "x"}}', "line 2"),
-    ('{"id": "q", "unit": "en", "languages": [], "gold": 1, "prediction": 1, "values": {"f1": NaN}}',
-     "line 2: field 'values.f1': not a finite number"),
-    ('{"id": "q", "unit": "en"', "line 2: malformed JSON"),
-])
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ('{"id": "q", "unit": "en", "languages": [], "gold": 1, "prediction": 1}', "line 2"),
+        ('{"id": "q", "unit": "en", "languages": [], "gold": 1, "prediction": 1, "values": {"f1": "x"}}', "line 2"),
+        (
+            '{"id": "q", "unit": "en", "languages": [], "gold": 1, "prediction": 1, "values": {"f1": NaN}}',
+            "line 2: field 'values.f1': not a finite number",
+        ),
+        ('{"id": "q", "unit": "en"', "line 2: malformed JSON"),
+    ],
+)
 def test_a_bad_line_is_one_error_naming_it(tmp_path: Path, line: str, expected: str) -> None:
     path = tmp_path / "instances.jsonl"
     good = json.dumps(Instance("p", "en", ("en",), 1, 1, {"f1": 1.0}).to_dict())
@@ -51,8 +58,9 @@ def test_an_empty_file_is_refused(tmp_path: Path) -> None:
 
 
 def test_bootstrap_zero_writes_records_but_no_intervals(harness_cli: Cli, tmp_path: Path) -> None:
-    code, out, err = harness_cli("run", "xquad", "oracle", "--langs", "en,de", "--bootstrap", "0", "--quiet",
-                                 "--no-leaderboard")
+    code, out, err = harness_cli(
+        "run", "xquad", "oracle", "--langs", "en,de", "--bootstrap", "0", "--quiet", "--no-leaderboard"
+    )
     assert code == 0, err
     (result_path,) = list(Path("results").glob("xquad/oracle/*/result.json"))
     result = json.loads(result_path.read_text(encoding="utf-8"))

@@ -43,9 +43,18 @@ def test_saved_index_reloads_with_the_same_rankings(tmp_path: Path) -> None:
     corpus = _demo_corpus()
     folder = tmp_path / "index"
     first = BM25(runtime=Runtime(), index_dir=folder).index(corpus).search(QUERIES, langs=["en"] * 3, k=5)
-    assert sorted(p.name for p in folder.iterdir()) == ["block_last.npy", "block_max.npy", "counts.npy", "idf.npy",
-                                                         "index.json", "indices.npy", "indptr.npy", "norms.npy",
-                                                         "term_max.npy", "vocabulary.json"]
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "block_last.npy",
+        "block_max.npy",
+        "counts.npy",
+        "idf.npy",
+        "index.json",
+        "indices.npy",
+        "indptr.npy",
+        "norms.npy",
+        "term_max.npy",
+        "vocabulary.json",
+    ]
     reloaded = BM25(runtime=Runtime(), index_dir=folder).index(corpus)
     assert isinstance(reloaded.index.postings.counts, StoredArray)  # read as queries need it, not loaded
     again = reloaded.search(QUERIES, langs=["en"] * 3, k=5)
@@ -69,28 +78,34 @@ def test_an_index_of_another_corpus_or_setting_is_refused(tmp_path: Path) -> Non
         BM25(runtime=Runtime(), index_dir=other).index(corpus)
 
 
-@pytest.mark.parametrize("text, lang, tokens", [
-    # Korean: morphemes, so 서울의 (of Seoul) and 서울이다 (is Seoul) share the token 서울.
-    ("서울의 인구", "ko", ["서울", "의", "인구"]),
-    ("수도는 서울이다.", "ko", ["수도", "는", "서울", "이", "다"]),
-    # Bengali and Telugu: vowel signs and viramas stay inside their word.
-    ("বাংলাদেশের রাজধানী কোথায়?", "bn", ["বাংলাদেশের", "রাজধানী", "কোথায়"]),
-    ("భారతదేశ రాజధాని ఏది?", "te", ["భారతదేశ", "రాజధాని", "ఏది"]),
-    ("Missä Eiffel-torni sijaitsee?", "fi", ["missä", "eiffel", "torni", "sijaitsee"]),
-    ("Какая столица России?", "ru", ["какая", "столица", "россии"]),
-    ("ما هي عاصمة مصر؟", "ar", ["ما", "هي", "عاصمة", "مصر"]),
-])
+@pytest.mark.parametrize(
+    "text, lang, tokens",
+    [
+        # Korean: morphemes, so 서울의 (of Seoul) and 서울이다 (is Seoul) share the token 서울.
+        ("서울의 인구", "ko", ["서울", "의", "인구"]),
+        ("수도는 서울이다.", "ko", ["수도", "는", "서울", "이", "다"]),
+        # Bengali and Telugu: vowel signs and viramas stay inside their word.
+        ("বাংলাদেশের রাজধানী কোথায়?", "bn", ["বাংলাদেশের", "রাজধানী", "কোথায়"]),
+        ("భారతదేశ రాజధాని ఏది?", "te", ["భారతదేశ", "రాజధాని", "ఏది"]),
+        ("Missä Eiffel-torni sijaitsee?", "fi", ["missä", "eiffel", "torni", "sijaitsee"]),
+        ("Какая столица России?", "ru", ["какая", "столица", "россии"]),
+        ("ما هي عاصمة مصر؟", "ar", ["ما", "هي", "عاصمة", "مصر"]),
+    ],
+)
 def test_language_aware_tokens(text: str, lang: str, tokens: list[str]) -> None:
     assert tokenize(text, lang) == tokens
 
 
-@pytest.mark.parametrize("damage", [
-    lambda folder: (folder / "counts.npy").unlink(),
-    lambda folder: (folder / "norms.npy").write_bytes((folder / "idf.npy").read_bytes()),
-    lambda folder: (folder / "indptr.npy").write_bytes(b"\x93NUMPY cut"),
-    lambda folder: (folder / "vocabulary.json").write_text("[" * 100_000, encoding="utf-8"),
-    lambda folder: (folder / "index.json").write_text("[" * 100_000, encoding="utf-8"),
-])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda folder: (folder / "counts.npy").unlink(),
+        lambda folder: (folder / "norms.npy").write_bytes((folder / "idf.npy").read_bytes()),
+        lambda folder: (folder / "indptr.npy").write_bytes(b"\x93NUMPY cut"),
+        lambda folder: (folder / "vocabulary.json").write_text("[" * 100_000, encoding="utf-8"),
+        lambda folder: (folder / "index.json").write_text("[" * 100_000, encoding="utf-8"),
+    ],
+)
 def test_a_damaged_saved_index_is_one_clear_error(tmp_path: Path, damage) -> None:
     corpus = _demo_corpus()
     folder = tmp_path / "index"

@@ -49,20 +49,26 @@ def test_negative_idf_is_floored_like_rank_bm25() -> None:
 
 def test_model_searches_across_languages_with_top_k() -> None:
     model = BM25(runtime=Runtime(device_request="cpu"))
-    corpus = Corpus(ids=["a", "b", "c"], texts=["Der Hund bellt.", "犬が吠える。", "The dog barks loudly."],
-                    langs=["de", "ja", "en"])
+    corpus = Corpus(
+        ids=["a", "b", "c"],
+        texts=["Der Hund bellt.", "犬が吠える。", "The dog barks loudly."],
+        langs=["de", "ja", "en"],
+    )
     index = model.index(corpus)
     ranking = index.search(["dog barks", "吠える犬"], langs=["en", "ja"], k=2)
     assert ranking.indices[0, 0] == 2 and ranking.indices[1, 0] == 1
     assert index.search(["dog"], langs=["en"], k=None).indices.shape == (1, 3)
 
 
-@pytest.mark.parametrize("text, lang, expected", [
-    ("हिन्दी भाषा", "hi", ["हिन्दी", "भाषा"]),  # vowel signs and virama stay inside the word
-    ("العربيّة لغة", "ar", ["العربيّة", "لغة"]),  # the shadda (a combining mark) too
-    ("Die STRAẞE, bitte!", "de", ["die", "strasse", "bitte"]),  # case folding, punctuation dropped
-    ("Tiếng Việt có dấu.", "vi", ["tiếng", "việt", "có", "dấu"]),
-])
+@pytest.mark.parametrize(
+    "text, lang, expected",
+    [
+        ("हिन्दी भाषा", "hi", ["हिन्दी", "भाषा"]),  # vowel signs and virama stay inside the word
+        ("العربيّة لغة", "ar", ["العربيّة", "لغة"]),  # the shadda (a combining mark) too
+        ("Die STRAẞE, bitte!", "de", ["die", "strasse", "bitte"]),  # case folding, punctuation dropped
+        ("Tiếng Việt có dấu.", "vi", ["tiếng", "việt", "có", "dấu"]),
+    ],
+)
 def test_spaced_scripts_keep_words_whole(text: str, lang: str, expected: list[str]) -> None:
     assert tokenize(text, lang) == expected
 

@@ -35,11 +35,13 @@ def random_corpus(seed: int) -> tuple[list[list[str]], list[list[str]]]:
     return documents, queries
 
 
-@pytest.mark.parametrize("block, first_scored, dense_share", [(1, 0, 1e9), (3, 12, 1e9), (128, 2048, 1e9),
-                                                                (128, 2048, 0.0), (3, 12, 0.01)])
+@pytest.mark.parametrize(
+    "block, first_scored, dense_share", [(1, 0, 1e9), (3, 12, 1e9), (128, 2048, 1e9), (128, 2048, 0.0), (3, 12, 0.01)]
+)
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_pruned_top_k_is_the_full_ranking_top_k(seed: int, block: int, first_scored: int, dense_share: float,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pruned_top_k_is_the_full_ranking_top_k(
+    seed: int, block: int, first_scored: int, dense_share: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``first_scored``: documents scored up front to start the threshold (none, a few, all);
     ``dense_share``: queries with this many times the documents in postings take the kernel's
     dense pass instead of the pruned walk (none, all, some)."""
@@ -75,7 +77,10 @@ def test_bounds_are_the_largest_weights(monkeypatch: pytest.MonkeyPatch) -> None
     documents = random_corpus(3)[0]
     postings = BM25Index.build(documents).postings
     bounds = postings.bounds
-    block_max, block_last = bounds.block_max.read(0, len(bounds.block_max)), bounds.block_last.read(0, len(bounds.block_last))
+    block_max, block_last = (
+        bounds.block_max.read(0, len(bounds.block_max)),
+        bounds.block_last.read(0, len(bounds.block_last)),
+    )
     for term in range(postings.shape[0]):
         docs, weights = postings.weights(term)
         blocks = range(int(bounds.bptr[term]), int(bounds.bptr[term + 1]))

@@ -107,15 +107,21 @@ def naive_weights(documents: list[list[str]], k1: float, b: float, epsilon: floa
     floor = epsilon * (total / len(idf))
     idf = {term: floor if value < 0 else value for term, value in idf.items()}
     avgdl = sum(map(len, documents)) / n
-    return {(term, d): idf[term] * (tf * (k1 + 1) / (tf + k1 * (1 - b + b * len(documents[d]) / avgdl)))
-            for d, count in enumerate(counts) for term, tf in count.items()}
+    return {
+        (term, d): idf[term] * (tf * (k1 + 1) / (tf + k1 * (1 - b + b * len(documents[d]) / avgdl)))
+        for d, count in enumerate(counts)
+        for term, tf in count.items()
+    }
 
 
-@pytest.mark.parametrize("run_tokens, merge_postings", [
-    (bm25_index.RUN_TOKENS, bm25_index.MERGE_POSTINGS),  # one run, one merge step
-    (1, 400),  # a run per document
-    (37, 200),  # runs that cut a term's postings between them, merge steps of a few terms
-])
+@pytest.mark.parametrize(
+    "run_tokens, merge_postings",
+    [
+        (bm25_index.RUN_TOKENS, bm25_index.MERGE_POSTINGS),  # one run, one merge step
+        (1, 400),  # a run per document
+        (37, 200),  # runs that cut a term's postings between them, merge steps of a few terms
+    ],
+)
 def test_build_gives_the_naive_weights(run_tokens: int, merge_postings: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Whatever the number of sorted runs and merge steps (the memory bound), the same weights."""
     monkeypatch.setattr(bm25_index, "MERGE_POSTINGS", merge_postings)
@@ -138,8 +144,11 @@ def test_a_count_past_255_widens_the_counts() -> None:
     documents = [["a"] * 300 + ["b"], ["b", "c"], ["c"]]
     index = BM25Index.build(documents, run_tokens=2)
     assert index.postings.counts.dtype == np.uint16
-    got = {(term, int(d)): float(w) for term, number in index.vocabulary.items()
-           for d, w in zip(*index.postings.weights(number))}
+    got = {
+        (term, int(d)): float(w)
+        for term, number in index.vocabulary.items()
+        for d, w in zip(*index.postings.weights(number))
+    }
     assert got == naive_weights(documents, 1.5, 0.75, 0.25)
 
 
@@ -158,8 +167,21 @@ def test_saved_index_has_normal_permissions(tmp_path: Path, umask: int) -> None:
     BM25Index.build([["a", "b"], ["b", "c"]], folder, metadata={"corpus": "test"})
     assert stat.S_IMODE(folder.stat().st_mode) == 0o777 & ~umask == 0o750  # not mkdtemp's 0700
     modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()}
-    assert modes == dict.fromkeys(["counts.npy", "indices.npy", "indptr.npy", "idf.npy", "norms.npy", "vocabulary.json",
-                                   "index.json", "block_max.npy", "block_last.npy", "term_max.npy"], 0o640)
+    assert modes == dict.fromkeys(
+        [
+            "counts.npy",
+            "indices.npy",
+            "indptr.npy",
+            "idf.npy",
+            "norms.npy",
+            "vocabulary.json",
+            "index.json",
+            "block_max.npy",
+            "block_last.npy",
+            "term_max.npy",
+        ],
+        0o640,
+    )
     assert [p.name for p in folder.parent.iterdir()] == ["index"]  # no staging folder left behind
 
 

@@ -56,10 +56,16 @@ def main() -> None:
 
     corpus = read_passages(corpus_path).as_corpus()
     settings = IndexSettings(os.environ.get("INDEX_KIND", "exact"))  # type: ignore[arg-type]
-    index = build_or_load(corpus, folder=index_dir, settings=settings, encoder_identity={"name": "hash"},
-                          encode_passages=encode_passages,
-                          encode_queries=lambda texts, langs: hash_vectors(texts, "query"),
-                          shard_size=shard_size, world=world)
+    index = build_or_load(
+        corpus,
+        folder=index_dir,
+        settings=settings,
+        encoder_identity={"name": "hash"},
+        encode_passages=encode_passages,
+        encode_queries=lambda texts, langs: hash_vectors(texts, "query"),
+        shard_size=shard_size,
+        world=world,
+    )
     with open(log, "a", encoding="utf-8") as handle:
         handle.write(f"holds {len(index.shards)} shards\n")
     ranking = index.search(QUERIES, k=k)

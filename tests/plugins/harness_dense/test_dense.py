@@ -53,10 +53,14 @@ def test_sharded_exact_search_equals_in_memory_search(tiny_encoder_dir: Path, co
         found = approximate.index(corpus).search(QUERIES, k=10)
         recall = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(found.indices, reference.indices)])
         assert recall >= 0.95, kind
-    built = {path.name: json.loads(path.read_text(encoding="utf-8")) for path in (tmp_path / "idx").glob("faiss-*.json")}
-    assert built == {"faiss-flat.json": {"kind": "flat"},
-                     "faiss-hnsw.json": {"kind": "hnsw", "hnsw_m": 16, "ef_construction": 200},
-                     "faiss-ivf.json": {"kind": "ivf", "nlist": 8}}
+    built = {
+        path.name: json.loads(path.read_text(encoding="utf-8")) for path in (tmp_path / "idx").glob("faiss-*.json")
+    }
+    assert built == {
+        "faiss-flat.json": {"kind": "flat"},
+        "faiss-hnsw.json": {"kind": "hnsw", "hnsw_m": 16, "ef_construction": 200},
+        "faiss-ivf.json": {"kind": "ivf", "nlist": 8},
+    }
 
 
 def assert_a_top_k(found: np.ndarray, scores: np.ndarray) -> None:
@@ -123,7 +127,9 @@ def test_ivfpq_compresses_and_refines_from_the_shards(tiny_encoder_dir: Path, co
     def recall(found: np.ndarray) -> float:  # hits over slots: 36 of 40 is 0.9 exactly, not a float mean's 0.8999...
         return sum(len(set(a) & set(b)) for a, b in zip(found, exact.indices)) / exact.indices.size
 
-    codes_only = _dense(tiny_encoder_dir, index="ivfpq", nlist=4, nprobe=4, pq_m=16, refine=1, index_dir=tmp_path / "idx")
+    codes_only = _dense(
+        tiny_encoder_dir, index="ivfpq", nlist=4, nprobe=4, pq_m=16, refine=1, index_dir=tmp_path / "idx"
+    )
     refined = _dense(tiny_encoder_dir, index="ivfpq", nlist=4, nprobe=4, pq_m=16, index_dir=tmp_path / "idx")
     index = refined.index(corpus)
     assert index.faiss.code_size == 16  # bytes a vector, where float16 takes 64
@@ -175,8 +181,9 @@ def test_the_corpus_encoding_is_counted_for_the_record(tiny_encoder_dir: Path, c
     assert again.encoding_stats is None
 
 
-def test_a_shard_reaches_the_encoder_a_chunk_at_a_time(tiny_encoder_dir: Path, corpus: Corpus, tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_shard_reaches_the_encoder_a_chunk_at_a_time(
+    tiny_encoder_dir: Path, corpus: Corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An encoder tokenises all it is handed at once: a shard is handed over PASSAGE_CHUNK
     passages at a time, and the index is the same."""
     from harness_dense import model as dense_model

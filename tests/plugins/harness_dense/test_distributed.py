@@ -23,8 +23,10 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A TSV corpus in psgs_w100's layout whose texts start with their passage number."""
     rng = np.random.default_rng(0)
     path = tmp_path_factory.mktemp("corpus") / "psgs.tsv"
-    rows = [f'{i + 1}\t"p{i} {" ".join(f"w{w}" for w in rng.integers(0, 40, size=12))}"\tTitle {i // 3}'
-            for i in range(PASSAGES)]
+    rows = [
+        f'{i + 1}\t"p{i} {" ".join(f"w{w}" for w in rng.integers(0, 40, size=12))}"\tTitle {i // 3}'
+        for i in range(PASSAGES)
+    ]
     path.write_text("id\ttext\ttitle\n" + "\n".join(rows) + "\n", encoding="utf-8")
     return path
 
@@ -32,12 +34,23 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def run(corpus: Path, folder: Path, processes: int | None, **env: str) -> subprocess.CompletedProcess[str]:
     """The worker on one plain process (``processes=None``) or as ``processes`` torchrun ranks."""
     (folder / "logs").mkdir(parents=True, exist_ok=True)
-    launcher = [] if processes is None else ["-m", "torch.distributed.run", "--standalone",
-                                              "--nproc-per-node", str(processes)]
-    command = [sys.executable, *launcher, str(WORKER), str(corpus), str(folder / "index"), str(folder / "out.npz"),
-               str(folder / "logs"), str(SHARD_SIZE), "10"]
-    return subprocess.run(command, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "OMP_NUM_THREADS": "1", **env})
+    launcher = (
+        [] if processes is None else ["-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(processes)]
+    )
+    command = [
+        sys.executable,
+        *launcher,
+        str(WORKER),
+        str(corpus),
+        str(folder / "index"),
+        str(folder / "out.npz"),
+        str(folder / "logs"),
+        str(SHARD_SIZE),
+        "10",
+    ]
+    return subprocess.run(
+        command, capture_output=True, text=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1", **env}
+    )
 
 
 def encoded_by(folder: Path, rank: int) -> list[int]:
@@ -62,8 +75,9 @@ def one_process(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[
 
 
 @pytest.mark.parametrize("processes", [1, 2, 4])
-def test_ranks_merge_to_the_one_process_ranking(corpus: Path, one_process: dict[str, np.ndarray], tmp_path: Path,
-                                                processes: int) -> None:
+def test_ranks_merge_to_the_one_process_ranking(
+    corpus: Path, one_process: dict[str, np.ndarray], tmp_path: Path, processes: int
+) -> None:
     done = run(corpus, tmp_path, processes)
     assert done.returncode == 0, done.stderr[-3000:]
     merged = np.load(tmp_path / "out.npz")
@@ -75,8 +89,9 @@ def test_ranks_merge_to_the_one_process_ranking(corpus: Path, one_process: dict[
     assert len(list((tmp_path / "index").glob("vectors-*.npy"))) == N_SHARDS
 
 
-def test_a_killed_rank_resumes_from_its_own_shards(corpus: Path, one_process: dict[str, np.ndarray],
-                                                   tmp_path: Path) -> None:
+def test_a_killed_rank_resumes_from_its_own_shards(
+    corpus: Path, one_process: dict[str, np.ndarray], tmp_path: Path
+) -> None:
     killed = run(corpus, tmp_path, 2, KILL_RANK="1", KILL_AFTER="3")
     assert killed.returncode != 0
     assert encoded_by(tmp_path, 1) == [1, 3, 5]  # three shards written, then killed
@@ -87,20 +102,26 @@ def test_a_killed_rank_resumes_from_its_own_shards(corpus: Path, one_process: di
     resumed = run(corpus, tmp_path, 2)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert encoded_by(tmp_path, 1) == [1, 3, 5, *range(7, N_SHARDS, 2)]  # only what it had not written
-    assert encoded_by(tmp_path, 0)[len(first_rank0):] == [s for s in range(0, N_SHARDS, 2) if s not in written]
+    assert encoded_by(tmp_path, 0)[len(first_rank0) :] == [s for s in range(0, N_SHARDS, 2) if s not in written]
     merged = np.load(tmp_path / "out.npz")
     np.testing.assert_array_equal(merged["indices"], one_process["indices"])
     np.testing.assert_array_equal(merged["scores"], one_process["scores"])
 
 
-def test_each_rank_searches_its_own_faiss_index(corpus: Path, one_process: dict[str, np.ndarray], tmp_path: Path) -> None:
+def test_each_rank_searches_its_own_faiss_index(
+    corpus: Path, one_process: dict[str, np.ndarray], tmp_path: Path
+) -> None:
     """faiss flat (exact) over each rank's shards, its positions mapped back to the corpus's:
     the same top 10 as one process's exact search (faiss sums in its own order: scores agree
     to float32 rounding, and so may the order of near ties)."""
     done = run(corpus, tmp_path, 2, INDEX_KIND="flat")
     assert done.returncode == 0, done.stderr[-3000:]
     assert sorted(p.name for p in (tmp_path / "index").glob("faiss-*")) == [
-        "faiss-flat-rank0of2.index", "faiss-flat-rank0of2.json", "faiss-flat-rank1of2.index", "faiss-flat-rank1of2.json"]
+        "faiss-flat-rank0of2.index",
+        "faiss-flat-rank0of2.json",
+        "faiss-flat-rank1of2.index",
+        "faiss-flat-rank1of2.json",
+    ]
     merged = np.load(tmp_path / "out.npz")
     assert [set(row) for row in merged["indices"]] == [set(row) for row in one_process["indices"]]
     np.testing.assert_allclose(merged["scores"], one_process["scores"], rtol=1e-5)

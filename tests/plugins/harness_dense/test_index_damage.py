@@ -30,8 +30,13 @@ def built(tiny_encoder_dir: Path, corpus: Corpus, tmp_path: Path) -> Path:
     folder = tmp_path / "index"
     _dense(tiny_encoder_dir, index_dir=folder, shard_size=SHARD_SIZE, **HNSW).index(corpus)
     assert sorted(p.name for p in folder.iterdir()) == [
-        "faiss-hnsw.index", "faiss-hnsw.json", "index.json", "vectors-00000.npy", "vectors-00001.npy",
-        "vectors-00002.npy"]
+        "faiss-hnsw.index",
+        "faiss-hnsw.json",
+        "index.json",
+        "vectors-00000.npy",
+        "vectors-00001.npy",
+        "vectors-00002.npy",
+    ]
     return folder
 
 
@@ -74,16 +79,30 @@ DAMAGE: list[tuple[str, Callable[[Path], None], str, bool]] = [
     ("vectors-00001.npy", _a_folder, "vectors-00001.npy is missing", True),
     ("faiss-hnsw.index", Path.unlink, "faiss-hnsw.index is missing", False),
     ("faiss-hnsw.index", _cut, "faiss-hnsw.index cannot be read", False),
-    ("faiss-hnsw.index", _faiss_of_fewer_vectors,
-     "faiss-hnsw.index holds 3 vectors of dimension 32, the shards 60 of dimension 32", False),
+    (
+        "faiss-hnsw.index",
+        _faiss_of_fewer_vectors,
+        "faiss-hnsw.index holds 3 vectors of dimension 32, the shards 60 of dimension 32",
+        False,
+    ),
 ]
 
 
-@pytest.mark.parametrize("name, damage, problem, reencoded", DAMAGE,
-                         ids=[f"{name}-{damage.__name__.strip('_')}" for name, damage, _, _ in DAMAGE])
-def test_damage_is_reported_and_repaired(tiny_encoder_dir: Path, corpus: Corpus, built: Path, tmp_path: Path,
-                                         name: str, damage: Callable[[Path], None], problem: str,
-                                         reencoded: bool) -> None:
+@pytest.mark.parametrize(
+    "name, damage, problem, reencoded",
+    DAMAGE,
+    ids=[f"{name}-{damage.__name__.strip('_')}" for name, damage, _, _ in DAMAGE],
+)
+def test_damage_is_reported_and_repaired(
+    tiny_encoder_dir: Path,
+    corpus: Corpus,
+    built: Path,
+    tmp_path: Path,
+    name: str,
+    damage: Callable[[Path], None],
+    problem: str,
+    reencoded: bool,
+) -> None:
     fresh = tmp_path / "fresh"
     shutil.copytree(built, fresh)
     expected = _dense(tiny_encoder_dir, index_dir=fresh, **HNSW).index(corpus).search(QUERIES, k=10)
@@ -120,16 +139,26 @@ def test_a_resumed_index_says_once_what_is_missing(tiny_encoder_dir: Path, corpu
         f"dense index {built} is damaged or was cut short (2 of the 3 shards of this rank are missing, from "
         "vectors-00000.npy to vectors-00002.npy): encoding 35 passages again",
         f"dense index {built} is damaged or was cut short (vectors-00001.npy cannot be read (mmap length is "
-        "greater than file size)): encoding passages 25-49 again"]
+        "greater than file size)): encoding passages 25-49 again",
+    ]
     assert sorted(p.name for p in built.iterdir() if p.suffix == ".npy") == [
-        "vectors-00000.npy", "vectors-00001.npy", "vectors-00002.npy"]
+        "vectors-00000.npy",
+        "vectors-00001.npy",
+        "vectors-00002.npy",
+    ]
 
 
-@pytest.mark.parametrize("text, reason", [('{"format": 2, "shard_size": [', "malformed JSON"),
-                                          ("[1, 2]", "not a dense index description"),
-                                          ('{"format": 2, "shard_size": "25"}', "not a dense index description")])
-def test_an_unreadable_description_is_one_clear_error(tiny_encoder_dir: Path, corpus: Corpus, built: Path,
-                                                      text: str, reason: str) -> None:
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ('{"format": 2, "shard_size": [', "malformed JSON"),
+        ("[1, 2]", "not a dense index description"),
+        ('{"format": 2, "shard_size": "25"}', "not a dense index description"),
+    ],
+)
+def test_an_unreadable_description_is_one_clear_error(
+    tiny_encoder_dir: Path, corpus: Corpus, built: Path, text: str, reason: str
+) -> None:
     (built / "index.json").write_text(text, encoding="utf-8")
     before = sorted(p.name for p in built.iterdir())
     with pytest.raises(InputError) as error:

@@ -111,7 +111,9 @@ def test_converted_tokenizer_read_directly_equals_autotokenizer(tmp_path: Path) 
     texts += ["東京タワーに行きました～！", "Ｆｕｌｌｗｉｄｔｈ，\u3000and  double  spaces", "tab\tand\nnewline\u200b"]
     for max_length in (512, 8):
         assert direct(texts, truncation=True, max_length=max_length) == dict(
-            auto(texts, truncation=True, max_length=max_length))
+            auto(texts, truncation=True, max_length=max_length)
+        )
         assert direct(texts, texts[::-1], truncation=True, max_length=max_length) == dict(
-            auto(texts, texts[::-1], truncation=True, max_length=max_length))
+            auto(texts, texts[::-1], truncation=True, max_length=max_length)
+        )
     assert direct.pad_token_id == auto.pad_token_id == 1

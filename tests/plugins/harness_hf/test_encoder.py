@@ -35,8 +35,12 @@ def reference_vectors(folder: Path, texts: list, pooling: str, prefix: str = "")
 
 @pytest.mark.parametrize("pooling", ["mean", "cls"])
 def test_batched_length_sorted_encoding_equals_one_by_one(tiny_encoder_dir: Path, pooling: Any) -> None:
-    encoder = HFEncoder(runtime=Runtime(device_request="cpu", batch_size=2), path=tiny_encoder_dir, pooling=pooling,
-                        query_prefix="query: ")
+    encoder = HFEncoder(
+        runtime=Runtime(device_request="cpu", batch_size=2),
+        path=tiny_encoder_dir,
+        pooling=pooling,
+        query_prefix="query: ",
+    )
     got = encoder.encode(TEXTS, role="query")
     assert got.shape == (5, 32) and got.dtype == np.float32
     assert np.allclose(got, reference_vectors(tiny_encoder_dir, TEXTS, pooling, "query: "), atol=1e-5)
@@ -65,8 +69,16 @@ def test_a_hub_name_is_refused(tmp_path: Path) -> None:
 
 
 def test_end_to_end_on_demo_data(harness_cli: Any, tiny_encoder_dir: Path) -> None:
-    code, out, err = harness_cli("run", "lareqa", f"hf-encoder:path={tiny_encoder_dir},pooling=cls",
-                                 "--limit", "3", "--quiet", "--batch-size", "8")
+    code, out, err = harness_cli(
+        "run",
+        "lareqa",
+        f"hf-encoder:path={tiny_encoder_dir},pooling=cls",
+        "--limit",
+        "3",
+        "--quiet",
+        "--batch-size",
+        "8",
+    )
     assert code == 0, err
     assert "main score: map" in out
 
@@ -74,9 +86,13 @@ def test_end_to_end_on_demo_data(harness_cli: Any, tiny_encoder_dir: Path) -> No
 def test_single_texts_and_pairs_may_share_a_call(tiny_encoder_dir: Path) -> None:
     encoder = HFEncoder(runtime=Runtime(device_request="cpu"), path=tiny_encoder_dir)
     mixed = encoder.encode(["alone", ("the sentence", "its paragraph"), "again"], role="passage")
-    separate = np.concatenate([encoder.encode(["alone"], role="passage"),
-                               encoder.encode([("the sentence", "its paragraph")], role="passage"),
-                               encoder.encode(["again"], role="passage")])
+    separate = np.concatenate(
+        [
+            encoder.encode(["alone"], role="passage"),
+            encoder.encode([("the sentence", "its paragraph")], role="passage"),
+            encoder.encode(["again"], role="passage"),
+        ]
+    )
     assert np.allclose(mixed, separate, atol=1e-6)
 
 
@@ -96,8 +112,9 @@ def test_gpu_runs_in_bfloat16_and_agrees_with_the_cpu(tiny_encoder_dir: Path) ->
 def test_a_gpu_run_records_its_device_and_precision(harness_cli: Any, tiny_encoder_dir: Path) -> None:
     import json
 
-    code, _, err = harness_cli("run", "lareqa", f"hf-encoder:path={tiny_encoder_dir}", "--device", "cuda",
-                               "--limit", "3", "--quiet")
+    code, _, err = harness_cli(
+        "run", "lareqa", f"hf-encoder:path={tiny_encoder_dir}", "--device", "cuda", "--limit", "3", "--quiet"
+    )
     assert code == 0, err
     execution = json.loads(next(Path("results").rglob("result.json")).read_text())["provenance"]["execution"]
     assert execution["device"].startswith("cuda") and execution["precision"] in ("bfloat16", "float16")

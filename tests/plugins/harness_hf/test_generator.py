@@ -22,7 +22,9 @@ from tests.harness.test_generative_runs import XOR_QUESTIONS, rows
 from tests.tiny_models import build_tiny_causal_lm
 
 Cli = Callable[..., tuple[int, str, str]]
-PROMPTS = [f"Context: {q.context}\nQuestion: {q.question}\nAnswer:" for q in read_span_file(parallel_qa_dir() / "en.json")]
+PROMPTS = [
+    f"Context: {q.context}\nQuestion: {q.question}\nAnswer:" for q in read_span_file(parallel_qa_dir() / "en.json")
+]
 
 
 def generator(path: Path, **options: Any):
@@ -32,8 +34,9 @@ def generator(path: Path, **options: Any):
 
 
 @pytest.mark.parametrize("kind", ["causal", "seq2seq"])
-def test_batches_and_left_padding_do_not_change_the_answers(kind: str, tiny_causal_lm_dir: Path,
-                                                            tiny_seq2seq_dir: Path) -> None:
+def test_batches_and_left_padding_do_not_change_the_answers(
+    kind: str, tiny_causal_lm_dir: Path, tiny_seq2seq_dir: Path
+) -> None:
     model = generator(tiny_causal_lm_dir if kind == "causal" else tiny_seq2seq_dir)
     assert model.seq2seq == (kind == "seq2seq")
     requests = [GenerationRequest(p, GenerationOptions(max_new_tokens=6, logprobs=True)) for p in PROMPTS[:6]]
@@ -90,8 +93,9 @@ def test_chat_template_is_used_when_the_tokenizer_has_one(tmp_path: Path, tiny_c
         generator(tiny_causal_lm_dir, chat="on")
 
 
-def test_a_checkpoint_without_a_tokenizer_is_one_line(tmp_path: Path, tiny_causal_lm_dir: Path,
-                                                       harness_cli: Cli) -> None:
+def test_a_checkpoint_without_a_tokenizer_is_one_line(
+    tmp_path: Path, tiny_causal_lm_dir: Path, harness_cli: Cli
+) -> None:
     bare = tmp_path / "bare"
     bare.mkdir()
     for name in ("config.json", "model.safetensors"):
@@ -105,29 +109,36 @@ def test_a_checkpoint_without_a_tokenizer_is_one_line(tmp_path: Path, tiny_causa
 
 def score_again(harness_cli: Cli, task: str, result_path: Path, *extra: str) -> dict[str, dict[str, float]]:
     result = json.loads(result_path.read_text(encoding="utf-8"))
-    code, out, err = harness_cli("score", task, "--predictions", result["predictions"]["path"], "--no-leaderboard",
-                                 "--json", *extra)
+    code, out, err = harness_cli(
+        "score", task, "--predictions", result["predictions"]["path"], "--no-leaderboard", "--json", *extra
+    )
     assert code == 0, err
     return rows(json.loads(out)["results"][0]["result"])
 
 
 @pytest.mark.parametrize("kind", ["causal", "seq2seq"])
-def test_demo_runs_score_as_their_predictions_files(kind: str, tiny_causal_lm_dir: Path, tiny_seq2seq_dir: Path,
-                                                     harness_cli: Cli, tmp_path: Path) -> None:
+def test_demo_runs_score_as_their_predictions_files(
+    kind: str, tiny_causal_lm_dir: Path, tiny_seq2seq_dir: Path, harness_cli: Cli, tmp_path: Path
+) -> None:
     path = tiny_causal_lm_dir if kind == "causal" else tiny_seq2seq_dir
     xor = tmp_path / "xor"
     xor.mkdir()
     (xor / "xor_dev_full_v1_1.jsonl").write_text(
-        "".join(json.dumps({**q, "split": "dev"}, ensure_ascii=False) + "\n" for q in XOR_QUESTIONS), encoding="utf-8")
-    runs = [("xquad:prompt=qa", "xquad", ("--langs", "en,zh")),
-            ("mlqa:mode=gxlt,prompt=qa,shots=1", "mlqa:mode=gxlt", ("--langs", "en,de")),
-            ("mkqa:prompt=closed-book", "mkqa", ("--langs", "en,zh_cn")),
-            ("xor-full:prompt=closed-book", "xor-full", ("--data-dir", str(xor)))]
+        "".join(json.dumps({**q, "split": "dev"}, ensure_ascii=False) + "\n" for q in XOR_QUESTIONS), encoding="utf-8"
+    )
+    runs = [
+        ("xquad:prompt=qa", "xquad", ("--langs", "en,zh")),
+        ("mlqa:mode=gxlt,prompt=qa,shots=1", "mlqa:mode=gxlt", ("--langs", "en,de")),
+        ("mkqa:prompt=closed-book", "mkqa", ("--langs", "en,zh_cn")),
+        ("xor-full:prompt=closed-book", "xor-full", ("--data-dir", str(xor))),
+    ]
     for task, scorer, extra in runs:
         output = tmp_path / task.split(":")[0]
-        code, _, err = harness_cli("run", task, f"hf-generator:path={path}", *extra, "--quiet", "--no-leaderboard",
-                                   "--output-dir", output)
+        code, _, err = harness_cli(
+            "run", task, f"hf-generator:path={path}", *extra, "--quiet", "--no-leaderboard", "--output-dir", output
+        )
         assert code == 0, err
         (result_path,) = output.glob("**/result.json")
-        assert rows(json.loads(result_path.read_text(encoding="utf-8"))) == \
-            score_again(harness_cli, scorer, result_path, *extra), task
+        assert rows(json.loads(result_path.read_text(encoding="utf-8"))) == score_again(
+            harness_cli, scorer, result_path, *extra
+        ), task

@@ -143,7 +143,7 @@ def _reference(model: Any, request: LoglikelihoodRequest) -> tuple[float, int, b
             context, continuation = context[:-spaces], context[-spaces:] + continuation
         add = not model.chat
         head = model.tokenizer(context, add_special_tokens=add)["input_ids"]
-        tail = model.tokenizer(context + continuation, add_special_tokens=add)["input_ids"][len(head):]
+        tail = model.tokenizer(context + continuation, add_special_tokens=add)["input_ids"][len(head) :]
     with torch.inference_mode():
         logprobs = model.model(torch.tensor([head + tail])).logits[0].float().log_softmax(-1)
     scores = logprobs[len(head) - 1 : -1]
@@ -162,24 +162,27 @@ def _own_continuation(model: Any) -> tuple[str, str]:
         ids = model.tokenizer(model.model_input(prompt), add_special_tokens=add)["input_ids"]
         with torch.inference_mode():
             out = model.model.generate(torch.tensor([ids]), max_new_tokens=2, do_sample=False, pad_token_id=0)
-        new = out[0, len(ids):].tolist()
+        new = out[0, len(ids) :].tolist()
         text = model.tokenizer.decode(new)
-        if model.tokenizer(model.model_input(prompt) + text, add_special_tokens=add)["input_ids"][len(ids):] == new:
+        if model.tokenizer(model.model_input(prompt) + text, add_special_tokens=add)["input_ids"][len(ids) :] == new:
             return prompt, text
     raise AssertionError("no prompt's greedy continuation tokenises back into its own tokens")
 
 
 @pytest.mark.parametrize("chat", [False, True])
-def test_loglikelihood_matches_one_forward_pass_per_request(chat: bool, tiny_causal_lm_dir: Path,
-                                                             chat_lm_dir: Path) -> None:
+def test_loglikelihood_matches_one_forward_pass_per_request(
+    chat: bool, tiny_causal_lm_dir: Path, chat_lm_dir: Path
+) -> None:
     model = generator(chat_lm_dir if chat else tiny_causal_lm_dir)
     model.batch_size = 3  # several batches, of mixed lengths
     greedy_prompt, greedy = _own_continuation(generator(chat_lm_dir))
     requests = [LoglikelihoodRequest(p, c) for p in PROMPTS[:4] for c in (" Paris", " the river Volga")]
-    requests += [LoglikelihoodRequest(PROMPTS[0] + " ", "Paris"),  # trailing white space moves over
-                 LoglikelihoodRequest(greedy_prompt, greedy),
-                 LoglikelihoodRequest("", "Paris is big"),  # no context: the start token, not an empty chat turn
-                 LoglikelihoodRequest(PROMPTS[2], " Paris", system="Answer briefly.")]
+    requests += [
+        LoglikelihoodRequest(PROMPTS[0] + " ", "Paris"),  # trailing white space moves over
+        LoglikelihoodRequest(greedy_prompt, greedy),
+        LoglikelihoodRequest("", "Paris is big"),  # no context: the start token, not an empty chat turn
+        LoglikelihoodRequest(PROMPTS[2], " Paris", system="Answer briefly."),
+    ]
     scores = model.loglikelihood(requests)
     expected = [_reference(model, r) for r in requests]
     assert [s.tokens for s in scores] == [e[1] for e in expected]

@@ -15,14 +15,22 @@ from tests.plugins.harness_hf.tiny_heads import build_tiny_head
 
 XNLI = ("contradiction", "entailment", "neutral")
 PANX = ("B-LOC", "B-ORG", "B-PER", "I-LOC", "I-ORG", "I-PER", "O")
-PAIRS = [("Der Hund schläft.", "The dog sleeps."), ("A cat", "Un chat noir dort sur le canapé depuis ce matin."),
-         ("短い文", "Ein etwas längerer Satz mit mehreren Wörtern darin."), ("x", "y"), ("Hola", "Hello there, friend")]
+PAIRS = [
+    ("Der Hund schläft.", "The dog sleeps."),
+    ("A cat", "Un chat noir dort sur le canapé depuis ce matin."),
+    ("短い文", "Ein etwas längerer Satz mit mehreren Wörtern darin."),
+    ("x", "y"),
+    ("Hola", "Hello there, friend"),
+]
 
 
-@pytest.mark.parametrize(("names", "expected"), [
-    (["neutral", "CONTRADICTION", "Entailment"], ["neutral", "contradiction", "entailment"]),
-    (["LABEL_0", "LABEL_1", "LABEL_2"], list(XNLI)),
-])
+@pytest.mark.parametrize(
+    ("names", "expected"),
+    [
+        (["neutral", "CONTRADICTION", "Entailment"], ["neutral", "contradiction", "entailment"]),
+        (["LABEL_0", "LABEL_1", "LABEL_2"], list(XNLI)),
+    ],
+)
 def test_outputs_take_the_task_labels_their_config_names(names: list[str], expected: list[str]) -> None:
     from harness_hf.heads import output_labels
 
@@ -56,8 +64,9 @@ def _fail_big_batches(model, monkeypatch: pytest.MonkeyPatch) -> list[int]:
 def test_classifier_halves_a_batch_out_of_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from harness_hf.classifier import HFClassifier
 
-    folder = build_tiny_head(tmp_path / "m", "AutoModelForSequenceClassification", ["neutral", "entailment",
-                                                                                     "contradiction"])
+    folder = build_tiny_head(
+        tmp_path / "m", "AutoModelForSequenceClassification", ["neutral", "entailment", "contradiction"]
+    )
     model = HFClassifier(runtime=Runtime(device_request="cpu"), path=folder)
     assert isinstance(model, PairClassifier)
     expected = model.classify_pairs(PAIRS, labels=XNLI)
@@ -97,9 +106,18 @@ def test_roberta_type_taggers_get_a_second_separator(tmp_path: Path) -> None:
 
     folder = build_tiny_head(tmp_path / "bert", "AutoModelForTokenClassification", list(PANX))
     tokenizer = AutoTokenizer.from_pretrained(str(folder))
-    config = RobertaConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                           intermediate_size=64, max_position_embeddings=64, pad_token_id=tokenizer.pad_token_id,
-                           num_labels=len(PANX), id2label=dict(enumerate(PANX)), type_vocab_size=1)
+    config = RobertaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        pad_token_id=tokenizer.pad_token_id,
+        num_labels=len(PANX),
+        id2label=dict(enumerate(PANX)),
+        type_vocab_size=1,
+    )
     torch.manual_seed(0)
     RobertaForTokenClassification(config).save_pretrained(str(folder))
     model = HFTagger(runtime=Runtime(device_request="cpu"), path=folder, max_length=7)

@@ -13,8 +13,13 @@ from harness_hf.encoder import HFEncoder
 from harness_hf.packed import PackedBert, padded_rows
 from tests.plugins.harness_hf.test_encoder import reference_vectors
 
-TEXTS = ["the Danube flows into the Black Sea", "short", ("a sentence", "and its paragraph, which is longer"),
-         "中文句子也可以", "x " * 40]
+TEXTS = [
+    "the Danube flows into the Black Sea",
+    "short",
+    ("a sentence", "and its paragraph, which is longer"),
+    "中文句子也可以",
+    "x " * 40,
+]
 
 
 @pytest.mark.parametrize("pooling", ["mean", "cls"])
@@ -104,8 +109,10 @@ def test_tokenizer_file_gives_autotokenizers_features(tiny_encoder_dir: Path) ->
     texts = [t for t in TEXTS if isinstance(t, str)]
     for max_length in (512, 6):
         assert direct(texts, truncation=True, max_length=max_length) == dict(
-            auto(texts, truncation=True, max_length=max_length))
+            auto(texts, truncation=True, max_length=max_length)
+        )
         firsts, seconds = ["a sentence", "x " * 30], ["and its paragraph, which is longer", "y " * 30]
         assert direct(firsts, seconds, truncation=True, max_length=max_length) == dict(
-            auto(firsts, seconds, truncation=True, max_length=max_length))
+            auto(firsts, seconds, truncation=True, max_length=max_length)
+        )
     assert direct.pad_token_id == auto.pad_token_id

@@ -21,8 +21,12 @@ MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 def demo_examples(lang: str) -> list[ReadingExample]:
     doc = json.loads((parallel_qa_dir() / f"{lang}.json").read_text(encoding="utf-8"))
-    return [ReadingExample(qa["id"], qa["question"], p["context"], lang, lang)
-            for a in doc["data"] for p in a["paragraphs"] for qa in p["qas"]]
+    return [
+        ReadingExample(qa["id"], qa["question"], p["context"], lang, lang)
+        for a in doc["data"]
+        for p in a["paragraphs"]
+        for qa in p["qas"]
+    ]
 
 
 def reader(path: Path, **options: object):
@@ -31,8 +35,9 @@ def reader(path: Path, **options: object):
     return HFReader(runtime=Runtime(device_request="cpu"), path=path, **options)
 
 
-def brute_force(model_dir: Path, question: str, context: str, *, max_length: int, stride: int,
-                max_answer_length: int) -> tuple[str, int, float, float]:
+def brute_force(
+    model_dir: Path, question: str, context: str, *, max_length: int, stride: int, max_answer_length: int
+) -> tuple[str, int, float, float]:
     """Every valid (start, end) context-token pair of every window, scored start + end logit by
     calling the model on each window alone; the best span's text via the offsets, and the
     smallest [CLS] score."""
@@ -41,8 +46,15 @@ def brute_force(model_dir: Path, question: str, context: str, *, max_length: int
 
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
     model = AutoModelForQuestionAnswering.from_pretrained(str(model_dir)).eval()
-    encoded = tokenizer(question, context, truncation="only_second", max_length=max_length, stride=stride,
-                        return_overflowing_tokens=True, return_offsets_mapping=True)
+    encoded = tokenizer(
+        question,
+        context,
+        truncation="only_second",
+        max_length=max_length,
+        stride=stride,
+        return_overflowing_tokens=True,
+        return_offsets_mapping=True,
+    )
     best, null = (float("-inf"), "", -1), float("inf")
     for w in range(len(encoded["input_ids"])):
         inputs = {k: torch.tensor([encoded[k][w]]) for k in MODEL_INPUTS if k in encoded}
@@ -55,7 +67,7 @@ def brute_force(model_dir: Path, question: str, context: str, *, max_length: int
         for s in context_tokens:
             for e in context_tokens:
                 if s <= e < s + max_answer_length and start[s] + end[e] > best[0]:
-                    best = (float(start[s] + end[e]), context[offsets[s][0]:offsets[e][1]], offsets[s][0])
+                    best = (float(start[s] + end[e]), context[offsets[s][0] : offsets[e][1]], offsets[s][0])
     return best[1], best[2], best[0], null
 
 
@@ -66,8 +78,9 @@ def test_is_a_reader_and_matches_exhaustive_search(tiny_reader_dir: Path) -> Non
     examples = demo_examples("en")[:4] + demo_examples("zh")[:4]
     answers = model.read(examples)
     for example, answer in zip(examples, answers):
-        text, start, score, null = brute_force(tiny_reader_dir, example.question, example.context,
-                                               max_length=512, stride=128, max_answer_length=30)
+        text, start, score, null = brute_force(
+            tiny_reader_dir, example.question, example.context, max_length=512, stride=128, max_answer_length=30
+        )
         assert (answer.text, answer.start) == (text, start)
         assert answer.score == pytest.approx(score, abs=1e-4)
         assert answer.no_answer_score == pytest.approx(null, abs=1e-4)
@@ -83,8 +96,9 @@ def test_long_context_is_read_in_overlapping_windows(tiny_reader_dir: Path) -> N
     model = reader(tiny_reader_dir, max_length=64, stride=24, max_question_length=32, n_best=64, max_answer_length=12)
     assert len(model._windows(long)) > 20 * len(long)
     for example, answer in zip(long, model.read(long)):
-        text, start, score, null = brute_force(tiny_reader_dir, example.question, context, max_length=64,
-                                               stride=24, max_answer_length=12)
+        text, start, score, null = brute_force(
+            tiny_reader_dir, example.question, context, max_length=64, stride=24, max_answer_length=12
+        )
         assert (answer.text, answer.start) == (text, start)
         assert context[answer.start : answer.start + len(answer.text)] == answer.text
         assert answer.score == pytest.approx(score, abs=1e-4)
@@ -129,7 +143,7 @@ def test_n_best_one_pairs_the_best_start_with_the_best_end(tiny_reader_dir: Path
         e = int(np.argmax(np.where(context_mask, out.end_logits[0].numpy(), -np.inf)))
         if s <= e < s + 30:
             offsets = encoded["offset_mapping"]
-            assert (answer.text, answer.start) == (example.context[offsets[s][0]:offsets[e][1]], offsets[s][0])
+            assert (answer.text, answer.start) == (example.context[offsets[s][0] : offsets[e][1]], offsets[s][0])
         else:
             assert (answer.text, answer.start, answer.score) == ("", -1, float("-inf"))
 
@@ -148,16 +162,18 @@ def test_long_questions_are_cut_to_max_question_length(tiny_reader_dir: Path) ->
 def test_bad_options_and_paths(tiny_reader_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(HarnessError, match="is not a local checkpoint folder"):
         reader(tmp_path / "nowhere")
-    with pytest.raises(HarnessError, match="context room of a window, max_length - max_question_length - 3 special "
-                                           "tokens = 61; got 61"):
+    with pytest.raises(
+        HarnessError, match="context room of a window, max_length - max_question_length - 3 special tokens = 61; got 61"
+    ):
         reader(tiny_reader_dir, max_length=128, stride=61)
     with pytest.raises(HarnessError, match="n_best and max_answer_length must be at least 1"):
         reader(tiny_reader_dir, n_best=0)
 
 
 def test_xquad_demo_run_with_the_reader(tiny_reader_dir: Path, harness_cli: Cli, tmp_path: Path) -> None:
-    code, out, err = harness_cli("run", "xquad", f"hf-reader:path={tiny_reader_dir},max_length=128,stride=32",
-                                 "--langs", "en,zh", "--quiet")
+    code, out, err = harness_cli(
+        "run", "xquad", f"hf-reader:path={tiny_reader_dir},max_length=128,stride=32", "--langs", "en,zh", "--quiet"
+    )
     assert code == 0, err
     assert "it/s" not in err  # --quiet: no bar, transformers' "Loading weights" included
     (path,) = list(tmp_path.glob("results/**/result.json"))

@@ -72,14 +72,15 @@ class Reference:
     def raw(self, prompt: str, max_new_tokens: int) -> str:
         """The completion's text (special tokens dropped), before any stop string."""
         if self.tokenizer.chat_template:
-            text = self.tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False,
-                                                      add_generation_prompt=True)
+            text = self.tokenizer.apply_chat_template(
+                [{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True
+            )
             ids = self.tokenizer(text, add_special_tokens=False, return_tensors="pt")
         else:
             ids = self.tokenizer(prompt, return_tensors="pt")
         with self.torch.inference_mode():
             out = self.model.generate(**ids, max_new_tokens=max_new_tokens, do_sample=False)
-        return self.tokenizer.decode(out[0, ids["input_ids"].shape[1]:], skip_special_tokens=True)
+        return self.tokenizer.decode(out[0, ids["input_ids"].shape[1] :], skip_special_tokens=True)
 
 
 _references: dict[str, Reference] = {}
@@ -94,8 +95,21 @@ def reference(result: dict[str, Any]) -> Reference:
 
 def run(harness_cli: Cli, tmp_path: Path, task: str, model: str, *extra: str) -> tuple[dict[str, Any], list[dict]]:
     output = tmp_path / task.split(":")[0]
-    code, _, err = harness_cli("run", task, f"{model}:precision=float32", "--data-dir", REAL, "--limit", LIMIT,
-                               "--quiet", "--no-leaderboard", "--log-samples", "--output-dir", output, *extra)
+    code, _, err = harness_cli(
+        "run",
+        task,
+        f"{model}:precision=float32",
+        "--data-dir",
+        REAL,
+        "--limit",
+        LIMIT,
+        "--quiet",
+        "--no-leaderboard",
+        "--log-samples",
+        "--output-dir",
+        output,
+        *extra,
+    )
     assert code == 0, err
     (result_path,) = output.glob("**/result.json")
     result = json.loads(result_path.read_text(encoding="utf-8"))
@@ -122,9 +136,9 @@ def check_answers(result: dict[str, Any], instances: list[dict], template_name: 
     assert sum(bool(instance["prediction"]["answer"]) for instance in instances) >= len(instances) / 2
 
 
-def test_xquad_predictions_are_plain_greedy_generate_on_the_prompts_rendered_here(model_name: str,
-                                                                                     harness_cli: Cli,
-                                                                                     tmp_path: Path) -> None:
+def test_xquad_predictions_are_plain_greedy_generate_on_the_prompts_rendered_here(
+    model_name: str, harness_cli: Cli, tmp_path: Path
+) -> None:
     result, instances = run(harness_cli, tmp_path, "xquad:prompt=qa", model_name, "--langs", "en,de,zh")
     template = load_template("qa")
     for lang in ("en", "de", "zh"):
@@ -136,26 +150,48 @@ def test_xquad_predictions_are_plain_greedy_generate_on_the_prompts_rendered_her
             assert instance["prediction"]["prompt_sha256"] == hashlib.sha256(prompt.encode("utf-8")).hexdigest()
     assert len(instances) == 3 * int(LIMIT)
     check_answers(result, instances, "qa")
-    assert rows(result) == scored_again(harness_cli, "xquad", Path(result["predictions"]["path"]), "--langs",
-                                        "en,de,zh", "--data-dir", REAL, "--limit", LIMIT)
+    assert rows(result) == scored_again(
+        harness_cli,
+        "xquad",
+        Path(result["predictions"]["path"]),
+        "--langs",
+        "en,de,zh",
+        "--data-dir",
+        REAL,
+        "--limit",
+        LIMIT,
+    )
 
 
 def test_mlqa_gxlt_off_diagonal(model_name: str, harness_cli: Cli, tmp_path: Path) -> None:
     result, instances = run(harness_cli, tmp_path, "mlqa:mode=gxlt,prompt=qa", model_name, "--langs", "en,de")
     assert any(len(set(instance["languages"])) == 2 for instance in instances)  # a question and a context apart
     check_answers(result, instances, "qa")
-    assert rows(result) == scored_again(harness_cli, "mlqa:mode=gxlt", Path(result["predictions"]["path"]),
-                                        "--langs", "en,de", "--data-dir", REAL, "--limit", LIMIT)
+    assert rows(result) == scored_again(
+        harness_cli,
+        "mlqa:mode=gxlt",
+        Path(result["predictions"]["path"]),
+        "--langs",
+        "en,de",
+        "--data-dir",
+        REAL,
+        "--limit",
+        LIMIT,
+    )
 
 
-@pytest.mark.parametrize("task, scorer, langs", [("mkqa:prompt=closed-book", "mkqa", "en,de"),
-                                                  ("xor-full:prompt=closed-book", "xor-full", "ja,fi")])
-def test_closed_book_runs_score_as_their_predictions(model_name: str, task: str, scorer: str, langs: str,
-                                                     harness_cli: Cli, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "task, scorer, langs",
+    [("mkqa:prompt=closed-book", "mkqa", "en,de"), ("xor-full:prompt=closed-book", "xor-full", "ja,fi")],
+)
+def test_closed_book_runs_score_as_their_predictions(
+    model_name: str, task: str, scorer: str, langs: str, harness_cli: Cli, tmp_path: Path
+) -> None:
     result, instances = run(harness_cli, tmp_path, task, model_name, "--langs", langs)
     assert instances and all(isinstance(i["prediction"], dict) for i in instances)
-    assert rows(result) == scored_again(harness_cli, scorer, Path(result["predictions"]["path"]), "--langs", langs,
-                                        "--data-dir", REAL, "--limit", LIMIT)
+    assert rows(result) == scored_again(
+        harness_cli, scorer, Path(result["predictions"]["path"]), "--langs", langs, "--data-dir", REAL, "--limit", LIMIT
+    )
 
 
 def test_loglikelihood_matches_one_forward_pass_per_request(model_name: str) -> None:
@@ -168,12 +204,17 @@ def test_loglikelihood_matches_one_forward_pass_per_request(model_name: str) -> 
     from harness.definitions.protocols import LoglikelihoodRequest
 
     cls = {"smollm2-135m-instruct": packaged.SmolLM2Instruct, "gemma3-270m": packaged.Gemma3Base}[model_name]
-    model = cls(runtime=Runtime(device_request="cpu", cache_dir=Path(os.environ["HARNESS_CACHE_DIR"])),
-                precision="float32")
+    model = cls(
+        runtime=Runtime(device_request="cpu", cache_dir=Path(os.environ["HARNESS_CACHE_DIR"])), precision="float32"
+    )
     question = read_span_file(Path(REAL) / "xquad" / "xquad.en.json")[0]
     context = f"Question: {question.question}\nAnswer:"
-    requests = [LoglikelihoodRequest(context, " " + question.answers[0]), LoglikelihoodRequest(context, " Paris"),
-                LoglikelihoodRequest(context + " ", "twelve"), LoglikelihoodRequest("", "Hello world")]
+    requests = [
+        LoglikelihoodRequest(context, " " + question.answers[0]),
+        LoglikelihoodRequest(context, " Paris"),
+        LoglikelihoodRequest(context + " ", "twelve"),
+        LoglikelihoodRequest("", "Hello world"),
+    ]
     scores = model.loglikelihood(requests)
     for request, score in zip(requests, scores):
         text = model.model_input(request.context) if request.context else ""
@@ -184,10 +225,13 @@ def test_loglikelihood_matches_one_forward_pass_per_request(model_name: str) -> 
         add = not model.chat
         if text:
             head = model.tokenizer(text, add_special_tokens=add)["input_ids"]
-            tail = model.tokenizer(text + continuation, add_special_tokens=add)["input_ids"][len(head):]
+            tail = model.tokenizer(text + continuation, add_special_tokens=add)["input_ids"][len(head) :]
         else:
-            head = [model.tokenizer.bos_token_id if model.tokenizer.bos_token_id is not None
-                    else model.tokenizer.eos_token_id]
+            head = [
+                model.tokenizer.bos_token_id
+                if model.tokenizer.bos_token_id is not None
+                else model.tokenizer.eos_token_id
+            ]
             tail = model.tokenizer(continuation, add_special_tokens=False)["input_ids"]
         with torch.inference_mode():
             logprobs = model.model(torch.tensor([head + tail])).logits[0, len(head) - 1 : -1].float().log_softmax(-1)

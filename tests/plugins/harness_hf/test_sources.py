@@ -30,6 +30,7 @@ OWNER = "model hf-encoder"
 @pytest.fixture(autouse=True)
 def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     """Any attempt to open a connection fails the test: nothing may be downloaded."""
+
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise AssertionError(f"network access attempted: {args}")
 
@@ -47,8 +48,9 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
-def put_in_cache(hub: Path, repo_id: str, source: Path, commit: str, refs: tuple[str, ...] = ("main",),
-                 symlinks: bool = True) -> Path:
+def put_in_cache(
+    hub: Path, repo_id: str, source: Path, commit: str, refs: tuple[str, ...] = ("main",), symlinks: bool = True
+) -> Path:
     """Lay ``source``'s files out as the hub library does: content in blobs/, the snapshot's files
     as relative links to them (or plain copies), and refs/<branch> holding the commit."""
     repo = hub / ("models--" + repo_id.replace("/", "--"))
@@ -74,20 +76,33 @@ def write_json(path: Path, value: Any) -> None:
     path.write_text(json.dumps(value), encoding="utf-8")
 
 
-def sentence_transformers_folder(folder: Path, checkpoint: Path, transformer_path: str, pooling: str,
-                                 normalize: bool, prompts: dict[str, Any] | None, max_seq_length: int) -> Path:
+def sentence_transformers_folder(
+    folder: Path,
+    checkpoint: Path,
+    transformer_path: str,
+    pooling: str,
+    normalize: bool,
+    prompts: dict[str, Any] | None,
+    max_seq_length: int,
+) -> Path:
     """A sentence-transformers layout around a copy of ``checkpoint``, as its ``save`` writes it."""
     shutil.copytree(checkpoint, folder / transformer_path, dirs_exist_ok=True)
-    modules = [{"idx": 0, "name": "0", "path": transformer_path, "type": "sentence_transformers.models.Transformer"},
-               {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]
+    modules = [
+        {"idx": 0, "name": "0", "path": transformer_path, "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+    ]
     if normalize:
         modules.append({"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"})
     write_json(folder / "modules.json", modules)
     flags = ["cls_token", "mean_tokens", "max_tokens", "mean_sqrt_len_tokens", "weightedmean_tokens", "lasttoken"]
-    write_json(folder / "1_Pooling" / "config.json",
-               {"word_embedding_dimension": 32, **{f"pooling_mode_{f}": f == pooling for f in flags}})
-    write_json(folder / transformer_path / "sentence_bert_config.json", {"max_seq_length": max_seq_length,
-                                                                         "do_lower_case": False})
+    write_json(
+        folder / "1_Pooling" / "config.json",
+        {"word_embedding_dimension": 32, **{f"pooling_mode_{f}": f == pooling for f in flags}},
+    )
+    write_json(
+        folder / transformer_path / "sentence_bert_config.json",
+        {"max_seq_length": max_seq_length, "do_lower_case": False},
+    )
     if prompts is not None:
         write_json(folder / "config_sentence_transformers.json", prompts)
     return folder
@@ -161,13 +176,17 @@ def test_an_unknown_revision_is_named(hub: Path, tiny_encoder_dir: Path) -> None
 
 def test_two_different_revisions_are_refused(hub: Path, tiny_encoder_dir: Path) -> None:
     put_in_cache(hub, "org/tiny", tiny_encoder_dir, MAIN)
-    assert one_line_error("org/tiny@main", revision="v1") == f"{OWNER}: org/tiny@main names revision main but revision=v1"
+    assert (
+        one_line_error("org/tiny@main", revision="v1") == f"{OWNER}: org/tiny@main names revision main but revision=v1"
+    )
 
 
 def test_a_path_that_is_no_folder_nor_name_is_refused(hub: Path, tmp_path: Path) -> None:
     missing = tmp_path / "no" / "such" / "folder"
-    assert one_line_error(str(missing)) == (f"{OWNER}: path={missing} is not a local checkpoint folder nor a Hugging "
-                                            "Face model name (nothing is downloaded)")
+    assert one_line_error(str(missing)) == (
+        f"{OWNER}: path={missing} is not a local checkpoint folder nor a Hugging "
+        "Face model name (nothing is downloaded)"
+    )
 
 
 def test_a_local_folder_is_used_as_given(hub: Path, tiny_encoder_dir: Path) -> None:
@@ -181,25 +200,44 @@ def test_a_local_folder_is_used_as_given(hub: Path, tiny_encoder_dir: Path) -> N
 
 def test_a_sentence_transformers_folder_gives_the_encoder_defaults(tmp_path: Path, tiny_encoder_dir: Path) -> None:
     folder = sentence_transformers_folder(
-        tmp_path / "st", tiny_encoder_dir, "", "cls_token", normalize=True, max_seq_length=128,
-        prompts={"prompts": {"query": "query: ", "passage": "passage: "}, "default_prompt_name": None})
-    assert encoder_defaults(folder) == EncoderSettings(folder=folder, pooling="cls", normalize=True, max_length=128,
-                                                       query_prefix="query: ", passage_prefix="passage: ")
+        tmp_path / "st",
+        tiny_encoder_dir,
+        "",
+        "cls_token",
+        normalize=True,
+        max_seq_length=128,
+        prompts={"prompts": {"query": "query: ", "passage": "passage: "}, "default_prompt_name": None},
+    )
+    assert encoder_defaults(folder) == EncoderSettings(
+        folder=folder, pooling="cls", normalize=True, max_length=128, query_prefix="query: ", passage_prefix="passage: "
+    )
 
 
 def test_a_transformer_subfolder_mean_pooling_and_the_default_prompt(tmp_path: Path, tiny_encoder_dir: Path) -> None:
     folder = sentence_transformers_folder(
-        tmp_path / "st", tiny_encoder_dir, "0_Transformer", "mean_tokens", normalize=False, max_seq_length=256,
-        prompts={"prompts": {"retrieval": "Represent this: ", "document": "doc: "}, "default_prompt_name": "retrieval"})
+        tmp_path / "st",
+        tiny_encoder_dir,
+        "0_Transformer",
+        "mean_tokens",
+        normalize=False,
+        max_seq_length=256,
+        prompts={"prompts": {"retrieval": "Represent this: ", "document": "doc: "}, "default_prompt_name": "retrieval"},
+    )
     # the query side has no "query" prompt, so it takes the default; "document" is the passage side
     assert encoder_defaults(folder) == EncoderSettings(
-        folder=folder / "0_Transformer", pooling="mean", normalize=False, max_length=256,
-        query_prefix="Represent this: ", passage_prefix="doc: ")
+        folder=folder / "0_Transformer",
+        pooling="mean",
+        normalize=False,
+        max_length=256,
+        query_prefix="Represent this: ",
+        passage_prefix="doc: ",
+    )
 
 
 def test_without_prompts_there_are_no_prefixes(tmp_path: Path, tiny_encoder_dir: Path) -> None:
-    folder = sentence_transformers_folder(tmp_path / "st", tiny_encoder_dir, "", "cls_token", normalize=False,
-                                          prompts=None, max_seq_length=64)
+    folder = sentence_transformers_folder(
+        tmp_path / "st", tiny_encoder_dir, "", "cls_token", normalize=False, prompts=None, max_seq_length=64
+    )
     settings = encoder_defaults(folder)
     assert settings is not None and (settings.query_prefix, settings.passage_prefix) == ("", "")
 
@@ -209,18 +247,22 @@ def test_a_plain_checkpoint_has_no_sentence_transformers_defaults(tiny_encoder_d
 
 
 def test_an_unsupported_pooling_is_named(tmp_path: Path, tiny_encoder_dir: Path) -> None:
-    folder = sentence_transformers_folder(tmp_path / "st", tiny_encoder_dir, "", "max_tokens", normalize=True,
-                                          prompts=None, max_seq_length=64)
+    folder = sentence_transformers_folder(
+        tmp_path / "st", tiny_encoder_dir, "", "max_tokens", normalize=True, prompts=None, max_seq_length=64
+    )
     with pytest.raises(HarnessError) as error:
         encoder_defaults(folder, OWNER)
-    assert str(error.value) == (f"{OWNER}: {folder / '1_Pooling' / 'config.json'} uses pooling "
-                                "pooling_mode_max_tokens; hf-encoder supports pooling_mode_cls_token or "
-                                "pooling_mode_mean_tokens alone")
+    assert str(error.value) == (
+        f"{OWNER}: {folder / '1_Pooling' / 'config.json'} uses pooling "
+        "pooling_mode_max_tokens; hf-encoder supports pooling_mode_cls_token or "
+        "pooling_mode_mean_tokens alone"
+    )
 
 
 def test_a_dense_module_is_refused_rather_than_skipped(tmp_path: Path, tiny_encoder_dir: Path) -> None:
-    folder = sentence_transformers_folder(tmp_path / "st", tiny_encoder_dir, "", "cls_token", normalize=True,
-                                          prompts=None, max_seq_length=64)
+    folder = sentence_transformers_folder(
+        tmp_path / "st", tiny_encoder_dir, "", "cls_token", normalize=True, prompts=None, max_seq_length=64
+    )
     modules = json.loads((folder / "modules.json").read_text())
     modules.insert(2, {"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"})
     write_json(folder / "modules.json", modules)
@@ -238,9 +280,11 @@ def test_check_folder_resolves_a_cached_name(hub: Path, tiny_encoder_dir: Path) 
 
 
 def test_check_folder_enters_a_cached_sentence_transformers_transformer_folder(
-        hub: Path, tmp_path: Path, tiny_encoder_dir: Path) -> None:
-    st = sentence_transformers_folder(tmp_path / "st", tiny_encoder_dir, "0_Transformer", "cls_token",
-                                      normalize=True, prompts=None, max_seq_length=64)
+    hub: Path, tmp_path: Path, tiny_encoder_dir: Path
+) -> None:
+    st = sentence_transformers_folder(
+        tmp_path / "st", tiny_encoder_dir, "0_Transformer", "cls_token", normalize=True, prompts=None, max_seq_length=64
+    )
     put_in_cache(hub, "org/tiny-st", st, MAIN)
     snapshot = hub / "models--org--tiny-st" / "snapshots" / MAIN
     assert check_folder("org/tiny-st", OWNER) == snapshot / "0_Transformer"
@@ -275,19 +319,30 @@ def test_a_reader_loads_a_cached_checkpoint_by_name(hub: Path, tiny_reader_dir: 
 
 
 def test_an_encoder_takes_a_sentence_transformers_folders_settings_unless_told_otherwise(
-        tmp_path: Path, tiny_encoder_dir: Path) -> None:
+    tmp_path: Path, tiny_encoder_dir: Path
+) -> None:
     folder = sentence_transformers_folder(
-        tmp_path / "st", tiny_encoder_dir, "0_Transformer", "cls_token", normalize=True, max_seq_length=64,
-        prompts={"prompts": {"query": "query: ", "document": "passage: "}, "default_prompt_name": None})
+        tmp_path / "st",
+        tiny_encoder_dir,
+        "0_Transformer",
+        "cls_token",
+        normalize=True,
+        max_seq_length=64,
+        prompts={"prompts": {"query": "query: ", "document": "passage: "}, "default_prompt_name": None},
+    )
     encoder = HFEncoder(runtime=Runtime(device_request="cpu"), path=folder)
     assert (encoder.pooling, encoder.normalizes) == ("cls", True)
     assert encoder.prefix == {"query": "query: ", "passage": "passage: "}
     assert encoder.max_length == {"query": 64, "passage": 64}
     # the vectors are the first-token vectors of the prefixed texts
-    assert np.allclose(encoder.encode(["the Danube river"], role="query"),
-                       cls_vectors(tiny_encoder_dir, ["query: the Danube river"]), atol=1e-5)
-    explicit = HFEncoder(runtime=Runtime(device_request="cpu"), path=folder, pooling="mean", query_prefix="",
-                         passage_max_length=16)
+    assert np.allclose(
+        encoder.encode(["the Danube river"], role="query"),
+        cls_vectors(tiny_encoder_dir, ["query: the Danube river"]),
+        atol=1e-5,
+    )
+    explicit = HFEncoder(
+        runtime=Runtime(device_request="cpu"), path=folder, pooling="mean", query_prefix="", passage_max_length=16
+    )
     assert (explicit.pooling, explicit.prefix["query"], explicit.prefix["passage"]) == ("mean", "", "passage: ")
     assert explicit.max_length == {"query": 64, "passage": 16}
     # the label is the name the user gave, not the snapshot's hash or the subfolder's name

@@ -35,13 +35,20 @@ def _hub(server: FileServer, repo: str, model: Path) -> dict[str, bytes]:
         asked = path.split("?")[0].rsplit("/revision/", 1)[1]
         if asked not in REVISIONS:
             return 404, {"X-Error-Code": "RevisionNotFound"}, b'{"error": "Invalid rev id"}'
-        body = {"id": repo, "modelId": repo, "sha": REVISIONS[asked], "private": False,
-                "siblings": [{"rfilename": name} for name in files]}
+        body = {
+            "id": repo,
+            "modelId": repo,
+            "sha": REVISIONS[asked],
+            "private": False,
+            "siblings": [{"rfilename": name} for name in files],
+        }
         return 200, {"Content-Type": "application/json"}, json.dumps(body).encode()
 
     def tree(path: str) -> tuple[int, dict[str, str], bytes]:
-        entries = [{"type": "file", "path": name, "size": len(data), "oid": hashlib.sha1(data).hexdigest()}
-                   for name, data in files.items()]
+        entries = [
+            {"type": "file", "path": name, "size": len(data), "oid": hashlib.sha1(data).hexdigest()}
+            for name, data in files.items()
+        ]
         return 200, {"Content-Type": "application/json"}, json.dumps(entries).encode()
 
     def resolve(path: str) -> tuple[int, dict[str, str], bytes]:
@@ -70,8 +77,9 @@ def hub_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_reader_dir:
         yield server
 
 
-def test_a_revision_is_downloaded_at_its_commit_then_read_from_the_cache(hub_server: FileServer,
-                                                                         tiny_reader_dir: Path, tmp_path: Path) -> None:
+def test_a_revision_is_downloaded_at_its_commit_then_read_from_the_cache(
+    hub_server: FileServer, tiny_reader_dir: Path, tmp_path: Path
+) -> None:
     folder = resolve_source("org/tiny@v1", OWNER)
     assert folder == tmp_path / "hub-cache" / "models--org--tiny" / "snapshots" / TAGGED
     assert hub_commit(folder) == TAGGED and hub_commit(tiny_reader_dir) is None
@@ -86,8 +94,21 @@ def test_a_revision_is_downloaded_at_its_commit_then_read_from_the_cache(hub_ser
 
 
 def test_a_run_records_the_commit_and_a_second_run_sends_no_request(hub_server: FileServer, harness_cli) -> None:
-    args = ("run", "xquad", "hf-reader:path=org/tiny", "--limit", "1", "--langs", "en", "--no-leaderboard",
-            "--quiet", "--bootstrap", "0", "--json", "--no-cache")
+    args = (
+        "run",
+        "xquad",
+        "hf-reader:path=org/tiny",
+        "--limit",
+        "1",
+        "--langs",
+        "en",
+        "--no-leaderboard",
+        "--quiet",
+        "--bootstrap",
+        "0",
+        "--json",
+        "--no-cache",
+    )
     code, out, err = harness_cli(*args)
     assert code == 0, err
     model = json.loads(out)["results"][0]["result"]["model"]
@@ -109,11 +130,14 @@ def test_offline_sends_no_request(hub_server: FileServer, monkeypatch: pytest.Mo
     assert hub_server.requests == []
 
 
-@pytest.mark.parametrize(("name", "expected"), [
-    ("org/gated", "org/gated is gated on the hub: accept its terms at http://127.0.0.1:"),
-    ("org/missing", "org/missing is not a model on the hub (http://127.0.0.1:"),
-    ("org/tiny@v9", "org/tiny has no revision v9 on the hub (http://127.0.0.1:"),
-])
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("org/gated", "org/gated is gated on the hub: accept its terms at http://127.0.0.1:"),
+        ("org/missing", "org/missing is not a model on the hub (http://127.0.0.1:"),
+        ("org/tiny@v9", "org/tiny has no revision v9 on the hub (http://127.0.0.1:"),
+    ],
+)
 def test_gated_missing_or_unknown_revision_is_one_line(hub_server: FileServer, name: str, expected: str) -> None:
     with pytest.raises(HarnessError) as caught:
         resolve_source(name, OWNER)
@@ -130,8 +154,9 @@ def test_an_unreachable_hub_is_one_line(hub_server: FileServer, monkeypatch: pyt
     assert "could not give it: " in message and "\n" not in message
 
 
-def test_data_get_then_run_by_hub_name_needs_no_other_step(hub_server: FileServer, real_data: Path, tmp_path: Path,
-                                                           harness_cli, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_data_get_then_run_by_hub_name_needs_no_other_step(
+    hub_server: FileServer, real_data: Path, tmp_path: Path, harness_cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``harness data get xquad && harness run xquad hf-reader:path=org/name``: the XQuAD files
     from the mirror (the same server, copies of the real files), the model from the hub."""
     from harness.data.home import read_manifest
@@ -145,8 +170,19 @@ def test_data_get_then_run_by_hub_name_needs_no_other_step(hub_server: FileServe
     monkeypatch.setenv("HARNESS_DATA_MIRROR", hub_server.url)
     code, out, err = harness_cli("data", "get", "xquad", "--quiet")
     assert code == 0, err
-    code, out, err = harness_cli("run", "xquad", "hf-reader:path=org/tiny", "--limit", "2", "--no-leaderboard",
-                                 "--quiet", "--bootstrap", "0", "--json", "--no-cache")
+    code, out, err = harness_cli(
+        "run",
+        "xquad",
+        "hf-reader:path=org/tiny",
+        "--limit",
+        "2",
+        "--no-leaderboard",
+        "--quiet",
+        "--bootstrap",
+        "0",
+        "--json",
+        "--no-cache",
+    )
     assert code == 0, err
     result = json.loads(out)["results"][0]["result"]
     assert result["data"]["source"] == str(tmp_path / "data-home" / "xquad") and not result["data"]["demo"]

@@ -44,6 +44,7 @@ def tie_score(query: str, query_lang: str, candidate: str, candidate_lang: str) 
 
 class TiedScores(Model):
     """A Retriever scoring with :func:`tie_score`, either as a ScoringIndex or by search only."""
+
     provides = frozenset({Retriever})
     scoring = True
 
@@ -55,8 +56,13 @@ class TiedScores(Model):
 
     def index(self, corpus: Corpus) -> Any:
         def scores(queries: Sequence[str], langs: Sequence[str]) -> np.ndarray:
-            return np.asarray([[tie_score(q, ql, str(c), cl) for c, cl in zip(corpus.texts, corpus.langs)]
-                               for q, ql in zip(queries, langs)], dtype=np.float32)
+            return np.asarray(
+                [
+                    [tie_score(q, ql, str(c), cl) for c, cl in zip(corpus.texts, corpus.langs)]
+                    for q, ql in zip(queries, langs)
+                ],
+                dtype=np.float32,
+            )
 
         class SearchOnly:
             def search(self, queries: Sequence[str], *, langs: Sequence[str], k: Any = None) -> Ranking:
@@ -78,17 +84,26 @@ class TiedSearch(TiedScores):
 @pytest.fixture
 def registry() -> Registry:
     registry = Registry.discover()
-    registry.add_plugin(types.SimpleNamespace(harness_models=hookimpl(lambda: [
-        ModelSpec("tied-scores", f"{__name__}:TiedScores"), ModelSpec("tied-search", f"{__name__}:TiedSearch"),
-    ])), PluginInfo("test-models"))
+    registry.add_plugin(
+        types.SimpleNamespace(
+            harness_models=hookimpl(
+                lambda: [
+                    ModelSpec("tied-scores", f"{__name__}:TiedScores"),
+                    ModelSpec("tied-search", f"{__name__}:TiedSearch"),
+                ]
+            )
+        ),
+        PluginInfo("test-models"),
+    )
     return registry
 
 
 class Reference:
     """The analyses, one question at a time, from every question's score of every candidate."""
 
-    def __init__(self, task: LAReQA, data_dir: Path, limit: int | None,
-                 scores: Callable[[Corpus, list[Any]], np.ndarray]) -> None:
+    def __init__(
+        self, task: LAReQA, data_dir: Path, limit: int | None, scores: Callable[[Corpus, list[Any]], np.ndarray]
+    ) -> None:
         self.data = task.load(DataRequest(data_dir, task.metadata.splits[0], limit=limit))
         corpus = task.corpus(self.data)
         self.langs = self.data.pool.langs
@@ -119,8 +134,9 @@ class Reference:
 
 
 def tie_scores(corpus: Corpus, questions: list[Any]) -> np.ndarray:
-    return np.asarray([[tie_score(q.text, q.lang, str(c), cl) for c, cl in zip(corpus.texts, corpus.langs)]
-                       for q in questions])
+    return np.asarray(
+        [[tie_score(q.text, q.lang, str(c), cl) for c, cl in zip(corpus.texts, corpus.langs)] for q in questions]
+    )
 
 
 def bm25_scores(corpus: Corpus, questions: list[Any]) -> np.ndarray:
@@ -131,8 +147,13 @@ def bm25_scores(corpus: Corpus, questions: list[Any]) -> np.ndarray:
 #: (task, model, data, --limit): the tie model on the demo data through both index kinds and on a
 #: small MLQA-R built in the test, and BM25 on real XQuAD-R and real MLQA-R (MLQA dev) for a
 #: sample of 3 questions per language against the full pools (13,014 and 21,220 candidates).
-CASES = [("lareqa", "tied-scores", "demo", None), ("lareqa", "tied-search", "demo", None),
-         ("mlqa-r", "tied-scores", "fixture", None), ("lareqa", "bm25", "real", 3), ("mlqa-r", "bm25", "real", 3)]
+CASES = [
+    ("lareqa", "tied-scores", "demo", None),
+    ("lareqa", "tied-search", "demo", None),
+    ("mlqa-r", "tied-scores", "fixture", None),
+    ("lareqa", "bm25", "real", 3),
+    ("mlqa-r", "bm25", "real", 3),
+]
 _built: dict[tuple[str, str, str, int | None], tuple[dict[str, Any], Reference]] = {}
 
 
@@ -150,14 +171,24 @@ def case(request: pytest.FixtureRequest, registry: Registry, tmp_path: Path) -> 
     task, model, where, limit = request.param
     if request.param not in _built:
         data_dir = _data_dir(request, task, where, tmp_path)
-        outcome = runner.run(task, model, registry=registry, data=settings.DataOptions(data_dir=data_dir, limit=limit),
-                             output=settings.OutputOptions(output_dir=tmp_path / "results", leaderboard=None,
-                                                         show_progress=False))
+        outcome = runner.run(
+            task,
+            model,
+            registry=registry,
+            data=settings.DataOptions(data_dir=data_dir, limit=limit),
+            output=settings.OutputOptions(output_dir=tmp_path / "results", leaderboard=None, show_progress=False),
+        )
         validate(outcome.result.to_dict(), "run-result", file=tmp_path / "result.json")  # the runner did too
         assert outcome.result.diagnostics["remove_one_target"]["full"] == outcome.result.rows[0].metrics["map"]
-        _built[request.param] = (outcome.result.diagnostics,
-                                 Reference(LAReQA() if task == "lareqa" else MLQAR(), data_dir, limit,
-                                           bm25_scores if model == "bm25" else tie_scores))
+        _built[request.param] = (
+            outcome.result.diagnostics,
+            Reference(
+                LAReQA() if task == "lareqa" else MLQAR(),
+                data_dir,
+                limit,
+                bm25_scores if model == "bm25" else tie_scores,
+            ),
+        )
     return _built[request.param]
 
 

@@ -44,7 +44,8 @@ def test_langs_restricting_the_pool_is_said_and_pool_all_keeps_it(harness_cli: C
 
 
 def test_the_table_says_the_pool_was_restricted(harness_cli: Cli) -> None:
-    code, out, err = harness_cli("run", "lareqa", "bm25", "--langs", "de,en", "--quiet", "--no-cache",
-                                 "--no-leaderboard")
+    code, out, err = harness_cli(
+        "run", "lareqa", "bm25", "--langs", "de,en", "--quiet", "--no-cache", "--no-leaderboard"
+    )
     assert code == 0, err
     assert "note: pool: the candidates of the 2 language(s) run only" in out

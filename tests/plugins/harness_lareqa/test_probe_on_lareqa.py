@@ -29,11 +29,16 @@ def straightforward_probe(texts: list[str], langs: list[str], role: str, pair: t
     return float(LogisticRegression(max_iter=1000).fit(x_train, y_train).score(x_test, y_test))
 
 
-def run(registry: Registry, tmp_path: Path, task: str, model: str, data_dir: Path | None = None,
-        limit: int | None = None) -> dict:
-    outcome = runner.run(task, model, registry=registry, data=settings.DataOptions(data_dir=data_dir, limit=limit),
-                         output=settings.OutputOptions(output_dir=tmp_path / "results", leaderboard=None,
-                                                     show_progress=False))
+def run(
+    registry: Registry, tmp_path: Path, task: str, model: str, data_dir: Path | None = None, limit: int | None = None
+) -> dict:
+    outcome = runner.run(
+        task,
+        model,
+        registry=registry,
+        data=settings.DataOptions(data_dir=data_dir, limit=limit),
+        output=settings.OutputOptions(output_dir=tmp_path / "results", leaderboard=None, show_progress=False),
+    )
     return outcome.result.to_dict()  # validated against the run-result schema by the runner
 
 
@@ -44,8 +49,9 @@ def check(result: dict, task: LAReQA, data_dir: Path, split: str, limit: int | N
     assert probe["languages"] == list(pair)
     expected = straightforward_probe([q.text for q in data.questions], [q.lang for q in data.questions], "query", pair)
     assert probe["questions"]["accuracy"] == expected
-    assert probe["candidates"]["accuracy"] == straightforward_probe(list(corpus.texts), list(corpus.langs),
-                                                                    "passage", pair)
+    assert probe["candidates"]["accuracy"] == straightforward_probe(
+        list(corpus.texts), list(corpus.langs), "passage", pair
+    )
 
 
 def test_probe_on_real_xquad_r_equals_scikit_learn(registry: Registry, real_data: Path, tmp_path: Path) -> None:
@@ -65,8 +71,9 @@ def test_probe_on_mlqa_r_any_pair(registry: Registry, tmp_path: Path) -> None:
     assert check_candidates["train"] + check_candidates["test"] == 10
     data = MLQAR().load(DataRequest(data_dir, "dev"))
     corpus = MLQAR().corpus(data)
-    assert check_candidates["accuracy"] == straightforward_probe(list(corpus.texts), list(corpus.langs), "passage",
-                                                                 ("de", "en"))
+    assert check_candidates["accuracy"] == straightforward_probe(
+        list(corpus.texts), list(corpus.langs), "passage", ("de", "en")
+    )
 
 
 def test_a_retriever_run_has_no_probe_and_a_bad_pair_is_refused(registry: Registry, tmp_path: Path) -> None:

@@ -48,17 +48,22 @@ class TextOnly:
 @pytest.fixture
 def registry() -> Registry:
     registry = Registry.discover()
-    plugin = types.SimpleNamespace(harness_models=hookimpl(lambda: [
-        ModelSpec("interrupted-bm25", f"{__name__}:InterruptedBM25"),
-        ModelSpec("text-only", f"{__name__}:TextOnly"),
-    ]))
+    plugin = types.SimpleNamespace(
+        harness_models=hookimpl(
+            lambda: [
+                ModelSpec("interrupted-bm25", f"{__name__}:InterruptedBM25"),
+                ModelSpec("text-only", f"{__name__}:TextOnly"),
+            ]
+        )
+    )
     registry.add_plugin(plugin, PluginInfo("test-models"))
     return registry
 
 
 def outputs(tmp_path: Path) -> settings.OutputOptions:
-    return settings.OutputOptions(output_dir=tmp_path / "results", leaderboard=tmp_path / "board.json",
-                                show_progress=False, command=("test",))
+    return settings.OutputOptions(
+        output_dir=tmp_path / "results", leaderboard=tmp_path / "board.json", show_progress=False, command=("test",)
+    )
 
 
 def test_a_run_writes_a_valid_result_and_leaderboard(tmp_path: Path) -> None:
@@ -69,8 +74,11 @@ def test_a_run_writes_a_valid_result_and_leaderboard(tmp_path: Path) -> None:
     assert result["data"]["statistics"]["questions"] == 9 * 24
     assert len(result["data"]["files"]) == 9 and all(len(f["sha256"]) == 64 for f in result["data"]["files"])
     assert result["rows"][0]["subset"] == "all"
-    assert result["main_score"] == {"metric": "map", "value": result["rows"][0]["metrics"]["map"],
-                                    "interval": result["rows"][0]["intervals"]["map"]}
+    assert result["main_score"] == {
+        "metric": "map",
+        "value": result["rows"][0]["metrics"]["map"],
+        "interval": result["rows"][0]["intervals"]["map"],
+    }
     low, high = result["main_score"]["interval"]
     assert low < result["main_score"]["value"] < high
     assert (outcome.result_path.parent / "instances.jsonl").read_text(encoding="utf-8").count("\n") == 9 * 24
@@ -94,7 +102,13 @@ def test_an_interrupted_run_resumes_without_recomputing_saved_units(tmp_path: Pa
     assert not list((tmp_path / "results").rglob("result.json"))
     assert not (tmp_path / "board.json").exists()
 
-    outcome = runner.run("lareqa", "interrupted-bm25", output=outputs(tmp_path), registry=registry, execution=settings.ExecutionOptions(resume=True))
+    outcome = runner.run(
+        "lareqa",
+        "interrupted-bm25",
+        output=outputs(tmp_path),
+        registry=registry,
+        execution=settings.ExecutionOptions(resume=True),
+    )
     assert outcome.resumed_units == ["ar", "de"]
     assert CALLS["search"] == 3 + 7  # only the 7 unfinished languages were searched again
     plain = runner.run("lareqa", "bm25", output=outputs(tmp_path))
@@ -103,8 +117,9 @@ def test_an_interrupted_run_resumes_without_recomputing_saved_units(tmp_path: Pa
 
 def test_replaying_predictions_gives_the_same_scores(tmp_path: Path) -> None:
     first = runner.run("lareqa", "bm25", output=outputs(tmp_path))
-    replay = runner.run("lareqa", f"predictions:file={first.result.predictions.path},label=replayed",
-                        output=outputs(tmp_path))
+    replay = runner.run(
+        "lareqa", f"predictions:file={first.result.predictions.path},label=replayed", output=outputs(tmp_path)
+    )
     assert replay.result.rows == first.result.rows
     assert replay.result.model.identity.weights.startswith("sha256:")
     scored = runner.score("lareqa", Path(first.result.predictions.path), output=outputs(tmp_path))
@@ -125,8 +140,9 @@ def test_a_model_without_the_needed_capability_stops_before_loading(tmp_path: Pa
 
 
 def test_limit_and_languages_are_recorded(tmp_path: Path) -> None:
-    outcome = runner.run("lareqa", "bm25", data=settings.DataOptions(languages=("en", "zh"), limit=5),
-                         output=outputs(tmp_path))
+    outcome = runner.run(
+        "lareqa", "bm25", data=settings.DataOptions(languages=("en", "zh"), limit=5), output=outputs(tmp_path)
+    )
     data = outcome.result.data
     assert data.languages == ("en", "zh") and data.limit == 5
     assert data.statistics["questions_per_language"] == {"en": 5, "zh": 5}
@@ -171,16 +187,19 @@ def test_cli_run_prints_a_table_and_paths(harness_cli: Any) -> None:
     assert code == 0 and "valid run-result" in out
 
 
-@pytest.mark.parametrize("args, message", [
-    (["run", "lareqa", "bm25", "--langs", "xx"], "error: unknown language 'xx' for task lareqa"),
-    (["run", "lareqa", "bm25", "--split", "dev"], "error: unknown split 'dev' for task lareqa (splits: test)"),
-    (["run", "lareqa", "bm26"], "error: unknown model 'bm26'; did you mean 'bm25'?"),
-    (["run", "lareqa", "bm25:k=2"], "error: model bm25: unknown option 'k'"),
-    (["run", "lareqa", "bm25", "--device", "tpu"], "error: unknown device 'tpu'"),
-    (["run", "lareqa", "bm25", "--limit", "0"], "error: --limit must be a positive number"),
-    (["run", "lareqa", "bm25", "--data-dir", "no/such/dir"], "error: --data-dir no/such/dir does not exist"),
-    (["leaderboard", "show"], "error: no leaderboard at results/leaderboard.json yet"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["run", "lareqa", "bm25", "--langs", "xx"], "error: unknown language 'xx' for task lareqa"),
+        (["run", "lareqa", "bm25", "--split", "dev"], "error: unknown split 'dev' for task lareqa (splits: test)"),
+        (["run", "lareqa", "bm26"], "error: unknown model 'bm26'; did you mean 'bm25'?"),
+        (["run", "lareqa", "bm25:k=2"], "error: model bm25: unknown option 'k'"),
+        (["run", "lareqa", "bm25", "--device", "tpu"], "error: unknown device 'tpu'"),
+        (["run", "lareqa", "bm25", "--limit", "0"], "error: --limit must be a positive number"),
+        (["run", "lareqa", "bm25", "--data-dir", "no/such/dir"], "error: --data-dir no/such/dir does not exist"),
+        (["leaderboard", "show"], "error: no leaderboard at results/leaderboard.json yet"),
+    ],
+)
 def test_user_mistakes_are_one_line_errors_with_exit_code_2(harness_cli: Any, args: list[str], message: str) -> None:
     code, out, err = harness_cli(*args)
     assert code == 2
@@ -214,7 +233,8 @@ def test_a_folder_of_benchmarks_serves_every_task(tmp_path: Path) -> None:
     from harness.demo import parallel_qa_dir
 
     shutil.copytree(parallel_qa_dir(), tmp_path / "benchmarks" / "lareqa" / "xquad-r")
-    outcome = runner.run("lareqa", "oracle", data=settings.DataOptions(data_dir=tmp_path / "benchmarks"),
-                         output=outputs(tmp_path))
+    outcome = runner.run(
+        "lareqa", "oracle", data=settings.DataOptions(data_dir=tmp_path / "benchmarks"), output=outputs(tmp_path)
+    )
     assert outcome.result.data.source == str(tmp_path / "benchmarks" / "lareqa" / "xquad-r")
     assert outcome.result.data.demo is False and outcome.evaluation.main_score == 1.0

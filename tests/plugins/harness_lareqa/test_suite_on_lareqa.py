@@ -22,13 +22,17 @@ SUITE = ["lareqa", "lareqa:candidates=sentence"]
 
 
 def outputs(tmp_path: Path) -> settings.OutputOptions:
-    return settings.OutputOptions(output_dir=tmp_path / "results", leaderboard=tmp_path / "board.json",
-                                show_progress=False)
+    return settings.OutputOptions(
+        output_dir=tmp_path / "results", leaderboard=tmp_path / "board.json", show_progress=False
+    )
 
 
 def test_task_lists_split_on_commas_between_tasks() -> None:
     assert planning.split_task_list("lareqa:candidates=pair,save_top_k=5,mlqa, xquad") == [
-        "lareqa:candidates=pair,save_top_k=5", "mlqa", "xquad"]
+        "lareqa:candidates=pair,save_top_k=5",
+        "mlqa",
+        "xquad",
+    ]
 
 
 def test_suite_files_and_unknown_entries(tmp_path: Path) -> None:
@@ -41,10 +45,13 @@ def test_suite_files_and_unknown_entries(tmp_path: Path) -> None:
 
 
 def test_a_suite_encodes_each_text_once_and_a_warm_rerun_encodes_nothing(
-        tmp_path: Path, tiny_encoder_dir: Path) -> None:
+    tmp_path: Path, tiny_encoder_dir: Path
+) -> None:
     model = f"hf-encoder:path={tiny_encoder_dir}"
     cache_dir = tmp_path / "cache"
-    cold = runner.run_suite(SUITE, model, output=outputs(tmp_path), execution=settings.ExecutionOptions(cache_dir=cache_dir))
+    cold = runner.run_suite(
+        SUITE, model, output=outputs(tmp_path), execution=settings.ExecutionOptions(cache_dir=cache_dir)
+    )
     assert [o.result.task.options for o in cold] == [{"candidates": "concat"}, {"candidates": "sentence"}]
     encoding = cold[-1].result.provenance.execution["encoding"]
     # 324 concatenated candidates + 324 sentences + 216 questions, every one encoded exactly once
@@ -54,15 +61,25 @@ def test_a_suite_encodes_each_text_once_and_a_warm_rerun_encodes_nothing(
     board = read_json(tmp_path / "board.json")
     assert len(board["entries"]) == 2
 
-    warm = runner.run_suite(SUITE, model, output=outputs(tmp_path), execution=settings.ExecutionOptions(cache_dir=cache_dir))
+    warm = runner.run_suite(
+        SUITE, model, output=outputs(tmp_path), execution=settings.ExecutionOptions(cache_dir=cache_dir)
+    )
     warm_encoding = warm[-1].result.provenance.execution["encoding"]
     assert warm_encoding["encoded"] == 0 and warm_encoding["cache_hits"] == 864
     assert [o.result.rows for o in warm] == [o.result.rows for o in cold]
 
 
 def test_dry_run_prints_the_plan_without_encoding(harness_cli: Any, tiny_encoder_dir: Path) -> None:
-    code, out, err = harness_cli("run", "lareqa,lareqa:candidates=sentence", f"hf-encoder:path={tiny_encoder_dir}",
-                                 "--dry-run", "--limit", "2", "--cache-dir", "cache")  # not the session's cache
+    code, out, err = harness_cli(
+        "run",
+        "lareqa,lareqa:candidates=sentence",
+        f"hf-encoder:path={tiny_encoder_dir}",
+        "--dry-run",
+        "--limit",
+        "2",
+        "--cache-dir",
+        "cache",
+    )  # not the session's cache
     assert code == 0, err
     assert "model: tiny-encoder" in out and "device: cpu  precision: float32  world size: 1" in out
     # --limit 2 samples two questions per language (9 languages) and keeps the whole pool: 324
@@ -82,18 +99,52 @@ def _free_port() -> int:
 
 @pytest.mark.slow
 def test_two_gloo_ranks_give_the_single_process_scores(tmp_path: Path, tiny_encoder_dir: Path) -> None:
-    args = ["lareqa,lareqa:candidates=sentence", f"hf-encoder:path={tiny_encoder_dir}", "--no-cache", "--quiet",
-            "--batch-size", "16"]
+    args = [
+        "lareqa,lareqa:candidates=sentence",
+        f"hf-encoder:path={tiny_encoder_dir}",
+        "--no-cache",
+        "--quiet",
+        "--batch-size",
+        "16",
+    ]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    single = subprocess.run([sys.executable, "-m", "harness", "run", *args, "--output-dir", "single",
-                             "--leaderboard", "single.json"], cwd=tmp_path, env=env, capture_output=True,
-                            text=True, timeout=600)
+    single = subprocess.run(
+        [sys.executable, "-m", "harness", "run", *args, "--output-dir", "single", "--leaderboard", "single.json"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert single.returncode == 0, single.stderr
     distributed = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc-per-node", "2",
-         "--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{_free_port()}",
-         "-m", "harness", "run", *args, "--output-dir", "dist", "--leaderboard", "dist.json"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nnodes",
+            "1",
+            "--nproc-per-node",
+            "2",
+            "--rdzv-backend",
+            "c10d",
+            "--rdzv-endpoint",
+            f"127.0.0.1:{_free_port()}",
+            "-m",
+            "harness",
+            "run",
+            *args,
+            "--output-dir",
+            "dist",
+            "--leaderboard",
+            "dist.json",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert distributed.returncode == 0, distributed.stderr[-3000:]
     one, two = read_json(tmp_path / "single.json")["entries"], read_json(tmp_path / "dist.json")["entries"]
     assert len(two) == 2  # rank 0 alone wrote, one entry per task

@@ -50,13 +50,19 @@ def test_the_answer_probability_comes_from_the_log_likelihood() -> None:
     for line in lines:
         prompt = by_digest[line["prompt_sha256"]]  # the prompt each answer was generated for
         answer = answer_for(prompt)
-        probability = math.exp(known_logprob(prompt, answer + STOP)) + math.exp(known_logprob(prompt, f" {answer}{STOP}"))
-        assert line["no_answer_prob"] == pytest.approx(probability if answer == "unanswerable" else 1 - probability,
-                                                       rel=1e-9)
+        probability = math.exp(known_logprob(prompt, answer + STOP)) + math.exp(
+            known_logprob(prompt, f" {answer}{STOP}")
+        )
+        assert line["no_answer_prob"] == pytest.approx(
+            probability if answer == "unanswerable" else 1 - probability, rel=1e-9
+        )
     assert {line["prediction"] == "" for line in lines} == {True, False}  # some abstained, some answered
 
 
 def test_a_generator_that_can_give_neither_says_what_mkqa_needs() -> None:
-    with pytest.raises(HarnessError, match=r"No-Answer probability is made from the model's probability of its own "
-                                           r"answer.*cannot score text either"):
+    with pytest.raises(
+        HarnessError,
+        match=r"No-Answer probability is made from the model's probability of its own "
+        r"answer.*cannot score text either",
+    ):
         harness.evaluate("mkqa:prompt=closed-book", Generates(), langs=["en"], progress=False, bootstrap=0)

@@ -22,9 +22,16 @@ from harness_mkqa.languages import MKQA_LANGUAGES
 from harness_mkqa.task import MKQA
 
 OFFICIAL_EN = {  # the official end-to-end test's expectation, plus what -v adds
-    "best_em": 66.67, "best_f1": 80.95, "best_answerable_em": 33.33, "best_answerable_f1": 61.9,
-    "best_unanswerable_em": 100.0, "best_f1_threshold": -6.91,
-    "exact_match": 16.67, "f1": 30.95, "answerable_exact_match": 33.33, "answerable_f1": 61.9,
+    "best_em": 66.67,
+    "best_f1": 80.95,
+    "best_answerable_em": 33.33,
+    "best_answerable_f1": 61.9,
+    "best_unanswerable_em": 100.0,
+    "best_f1_threshold": -6.91,
+    "exact_match": 16.67,
+    "f1": 30.95,
+    "answerable_exact_match": 33.33,
+    "answerable_f1": 61.9,
     "unanswerable_exact_match": 0.0,
 }
 
@@ -83,8 +90,10 @@ def test_empty_predictions_score_the_no_answer_share(mkqa_dir: Path) -> None:
 
 
 def _lines(data: MKQAData, text_of: Any) -> list[dict[str, Any]]:
-    return [{"example_id": raw, "prediction": text_of(raw, annotation), "binary_answer": None, "no_answer_prob": 0}
-            for raw, annotation in zip(data.raw_ids, data.annotations["en"])]
+    return [
+        {"example_id": raw, "prediction": text_of(raw, annotation), "binary_answer": None, "no_answer_prob": 0}
+        for raw, annotation in zip(data.raw_ids, data.annotations["en"])
+    ]
 
 
 def test_a_wrong_string_everywhere(mkqa_dir: Path) -> None:
@@ -93,8 +102,10 @@ def test_a_wrong_string_everywhere(mkqa_dir: Path) -> None:
     # best_em 0.0, best_f1 50.0, best_f1_threshold 0.0.
     task = MKQA()
     data = load(mkqa_dir / "test_mkqa.jsonl.gz")
-    predictions = {lang: [{"example_id": raw, "prediction": "zzz qqq", "binary_answer": None} for raw in data.raw_ids]
-                   for lang in MKQA_LANGUAGES}
+    predictions = {
+        lang: [{"example_id": raw, "prediction": "zzz qqq", "binary_answer": None} for raw in data.raw_ids]
+        for lang in MKQA_LANGUAGES
+    }
     evaluation = task.evaluate(data, predictions)
     for lang in MKQA_LANGUAGES:
         metrics = rows(evaluation)[lang]
@@ -132,11 +143,22 @@ def test_two_roundings_as_the_official_script(tmp_path: Path) -> None:
     with gzip.open(path, "wt", encoding="utf-8") as handle:
         for i in range(4000):
             answers = [{"type": "entity", "text": f"answer {i}"}]
-            handle.write(json.dumps({"example_id": i, "query": "q", "queries": {"en": "q"}, "answers": {"en": answers}}) + "\n")
+            handle.write(
+                json.dumps({"example_id": i, "query": "q", "queries": {"en": "q"}, "answers": {"en": answers}}) + "\n"
+            )
     task = MKQA()
     data = load(tmp_path)
-    predictions = {"en": [{"example_id": i, "prediction": f"answer {i}" if i < 1933 else "wrong", "binary_answer": None,
-                           "no_answer_prob": 0.0} for i in range(4000)]}
+    predictions = {
+        "en": [
+            {
+                "example_id": i,
+                "prediction": f"answer {i}" if i < 1933 else "wrong",
+                "binary_answer": None,
+                "no_answer_prob": 0.0,
+            }
+            for i in range(4000)
+        ]
+    }
     en = rows(task.evaluate(data, predictions))["en"]
     assert (en["best_f1"], en["best_em"], en["exact_match"]) == (48.33, 48.32, 48.32)
     assert en["best_unanswerable_em"] is None
@@ -155,19 +177,20 @@ def test_no_answer_baseline_through_the_cli(mkqa_dir: Path, harness_cli: Any) ->
     assert result["notes"] == []
 
 
-def test_one_data_root_serves_mkqa_under_its_official_file_names(official_data: Path, harness_cli: Any,
-                                                                 tmp_path: Path) -> None:
+def test_one_data_root_serves_mkqa_under_its_official_file_names(
+    official_data: Path, harness_cli: Any, tmp_path: Path
+) -> None:
     # The folder of every benchmark (its mkqa/ holds the official test file, test_mkqa.jsonl.gz) is
     # --data-dir for MKQA as for the others; so is a copy of apple/ml-mkqa (dataset/mkqa.jsonl.gz).
-    code, out, err = harness_cli("run", "mkqa", "no-answer", "--data-dir", official_data, "--quiet",
-                                 "--no-leaderboard")
+    code, out, err = harness_cli("run", "mkqa", "no-answer", "--data-dir", official_data, "--quiet", "--no-leaderboard")
     assert code == 0, err
     result = json.loads(Path(out.split("result: ")[1].splitlines()[0]).read_text(encoding="utf-8"))
     assert result["main_score"]["value"] == 50.0 and result["data"]["source"].endswith("mkqa/test_mkqa.jsonl.gz")
     release = tmp_path / "ml-mkqa" / "dataset" / "mkqa.jsonl.gz"
     release.parent.mkdir(parents=True)
     release.write_bytes((official_data / "mkqa" / "test_mkqa.jsonl.gz").read_bytes())
-    code, out, err = harness_cli("run", "mkqa", "no-answer", "--data-dir", release.parents[1], "--quiet",
-                                 "--no-leaderboard")
+    code, out, err = harness_cli(
+        "run", "mkqa", "no-answer", "--data-dir", release.parents[1], "--quiet", "--no-leaderboard"
+    )
     assert code == 0, err
     assert f"({release}, split test)" in out

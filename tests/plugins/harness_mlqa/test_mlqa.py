@@ -119,19 +119,23 @@ OFFICIAL_PERTURBED = {
 
 
 @pytest.mark.parametrize("pair", sorted(OFFICIAL_PERTURBED))
-def test_real_single_file_equals_official_to_the_last_digit(real_data: Path, harness_cli: Cli, tmp_path: Path,
-                                                            pair: str) -> None:
+def test_real_single_file_equals_official_to_the_last_digit(
+    real_data: Path, harness_cli: Cli, tmp_path: Path, pair: str
+) -> None:
     # One file is one G-XLT cell (mlqa:mode=gxlt --langs c-q) or one XLT language (mlqa --langs c).
     context, question = pair.split("-")
     task, langs, subset = ("mlqa", context, context) if context == question else ("mlqa:mode=gxlt", pair, pair)
     predictions = tmp_path / "preds.json"
     predictions.write_text(json.dumps(perturbed(dev_file(real_data, pair)), ensure_ascii=False), encoding="utf-8")
-    code, _, err = harness_cli("score", task, "--langs", langs, "--predictions", predictions,
-                               "--data-dir", real_data / "mlqa", "--quiet")
+    code, _, err = harness_cli(
+        "score", task, "--langs", langs, "--predictions", predictions, "--data-dir", real_data / "mlqa", "--quiet"
+    )
     assert code == 0, err
     got = rows(tmp_path)
-    assert got[subset]["metrics"] == {"f1": OFFICIAL_PERTURBED[pair]["f1"],
-                                      "exact_match": OFFICIAL_PERTURBED[pair]["exact_match"]}
+    assert got[subset]["metrics"] == {
+        "f1": OFFICIAL_PERTURBED[pair]["f1"],
+        "exact_match": OFFICIAL_PERTURBED[pair]["exact_match"],
+    }
     assert result(tmp_path)["data"]["languages"] == [langs]
     assert any("had no prediction" in note for note in result(tmp_path)["notes"])
 
@@ -142,8 +146,17 @@ def test_xtreme_mock_mlqa(real_data: Path, harness_cli: Cli, tmp_path: Path) -> 
     # es EM 0 F1 26.66666666666667, de EM 0 F1 85.71428571428571, ar/hi/vi/zh 100/100; the
     # means are XTREME's evaluate_test.py numbers, EM 57.142857..., F1 81.768707...
     mock = real_data / "xtreme" / "mock_test_data"
-    code, _, err = harness_cli("score", "mlqa", "--split", "test", "--data-dir", mock / "labels" / "mlqa",
-                               "--predictions", mock / "predictions" / "mlqa", "--quiet")
+    code, _, err = harness_cli(
+        "score",
+        "mlqa",
+        "--split",
+        "test",
+        "--data-dir",
+        mock / "labels" / "mlqa",
+        "--predictions",
+        mock / "predictions" / "mlqa",
+        "--quiet",
+    )
     assert code == 0, err
     got = rows(tmp_path)
     assert got["en"]["metrics"] == {"f1": 60.0, "exact_match": 0.0}
@@ -155,10 +168,19 @@ def test_xtreme_mock_mlqa(real_data: Path, harness_cli: Cli, tmp_path: Path) -> 
     assert f"{got['mean']['metrics']['f1']:.6f}" == "81.768707"
 
 
-def test_real_gxlt_with_tiny_reader_prints_matrix(real_data: Path, tiny_reader_dir: Path, harness_cli: Cli,
-                                                  tmp_path: Path) -> None:
-    code, _, err = harness_cli("run", "mlqa:mode=gxlt", f"hf-reader:path={tiny_reader_dir},max_length=128,stride=32",
-                               "--data-dir", real_data / "mlqa", "--limit", "2", "--quiet")
+def test_real_gxlt_with_tiny_reader_prints_matrix(
+    real_data: Path, tiny_reader_dir: Path, harness_cli: Cli, tmp_path: Path
+) -> None:
+    code, _, err = harness_cli(
+        "run",
+        "mlqa:mode=gxlt",
+        f"hf-reader:path={tiny_reader_dir},max_length=128,stride=32",
+        "--data-dir",
+        real_data / "mlqa",
+        "--limit",
+        "2",
+        "--quiet",
+    )
     assert code == 0, err
     got = rows(tmp_path)
     cells = [row for row in got.values() if len(row.get("languages", [])) == 2]
@@ -181,16 +203,29 @@ def test_real_gxlt_with_tiny_reader_prints_matrix(real_data: Path, tiny_reader_d
 
 def test_real_prediction_folder_round_trip(real_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
     # A run's predictions folder is the official format: scoring it again gives the same rows.
-    code, _, err = harness_cli("run", "mlqa", "oracle", "--data-dir", real_data / "mlqa", "--langs", "es,zh",
-                               "--quiet", "--output-dir", "first")
+    code, _, err = harness_cli(
+        "run",
+        "mlqa",
+        "oracle",
+        "--data-dir",
+        real_data / "mlqa",
+        "--langs",
+        "es,zh",
+        "--quiet",
+        "--output-dir",
+        "first",
+    )
     assert code == 0, err
     (path,) = list(Path(tmp_path).glob("first/**/result.json"))
     first = json.loads(path.read_text(encoding="utf-8"))
     folder = Path(first["predictions"]["path"])
-    assert sorted(p.name for p in folder.iterdir()) == ["dev-context-es-question-es.json",
-                                                        "dev-context-zh-question-zh.json"]
-    code, _, err = harness_cli("score", "mlqa", "--data-dir", real_data / "mlqa", "--langs", "es,zh",
-                               "--predictions", folder, "--quiet")
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "dev-context-es-question-es.json",
+        "dev-context-zh-question-zh.json",
+    ]
+    code, _, err = harness_cli(
+        "score", "mlqa", "--data-dir", real_data / "mlqa", "--langs", "es,zh", "--predictions", folder, "--quiet"
+    )
     assert code == 0, err
     assert result(tmp_path)["rows"] == first["rows"]
 
@@ -231,7 +266,13 @@ def test_replaying_a_predictions_folder_is_the_submission_path(harness_cli: Cli,
     replayed = result(tmp_path)
     assert replayed["model"]["weights"] == f"sha256:{replayed['predictions']['sha256']}"
     assert {row["subset"]: row["metrics"]["f1"] for row in replayed["rows"]} == {
-        "gxlt": 0.0, "xlt": 0.0, "en-en": 0.0, "en-de": 0.0, "de-en": 0.0, "de-de": 0.0}
+        "gxlt": 0.0,
+        "xlt": 0.0,
+        "en-en": 0.0,
+        "en-de": 0.0,
+        "de-en": 0.0,
+        "de-de": 0.0,
+    }
 
 
 def test_gxlt_language_selection_gives_pairs_among_them(harness_cli: Cli, tmp_path: Path) -> None:
@@ -269,34 +310,50 @@ def test_non_string_answer(harness_cli: Cli, tmp_path: Path) -> None:
     preds = write(tmp_path / "preds.json", answers)
     code, _, err = harness_cli("score", "mlqa", "--langs", "en", "--predictions", preds)
     assert code == 2
-    assert err.strip() == (f"error: {preds}: field 'demo-etna-3': does not match schema span-qa-predictions: "
-                           "2013 is not of type 'string'")
+    assert err.strip() == (
+        f"error: {preds}: field 'demo-etna-3': does not match schema span-qa-predictions: 2013 is not of type 'string'"
+    )
 
 
 def test_ids_from_another_file(harness_cli: Cli, tmp_path: Path) -> None:
     preds = write(tmp_path / "preds.json", {**demo_answers(), "bc05f276f966ee2a28d92ad7da46ae82defb3c57": "525"})
     code, _, err = harness_cli("score", "mlqa", "--langs", "en", "--predictions", preds)
     assert code == 2
-    assert err.strip() == (f"error: {preds}: field 'bc05f276f966ee2a28d92ad7da46ae82defb3c57': not a question of "
-                           "dev-context-en-question-en.json (1 such id(s): predictions for another file?)")
+    assert err.strip() == (
+        f"error: {preds}: field 'bc05f276f966ee2a28d92ad7da46ae82defb3c57': not a question of "
+        "dev-context-en-question-en.json (1 such id(s): predictions for another file?)"
+    )
 
 
 def test_real_ids_from_another_file(real_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
     # English XLT predictions handed in as the German file: most English ids are not German questions.
     preds = write(tmp_path / "en.json", first_answers(dev_file(real_data, "en-en")))
-    code, _, err = harness_cli("score", "mlqa", "--langs", "de", "--predictions", preds, "--data-dir", real_data / "mlqa")
+    code, _, err = harness_cli(
+        "score", "mlqa", "--langs", "de", "--predictions", preds, "--data-dir", real_data / "mlqa"
+    )
     assert code == 2
     assert "not a question of dev-context-de-question-de.json" in err and len(err.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize(("task", "langs", "message"), [
-    ("mlqa", "en,xx", "error: unknown language 'xx' for task mlqa (languages: en, es, de, ar, hi, vi, zh)"),
-    ("mlqa:mode=gxlt", "es-fr", "error: unknown language 'fr' for task mlqa (languages: en, es, de, ar, hi, vi, zh)"),
-    ("mlqa", "es-en", "error: 'es-en' is a (context, question) pair, a G-XLT cell: use mlqa:mode=gxlt"),
-    ("mlqa:mode=gxlt", "es", "error: G-XLT needs a cross-language pair: select two or more languages or a pair such as "
-                             "es-en (same-language files are XLT: mlqa --langs es)"),
-    ("mlqa:mode=both", "es", "error: task mlqa: option 'mode' must be one of xlt, gxlt, got 'both'"),
-])
+@pytest.mark.parametrize(
+    ("task", "langs", "message"),
+    [
+        ("mlqa", "en,xx", "error: unknown language 'xx' for task mlqa (languages: en, es, de, ar, hi, vi, zh)"),
+        (
+            "mlqa:mode=gxlt",
+            "es-fr",
+            "error: unknown language 'fr' for task mlqa (languages: en, es, de, ar, hi, vi, zh)",
+        ),
+        ("mlqa", "es-en", "error: 'es-en' is a (context, question) pair, a G-XLT cell: use mlqa:mode=gxlt"),
+        (
+            "mlqa:mode=gxlt",
+            "es",
+            "error: G-XLT needs a cross-language pair: select two or more languages or a pair such as "
+            "es-en (same-language files are XLT: mlqa --langs es)",
+        ),
+        ("mlqa:mode=both", "es", "error: task mlqa: option 'mode' must be one of xlt, gxlt, got 'both'"),
+    ],
+)
 def test_bad_language_selection(harness_cli: Cli, task: str, langs: str, message: str) -> None:
     code, _, err = harness_cli("run", task, "oracle", "--langs", langs)
     assert code == 2
@@ -307,16 +364,20 @@ def test_one_file_for_many_files_and_missing_folder_file(harness_cli: Cli, tmp_p
     preds = write(tmp_path / "preds.json", demo_answers())
     code, _, err = harness_cli("score", "mlqa", "--langs", "en,de", "--predictions", preds)
     assert code == 2
-    assert err.strip() == (f"error: {preds}: one predictions file answers one data file, but 2 are selected (en, de): "
-                           "choose one with --langs, or pass a folder with one file per data file "
-                           "(e.g. dev-context-en-question-en.json)")
+    assert err.strip() == (
+        f"error: {preds}: one predictions file answers one data file, but 2 are selected (en, de): "
+        "choose one with --langs, or pass a folder with one file per data file "
+        "(e.g. dev-context-en-question-en.json)"
+    )
     folder = tmp_path / "folder"
     folder.mkdir()
     write(folder / "dev-context-en-question-en.json", demo_answers())
     code, _, err = harness_cli("score", "mlqa", "--langs", "en,de", "--predictions", folder)
     assert code == 2
-    assert err.strip() == (f"error: {folder / 'dev-context-de-question-de.json'}: missing: a predictions folder "
-                           "holds one file per data file, named like it")
+    assert err.strip() == (
+        f"error: {folder / 'dev-context-de-question-de.json'}: missing: a predictions folder "
+        "holds one file per data file, named like it"
+    )
 
 
 def test_no_mlqa_files(harness_cli: Cli, tmp_path: Path) -> None:
@@ -324,15 +385,28 @@ def test_no_mlqa_files(harness_cli: Cli, tmp_path: Path) -> None:
     empty.mkdir()
     code, _, err = harness_cli("run", "mlqa", "oracle", "--data-dir", empty)
     assert code == 2
-    assert err.strip() == (f"error: no MLQA dev files in {empty}: expected MLQA_V1/dev/dev-context-en-question-en.json "
-                           "(the official release) or dev-en.json (XTREME's layout)")
+    assert err.strip() == (
+        f"error: no MLQA dev files in {empty}: expected MLQA_V1/dev/dev-context-en-question-en.json "
+        "(the official release) or dev-en.json (XTREME's layout)"
+    )
 
 
 def test_context_and_question_language_flags_name_one_pair(real_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
     predictions = tmp_path / "preds.json"
     predictions.write_text(json.dumps(perturbed(dev_file(real_data, "es-en")), ensure_ascii=False), encoding="utf-8")
-    code, _, err = harness_cli("score", "mlqa:mode=gxlt", "--context-lang", "es", "--question-lang", "en",
-                               "--predictions", predictions, "--data-dir", real_data / "mlqa", "--quiet")
+    code, _, err = harness_cli(
+        "score",
+        "mlqa:mode=gxlt",
+        "--context-lang",
+        "es",
+        "--question-lang",
+        "en",
+        "--predictions",
+        predictions,
+        "--data-dir",
+        real_data / "mlqa",
+        "--quiet",
+    )
     assert code == 0, err
     assert rows(tmp_path)["es-en"]["metrics"]["f1"] == OFFICIAL_PERTURBED["es-en"]["f1"]
     code, _, err = harness_cli("score", "mlqa:mode=gxlt", "--context-lang", "es", "--predictions", predictions)
@@ -354,23 +428,39 @@ def test_real_answers_for_another_context_language_are_refused_naming_it(real_da
         file = tmp_path / f"{lang}.json"
         file.write_text(json.dumps(gold[lang], ensure_ascii=False), encoding="utf-8")
         assert task.read_predictions(file, task.load(DataRequest(real_data / "mlqa", "dev", (lang,)))) == {
-            lang: gold[lang]}
+            lang: gold[lang]
+        }
     english = task.load(DataRequest(real_data / "mlqa", "dev", ("en",)))
     for lang in MLQA_LANGUAGES[1:]:
         count = len(gold[lang])
-        with pytest.raises(InputError, match=f"json: the answers look made for {lang}, not en: {count} of {count} "
-                                             f"answers are text of the {lang} contexts"):
+        with pytest.raises(
+            InputError,
+            match=f"json: the answers look made for {lang}, not en: {count} of {count} "
+            f"answers are text of the {lang} contexts",
+        ):
             task.read_predictions(tmp_path / f"{lang}.json", english)
 
 
 def test_real_spanish_gold_una_is_explained_in_one_note(real_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
     # MLQA's Spanish normaliser deletes "una"; one es dev question's only gold answer is "una", so
     # the gold answers score F1 499/500 = 99.8 there, and 160/161 and 188/189 in es-ar and es-vi.
-    code, out, err = harness_cli("run", "mlqa:mode=gxlt", "oracle", "--data-dir", real_data / "mlqa", "--quiet",
-                                 "--bootstrap", "0", "--langs", "es,ar,vi")
+    code, out, err = harness_cli(
+        "run",
+        "mlqa:mode=gxlt",
+        "oracle",
+        "--data-dir",
+        real_data / "mlqa",
+        "--quiet",
+        "--bootstrap",
+        "0",
+        "--langs",
+        "es,ar,vi",
+    )
     assert code == 0, err
     assert rows(tmp_path)["es-ar"]["metrics"]["f1"] == pytest.approx(100 * 160 / 161)
     notes = [line for line in out.splitlines() if "empties" in line]
-    assert notes == ["note: 3 question(s) have only gold answers that the official normaliser empties (e.g. 'una'), "
-                     "so no answer scores F1 on them; the highest F1 possible: es-es 99.8, es-ar 99.3789, "
-                     "es-vi 99.4709"]
+    assert notes == [
+        "note: 3 question(s) have only gold answers that the official normaliser empties (e.g. 'una'), "
+        "so no answer scores F1 on them; the highest F1 possible: es-es 99.8, es-ar 99.3789, "
+        "es-vi 99.4709"
+    ]

@@ -32,12 +32,18 @@ def corpus(tmp_path: Path) -> Path:
     """A folder corpus: en.tsv (DPR's layout), fi.jsonl and ja.jsonl."""
     folder = tmp_path / "wiki"
     folder.mkdir()
-    (folder / "en.tsv").write_text("id\ttext\ttitle\n" + "".join(f"{pid}\t{text}\t{title}\n"
-                                                             for pid, (text, title) in EN.items()), encoding="utf-8")
+    (folder / "en.tsv").write_text(
+        "id\ttext\ttitle\n" + "".join(f"{pid}\t{text}\t{title}\n" for pid, (text, title) in EN.items()),
+        encoding="utf-8",
+    )
     for lang, passages in (("fi", FI), ("ja", JA)):
-        (folder / f"{lang}.jsonl").write_text("".join(
-            json.dumps({"id": pid, "text": text, "title": title}, ensure_ascii=False) + "\n"
-            for pid, (text, title) in passages.items()), encoding="utf-8")
+        (folder / f"{lang}.jsonl").write_text(
+            "".join(
+                json.dumps({"id": pid, "text": text, "title": title}, ensure_ascii=False) + "\n"
+                for pid, (text, title) in passages.items()
+            ),
+            encoding="utf-8",
+        )
     return folder
 
 
@@ -47,13 +53,22 @@ def xor_dir(tmp_path: Path) -> Path:
     folder = tmp_path / "xor"
     folder.mkdir()
     for name, column in (("xor_dev_retrieve_eng_span_v1_1.jsonl", 3), ("xor_dev_full_v1_1.jsonl", 4)):
-        (folder / name).write_text("".join(
-            json.dumps({"id": q[0], "question": q[1], "answers": q[column], "lang": q[2], "split": "dev"},
-                       ensure_ascii=False) + "\n" for q in QUESTIONS), encoding="utf-8")
+        (folder / name).write_text(
+            "".join(
+                json.dumps(
+                    {"id": q[0], "question": q[1], "answers": q[column], "lang": q[2], "split": "dev"},
+                    ensure_ascii=False,
+                )
+                + "\n"
+                for q in QUESTIONS
+            ),
+            encoding="utf-8",
+        )
     return folder
 
 
 @pytest.fixture
 def question_translations(tmp_path: Path) -> Path:
-    return translations_file(tmp_path / "questions-en.jsonl",
-                             [(lang, text, ENGLISH[qid]) for qid, text, lang, _, _ in QUESTIONS])
+    return translations_file(
+        tmp_path / "questions-en.jsonl", [(lang, text, ENGLISH[qid]) for qid, text, lang, _, _ in QUESTIONS]
+    )

@@ -18,12 +18,18 @@ class ReaderObject:
         return [SPANS.get((e.question, e.context), SpanAnswer("", -1, NO_SPAN, None)) for e in examples]
 
 
-def test_a_reader_object_reads_as_its_registered_twin(stub_reader: type[StubReader], corpus: Path,
-                                                       xor_dir: Path) -> None:
+def test_a_reader_object_reads_as_its_registered_twin(
+    stub_reader: type[StubReader], corpus: Path, xor_dir: Path
+) -> None:
     def run(reader: object) -> harness.Outcome:
-        return harness.evaluate("xor-engspan", "retrieve-read", model_args={"corpus": str(corpus), "reader": reader,
-                                                                            "top_k": 2},
-                                data_dir=xor_dir, progress=False, bootstrap=0)[0]
+        return harness.evaluate(
+            "xor-engspan",
+            "retrieve-read",
+            model_args={"corpus": str(corpus), "reader": reader, "top_k": 2},
+            data_dir=xor_dir,
+            progress=False,
+            bootstrap=0,
+        )[0]
 
     registered, given = run("stub-reader"), run(ReaderObject())
     assert given.predictions == registered.predictions and given.result.rows == registered.result.rows

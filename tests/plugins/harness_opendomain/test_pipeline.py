@@ -32,8 +32,10 @@ from tests.plugins.harness_opendomain.world import (
 
 def open_questions(answer_lang: str | None = None) -> list[OpenQuestion]:
     """The four questions; ``answer_lang`` "question" asks for answers in the question's language."""
-    return [OpenQuestion(qid, text, lang, lang if answer_lang == "question" else answer_lang)
-            for qid, text, lang, _, _ in QUESTIONS]
+    return [
+        OpenQuestion(qid, text, lang, lang if answer_lang == "question" else answer_lang)
+        for qid, text, lang, _, _ in QUESTIONS
+    ]
 
 
 def retrieve_read(corpus: Path, **options: Any) -> RetrieveRead:
@@ -51,8 +53,9 @@ def test_choose_the_best_span_and_the_no_answer_score() -> None:
     assert choose([SpanAnswer("x", 0, 1.0, None)], ["en"]) == Choice("x", "en", None)
 
 
-def test_retrieve_read_answers_from_the_best_passage(corpus: Path, stub_reader: type[StubReader],
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_retrieve_read_answers_from_the_best_passage(
+    corpus: Path, stub_reader: type[StubReader], monkeypatch: pytest.MonkeyPatch
+) -> None:
     reads: list[Path] = []
 
     def counted(location: Path) -> Passages:
@@ -70,15 +73,25 @@ def test_retrieve_read_answers_from_the_best_passage(corpus: Path, stub_reader: 
     #                "東京"; min(2.0, 3.0) - 6.0 = -4.0
     # -3 fi Titanic: f1 (titanic, upposi), e1 (titanic) -> 2.0 / no span: "1912"; min(-1.0, 3.0) - 2.0 = -3.0
     #  4 fi Google:  "googlen" matches nothing: e0, e1, for which the stub has no span: "" and no score.
-    assert answers == [OpenAnswer("Paris", -3.5), OpenAnswer("東京", -4.0), OpenAnswer("1912", -3.0),
-                       OpenAnswer("", None)]
+    assert answers == [
+        OpenAnswer("Paris", -3.5),
+        OpenAnswer("東京", -4.0),
+        OpenAnswer("1912", -3.0),
+        OpenAnswer("", None),
+    ]
     # All eight (question, passage) pairs went to the reader in one call, passages in ranking order.
     [call] = stub_reader.calls
     passage = {text: pid for pid, (text, _) in {**EN, **FI, **JA}.items()}
     assert [(e.question, passage[e.context], e.question_lang, e.context_lang) for e in call] == [
-        (Q_EIFFEL, "f0", "fi", "fi"), (Q_EIFFEL, "e0", "fi", "en"), (Q_CAPITAL, "j0", "ja", "ja"),
-        (Q_CAPITAL, "e0", "ja", "en"), (Q_TITANIC, "f1", "fi", "fi"), (Q_TITANIC, "e1", "fi", "en"),
-        (Q_GOOGLE, "e0", "fi", "en"), (Q_GOOGLE, "e1", "fi", "en")]
+        (Q_EIFFEL, "f0", "fi", "fi"),
+        (Q_EIFFEL, "e0", "fi", "en"),
+        (Q_CAPITAL, "j0", "ja", "ja"),
+        (Q_CAPITAL, "e0", "ja", "en"),
+        (Q_TITANIC, "f1", "fi", "fi"),
+        (Q_TITANIC, "e1", "fi", "en"),
+        (Q_GOOGLE, "e0", "fi", "en"),
+        (Q_GOOGLE, "e1", "fi", "en"),
+    ]
     # The corpus is read and indexed once, on the first call, and kept.
     assert model.answer(open_questions()[:1]) == answers[:1]
     assert reads == [corpus]
@@ -88,14 +101,19 @@ def test_an_encoder_retrieves_too(corpus: Path, stub_reader: type[StubReader], t
     # A random encoder ranks at random, but with top_k = all 7 passages every question reads every
     # passage, so the answers are those above whatever the order (no two spans tie).
     model = retrieve_read(corpus, top_k=7, retriever=f"hf-encoder:path={tiny_encoder_dir}")
-    assert model.answer(open_questions()) == [OpenAnswer("Paris", -3.5), OpenAnswer("東京", -4.0),
-                                              OpenAnswer("1912", -3.0), OpenAnswer("", None)]
+    assert model.answer(open_questions()) == [
+        OpenAnswer("Paris", -3.5),
+        OpenAnswer("東京", -4.0),
+        OpenAnswer("1912", -3.0),
+        OpenAnswer("", None),
+    ]
     assert len(stub_reader.calls[0]) == 4 * 7
     assert model.identity().options["retriever"]["name"] == "hf-encoder"
 
 
-def test_answers_found_in_another_language_are_translated_back(corpus: Path, stub_reader: type[StubReader],
-                                                               tmp_path: Path) -> None:
+def test_answers_found_in_another_language_are_translated_back(
+    corpus: Path, stub_reader: type[StubReader], tmp_path: Path
+) -> None:
     to_finnish = translations_file(tmp_path / "answers-fi.jsonl", [("en", "Paris", "Pariisi")])
     model = retrieve_read(corpus, top_k=2, answer_translator=f"translations:file={to_finnish},target_lang=fi")
     answers = model.answer(open_questions("question"))
@@ -109,8 +127,9 @@ def test_answers_found_in_another_language_are_translated_back(corpus: Path, stu
     assert [a.text for a in model.answer(open_questions())] == ["Paris", "東京", "1912", ""]
 
 
-def test_translate_test_reads_english_questions(corpus: Path, stub_reader: type[StubReader],
-                                                question_translations: Path) -> None:
+def test_translate_test_reads_english_questions(
+    corpus: Path, stub_reader: type[StubReader], question_translations: Path
+) -> None:
     model = retrieve_read(corpus, top_k=1, translator=f"translations:file={question_translations}")
     answers = model.answer(open_questions())
     # English queries: "Where is the Eiffel Tower?" -> e0 (the, eiffel, tower); "What is the
@@ -121,12 +140,19 @@ def test_translate_test_reads_english_questions(corpus: Path, stub_reader: type[
     # (2 + 1.5 * (0.25 + 0.75 * 5 / 7.571)) = 1.264; e1: 0.983 + 0.251 * 2.5 / (1 + 1.5 * (0.25
     # + 0.75 * 11 / 7.571)) = 1.192). The stub answers the first two: Paris 4.0 (null 0.5),
     # Tokyo 5.0 (null 1.0).
-    assert answers == [OpenAnswer("Paris", 0.5 - 4.0), OpenAnswer("Tokyo", 1.0 - 5.0), OpenAnswer("", None),
-                       OpenAnswer("", None)]
+    assert answers == [
+        OpenAnswer("Paris", 0.5 - 4.0),
+        OpenAnswer("Tokyo", 1.0 - 5.0),
+        OpenAnswer("", None),
+        OpenAnswer("", None),
+    ]
     [call] = stub_reader.calls
     assert [(e.question, e.question_lang, e.context) for e in call] == [
-        (ENGLISH["1"], "en", EN["e0"][0]), (ENGLISH["2"], "en", EN["e2"][0]), (ENGLISH["-3"], "en", FI["f1"][0]),
-        (ENGLISH["4"], "en", EN["e3"][0])]
+        (ENGLISH["1"], "en", EN["e0"][0]),
+        (ENGLISH["2"], "en", EN["e2"][0]),
+        (ENGLISH["-3"], "en", FI["f1"][0]),
+        (ENGLISH["4"], "en", EN["e3"][0]),
+    ]
 
 
 def test_identity_records_every_part(corpus: Path, stub_reader: type[StubReader], question_translations: Path) -> None:

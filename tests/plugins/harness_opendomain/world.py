@@ -34,32 +34,40 @@ QUESTIONS = [
     ("4", Q_GOOGLE, "fi", ["Mountain View"], ["Mountain View"]),
 ]
 #: Human translations of the questions into English (a translations file for translate-test).
-ENGLISH = {"1": "Where is the Eiffel Tower?", "2": "What is the capital of Japan?",
-           "-3": "When did the Titanic sink?", "4": "Where is Google's headquarters?"}
+ENGLISH = {
+    "1": "Where is the Eiffel Tower?",
+    "2": "What is the capital of Japan?",
+    "-3": "When did the Titanic sink?",
+    "4": "Where is Google's headquarters?",
+}
 
 
-def _span(question: str, passage: str, answer: str, score: float,
-          null: float | None) -> tuple[tuple[str, str], SpanAnswer]:
+def _span(
+    question: str, passage: str, answer: str, score: float, null: float | None
+) -> tuple[tuple[str, str], SpanAnswer]:
     text = {**EN, **FI, **JA}[passage][0]
     start = text.find(answer) if answer else -1
     return (question, text), SpanAnswer(answer, start, score, null)
 
 
 #: What the stub reads in each (question, passage) pair; any other pair has no span and no null score.
-SPANS = dict([
-    _span(Q_EIFFEL, "f0", "Pariisissa", 3.0, 1.0),
-    _span(Q_EIFFEL, "e0", "Paris", 4.0, 0.5),
-    _span(Q_CAPITAL, "j0", "東京", 6.0, 2.0),
-    _span(Q_CAPITAL, "e0", "Paris", 1.0, 3.0),
-    _span(Q_TITANIC, "f1", "1912", 2.0, -1.0),
-    _span(Q_TITANIC, "e1", "", NO_SPAN, 3.0),
-    _span(ENGLISH["1"], "e0", "Paris", 4.0, 0.5),
-    _span(ENGLISH["2"], "e2", "Tokyo", 5.0, 1.0),
-])
+SPANS = dict(
+    [
+        _span(Q_EIFFEL, "f0", "Pariisissa", 3.0, 1.0),
+        _span(Q_EIFFEL, "e0", "Paris", 4.0, 0.5),
+        _span(Q_CAPITAL, "j0", "東京", 6.0, 2.0),
+        _span(Q_CAPITAL, "e0", "Paris", 1.0, 3.0),
+        _span(Q_TITANIC, "f1", "1912", 2.0, -1.0),
+        _span(Q_TITANIC, "e1", "", NO_SPAN, 3.0),
+        _span(ENGLISH["1"], "e0", "Paris", 4.0, 0.5),
+        _span(ENGLISH["2"], "e2", "Tokyo", 5.0, 1.0),
+    ]
+)
 
 
 class StubReader(Model):
     """A Reader that looks its spans up in :data:`SPANS` and records every ``read`` call."""
+
     provides = frozenset({Reader})
 
     calls: ClassVar[list[list[ReadingExample]]] = []
@@ -77,7 +85,9 @@ class StubReader(Model):
 
 def translations_file(path: Path, records: Sequence[tuple[str, str, str]]) -> Path:
     """A ``translations`` model file of (lang, text, translation) records."""
-    lines = [json.dumps({"id": f"t{i}", "lang": lang, "question": text, "translation": translation}, ensure_ascii=False)
-             for i, (lang, text, translation) in enumerate(records)]
+    lines = [
+        json.dumps({"id": f"t{i}", "lang": lang, "question": text, "translation": translation}, ensure_ascii=False)
+        for i, (lang, text, translation) in enumerate(records)
+    ]
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return path

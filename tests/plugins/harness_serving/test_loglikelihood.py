@@ -72,13 +72,28 @@ class EchoServer:
                     value = None if n == 0 else token_logprob(before, token)
                     offsets.append(position)
                     values.append(value)
-                    tops.append(None if value is None else
-                                {token: value} if is_top(before, token) else {token: value, "other": value + 0.5})
+                    tops.append(
+                        None
+                        if value is None
+                        else {token: value}
+                        if is_top(before, token)
+                        else {token: value, "other": value + 0.5}
+                    )
                     position += len(token)
                 logprobs = {"tokens": tokens, "token_logprobs": values, "text_offset": offsets, "top_logprobs": tops}
                 text = prompt + " next"
-                self.reply({"choices": [{"text": text, "logprobs": logprobs if server.echo_logprobs else None,
-                                         "finish_reason": "length"}], "usage": {}})
+                self.reply(
+                    {
+                        "choices": [
+                            {
+                                "text": text,
+                                "logprobs": logprobs if server.echo_logprobs else None,
+                                "finish_reason": "length",
+                            }
+                        ],
+                        "usage": {},
+                    }
+                )
 
         self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.http.server_address[1]}/v1"
@@ -106,22 +121,27 @@ def reference(context: str, continuation: str) -> tuple[float, int, bool]:
 
 
 def client(server: EchoServer, endpoint: str = "completions") -> OpenAICompatible:
-    return OpenAICompatible(runtime=Runtime(device_request="cpu"), model=SERVED, url=server.url, endpoint=endpoint,
-                            retries=0)
+    return OpenAICompatible(
+        runtime=Runtime(device_request="cpu"), model=SERVED, url=server.url, endpoint=endpoint, retries=0
+    )
 
 
 def test_continuations_are_the_sum_of_their_echoed_tokens(server: EchoServer) -> None:
-    requests = [LoglikelihoodRequest("The man turned on the faucet therefore", " the toilet filled with water."),
-                LoglikelihoodRequest("Premise, right?", " Yes, hypothesis here", system="Be brief."),
-                LoglikelihoodRequest("x abc", "def ghi")]  # " abcdef": one token across the boundary, counted
+    requests = [
+        LoglikelihoodRequest("The man turned on the faucet therefore", " the toilet filled with water."),
+        LoglikelihoodRequest("Premise, right?", " Yes, hypothesis here", system="Be brief."),
+        LoglikelihoodRequest("x abc", "def ghi"),
+    ]  # " abcdef": one token across the boundary, counted
     scores = client(server).loglikelihood(requests)
     for request, score in zip(requests, scores):
         context = request.context if request.system is None else f"{request.system}\n\n{request.context}"
         total, count, greedy = reference(context, request.continuation)
         assert (score.logprob, score.tokens, score.greedy) == (pytest.approx(total, abs=1e-12), count, greedy)
     assert scores[2].tokens == 2
-    assert all(body["echo"] is True and body["logprobs"] == 1 and body["max_tokens"] == 1 and body["temperature"] == 0
-               for body in server.bodies)
+    assert all(
+        body["echo"] is True and body["logprobs"] == 1 and body["max_tokens"] == 1 and body["temperature"] == 0
+        for body in server.bodies
+    )
     # the client may send its requests in any order (the server saw them in CI once out of order)
     assert "Be brief.\n\nPremise, right? Yes, hypothesis here" in [body["prompt"] for body in server.bodies]
 
@@ -129,10 +149,25 @@ def test_continuations_are_the_sum_of_their_echoed_tokens(server: EchoServer) ->
 def test_xcopa_runs_through_the_server(server: EchoServer, tmp_path: Path, harness_cli: Cli) -> None:
     gold = [0, 1, 1, 0, 1, 0]
     write_xcopa(tmp_path / "xcopa", "val", "it", gold)
-    code, out, err = harness_cli("run", "xcopa", f"openai-compatible:model={SERVED},url={server.url},"
-                                 "endpoint=completions", "--data-dir", tmp_path / "xcopa", "--split", "dev",
-                                 "--langs", "it", "--quiet", "--json", "--bootstrap", "0", "--no-cache",
-                                 "--no-leaderboard", "--output-dir", tmp_path / "out")
+    code, out, err = harness_cli(
+        "run",
+        "xcopa",
+        f"openai-compatible:model={SERVED},url={server.url},endpoint=completions",
+        "--data-dir",
+        tmp_path / "xcopa",
+        "--split",
+        "dev",
+        "--langs",
+        "it",
+        "--quiet",
+        "--json",
+        "--bootstrap",
+        "0",
+        "--no-cache",
+        "--no-leaderboard",
+        "--output-dir",
+        tmp_path / "out",
+    )
     assert code == 0, err
     rows = {row["subset"]: row["metrics"] for row in json.loads(out)["results"][0]["result"]["rows"]}
     records = [json.loads(line) for line in (tmp_path / "xcopa" / "val-it.jsonl").read_text().splitlines()]

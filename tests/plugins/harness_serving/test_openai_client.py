@@ -60,14 +60,22 @@ class Server:
                     chat = self.path.endswith("/chat/completions")
                     prompt = body["messages"][-1]["content"] if chat else body["prompt"]
                     wants = bool(body.get("logprobs"))
-                    (g,) = server.generator.generate([GenerationRequest(prompt, GenerationOptions(
-                        body["max_tokens"], tuple(body.get("stop") or ()), wants))])
+                    (g,) = server.generator.generate(
+                        [
+                            GenerationRequest(
+                                prompt, GenerationOptions(body["max_tokens"], tuple(body.get("stop") or ()), wants)
+                            )
+                        ]
+                    )
                 usage = {"prompt_tokens": g.prompt_tokens, "completion_tokens": g.new_tokens}
                 reason = "length" if g.ended == "length" else "stop"  # as OpenAI says it: stop string or EOS
                 if chat:
                     logprobs = {"content": [{"token": g.text, "logprob": g.logprob}]} if wants else None
-                    choice = {"message": {"role": "assistant", "content": g.text}, "logprobs": logprobs,
-                              "finish_reason": reason}
+                    choice = {
+                        "message": {"role": "assistant", "content": g.text},
+                        "logprobs": logprobs,
+                        "finish_reason": reason,
+                    }
                 else:
                     logprobs = {"tokens": [g.text], "token_logprobs": [g.logprob]} if wants else None
                     choice = {"text": g.text, "logprobs": logprobs, "finish_reason": reason}
@@ -105,15 +113,18 @@ def test_answers_equal_the_served_generator(server: Server, endpoint: str, serve
     assert [g.logprob for g in remote] == pytest.approx([g.logprob for g in local])
     assert [g.new_tokens for g in remote] == [g.new_tokens for g in local]
     # stop strings are cut here unless asked (a server would cut inside a reasoning trace)
-    assert all(body["temperature"] == 0 and body.get("stop") == (["\n"] if server_stop else None)
-               for body in server.bodies)
+    assert all(
+        body["temperature"] == 0 and body.get("stop") == (["\n"] if server_stop else None) for body in server.bodies
+    )
 
 
 def test_transient_errors_are_retried(server: Server) -> None:
     server.fail_next = 2
     (answer,) = client(server.url, retries=2).generate([GenerationRequest(PROMPTS[0], GenerationOptions(4))])
-    assert len(server.bodies) == 3 and answer == server.generator.generate(
-        [GenerationRequest(PROMPTS[0], GenerationOptions(4))])[0]
+    assert (
+        len(server.bodies) == 3
+        and answer == server.generator.generate([GenerationRequest(PROMPTS[0], GenerationOptions(4))])[0]
+    )
     server.fail_next = 2
     with pytest.raises(HarnessError, match="answered HTTP 503"):
         client(server.url, retries=1).generate([GenerationRequest(PROMPTS[0], GenerationOptions(4))])
@@ -126,15 +137,24 @@ def test_a_server_that_is_down_or_serves_another_model_is_one_line(server: Serve
         OpenAICompatible(runtime=Runtime(device_request="cpu"), model="other", url=server.url)
     url = server.url
     server.stop()
-    code, _, err = harness_cli("run", "xquad:prompt=qa", f"openai-compatible:model={SERVED},url={url},retries=0",
-                               "--quiet")
+    code, _, err = harness_cli(
+        "run", "xquad:prompt=qa", f"openai-compatible:model={SERVED},url={url},retries=0", "--quiet"
+    )
     assert code == 2 and err.strip().splitlines()[-1].startswith(
-        f"error: model openai-compatible: no server answers at {url} (")
+        f"error: model openai-compatible: no server answers at {url} ("
+    )
 
 
 def test_an_xquad_run_through_the_server(server: Server, harness_cli: Cli, tmp_path: Path) -> None:
-    code, _, err = harness_cli("run", "xquad:prompt=qa", f"openai-compatible:model={SERVED},url={server.url}",
-                               "--langs", "en", "--quiet", "--no-leaderboard")
+    code, _, err = harness_cli(
+        "run",
+        "xquad:prompt=qa",
+        f"openai-compatible:model={SERVED},url={server.url}",
+        "--langs",
+        "en",
+        "--quiet",
+        "--no-leaderboard",
+    )
     assert code == 0, err
     (result,) = tmp_path.glob("results/**/result.json")
     assert json.loads(result.read_text())["model"]["options"]["model"] == SERVED
@@ -147,6 +167,7 @@ def test_vllm_without_the_extra_is_one_line(harness_cli: Cli, tiny_causal_lm_dir
     except ImportError:
         code, _, err = harness_cli("run", "xquad:prompt=qa", f"vllm:path={tiny_causal_lm_dir}", "--quiet")
         assert code == 2 and err.strip().splitlines()[-1] == (
-            'error: model vllm needs vLLM: pip install ".[vllm]" (on a machine with a CUDA GPU)')
+            'error: model vllm needs vLLM: pip install ".[vllm]" (on a machine with a CUDA GPU)'
+        )
     else:
         pytest.skip("vLLM is installed")

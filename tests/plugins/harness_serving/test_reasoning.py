@@ -68,13 +68,27 @@ def test_answers_that_never_came_are_counted_under_the_table(harness_cli, tmp_pa
     questions = read_span_file(parallel_qa_dir() / "en.json")
     replies = {}
     for i, q in enumerate(questions):
-        replies[q.question] = (Reply("<think>hm, let me see", "length", tokens=544) if i % 4 == 0 else
-                               Reply(f"<think>ok</think>\n\n{q.answers[0]}\nmore") if i % 4 == 1 else
-                               Reply(f"{q.answers[0]} and a long", "length") if i % 4 == 2 else Reply(""))
+        replies[q.question] = (
+            Reply("<think>hm, let me see", "length", tokens=544)
+            if i % 4 == 0
+            else Reply(f"<think>ok</think>\n\n{q.answers[0]}\nmore")
+            if i % 4 == 1
+            else Reply(f"{q.answers[0]} and a long", "length")
+            if i % 4 == 2
+            else Reply("")
+        )
     running = TraceServer(replies)
     try:
-        code, out, err = harness_cli("run", "xquad", f"openai-compatible:model={SERVED},url={running.url}",
-                                     "--langs", "en", "--gen-kwargs", "reasoning_tokens=512", "--no-leaderboard")
+        code, out, err = harness_cli(
+            "run",
+            "xquad",
+            f"openai-compatible:model={SERVED},url={running.url}",
+            "--langs",
+            "en",
+            "--gen-kwargs",
+            "reasoning_tokens=512",
+            "--no-leaderboard",
+        )
     finally:
         running.stop()
     assert code == 0, err
@@ -83,10 +97,17 @@ def test_answers_that_never_came_are_counted_under_the_table(harness_cli, tmp_pa
     (path,) = tmp_path.glob("results/**/result.json")
     result = json.loads(path.read_text(encoding="utf-8"))
     assert result["diagnostics"]["generation"]["answers"]["en"] == {
-        "answers": n, "empty": unclosed + empty, "trace_open": unclosed, "empty_cut_by_budget": 0, "cut_by_budget": cut}
-    notes = [f"{unclosed} of {n} answers empty: trace not closed within 544 tokens",
-             f"{empty} of {n} answers empty: the model answered nothing",
-             f"{cut} of {n} answers cut by the token budget (32 new tokens) before a stop string or the end of sequence"]
+        "answers": n,
+        "empty": unclosed + empty,
+        "trace_open": unclosed,
+        "empty_cut_by_budget": 0,
+        "cut_by_budget": cut,
+    }
+    notes = [
+        f"{unclosed} of {n} answers empty: trace not closed within 544 tokens",
+        f"{empty} of {n} answers empty: the model answered nothing",
+        f"{cut} of {n} answers cut by the token budget (32 new tokens) before a stop string or the end of sequence",
+    ]
     assert all(note in result["notes"] and note in out for note in notes)
     assert all(body["max_tokens"] == 544 and "stop" not in body for body in running.bodies)
     rows = {row["subset"]: row["metrics"] for row in result["rows"]}

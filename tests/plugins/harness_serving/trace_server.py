@@ -63,8 +63,12 @@ class TraceServer:
                     choice: dict[str, Any] = {"message": message, "finish_reason": answer.finish_reason}
                 else:
                     choice = {"text": answer.content, "finish_reason": answer.finish_reason}
-                self.reply({"choices": [choice], "usage": {"prompt_tokens": len(prompt.split()),
-                                                           "completion_tokens": answer.tokens}})
+                self.reply(
+                    {
+                        "choices": [choice],
+                        "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": answer.tokens},
+                    }
+                )
 
         self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.http.server_address[1]}/v1"

@@ -28,16 +28,41 @@ from harness_xor.metrics import (
 from harness_xor.tokens import _english_tables_path, read_punkt_tables, word_tokenize
 
 
-@pytest.mark.parametrize("text, tokens", [
-    # "Inc." ends a sentence only with the real model's orthographic table (an empty table keeps
-    # the two sentences together, and "Inc." then stays one token).
-    ("She worked for Acme Inc. Her brother worked at Google.",
-     ["She", "worked", "for", "Acme", "Inc", ".", "Her", "brother", "worked", "at", "Google", "."]),
-    ("Mr. Smith visited St. Peter's Basilica. It cost $2.8 million (2.8%).",
-     ["Mr.", "Smith", "visited", "St.", "Peter", "'s", "Basilica", ".", "It", "cost", "$", "2.8", "million",
-      "(", "2.8", "%", ")", "."]),
-    ('He said "yes" and left.', ["He", "said", "``", "yes", "''", "and", "left", "."]),
-])
+@pytest.mark.parametrize(
+    "text, tokens",
+    [
+        # "Inc." ends a sentence only with the real model's orthographic table (an empty table keeps
+        # the two sentences together, and "Inc." then stays one token).
+        (
+            "She worked for Acme Inc. Her brother worked at Google.",
+            ["She", "worked", "for", "Acme", "Inc", ".", "Her", "brother", "worked", "at", "Google", "."],
+        ),
+        (
+            "Mr. Smith visited St. Peter's Basilica. It cost $2.8 million (2.8%).",
+            [
+                "Mr.",
+                "Smith",
+                "visited",
+                "St.",
+                "Peter",
+                "'s",
+                "Basilica",
+                ".",
+                "It",
+                "cost",
+                "$",
+                "2.8",
+                "million",
+                "(",
+                "2.8",
+                "%",
+                ")",
+                ".",
+            ],
+        ),
+        ('He said "yes" and left.', ["He", "said", "``", "yes", "''", "and", "left", "."]),
+    ],
+)
 def test_word_tokenize_equals_nltk_with_the_real_punkt_model(text: str, tokens: list[str]) -> None:
     assert word_tokenize(text) == tokens
 
@@ -45,8 +70,12 @@ def test_word_tokenize_equals_nltk_with_the_real_punkt_model(text: str, tokens: 
 def test_punkt_tables_are_nltks_english_model() -> None:
     # Sizes of NLTK's tokenizers/punkt/PY3/english.pickle, compared entry by entry when adopted.
     tables = read_punkt_tables(_english_tables_path())
-    assert [len(tables[name]) for name in ("ABBREV_TYPES", "COLLOCATIONS", "SENT_STARTERS", "ORTHO_CONTEXT")] \
-        == [156, 37, 39, 20366]
+    assert [len(tables[name]) for name in ("ABBREV_TYPES", "COLLOCATIONS", "SENT_STARTERS", "ORTHO_CONTEXT")] == [
+        156,
+        37,
+        39,
+        20366,
+    ]
 
 
 def test_recall_is_a_raw_substring_of_the_first_tokens() -> None:
@@ -78,13 +107,16 @@ def test_full_normalisation_deletes_counters_everywhere() -> None:
     assert full_normalize("Ｔｈｅ Eiffel") == ["ｔｈｅ", "eiffel"]  # no article removal, no NFKC
 
 
-@pytest.mark.parametrize("text, parsed", [
-    ("アンリ・ブラコノー", "アンリ ・ ブラコノー \n"),
-    ("1868年", "1868 年 \n"),
-    ("東京タワー、スカイツリー", "東京 タワー 、 スカイ ツリー \n"),
-    ("", "\n"),
-    ("\r\n", "\r \n"),
-])
+@pytest.mark.parametrize(
+    "text, parsed",
+    [
+        ("アンリ・ブラコノー", "アンリ ・ ブラコノー \n"),
+        ("1868年", "1868 年 \n"),
+        ("東京タワー、スカイツリー", "東京 タワー 、 スカイ ツリー \n"),
+        ("", "\n"),
+        ("\r\n", "\r \n"),
+    ],
+)
 def test_wakati_equals_mecab_python3(text: str, parsed: str) -> None:
     assert wakati(text) == parsed
 
@@ -110,7 +142,7 @@ def test_char_bleu_by_hand() -> None:
     # An exact 2-character answer: p3 = p4 = 0 are replaced by the smallest float, so
     # BLEU = (2.2250738585072014e-308) ** (2/4) = 1.49e-154 (NLTK 3.10 prints 1.491668146240062e-154).
     assert char_bleu(["ab"], "ab") == pytest.approx(1.491668146240062e-154, rel=1e-12)
-    assert char_bleu(["abc"], "abc") == pytest.approx(sys.float_info.min ** 0.25, rel=1e-12)
+    assert char_bleu(["abc"], "abc") == pytest.approx(sys.float_info.min**0.25, rel=1e-12)
     # Corrected variant: orders 1..2 for a 2-character answer -> 1.
     assert char_bleu(["ab"], "ab", effective_order=True) == 1.0
     assert char_bleu(["New York City"], "New York", effective_order=True) == char_bleu(["New York City"], "New York")
@@ -122,8 +154,13 @@ def test_char_bleu_equals_nltk_sentence_bleu_on_random_strings() -> None:
 
     rng = random.Random(0)
     alphabet = "ab cd年\n"
-    cases = [([("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))) for _ in range(rng.randint(1, 3))],
-              "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))) for _ in range(400)]
+    cases = [
+        (
+            [("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))) for _ in range(rng.randint(1, 3))],
+            "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))),
+        )
+        for _ in range(400)
+    ]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for references, hypothesis in cases:

@@ -34,8 +34,16 @@ def tatoeba_pairs(real_data: Path) -> list[tuple[str, str]]:
     return pairs
 
 
-def write_split(folder: Path, split: str, pairs: Sequence[tuple[str, str]], lone_de: Sequence[str],
-                lone_en: Sequence[str], rng: random.Random, *, gold_file: bool) -> list[tuple[str, str]]:
+def write_split(
+    folder: Path,
+    split: str,
+    pairs: Sequence[tuple[str, str]],
+    lone_de: Sequence[str],
+    lone_en: Sequence[str],
+    rng: random.Random,
+    *,
+    gold_file: bool,
+) -> list[tuple[str, str]]:
     """BUCC files (id<TAB>sentence, shuffled) with the true pairs plus lone sentences; the gold ids."""
     de = [(f"de-{split}-{i:06d}", s) for i, s in enumerate([p[0] for p in pairs] + list(lone_de))]
     en = [(f"en-{split}-{i:06d}", s) for i, s in enumerate([p[1] for p in pairs] + list(lone_en))]
@@ -57,11 +65,19 @@ def bucc(real_data: Path, tmp_path: Path) -> tuple[Path, Path, dict[str, list[tu
     folder = tmp_path / "data" / "bucc2018"
     folder.mkdir(parents=True)
     gold = {
-        "dev": write_split(folder, "dev", pairs[:30], [p[0] for p in pairs[30:45]], [p[1] for p in pairs[45:60]],
-                           rng, gold_file=True),
+        "dev": write_split(
+            folder, "dev", pairs[:30], [p[0] for p in pairs[30:45]], [p[1] for p in pairs[45:60]], rng, gold_file=True
+        ),
         # the test split repeats one English sentence: it has no id, so its pairs are dropped
-        "test": write_split(folder, "test", pairs[60:110], [p[0] for p in pairs[110:135]],
-                            [p[1] for p in pairs[135:160]] + [pairs[61][1]], rng, gold_file=False),
+        "test": write_split(
+            folder,
+            "test",
+            pairs[60:110],
+            [p[0] for p in pairs[110:135]],
+            [p[1] for p in pairs[135:160]] + [pairs[61][1]],
+            rng,
+            gold_file=False,
+        ),
     }
     labels = tmp_path / "labels" / "bucc2018"
     labels.mkdir(parents=True)
@@ -93,8 +109,9 @@ def read_side(path: Path) -> list[tuple[str, str]]:
     return [tuple(line.split("\t")) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def reference_candidates(encoder: PairedEncoder, source: list[tuple[str, str]], target: list[tuple[str, str]],
-                         k: int = 4) -> dict[tuple[str, str], float]:
+def reference_candidates(
+    encoder: PairedEncoder, source: list[tuple[str, str]], target: list[tuple[str, str]], k: int = 4
+) -> dict[tuple[str, str], float]:
     xs = list(dict.fromkeys(s for _, s in source))
     ys = list(dict.fromkeys(s for _, s in target))
 
@@ -169,8 +186,9 @@ def mined_as_the_reference(task, data, encoder, folder: Path, gold) -> tuple[dic
         assert list(found.values()) == pytest.approx(list(expected[split].values()), rel=1e-5)
     threshold = reference_threshold(expected["dev"], gold["dev"])
     assert best_threshold(expected["dev"], gold["dev"]) == pytest.approx(threshold)
-    predicted = task.predict(encoder, data, LANG, RunContext(runtime=Runtime(device_request="cpu"),
-                                                              show_progress=False))
+    predicted = task.predict(
+        encoder, data, LANG, RunContext(runtime=Runtime(device_request="cpu"), show_progress=False)
+    )
     assert predicted == [pair for pair, score in expected["test"].items() if score >= threshold]
     return expected["test"], predicted
 
@@ -201,8 +219,18 @@ def test_mining_and_threshold_equal_a_plain_implementation(bucc, tmp_path: Path,
     for other in ("fr", "ru", "zh"):
         for side in (labels, tmp_path / "predictions"):
             (side / "bucc2018" / f"test-{other}.tsv").write_bytes((side / "bucc2018" / f"test-{LANG}.tsv").read_bytes())
-    code, out, err = harness_cli("score", "xtreme", "--predictions", tmp_path / "predictions", "--data-dir", labels,
-                                 "--output-dir", tmp_path / "scored", "--no-leaderboard", "--quiet")
+    code, out, err = harness_cli(
+        "score",
+        "xtreme",
+        "--predictions",
+        tmp_path / "predictions",
+        "--data-dir",
+        labels,
+        "--output-dir",
+        tmp_path / "scored",
+        "--no-leaderboard",
+        "--quiet",
+    )
     assert code == 0, err
     (result,) = list((tmp_path / "scored").glob("xtreme/*/*/result.json"))
     scored = {row["subset"]: row["metrics"] for row in json.loads(result.read_text())["rows"]}
@@ -211,9 +239,19 @@ def test_mining_and_threshold_equal_a_plain_implementation(bucc, tmp_path: Path,
 
 def test_run_with_an_encoder_and_bad_input(bucc, tmp_path: Path, tiny_encoder_dir: Path, harness_cli: Cli) -> None:
     folder, labels, gold, _ = bucc
-    code, out, err = harness_cli("run", f"bucc2018:labels={labels}", f"hf-encoder:path={tiny_encoder_dir}",
-                                 "--langs", LANG, "--data-dir", folder.parent, "--device", "cpu", "--quiet",
-                                 "--no-leaderboard")
+    code, out, err = harness_cli(
+        "run",
+        f"bucc2018:labels={labels}",
+        f"hf-encoder:path={tiny_encoder_dir}",
+        "--langs",
+        LANG,
+        "--data-dir",
+        folder.parent,
+        "--device",
+        "cpu",
+        "--quiet",
+        "--no-leaderboard",
+    )
     assert code == 0, err
     (result,) = list((tmp_path / "results").glob("bucc2018/*/*/result.json"))
     lines = (result.parent / "predictions" / "bucc2018" / f"test-{LANG}.tsv").read_text(encoding="utf-8").splitlines()
@@ -224,12 +262,35 @@ def test_run_with_an_encoder_and_bad_input(bucc, tmp_path: Path, tiny_encoder_di
     assert rows[LANG]["f1"] == pytest.approx(f1)
 
     (folder / f"{LANG}-en.dev.en").write_text("en-1\tA sentence.\nno tab here\n", encoding="utf-8")
-    code, out, err = harness_cli("run", f"bucc2018:labels={labels}", f"hf-encoder:path={tiny_encoder_dir}",
-                                 "--langs", LANG, "--data-dir", folder.parent, "--device", "cpu", "--quiet",
-                                 "--no-leaderboard", "--output-dir", tmp_path / "bad")
+    code, out, err = harness_cli(
+        "run",
+        f"bucc2018:labels={labels}",
+        f"hf-encoder:path={tiny_encoder_dir}",
+        "--langs",
+        LANG,
+        "--data-dir",
+        folder.parent,
+        "--device",
+        "cpu",
+        "--quiet",
+        "--no-leaderboard",
+        "--output-dir",
+        tmp_path / "bad",
+    )
     assert code == 2 and "line 2" in err.strip().splitlines()[-1] and not (tmp_path / "bad").exists()
-    code, out, err = harness_cli("run", "bucc2018", f"hf-encoder:path={tiny_encoder_dir}", "--langs", "ja",
-                                 "--data-dir", folder.parent, "--device", "cpu", "--quiet", "--no-leaderboard")
+    code, out, err = harness_cli(
+        "run",
+        "bucc2018",
+        f"hf-encoder:path={tiny_encoder_dir}",
+        "--langs",
+        "ja",
+        "--data-dir",
+        folder.parent,
+        "--device",
+        "cpu",
+        "--quiet",
+        "--no-leaderboard",
+    )
     assert code == 2 and "unknown language 'ja'" in err
 
 

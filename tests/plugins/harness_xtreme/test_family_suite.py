@@ -64,20 +64,28 @@ def write_inputs(official_data: Path, root: Path, version: Version) -> tuple[Pat
                 write_xcopa_labels(labels, {lang: [0, 1, 1, 0, 1]})
                 write_xcopa(data / task, "test", lang, [0] * 5)
             elif model == "hf-classifier":
-                write(file, official.read_text(encoding="utf-8") if official.is_file() else f"{names[0]}\n{names[-1]}\n")
+                write(
+                    file, official.read_text(encoding="utf-8") if official.is_file() else f"{names[0]}\n{names[-1]}\n"
+                )
                 write_pairs(data / task, "test", lang, len(label_lines(file)))
             else:
-                write(file, official.read_text(encoding="utf-8") if official.is_file() else f"{names[0]}\n\n{names[1]}\n")
+                write(
+                    file, official.read_text(encoding="utf-8") if official.is_file() else f"{names[0]}\n\n{names[1]}\n"
+                )
                 write_words(data / task, "test", lang, [len(s) for s in tag_sentences(file)])
     for task in QA:
         for lang in definitions[task].languages:
             official = mock / task / f"test-{lang}.json"
             for folder in (data, labels):
-                write(folder / task / official.name, (official if official.is_file() else mock / task / "test-en.json")
-                      .read_text(encoding="utf-8"))
+                write(
+                    folder / task / official.name,
+                    (official if official.is_file() else mock / task / "test-en.json").read_text(encoding="utf-8"),
+                )
     for lang in definitions["tatoeba"].languages:  # English already sorted and unique: sorted line j is file line j
         code = LASER_CODES[lang]
-        write(data / "tatoeba" / "v1" / f"tatoeba.{code}-eng.eng", "".join(f"english {i} of {lang}\n" for i in range(3)))
+        write(
+            data / "tatoeba" / "v1" / f"tatoeba.{code}-eng.eng", "".join(f"english {i} of {lang}\n" for i in range(3))
+        )
         write(data / "tatoeba" / "v1" / f"tatoeba.{code}-eng.{code}", "".join(f"{lang} {i}\n" for i in range(3)))
         write(labels / "tatoeba" / f"test-{lang}.tsv", "0\n1\n2\n")
     for lang in definitions["bucc2018"].languages if "bucc2018" in definitions else ():
@@ -122,15 +130,23 @@ def figure(result: dict, version: Version = "xtreme") -> float:
     languages = task_defs(version)[task].languages
     rows = {row["subset"]: row["metrics"] for row in result["rows"]}
     if task in QA:
-        return (sum(rows[lang]["exact_match"] for lang in languages) / len(languages)
-                + sum(rows[lang]["f1"] for lang in languages) / len(languages)) / 2
-    metric = {"xnli": "accuracy", "pawsx": "accuracy", "xcopa": "accuracy", "tatoeba": "accuracy",
-              "mewslix": "map@20"}.get(task, "f1")
+        return (
+            sum(rows[lang]["exact_match"] for lang in languages) / len(languages)
+            + sum(rows[lang]["f1"] for lang in languages) / len(languages)
+        ) / 2
+    metric = {
+        "xnli": "accuracy",
+        "pawsx": "accuracy",
+        "xcopa": "accuracy",
+        "tatoeba": "accuracy",
+        "mewslix": "map@20",
+    }.get(task, "f1")
     return sum(rows[lang][metric] for lang in languages) / len(languages)
 
 
-def test_a_family_runs_the_xtreme_suite(xtreme_inputs: tuple[Path, Path], tiny_encoder_dir: Path,
-                                        tiny_reader_dir: Path, harness_cli: Cli, tmp_path: Path) -> None:
+def test_a_family_runs_the_xtreme_suite(
+    xtreme_inputs: tuple[Path, Path], tiny_encoder_dir: Path, tiny_reader_dir: Path, harness_cli: Cli, tmp_path: Path
+) -> None:
     data, labels = xtreme_inputs
     family = family_file(tmp_path / "family", tiny_encoder_dir, tiny_reader_dir)
     code, out, err = harness_cli("run", "xtreme", f"@{family}", "--data-dir", data, "--labels", labels, "--dry-run")
@@ -139,12 +155,35 @@ def test_a_family_runs_the_xtreme_suite(xtreme_inputs: tuple[Path, Path], tiny_e
     assert len(plans) == 6  # four heads, one reader for QA, one encoder for retrieval
     assert not (tmp_path / "results").exists()
 
-    code, out, err = harness_cli("run", "xtreme", f"@{family}", "--data-dir", data, "--labels", labels,
-                                 "--device", "cpu", "--quiet", "--json", "--bootstrap", "0")
+    code, out, err = harness_cli(
+        "run",
+        "xtreme",
+        f"@{family}",
+        "--data-dir",
+        data,
+        "--labels",
+        labels,
+        "--device",
+        "cpu",
+        "--quiet",
+        "--json",
+        "--bootstrap",
+        "0",
+    )
     assert code == 0, err
     reported = json.loads(out)["results"]
     assert [r["result"]["task"]["name"] for r in reported] == [
-        "pawsx", "xnli", "panx", "udpos", "bucc2018", "tatoeba", "xquad", "mlqa", "tydiqa", "xtreme"]
+        "pawsx",
+        "xnli",
+        "panx",
+        "udpos",
+        "bucc2018",
+        "tatoeba",
+        "xquad",
+        "mlqa",
+        "tydiqa",
+        "xtreme",
+    ]
     runs = {r["result"]["task"]["name"]: r["result"] for r in reported[:-1]}
     # the tasks ran with the family's models (heads named relative to the family file), the QA
     # tasks and the retrieval tasks each as one suite with their shared model
@@ -171,14 +210,41 @@ def test_a_family_runs_the_xtreme_suite(xtreme_inputs: tuple[Path, Path], tiny_e
     # the submission folder the scoring wrote is evaluate.py's layout, and scores to the same
     submission = Path(scored["predictions"]["path"])
     assert sorted(p.name for p in submission.iterdir()) == sorted(figures)
-    code, out, err = harness_cli("score", "xtreme", "--predictions", submission, "--data-dir", labels, "--json",
-                                 "--quiet", "--no-leaderboard", "--bootstrap", "0", "--output-dir", tmp_path / "again")
+    code, out, err = harness_cli(
+        "score",
+        "xtreme",
+        "--predictions",
+        submission,
+        "--data-dir",
+        labels,
+        "--json",
+        "--quiet",
+        "--no-leaderboard",
+        "--bootstrap",
+        "0",
+        "--output-dir",
+        tmp_path / "again",
+    )
     assert code == 0, err
     assert json.loads(out)["results"][0]["result"]["main_score"]["value"] == scored["main_score"]["value"]
 
     # run again: every run resumes, and the family keeps one leaderboard entry per task
-    code, out, err = harness_cli("run", "xtreme", f"@{family}", "--data-dir", data, "--labels", labels,
-                                 "--device", "cpu", "--quiet", "--json", "--bootstrap", "0", "--resume")
+    code, out, err = harness_cli(
+        "run",
+        "xtreme",
+        f"@{family}",
+        "--data-dir",
+        data,
+        "--labels",
+        labels,
+        "--device",
+        "cpu",
+        "--quiet",
+        "--json",
+        "--bootstrap",
+        "0",
+        "--resume",
+    )
     assert code == 0, err
     again = json.loads(out)["results"]
     assert again[-1]["result"]["main_score"]["value"] == scored["main_score"]["value"]
@@ -186,17 +252,42 @@ def test_a_family_runs_the_xtreme_suite(xtreme_inputs: tuple[Path, Path], tiny_e
     assert [e["model"]["label"] for e in board["entries"] if e["task"] == "xtreme"] == ["tiny-xtreme"]
 
 
-def test_a_family_runs_the_xtreme_r_suite(official_data: Path, tiny_encoder_dir: Path, tiny_reader_dir: Path,
-                                          harness_cli: Cli, tmp_path: Path) -> None:
+def test_a_family_runs_the_xtreme_r_suite(
+    official_data: Path, tiny_encoder_dir: Path, tiny_reader_dir: Path, harness_cli: Cli, tmp_path: Path
+) -> None:
     data, labels = write_inputs(official_data, tmp_path, "xtreme-r")
     family = family_file(tmp_path / "family", tiny_encoder_dir, tiny_reader_dir, "xtreme-r")
-    code, out, err = harness_cli("run", "xtreme-r", f"@{family}", "--data-dir", data, "--labels", labels,
-                                 "--device", "cpu", "--quiet", "--json", "--bootstrap", "0")
+    code, out, err = harness_cli(
+        "run",
+        "xtreme-r",
+        f"@{family}",
+        "--data-dir",
+        data,
+        "--labels",
+        labels,
+        "--device",
+        "cpu",
+        "--quiet",
+        "--json",
+        "--bootstrap",
+        "0",
+    )
     assert code == 0, err
     reported = [r["result"] for r in json.loads(out)["results"]]
     assert [r["task"]["name"] for r in reported] == [
         # in the order of the models' first tasks: the encoder's three run together, when Tatoeba's turn comes
-        "xnli", "panx", "udpos", "tatoeba", "lareqa", "mewslix", "xcopa", "xquad", "mlqa", "tydiqa", "xtreme"]
+        "xnli",
+        "panx",
+        "udpos",
+        "tatoeba",
+        "lareqa",
+        "mewslix",
+        "xcopa",
+        "xquad",
+        "mlqa",
+        "tydiqa",
+        "xtreme",
+    ]
     runs = {r["task"]["name"]: r for r in reported[:-1]}
     assert runs["panx"]["data"]["languages"] == list(task_defs("xtreme-r")["panx"].languages)
     figures = {task: figure(result, "xtreme-r") for task, result in runs.items() if task != "lareqa"}
@@ -217,8 +308,9 @@ def test_a_family_runs_the_xtreme_r_suite(official_data: Path, tiny_encoder_dir:
     assert scored["main_score"]["value"] == pytest.approx(sum(figures.values()) / len(figures))
 
 
-def test_family_mistakes_stop_before_any_work(xtreme_inputs: tuple[Path, Path], harness_cli: Cli,
-                                              tmp_path: Path) -> None:
+def test_family_mistakes_stop_before_any_work(
+    xtreme_inputs: tuple[Path, Path], harness_cli: Cli, tmp_path: Path
+) -> None:
     data, labels = xtreme_inputs
     family = tmp_path / "family.json"
 
@@ -228,21 +320,31 @@ def test_family_mistakes_stop_before_any_work(xtreme_inputs: tuple[Path, Path], 
         assert code == 2, err
         return error_line(err)
 
-    every = {"pawsx,xnli": "hf-classifier:path=c", "panx,udpos": "hf-tagger:path=t",
-             "bucc2018,tatoeba": "hf-encoder:path=e", "xquad,mlqa,tydiqa": "hf-reader:path=r"}
-    assert run(every) .endswith("pass --labels DIR (see the task's documentation for its layout)")
+    every = {
+        "pawsx,xnli": "hf-classifier:path=c",
+        "panx,udpos": "hf-tagger:path=t",
+        "bucc2018,tatoeba": "hf-encoder:path=e",
+        "xquad,mlqa,tydiqa": "hf-reader:path=r",
+    }
+    assert run(every).endswith("pass --labels DIR (see the task's documentation for its layout)")
     assert run(every, "--labels", labels, "--langs", "de").startswith("error: --langs/--limit: this suite is scored")
     partial = {key: value for key, value in every.items() if key != "panx,udpos"}
-    assert run(partial, "--labels", labels) == f"error: {family}: models: no model for panx, udpos (a family names " \
-                                               "the model of every task it runs)"
+    assert (
+        run(partial, "--labels", labels) == f"error: {family}: models: no model for panx, udpos (a family names "
+        "the model of every task it runs)"
+    )
     assert run({**every, "xnlii": "bm25"}, "--labels", labels) == (
-        f"error: {family}: field 'models.xnlii': 'xnlii' is no task of the installed plugins")
+        f"error: {family}: field 'models.xnlii': 'xnlii' is no task of the installed plugins"
+    )
     assert run({**every, "panx,udpos": "hf-tagger:paht=t"}, "--labels", labels).startswith(
-        f"error: {family}: field 'models.panx,udpos': model hf-tagger: unknown option 'paht'; did you mean 'path'?")
+        f"error: {family}: field 'models.panx,udpos': model hf-tagger: unknown option 'paht'; did you mean 'path'?"
+    )
     assert "cannot" in run({**every, "panx,udpos": "bm25"}, "--labels", labels)  # bm25 tags nothing
     code, _, err = harness_cli("run", "xtreme", "bm25", "--data-dir", labels)
-    assert code == 2 and error_line(err).endswith("(with one model, xtreme is the task; the suite xtreme runs a model "
-                                                  "family: harness run xtreme @family.json --labels DIR)")
+    assert code == 2 and error_line(err).endswith(
+        "(with one model, xtreme is the task; the suite xtreme runs a model "
+        "family: harness run xtreme @family.json --labels DIR)"
+    )
     code, _, err = harness_cli("run", "xnli", "bm25", "--labels", labels)
     assert code == 2 and "--labels go with a model family" in error_line(err)
     assert not (tmp_path / "results").exists()

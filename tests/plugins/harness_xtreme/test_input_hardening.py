@@ -44,8 +44,10 @@ def test_tatoeba_line_number_past_the_digit_limit(harness_cli: Cli, tmp_path: Pa
     predictions = tmp_path / "test-xyz.tsv"
     predictions.write_text("1" * 5000 + "\n0\n", encoding="utf-8")
     code, _, err = harness_cli("score", "tatoeba", "--data-dir", data, "--langs", "xyz", "--predictions", predictions)
-    assert (code, err) == (2, f"error: {predictions}: record line 1: line number of 5000 digits: no file has "
-                              "that many lines\n")
+    assert (code, err) == (
+        2,
+        f"error: {predictions}: record line 1: line number of 5000 digits: no file has that many lines\n",
+    )
 
 
 @pytest.mark.parametrize("side", ["eng", "xyz"])

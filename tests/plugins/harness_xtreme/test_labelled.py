@@ -42,8 +42,9 @@ def tag_sentences(path: Path) -> list[list[str]]:
 
 @pytest.fixture(scope="module")
 def classifier_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_head(tmp_path_factory.mktemp("xnli-classifier"), "AutoModelForSequenceClassification",
-                           XNLI_CLASSES)
+    return build_tiny_head(
+        tmp_path_factory.mktemp("xnli-classifier"), "AutoModelForSequenceClassification", XNLI_CLASSES
+    )
 
 
 @pytest.fixture(scope="module")
@@ -53,10 +54,14 @@ def tagger_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_head(tmp_path_factory.mktemp("panx-tagger"), "AutoModelForTokenClassification", names)
 
 
-def write_pairs(folder: Path, split: str, lang: str, count: int, labels: list[str] | None = None) -> list[tuple[str, str]]:
+def write_pairs(
+    folder: Path, split: str, lang: str, count: int, labels: list[str] | None = None
+) -> list[tuple[str, str]]:
     """An XTREME-layout pair file as utils_preprocess writes it (csv.writer, tab-separated)."""
-    pairs = [(" ".join(WORDS[i: i + 7]), " ".join(WORDS[i + 3: i + 12]) + (' "quoted"' if i % 3 == 0 else ""))
-             for i in range(count)]
+    pairs = [
+        (" ".join(WORDS[i : i + 7]), " ".join(WORDS[i + 3 : i + 12]) + (' "quoted"' if i % 3 == 0 else ""))
+        for i in range(count)
+    ]
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / f"{split}-{lang}.tsv", "w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle, delimiter="\t")
@@ -69,11 +74,12 @@ def write_words(folder: Path, split: str, lang: str, lengths: list[int]) -> list
     """An XTREME-layout test file: one word per line, a blank line after each sentence."""
     sentences, position = [], 0
     for length in lengths:
-        sentences.append(WORDS[position: position + length])
+        sentences.append(WORDS[position : position + length])
         position += length
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{split}-{lang}.tsv").write_text("".join("".join(f"{w}\n" for w in s) + "\n" for s in sentences),
-                                                encoding="utf-8")
+    (folder / f"{split}-{lang}.tsv").write_text(
+        "".join("".join(f"{w}\n" for w in s) + "\n" for s in sentences), encoding="utf-8"
+    )
     return sentences
 
 
@@ -165,15 +171,25 @@ def rows_of(folder: Path) -> dict[str, dict]:
     return {row["subset"]: row for row in json.loads((folder / "result.json").read_text())["rows"]}
 
 
-def test_xnli_test_split_with_mock_labels(official_data: Path, classifier_dir: Path, harness_cli: Cli,
-                                          tmp_path: Path) -> None:
+def test_xnli_test_split_with_mock_labels(
+    official_data: Path, classifier_dir: Path, harness_cli: Cli, tmp_path: Path
+) -> None:
     labels_dir = mock_labels(official_data)
     data = tmp_path / "data"
     languages = task_defs("xtreme")["xnli"].languages
     for lang in languages:
         write_pairs(data / "xnli", "test", lang, len(label_lines(labels_dir / "xnli" / f"test-{lang}.tsv")))
-    code, out, err = harness_cli("run", f"xnli:labels={labels_dir}", f"hf-classifier:path={classifier_dir}",
-                                 "--data-dir", data, "--device", "cpu", "--quiet", "--no-leaderboard")
+    code, out, err = harness_cli(
+        "run",
+        f"xnli:labels={labels_dir}",
+        f"hf-classifier:path={classifier_dir}",
+        "--data-dir",
+        data,
+        "--device",
+        "cpu",
+        "--quiet",
+        "--no-leaderboard",
+    )
     assert code == 0, err
     folder = run_dir(tmp_path / "results", "xnli")
     rows = rows_of(folder)
@@ -189,8 +205,18 @@ def test_xnli_test_split_with_mock_labels(official_data: Path, classifier_dir: P
     # the run's predictions folder is a submission: the submission scorer gives the same numbers
     only_xnli = tmp_path / "labels-xnli"
     shutil.copytree(labels_dir / "xnli", only_xnli / "xnli")
-    code, out, err = harness_cli("score", "xtreme", "--predictions", folder / "predictions", "--data-dir", only_xnli,
-                                 "--output-dir", tmp_path / "scored", "--no-leaderboard", "--quiet")
+    code, out, err = harness_cli(
+        "score",
+        "xtreme",
+        "--predictions",
+        folder / "predictions",
+        "--data-dir",
+        only_xnli,
+        "--output-dir",
+        tmp_path / "scored",
+        "--no-leaderboard",
+        "--quiet",
+    )
     assert code == 0, err
     scored = rows_of(run_dir(tmp_path / "scored", "xtreme"))
     assert scored["xnli"]["metrics"]["avg_metric"] == rows["mean"]["metrics"]["accuracy"]
@@ -202,8 +228,21 @@ def test_pawsx_dev_split_reads_labels_from_its_files(classifier_dir: Path, harne
     # a 0/1 task and a checkpoint named for XNLI: one clear error, nothing written
     data = tmp_path / "data"
     write_pairs(data / "pawsx", "dev", "de", 6, ["0", "1", "1", "0", "1", "1"])
-    code, out, err = harness_cli("run", "pawsx", f"hf-classifier:path={classifier_dir}", "--data-dir", data,
-                                 "--split", "dev", "--langs", "de", "--device", "cpu", "--quiet", "--no-leaderboard")
+    code, out, err = harness_cli(
+        "run",
+        "pawsx",
+        f"hf-classifier:path={classifier_dir}",
+        "--data-dir",
+        data,
+        "--split",
+        "dev",
+        "--langs",
+        "de",
+        "--device",
+        "cpu",
+        "--quiet",
+        "--no-leaderboard",
+    )
     line = error_line(err)
     assert code == 2 and "contradiction, entailment, neutral" in err and "0, 1" in line and "id2label" in line
     assert not (tmp_path / "results").exists()
@@ -215,8 +254,21 @@ def test_default_label_names_take_xtreme_numbering(tmp_path: Path, harness_cli: 
     data = tmp_path / "data"
     gold = ["0", "1", "1", "0", "1", "1", "0"]
     write_pairs(data / "pawsx", "dev", "fr", len(gold), gold)
-    code, out, err = harness_cli("run", "pawsx", f"hf-classifier:path={model_dir}", "--data-dir", data, "--split", "dev",
-                                 "--langs", "fr", "--device", "cpu", "--quiet", "--no-leaderboard")
+    code, out, err = harness_cli(
+        "run",
+        "pawsx",
+        f"hf-classifier:path={model_dir}",
+        "--data-dir",
+        data,
+        "--split",
+        "dev",
+        "--langs",
+        "fr",
+        "--device",
+        "cpu",
+        "--quiet",
+        "--no-leaderboard",
+    )
     assert code == 0, err
     folder = run_dir(tmp_path / "results", "pawsx")
     pairs = as_xtreme_reads(data / "pawsx" / "dev-fr.tsv")
@@ -226,20 +278,34 @@ def test_default_label_names_take_xtreme_numbering(tmp_path: Path, harness_cli: 
     assert rows_of(folder)["fr"]["metrics"]["accuracy"] == pytest.approx(accuracy)
 
 
-def test_panx_pieces_joined_back_and_scored_as_seqeval(official_data: Path, tagger_dir: Path, harness_cli: Cli,
-                                                       tmp_path: Path) -> None:
+def test_panx_pieces_joined_back_and_scored_as_seqeval(
+    official_data: Path, tagger_dir: Path, harness_cli: Cli, tmp_path: Path
+) -> None:
     from seqeval.metrics import f1_score
 
     labels_dir = mock_labels(official_data)
     data = tmp_path / "data"
     languages = ("de", "en", "zh")
-    sentences = {lang: write_words(data / "panx", "test", lang,
-                                   [len(s) for s in tag_sentences(labels_dir / "panx" / f"test-{lang}.tsv")])
-                 for lang in languages}
+    sentences = {
+        lang: write_words(
+            data / "panx", "test", lang, [len(s) for s in tag_sentences(labels_dir / "panx" / f"test-{lang}.tsv")]
+        )
+        for lang in languages
+    }
     # max_length 8: six subwords per piece, so sentences are cut into pieces and joined back
-    code, out, err = harness_cli("run", f"panx:labels={labels_dir}", f"hf-tagger:path={tagger_dir},max_length=8",
-                                 "--langs", ",".join(languages), "--data-dir", data, "--device", "cpu", "--quiet",
-                                 "--no-leaderboard")
+    code, out, err = harness_cli(
+        "run",
+        f"panx:labels={labels_dir}",
+        f"hf-tagger:path={tagger_dir},max_length=8",
+        "--langs",
+        ",".join(languages),
+        "--data-dir",
+        data,
+        "--device",
+        "cpu",
+        "--quiet",
+        "--no-leaderboard",
+    )
     assert code == 0, err
     folder = run_dir(tmp_path / "results", "panx")
     rows = rows_of(folder)
@@ -249,9 +315,20 @@ def test_panx_pieces_joined_back_and_scored_as_seqeval(official_data: Path, tagg
         assert predicted == expected and cuts > 0  # some sentence was cut into pieces and joined back
         gold = tag_sentences(labels_dir / "panx" / f"test-{lang}.tsv")
         assert rows[lang]["metrics"]["f1"] == pytest.approx(f1_score(gold, predicted) * 100)
-    code, out, err = harness_cli("score", f"panx:labels={labels_dir}", "--langs", ",".join(languages), "--predictions",
-                                 folder / "predictions", "--data-dir", data, "--output-dir", tmp_path / "scored",
-                                 "--no-leaderboard", "--quiet")
+    code, out, err = harness_cli(
+        "score",
+        f"panx:labels={labels_dir}",
+        "--langs",
+        ",".join(languages),
+        "--predictions",
+        folder / "predictions",
+        "--data-dir",
+        data,
+        "--output-dir",
+        tmp_path / "scored",
+        "--no-leaderboard",
+        "--quiet",
+    )
     assert code == 0, err
     assert rows_of(run_dir(tmp_path / "scored", "panx")) == rows
 
@@ -261,8 +338,21 @@ def test_udpos_dev_split(tagger_dir: Path, harness_cli: Cli, tmp_path: Path) -> 
     data = tmp_path / "data" / "udpos"
     data.mkdir(parents=True)
     (data / "dev-en.tsv").write_text("The\tDET\ndog\tNOUN\n\nRuns\tVERB\n", encoding="utf-8")
-    code, out, err = harness_cli("run", "udpos", f"hf-tagger:path={tagger_dir}", "--data-dir", tmp_path / "data",
-                                 "--split", "dev", "--langs", "en", "--device", "cpu", "--quiet", "--no-leaderboard")
+    code, out, err = harness_cli(
+        "run",
+        "udpos",
+        f"hf-tagger:path={tagger_dir}",
+        "--data-dir",
+        tmp_path / "data",
+        "--split",
+        "dev",
+        "--langs",
+        "en",
+        "--device",
+        "cpu",
+        "--quiet",
+        "--no-leaderboard",
+    )
     line = error_line(err)
     assert code == 2 and "id2label" in line and "ADJ" in line and "B-LOC" in line
 
@@ -273,10 +363,24 @@ def test_udpos_tagger_with_the_task_tags(tmp_path: Path, harness_cli: Cli) -> No
     data.mkdir(parents=True)
     gold = [["DET", "NOUN", "VERB", "PUNCT"], ["PROPN", "VERB"]]
     words = [["The", "dog", "runs", "."], ["Anna", "sings"]]
-    (data / "dev-en.tsv").write_text("\n\n".join("\n".join(f"{w}\t{t}" for w, t in zip(ws, ts))
-                                                 for ws, ts in zip(words, gold)), encoding="utf-8")
-    code, out, err = harness_cli("run", "udpos", f"hf-tagger:path={model_dir}", "--data-dir", tmp_path / "data",
-                                 "--split", "dev", "--langs", "en", "--device", "cpu", "--quiet", "--no-leaderboard")
+    (data / "dev-en.tsv").write_text(
+        "\n\n".join("\n".join(f"{w}\t{t}" for w, t in zip(ws, ts)) for ws, ts in zip(words, gold)), encoding="utf-8"
+    )
+    code, out, err = harness_cli(
+        "run",
+        "udpos",
+        f"hf-tagger:path={model_dir}",
+        "--data-dir",
+        tmp_path / "data",
+        "--split",
+        "dev",
+        "--langs",
+        "en",
+        "--device",
+        "cpu",
+        "--quiet",
+        "--no-leaderboard",
+    )
     assert code == 0, err
     from seqeval.metrics import f1_score
 
@@ -286,10 +390,19 @@ def test_udpos_tagger_with_the_task_tags(tmp_path: Path, harness_cli: Cli) -> No
     assert rows_of(folder)["en"]["metrics"]["f1"] == pytest.approx(f1_score(gold, predicted) * 100)
 
 
-@pytest.mark.parametrize("case", ["label outside the set", "tags shorter than the sentence", "unknown language",
-                                  "no labels for the test split", "row that is not a pair"])
-def test_bad_input_is_one_line_exit_2(case: str, classifier_dir: Path, tagger_dir: Path, harness_cli: Cli,
-                                      tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "case",
+    [
+        "label outside the set",
+        "tags shorter than the sentence",
+        "unknown language",
+        "no labels for the test split",
+        "row that is not a pair",
+    ],
+)
+def test_bad_input_is_one_line_exit_2(
+    case: str, classifier_dir: Path, tagger_dir: Path, harness_cli: Cli, tmp_path: Path
+) -> None:
     data = tmp_path / "data"
     if case == "label outside the set":
         write_pairs(data / "xnli", "dev", "de", 3, ["entailment", "maybe", "neutral"])
@@ -316,8 +429,9 @@ def test_bad_input_is_one_line_exit_2(case: str, classifier_dir: Path, tagger_di
     assert not (tmp_path / "results").exists()
 
 
-def test_score_refuses_a_prediction_outside_the_label_set(official_data: Path, harness_cli: Cli,
-                                                          tmp_path: Path) -> None:
+def test_score_refuses_a_prediction_outside_the_label_set(
+    official_data: Path, harness_cli: Cli, tmp_path: Path
+) -> None:
     labels_dir = mock_labels(official_data)
     data = tmp_path / "data"
     count = len(label_lines(labels_dir / "xnli" / "test-de.tsv"))
@@ -325,8 +439,18 @@ def test_score_refuses_a_prediction_outside_the_label_set(official_data: Path, h
     predictions = tmp_path / "predictions" / "xnli"
     predictions.mkdir(parents=True)
     (predictions / "test-de.tsv").write_text("neutral\n" * (count - 1) + "contradictory\n", encoding="utf-8")
-    code, out, err = harness_cli("score", f"xnli:labels={labels_dir}", "--langs", "de", "--data-dir", data,
-                                 "--predictions", tmp_path / "predictions", "--quiet", "--no-leaderboard")
+    code, out, err = harness_cli(
+        "score",
+        f"xnli:labels={labels_dir}",
+        "--langs",
+        "de",
+        "--data-dir",
+        data,
+        "--predictions",
+        tmp_path / "predictions",
+        "--quiet",
+        "--no-leaderboard",
+    )
     assert code == 2 and f"line {count}" in error_line(err)
 
 

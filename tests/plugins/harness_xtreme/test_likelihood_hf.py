@@ -23,7 +23,7 @@ def plain_loglikelihood(model: Any, tokenizer: Any, context: str, continuation: 
     import torch
 
     head = tokenizer(context)["input_ids"]
-    tail = tokenizer(context + continuation)["input_ids"][len(head):]
+    tail = tokenizer(context + continuation)["input_ids"][len(head) :]
     with torch.inference_mode():
         logprobs = model(torch.tensor([head + tail])).logits[0].float().log_softmax(-1)
     return float(logprobs[len(head) - 1 : -1].gather(-1, torch.tensor(tail)[:, None]).sum())
@@ -39,8 +39,11 @@ def expected_rows(folder: Path, questions: dict[str, list[tuple[str, list[str], 
         right = {"accuracy": 0, "accuracy_norm": 0, "accuracy_bytes": 0}
         for context, options, gold in items:
             lls = [plain_loglikelihood(model, tokenizer, context, option) for option in options]
-            for metric, sizes in (("accuracy", [1.0] * len(options)), ("accuracy_norm", [len(o) for o in options]),
-                                  ("accuracy_bytes", [len(o.encode("utf-8")) for o in options])):
+            for metric, sizes in (
+                ("accuracy", [1.0] * len(options)),
+                ("accuracy_norm", [len(o) for o in options]),
+                ("accuracy_bytes", [len(o.encode("utf-8")) for o in options]),
+            ):
                 values = [ll / size for ll, size in zip(lls, sizes)]
                 right[metric] += values.index(max(values)) == gold
         rows[lang] = {metric: 100 * count / len(items) for metric, count in right.items()}
@@ -51,18 +54,38 @@ def test_xcopa_and_xnli_equal_plain_transformers(tmp_path: Path, tiny_causal_lm_
     gold = [n % 2 for n in range(8)]
     write_xcopa(tmp_path / "xcopa", "val", "tr", gold)
     records = [json.loads(line) for line in (tmp_path / "xcopa" / "val-tr.jsonl").read_text().splitlines()]
-    xcopa = {"tr": [(f"{r['premise'].removesuffix('.')} {'çünkü' if r['question'] == 'cause' else 'bu yüzden'}",
-                     [" " + r[c][0].lower() + r[c][1:] for c in ("choice1", "choice2")], label)
-                    for r, label in zip(records, gold)]}
+    xcopa = {
+        "tr": [
+            (
+                f"{r['premise'].removesuffix('.')} {'çünkü' if r['question'] == 'cause' else 'bu yüzden'}",
+                [" " + r[c][0].lower() + r[c][1:] for c in ("choice1", "choice2")],
+                label,
+            )
+            for r, label in zip(records, gold)
+        ]
+    }
     labels = [XNLI_CLASSES[n % 3] for n in range(6)]
     pairs = [(f"The river {n} is long", f"a river {'is' if n % 2 else 'was'} long {n}") for n in range(6)]
     write_pairs_exact(tmp_path / "xnli" / "dev-en.tsv", pairs, labels)
     word = {"entailment": "Yes", "neutral": "Also", "contradiction": "No"}
-    xnli = {"en": [(f"{p}, right?", [f" {word[label]}, {h}" for label in XNLI_CLASSES], XNLI_CLASSES.index(gold_label))
-                   for (p, h), gold_label in zip(pairs, labels)]}
+    xnli = {
+        "en": [
+            (f"{p}, right?", [f" {word[label]}, {h}" for label in XNLI_CLASSES], XNLI_CLASSES.index(gold_label))
+            for (p, h), gold_label in zip(pairs, labels)
+        ]
+    }
     model = f"hf-generator:path={tiny_causal_lm_dir}"
     for task, folder, lang, questions in (("xcopa", "xcopa", "tr", xcopa), ("xnli", "xnli", "en", xnli)):
-        [outcome] = harness.evaluate(task, model, data_dir=tmp_path / folder, split="dev", langs=[lang],
-                                     batch_size=3, device="cpu", progress=False, bootstrap=0)
+        [outcome] = harness.evaluate(
+            task,
+            model,
+            data_dir=tmp_path / folder,
+            split="dev",
+            langs=[lang],
+            batch_size=3,
+            device="cpu",
+            progress=False,
+            bootstrap=0,
+        )
         rows = {row.subset: row.metrics for row in outcome.result.rows}
         assert rows[lang] == pytest.approx(expected_rows(tiny_causal_lm_dir, questions)[lang], abs=1e-9)

@@ -29,14 +29,20 @@ def random_sentences(rng: random.Random, tags: tuple[str, ...], count: int) -> t
 def seqeval_scores(gold: list[list[str]], predicted: list[list[str]]) -> dict[str, float]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # seqeval warns about every non-IOB tag and every 0/0
-        return {"f1": f1_score(gold, predicted) * 100, "precision": precision_score(gold, predicted) * 100,
-                "recall": recall_score(gold, predicted) * 100}
+        return {
+            "f1": f1_score(gold, predicted) * 100,
+            "precision": precision_score(gold, predicted) * 100,
+            "recall": recall_score(gold, predicted) * 100,
+        }
 
 
 def summed(gold: list[list[str]], predicted: list[list[str]]) -> dict[str, float]:
     counts = sentence_counts(gold, predicted)
-    scores = counted_scores(np.asarray(sum(c.correct for c in counts)), np.asarray(sum(c.predicted for c in counts)),
-                            np.asarray(sum(c.gold for c in counts)))
+    scores = counted_scores(
+        np.asarray(sum(c.correct for c in counts)),
+        np.asarray(sum(c.predicted for c in counts)),
+        np.asarray(sum(c.gold for c in counts)),
+    )
     return {metric: float(value) for metric, value in scores.items()}
 
 
@@ -61,8 +67,10 @@ def test_a_chunk_that_begins_in_an_earlier_sentence_is_counted_where_it_ends() -
 def test_a_resample_of_panx_sentences_scores_as_seqeval_on_them() -> None:
     rng = random.Random(5)
     gold, predicted = random_sentences(rng, PANX_TAGS, 30)
-    instances = [Instance(item.id, "de", ("de",), item.gold, item.prediction, item.values)
-                 for item in sentence_items("panx", "de", gold, predicted)]
+    instances = [
+        Instance(item.id, "de", ("de",), item.gold, item.prediction, item.values)
+        for item in sentence_items("panx", "de", gold, predicted)
+    ]
     unit = InstanceTable.from_instances(instances).unit("de")
     indices = np.random.default_rng(0).integers(0, len(gold), (20, len(gold)))
     for metric in ("f1", "precision", "recall"):

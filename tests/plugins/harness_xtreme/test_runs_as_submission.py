@@ -18,11 +18,16 @@ from tests.plugins.harness_xtreme.test_labelled import error_line, label_lines, 
 from tests.plugins.harness_xtreme.test_submission import OFFICIAL_TASKS
 
 Cli = Callable[..., tuple[int, str, str]]
-RUN = {"xnli": ("hf-classifier", "AutoModelForSequenceClassification", XNLI_CLASSES),
-       "pawsx": ("hf-classifier", "AutoModelForSequenceClassification", ["LABEL_0", "LABEL_1"]),
-       "panx": ("hf-tagger", "AutoModelForTokenClassification", ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG",
-                                                                  "I-ORG"]),
-       "udpos": ("hf-tagger", "AutoModelForTokenClassification", list(UDPOS_TAGS))}
+RUN = {
+    "xnli": ("hf-classifier", "AutoModelForSequenceClassification", XNLI_CLASSES),
+    "pawsx": ("hf-classifier", "AutoModelForSequenceClassification", ["LABEL_0", "LABEL_1"]),
+    "panx": (
+        "hf-tagger",
+        "AutoModelForTokenClassification",
+        ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG"],
+    ),
+    "udpos": ("hf-tagger", "AutoModelForTokenClassification", list(UDPOS_TAGS)),
+}
 COPIED = ("bucc2018", "tatoeba", "xquad", "mlqa", "tydiqa")
 
 
@@ -44,8 +49,19 @@ def test_a_results_folder_scores_as_a_submission(official_data: Path, harness_cl
             else:
                 write_words(data / task, "test", lang, [len(s) for s in tag_sentences(file)])
         model_dir = build_tiny_head(tmp_path / f"{task}-model", head, names, seed=len(task))
-        code, out, err = harness_cli("run", f"{task}:labels={labels}", f"{model}:path={model_dir}", "--data-dir", data,
-                                     "--device", "cpu", "--quiet", "--no-leaderboard", "--output-dir", results)
+        code, out, err = harness_cli(
+            "run",
+            f"{task}:labels={labels}",
+            f"{model}:path={model_dir}",
+            "--data-dir",
+            data,
+            "--device",
+            "cpu",
+            "--quiet",
+            "--no-leaderboard",
+            "--output-dir",
+            results,
+        )
         assert code == 0, err
         row = main_row(results / task)
         figures[task] = row["metrics"]["accuracy" if model == "hf-classifier" else "f1"]
@@ -53,24 +69,56 @@ def test_a_results_folder_scores_as_a_submission(official_data: Path, harness_cl
         shutil.copytree(mock / "predictions" / task, results / task)
         figures[task] = OFFICIAL_TASKS[task][0]
 
-    code, out, err = harness_cli("score", "xtreme", "--predictions", results, "--data-dir", labels, "--quiet",
-                                 "--no-leaderboard", "--output-dir", tmp_path / "scored")
+    code, out, err = harness_cli(
+        "score",
+        "xtreme",
+        "--predictions",
+        results,
+        "--data-dir",
+        labels,
+        "--quiet",
+        "--no-leaderboard",
+        "--output-dir",
+        tmp_path / "scored",
+    )
     assert code == 0, err
     scored = tmp_path / "scored" / "xtreme"
     for task in RUN:
         assert main_row(scored, task)["metrics"]["avg_metric"] == figures[task]
     assert main_row(scored, "classification")["metrics"]["avg_metric"] == pytest.approx(
-        (figures["pawsx"] + figures["xnli"]) / 2)
+        (figures["pawsx"] + figures["xnli"]) / 2
+    )
     assert main_row(scored, "tagging")["metrics"]["avg_metric"] == pytest.approx(
-        (figures["udpos"] + figures["panx"]) / 2)
+        (figures["udpos"] + figures["panx"]) / 2
+    )
     assert main_row(scored, "all_task")["metrics"]["avg_metric"] == pytest.approx(math.fsum(figures.values()) / 9)
 
     # a second run of a task: which one is meant cannot be told, so it is refused in one line
     model_dir = build_tiny_head(tmp_path / "xnli-other", "AutoModelForSequenceClassification", XNLI_CLASSES, seed=9)
-    code, out, err = harness_cli("run", f"xnli:labels={labels}", f"hf-classifier:path={model_dir}", "--data-dir", data,
-                                 "--device", "cpu", "--quiet", "--no-leaderboard", "--output-dir", results)
+    code, out, err = harness_cli(
+        "run",
+        f"xnli:labels={labels}",
+        f"hf-classifier:path={model_dir}",
+        "--data-dir",
+        data,
+        "--device",
+        "cpu",
+        "--quiet",
+        "--no-leaderboard",
+        "--output-dir",
+        results,
+    )
     assert code == 0, err
-    code, out, err = harness_cli("score", "xtreme", "--predictions", results, "--data-dir", labels, "--quiet",
-                                 "--no-leaderboard", "--output-dir", tmp_path / "scored-again")
+    code, out, err = harness_cli(
+        "score",
+        "xtreme",
+        "--predictions",
+        results,
+        "--data-dir",
+        labels,
+        "--quiet",
+        "--no-leaderboard",
+        "--output-dir",
+        tmp_path / "scored-again",
+    )
     assert code == 2 and "2 runs of xnli" in error_line(err)
-

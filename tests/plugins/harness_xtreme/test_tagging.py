@@ -41,8 +41,27 @@ def test_no_chunks_scores_zero() -> None:
     assert span_scores([["O", "O"]], [["O", "O"]]).as_metrics() == {"f1": 0.0, "precision": 0.0, "recall": 0.0}
 
 
-TAGS = ["O", "O", "B-PER", "I-PER", "E-PER", "S-PER", "B-LOC", "I-LOC", "NOUN", "NOUN", "PROPN", "VERB", "X",
-        "PUNCT", ".", "B", "I-", "ADJ", "ADP"]
+TAGS = [
+    "O",
+    "O",
+    "B-PER",
+    "I-PER",
+    "E-PER",
+    "S-PER",
+    "B-LOC",
+    "I-LOC",
+    "NOUN",
+    "NOUN",
+    "PROPN",
+    "VERB",
+    "X",
+    "PUNCT",
+    ".",
+    "B",
+    "I-",
+    "ADJ",
+    "ADP",
+]
 
 
 def _random_case(rng: random.Random) -> tuple[list[list[str]], list[list[str]]]:

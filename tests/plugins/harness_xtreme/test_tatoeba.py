@@ -50,8 +50,9 @@ def test_real_oracle_is_100(real_data: Path, harness_cli: Cli, tmp_path: Path) -
 def test_e5_small_on_real_pairs(real_data: Path, harness_cli: Cli, tmp_path: Path) -> None:
     # The first 40 pairs of German and Swahili: chance is 1/40 = 2.5%; multilingual-e5-small finds
     # nearly every translation (measured: 97.5 for both; 39 of 40).
-    code, _, err = harness_cli("run", "tatoeba", "e5-small", "--data-dir", real_data, "--langs", "de,sw",
-                               "--limit", "40", "--quiet")
+    code, _, err = harness_cli(
+        "run", "tatoeba", "e5-small", "--data-dir", real_data, "--langs", "de,sw", "--limit", "40", "--quiet"
+    )
     assert code == 0, err
     rows = rows_of(tmp_path)
     assert rows["de"]["metrics"]["accuracy"] > 80 and rows["sw"]["metrics"]["accuracy"] > 60
@@ -84,8 +85,9 @@ def test_duplicate_english_sentences(harness_cli: Cli, tmp_path: Path) -> None:
     data = laser_pair(tmp_path / "laser", "xyz", ["b ", "a", "b", "c"], ["B", "A", "B'", "C"])
     predictions = tmp_path / "test-xyz.tsv"
     predictions.write_text("1\n0\n0\n3\n", encoding="utf-8")
-    code, _, err = harness_cli("score", "tatoeba", "--data-dir", data, "--langs", "xyz", "--predictions", predictions,
-                               "--quiet")
+    code, _, err = harness_cli(
+        "score", "tatoeba", "--data-dir", data, "--langs", "xyz", "--predictions", predictions, "--quiet"
+    )
     assert code == 0, err
     assert rows_of(tmp_path)["xyz"]["metrics"] == {"accuracy": 75.0}
 
@@ -94,12 +96,15 @@ def test_bad_inputs(harness_cli: Cli, tmp_path: Path) -> None:
     data = laser_pair(tmp_path / "laser", "xyz", ["b", "a"], ["B", "A"])
     laser_pair(data, "abc", ["x"], ["X", "Y"])
     predictions = tmp_path / "test-xyz.tsv"
-    for text, message in [("[1]\n0\n", "record line 1: expected a 0-based line number such as 367, got '[1]'"),
-                          ("1\n", "1 lines for 2 English sentences"),
-                          ("01\n0\n", "got '01'")]:
+    for text, message in [
+        ("[1]\n0\n", "record line 1: expected a 0-based line number such as 367, got '[1]'"),
+        ("1\n", "1 lines for 2 English sentences"),
+        ("01\n0\n", "got '01'"),
+    ]:
         predictions.write_text(text, encoding="utf-8")
-        code, _, err = harness_cli("score", "tatoeba", "--data-dir", data, "--langs", "xyz", "--predictions",
-                                   predictions)
+        code, _, err = harness_cli(
+            "score", "tatoeba", "--data-dir", data, "--langs", "xyz", "--predictions", predictions
+        )
         assert code == 2 and message in err, err
     code, _, err = harness_cli("run", "tatoeba", "oracle", "--data-dir", data, "--langs", "abc")
     assert code == 2 and "tatoeba.abc-eng.abc: 2 lines, but tatoeba.abc-eng.eng has 1" in err

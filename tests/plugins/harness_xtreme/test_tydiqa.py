@@ -24,8 +24,15 @@ def test_xtreme_mock_tydiqa(official_data: Path, harness_cli: Cli, tmp_path: Pat
     # (third_party/evaluate_squad.py on each test-{lang}.json): every language 100/100 but id, EM 0 and
     # F1 74.99999999999999; averages over all nine, English included: EM 88.88888888888889, F1 97.22222222222223.
     mock = official_data / "xtreme" / "mock_test_data"
-    code, _, err = harness_cli("score", "tydiqa", "--data-dir", mock / "labels" / "tydiqa",
-                               "--predictions", mock / "predictions" / "tydiqa", "--quiet")
+    code, _, err = harness_cli(
+        "score",
+        "tydiqa",
+        "--data-dir",
+        mock / "labels" / "tydiqa",
+        "--predictions",
+        mock / "predictions" / "tydiqa",
+        "--quiet",
+    )
     assert code == 0, err
     rows = rows_of(tmp_path)
     assert rows["id"]["metrics"] == {"f1": 74.99999999999999, "exact_match": 0.0}
@@ -40,8 +47,10 @@ def test_tydi_release_layout(official_data: Path, harness_cli: Cli, tmp_path: Pa
     release = tmp_path / "tydiqa" / "tydiqa-goldp-v1.1-dev"
     release.mkdir(parents=True)
     for lang, name in LANGUAGE_NAMES.items():
-        shutil.copy(official_data / "xtreme" / "mock_test_data" / "labels" / "tydiqa" / f"test-{lang}.json",
-                    release / f"tydiqa-goldp-dev-{name}.json")
+        shutil.copy(
+            official_data / "xtreme" / "mock_test_data" / "labels" / "tydiqa" / f"test-{lang}.json",
+            release / f"tydiqa-goldp-dev-{name}.json",
+        )
     for data_dir in (release.parent, release):
         code, _, err = harness_cli("run", "tydiqa", "oracle", "--data-dir", data_dir, "--quiet", "--no-leaderboard")
         assert code == 0, err
@@ -64,8 +73,16 @@ def test_demo_languages_and_empty(harness_cli: Cli, tmp_path: Path) -> None:
 
 
 def test_tiny_reader_runs(tiny_reader_dir: Path, harness_cli: Cli, tmp_path: Path) -> None:
-    code, _, err = harness_cli("run", "tydiqa", f"hf-reader:path={tiny_reader_dir},max_length=128,stride=32",
-                               "--langs", "ar", "--limit", "3", "--quiet")
+    code, _, err = harness_cli(
+        "run",
+        "tydiqa",
+        f"hf-reader:path={tiny_reader_dir},max_length=128,stride=32",
+        "--langs",
+        "ar",
+        "--limit",
+        "3",
+        "--quiet",
+    )
     assert code == 0, err
     assert rows_of(tmp_path)["ar"]["count"] == 3
 
