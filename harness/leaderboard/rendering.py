@@ -335,11 +335,14 @@ def render_markdown(board: Leaderboard, reported: Sequence[ReportedResult] = ())
             beside = (
                 "–" if best is None else f"{printed(best.score)} ({best.model}{_differing(best, group)}; {best.source})"
             )
+            declared = task_languages(group.scope.task)
+            some = declared is not None and set(group.scope.languages) < declared  # e.g. --langs en alone
             scope = ", ".join(
                 filter(
                     None,
                     [
                         ",".join(f"{k}={v}" for k, v in sorted(group.scope.task_options.items())),
+                        coverage(group.scope.languages, declared) if some else "",
                         f"limit {group.scope.limit} per language" if group.scope.limit else "",
                     ],
                 )
