@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from harness.definitions.model import Runtime
-from harness.definitions.protocols import GenerationOptions, GenerationRequest
+from harness.definitions.protocols import GenerationOptions, GenerationRequest, LoglikelihoodRequest
 from harness.demo import parallel_qa_dir
 from harness.errors import HarnessError
 from harness.scoring.span_file import read_span_file
@@ -142,3 +142,43 @@ def test_demo_runs_score_as_their_predictions_files(
         assert rows(json.loads(result_path.read_text(encoding="utf-8"))) == score_again(
             harness_cli, scorer, result_path, *extra
         ), task
+
+
+needs_gpu = pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+
+
+@needs_gpu
+def test_gpu_float32_generates_and_scores_as_the_cpu(tiny_causal_lm_dir: Path) -> None:
+    """The same greedy tokens and log-likelihoods on the GPU as on the CPU, both in float32: moving
+    a batch, its padding and the stop logic to the device changes nothing but rounding."""
+    from harness_hf.generator import HFGenerator
+
+    cpu = generator(tiny_causal_lm_dir)
+    gpu = HFGenerator(runtime=Runtime(device_request="cuda"), path=tiny_causal_lm_dir, precision="float32")
+    assert gpu.device.startswith("cuda") and gpu.precision == "float32"
+    requests = [GenerationRequest(p, GenerationOptions(8, ("\n",), True)) for p in PROMPTS[:8]]
+    on_cpu, on_gpu = cpu.generate(requests), gpu.generate(requests)
+    assert sum(a.text == b.text for a, b in zip(on_cpu, on_gpu)) >= 7  # a near-tie may flip, not more
+    same = [(a, b) for a, b in zip(on_cpu, on_gpu) if a.text == b.text]
+    assert [b.logprob for _, b in same] == pytest.approx([a.logprob for a, _ in same], abs=1e-3)
+    pairs = [LoglikelihoodRequest(p, " the answer") for p in PROMPTS[:6]]
+    assert [x.logprob for x in gpu.loglikelihood(pairs)] == pytest.approx(
+        [x.logprob for x in cpu.loglikelihood(pairs)], abs=1e-3
+    )
+
+
+@needs_gpu
+def test_a_gpu_run_is_bfloat16_records_its_device_and_scores_as_its_predictions(
+    tiny_causal_lm_dir: Path, harness_cli: Cli, tmp_path: Path
+) -> None:
+    output = tmp_path / "gpu"
+    code, _, err = harness_cli(
+        "run", "xquad:prompt=qa", f"hf-generator:path={tiny_causal_lm_dir}", "--langs", "en,zh",
+        "--device", "cuda", "--quiet", "--no-leaderboard", "--output-dir", output,
+    )  # fmt: skip
+    assert code == 0, err
+    (result_path,) = output.glob("**/result.json")
+    result = json.loads(result_path.read_text(encoding="utf-8"))
+    execution = result["provenance"]["execution"]
+    assert execution["device"].startswith("cuda") and execution["precision"] in ("bfloat16", "float16")
+    assert rows(result) == score_again(harness_cli, "xquad", result_path, "--langs", "en,zh")
