@@ -81,6 +81,9 @@ class CheckpointModel(Model):
 
     #: The ``transformers`` auto class that loads the weights (e.g. ``"AutoModel"``).
     auto_class = "AutoModel"
+    #: Rows a forward pass takes when ``--batch-size`` is not given, on a CPU and on a GPU.
+    cpu_batch_size = 32
+    gpu_batch_size = 32
 
     def __init__(
         self, *, runtime: Runtime, path: Path, precision: str, label: str | None, cpu_auto: str = "float32"
@@ -96,7 +99,9 @@ class CheckpointModel(Model):
         self.device = runtime.device
         self.dtype = torch_dtype(precision, self.device, cpu_auto=cpu_auto)
         self.precision = str(self.dtype).removeprefix("torch.")
-        self.batch_size = runtime.batch_size or 32
+        self.batch_size = runtime.batch_size or (
+            self.gpu_batch_size if self.device.startswith("cuda") else self.cpu_batch_size
+        )
         self.batcher = AdaptiveBatcher(self.batch_size)
         self._torch = torch
         self.tokenizer = self.load_tokenizer()

