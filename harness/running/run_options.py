@@ -20,11 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.files.locations import DEFAULT_LEADERBOARD, DEFAULT_OUTPUT_DIR
-
-#: :data:`harness.stats.bootstrap.DEFAULT_RESAMPLES`, which is not imported here: the bootstrap
-#: brings numpy, and every command's parser (``harness list`` too) reads this module. The API's
-#: signatures use that constant, and ``tests/harness/test_run_options.py`` holds the two equal.
-DEFAULT_RESAMPLES = 1000
+from harness.stats import DEFAULT_RESAMPLES
 
 
 @dataclass(frozen=True)

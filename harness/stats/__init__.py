@@ -7,3 +7,8 @@ computed from them (declared once per task, by :meth:`harness.definitions.task.T
 :mod:`harness.stats.bootstrap` resamples questions within each unit and recomputes the row to
 give a percentile interval; :mod:`harness.stats.paired` compares two runs on the same questions.
 """
+
+#: Bootstrap resamples behind a 95% interval when none are asked for. Declared here, in the
+#: package's numpy-free front, so the command line's parser (read by every command, ``harness
+#: list`` too) takes it without importing the bootstrap.
+DEFAULT_RESAMPLES = 1000

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from harness.errors import HarnessError
+from harness.stats import DEFAULT_RESAMPLES
 from harness.stats.records import InstanceTable
 from harness.stats.statistics import RowStatistics, Statistic, UnitStatistic, gathered, row_slices, unit_sizes
 from harness.stats.strata import stratify
@@ -34,7 +35,6 @@ from harness.stats.strata import stratify
 if TYPE_CHECKING:
     from harness.stats.clusters import Clusters
 
-DEFAULT_RESAMPLES = 1000
 DEFAULT_CONFIDENCE = 0.95
 
 
