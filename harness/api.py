@@ -34,7 +34,7 @@ from harness.running.execution import Plan
 from harness.running.recording import Outcome
 from harness.running.run_options import keyword_of, keywords_doc, options_of
 from harness.running.settings import DataOptions, ExecutionOptions, as_path, output_options
-from harness.stats.bootstrap import DEFAULT_RESAMPLES
+from harness.stats import DEFAULT_RESAMPLES
 
 __all__ = ["Outcome", "Plan", "TaskInfo", "TaskOption", "describe_task", "evaluate", "plan", "score", "tasks"]
 

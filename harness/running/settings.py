@@ -18,7 +18,8 @@ from harness.definitions.model import Runtime, default_threads
 from harness.errors import HarnessError
 from harness.files.io import check_folder
 from harness.models.generation import GenerationSettings
-from harness.stats.bootstrap import DEFAULT_RESAMPLES, BootstrapSettings
+from harness.stats import DEFAULT_RESAMPLES
+from harness.stats.bootstrap import BootstrapSettings
 
 if TYPE_CHECKING:
     from harness.definitions.registry import Registry
