@@ -383,14 +383,16 @@ class _RowEnds:
         import torch
 
         options, generated = self.options, input_ids.shape[1] - self.offset
-        done = []
-        for row in range(input_ids.shape[0]):
+        # the rows' tokens cross to the host in one copy a step: a copy per row on a GPU waits on
+        # the device once per row
+        tails = input_ids[:, self.offset :].tolist() if None in self.ends else []
+        for row, tail in enumerate(tails):
             if self.ends[row] is None:
-                self.ends[row] = self._check(row, input_ids[row, self.offset :], generated, options)
-            done.append(self.ends[row] is not None)
+                self.ends[row] = self._check(row, tail, generated, options)
+        done = [end is not None for end in self.ends]
         return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
 
-    def _check(self, row: int, ids: Any, generated: int, options: GenerationOptions) -> _End | None:
+    def _check(self, row: int, ids: list[int], generated: int, options: GenerationOptions) -> _End | None:
         text = self.tokenizer.decode(ids, skip_special_tokens=True)
         start = answer_start(text, self.reasoning_end)
         opening = text.strip() != "" and REASONING_START.startswith(text.lstrip())  # "<th": may open a trace
