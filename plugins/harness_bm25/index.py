@@ -155,8 +155,9 @@ class StoredArray:
 
     def release(self) -> None:
         """Drop the mapped pages from the process (they stay in the page cache, shared)."""
-        if getattr(self, "_map", None) is not None:
-            self._map.madvise(mmap.MADV_DONTNEED)
+        mapping: mmap.mmap | None = getattr(self, "_map", None)  # None: never mapped, or empty
+        if mapping is not None:
+            mapping.madvise(mmap.MADV_DONTNEED)
 
 
 @dataclass(frozen=True)
@@ -313,7 +314,7 @@ def _npy_writer(path: Path, dtype: type, length: int) -> IO[bytes]:
     return handle
 
 
-def _count_type(largest: int) -> type:
+def _count_type(largest: int) -> type[np.unsignedinteger[Any]]:
     return next(t for t in (np.uint8, np.uint16, np.uint32) if largest <= np.iinfo(t).max)
 
 
@@ -548,7 +549,10 @@ class BM25Index:
         """The top k of each query by the compiled MaxScore search (:func:`kernel.top_k_batch`):
         each query as its distinct terms, how often each occurs, and its tokens as positions among
         its distinct terms (the order rank-bm25 adds their weights in)."""
-        query_ptr, token_ptr, distinct, mult, tokens = [0], [0], [], [], []
+        query_ptr, token_ptr = [0], [0]
+        distinct: list[int] = []
+        mult: list[int] = []
+        tokens: list[int] = []
         for terms in queries:
             position: dict[int, int] = {}
             for term in terms:
@@ -566,6 +570,7 @@ class BM25Index:
         docs = np.empty((len(queries), k), dtype=np.int64)
         scores = np.empty((len(queries), k), dtype=np.float64)
         mapped = (postings.indices, postings.counts, bounds.block_max, bounds.block_last)
+        indices, counts, block_max, block_last = (stored.mapped() for stored in mapped)
         kernel.top_k_batch(
             np.array(query_ptr, dtype=np.int64),
             np.array(distinct, dtype=np.int64),
@@ -575,7 +580,10 @@ class BM25Index:
             k,
             postings.indptr,
             bounds.bptr,
-            *(stored.mapped() for stored in mapped),
+            indices,
+            counts,
+            block_max,
+            block_last,
             bounds.term_max,
             postings.idf,
             postings.norms,
@@ -593,6 +601,7 @@ class BM25Index:
 
     def _best(self, terms: list[int], k: int) -> tuple[np.ndarray, np.ndarray]:
         candidates: np.ndarray | None  # document ids of ``totals``; None: totals covers every document
+        totals: np.ndarray
         if sum(map(self.postings.size, terms)) * SPARSE_SHARE < self.n_docs:
             docs, weights = self._gathered(terms)
             candidates, inverse = np.unique(docs, return_inverse=True)

@@ -31,12 +31,13 @@ import os
 import numba
 import numpy as np
 from numba import njit, prange
+from numba.np.ufunc import get_thread_id  # numba's own package does not re-export it to a type checker
 
 # A fork-safe thread pool, unless the user chose one: numba prefers GNU OpenMP where torch's
 # libgomp is present, and a process forked after a search (multiprocessing's default on Linux)
 # then dies at its first search ("fork() called from a process already using GNU OpenMP").
 if "NUMBA_THREADING_LAYER" not in os.environ:
-    numba.config.THREADING_LAYER = "forksafe"
+    numba.config.THREADING_LAYER = "forksafe"  # type: ignore[attr-defined]  # set at run time
 
 #: Bounds are compared after this factor (see the module docstring): covers float rounding.
 SLACK = 1.0 + 1e-9
@@ -190,7 +191,7 @@ def _weight_of(
     if c == indptr[t + 1] or indices[c] != doc:
         return 0.0
     tf = float(counts[c])
-    return idf[t] * (tf * k1p1 / (tf + norms[doc]))
+    return float(idf[t] * (tf * k1p1 / (tf + norms[doc])))
 
 
 @njit(nogil=True, cache=True)
@@ -263,7 +264,7 @@ def _seed(
         for p in range(len(tokens)):
             score += weight[tokens[p]]
         scores[i] = score
-    return np.sort(scores)[n - k]
+    return float(np.sort(scores)[n - k])
 
 
 @njit(nogil=True, cache=True)
@@ -534,7 +535,7 @@ def top_k_batch(
                 idf,
                 norms,
                 k1,
-                totals[numba.get_thread_id()],
+                totals[get_thread_id()],
                 out_docs[q],
                 out_scores[q],
             )

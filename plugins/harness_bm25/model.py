@@ -53,7 +53,8 @@ class BM25Search:
         self.threads = threads
 
     def _tokens(self, queries: Sequence[str], langs: Sequence[str] | None) -> list[list[str]]:
-        return [tokenize(as_text(q), lang) for q, lang in zip(queries, langs or [None] * len(queries))]
+        per_query: Sequence[str | None] = langs or [None] * len(queries)
+        return [tokenize(as_text(q), lang) for q, lang in zip(queries, per_query)]
 
     def scores(self, queries: Sequence[str], *, langs: Sequence[str] | None = None) -> np.ndarray:
         return self.index.scores(self._tokens(queries, langs))
@@ -61,7 +62,8 @@ class BM25Search:
     def search(self, queries: Sequence[str], *, langs: Sequence[str] | None = None, k: int | None = None) -> Ranking:
         tokens = self._tokens(queries, langs)
         if k is not None:
-            numba.set_num_threads(min(self.threads or default_threads(), numba.config.NUMBA_NUM_THREADS))
+            ceiling: int = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]  # set at run time
+            numba.set_num_threads(min(self.threads or default_threads(), ceiling))
             indices, scores = self.index.top_k(tokens, k)
             return Ranking(indices, scores.astype(np.float32))
         n_docs = self.index.n_docs
