@@ -1,7 +1,8 @@
 """What a leaderboard file holds, as typed objects: the board, its entries and their model cards.
 
 The JSON Schema ``schemas/leaderboard.schema.json`` stays the contract on disk; these classes are
-how the code speaks about it. ``from_dict`` reads what ``to_dict`` writes, field for field and in
+how the code speaks about it, read and written through their fields' types
+(:mod:`harness.files.records`). ``from_dict`` reads what ``to_dict`` writes, field for field and in
 the same key order, so a file written by an older harness (format 1.0, before entries carried a
 model card) loads and is written back unchanged.
 """
@@ -10,13 +11,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from harness.definitions.model import ModelIdentity
 from harness.errors import HarnessError
 from harness.files.io import sha256_text
+from harness.files.records import OMITTED_IF_EMPTY, OMITTED_IF_NONE, JsonRecord, in_order
 from harness.leaderboard.scope import Scope
 from harness.results.provenance import now_iso
 from harness.results.result import ResultRow, RunResult
@@ -37,7 +42,7 @@ Matrix = dict[str, dict[str, float]]
 
 
 @dataclass(frozen=True)
-class ModelCard:
+class ModelCard(JsonRecord):
     """A submission's model card (schema ``submission``, ``model``): how the model was trained,
     how big it is, where to read about it and under which licence, shown with its entry so a
     reader can tell a zero-shot model from one trained on translated data."""
@@ -45,30 +50,18 @@ class ModelCard:
     name: str
     zero_shot: bool
     translated_training_data: bool
-    link: str | None = None
-    parameters: int | None = None
-    training_languages: tuple[str, ...] | None = None
-    license: str | None = None
-    description: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for item in dataclasses.fields(self):
-            value = getattr(self, item.name)
-            if value is not None:
-                out[item.name] = list(value) if isinstance(value, tuple) else value
-        return out
-
-    @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> ModelCard:
-        languages = raw.get("training_languages")
-        return cls(**{**raw, "training_languages": None if languages is None else tuple(languages)})
+    link: Annotated[str | None, OMITTED_IF_NONE] = None
+    parameters: Annotated[int | None, OMITTED_IF_NONE] = None
+    training_languages: Annotated[tuple[str, ...] | None, OMITTED_IF_NONE] = None
+    license: Annotated[str | None, OMITTED_IF_NONE] = None
+    description: Annotated[str | None, OMITTED_IF_NONE] = None
 
 
 @dataclass(frozen=True)
-class LeaderboardEntry:
+class LeaderboardEntry(JsonRecord):
     """One run on the board: its scope (what its number depends on besides the model), the model,
-    the main score with its interval, the result's rows and the run it came from.
+    the main score with its interval, the result's rows and the run it came from. On disk the
+    scope's fields stand in the entry itself (:data:`_ENTRY_ORDER`), and the model is its key.
 
     ``key`` names what makes scores comparable (task and options, split, data, language set,
     limit, model identity): a run of an entry's key replaces it, any other run adds one."""
@@ -86,10 +79,10 @@ class LeaderboardEntry:
     result_path: str
     finished_at: str
     harness_version: str
-    main_interval: Interval | None = None
+    main_interval: Annotated[Interval | None, OMITTED_IF_NONE] = None
     #: The result's diagnostics that are language x language matrices: name -> row -> column -> value.
-    matrices: dict[str, Matrix] = field(default_factory=dict)
-    card: ModelCard | None = None
+    matrices: Annotated[dict[str, Matrix], OMITTED_IF_EMPTY] = field(default_factory=dict)
+    card: Annotated[ModelCard | None, OMITTED_IF_NONE] = None
 
     @property
     def count(self) -> int | None:
@@ -149,55 +142,46 @@ class LeaderboardEntry:
             card=None if card is None else ModelCard.from_dict(card),
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        """The entry as the schema lays it out (optional fields only where set)."""
-        scope = self.scope.to_dict()
-        signature = scope.pop("scorer_signature", None)  # written after the interval, as format 1.0 has it
-        out: dict[str, Any] = {
-            "key": self.key,
-            **scope,
-            "model": self.model.key(),
-            "main_metric": self.main_metric,
-            "main_score": self.main_score,
-            "higher_is_better": self.higher_is_better,
-            "rows": [row.to_dict() for row in self.rows],
-            "run_id": self.run_id,
-            "kind": self.kind,
-            "result_path": self.result_path,
-            "finished_at": self.finished_at,
-            "harness_version": self.harness_version,
-        }
-        if self.main_interval is not None:
-            out["main_interval"] = list(self.main_interval)
-        if signature is not None:
-            out["scorer_signature"] = signature
-        if self.matrices:
-            out["matrices"] = self.matrices
-        if self.card is not None:
-            out["card"] = self.card.to_dict()
-        return out
+    @model_serializer(mode="wrap")
+    def _flat(self, write: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The entry as the schema lays it out: the scope's fields in the entry, the model's key."""
+        out = write(self)
+        del out["model"]["details"]
+        return in_order({**out.pop("scope"), **out}, _ENTRY_ORDER)
 
+    @model_validator(mode="before")
     @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> LeaderboardEntry:
-        """An entry of a validated file."""
-        interval, card = raw.get("main_interval"), raw.get("card")
-        return cls(
-            key=raw["key"],
-            scope=Scope.from_dict(raw),
-            model=ModelIdentity(**raw["model"]),
-            main_metric=raw["main_metric"],
-            main_score=raw["main_score"],
-            higher_is_better=raw["higher_is_better"],
-            rows=tuple(ResultRow.from_dict(row) for row in raw["rows"]),
-            run_id=raw["run_id"],
-            kind=raw["kind"],
-            result_path=raw["result_path"],
-            finished_at=raw["finished_at"],
-            harness_version=raw["harness_version"],
-            main_interval=None if interval is None else (interval[0], interval[1]),
-            matrices=raw.get("matrices", {}),
-            card=None if card is None else ModelCard.from_dict(card),
-        )
+    def _nest(cls, raw: Any) -> Any:
+        """An entry of a file: its scope read from its own fields."""
+        return {**raw, "scope": raw} if isinstance(raw, Mapping) and "scope" not in raw else raw
+
+
+#: The order of an entry's keys on disk: the scope's fields after the key, the scorer signature
+#: after the interval (as format 1.0 has it).
+_ENTRY_ORDER = (
+    "key",
+    "task",
+    "task_options",
+    "split",
+    "languages",
+    "limit",
+    "demo",
+    "data_fingerprint",
+    "model",
+    "main_metric",
+    "main_score",
+    "higher_is_better",
+    "rows",
+    "run_id",
+    "kind",
+    "result_path",
+    "finished_at",
+    "harness_version",
+    "main_interval",
+    "scorer_signature",
+    "matrices",
+    "card",
+)
 
 
 def _key(scope: Scope, model: ModelIdentity) -> str:
@@ -236,7 +220,7 @@ def _is_matrix(value: Any) -> bool:
 
 
 @dataclass(frozen=True)
-class Leaderboard:
+class Leaderboard(JsonRecord):
     """The whole file: its entries, in the order they are stored (task, split, demo, key)."""
 
     entries: tuple[LeaderboardEntry, ...] = ()
@@ -253,14 +237,8 @@ class Leaderboard:
         """The entries whose model card says zero-shot (the page's filter)."""
         return dataclasses.replace(self, entries=tuple(e for e in self.entries if e.zero_shot))
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "updated_at": self.updated_at,
-            "entries": [entry.to_dict() for entry in self.entries],
-        }
-
-    @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> Leaderboard:
-        """A board of a validated file."""
-        return cls(tuple(LeaderboardEntry.from_dict(e) for e in raw["entries"]), raw["updated_at"])
+    @model_serializer(mode="wrap")
+    def _versioned(self, write: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The file: the format's version, when it was updated, the entries."""
+        out = write(self)
+        return {"schema_version": SCHEMA_VERSION, "updated_at": out["updated_at"], "entries": out["entries"]}

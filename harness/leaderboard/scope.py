@@ -13,14 +13,16 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Annotated, Any
+
+from harness.files.records import OMITTED_IF_NONE, JsonRecord
 
 #: Most languages a scope's description names one by one (more are counted).
 NAMED_LANGUAGES = 8
 
 
 @dataclass(frozen=True)
-class Scope:
+class Scope(JsonRecord):
     """What an entry's number depends on besides the model: task and its options, split, language
     set, limit, demo data or not, data fingerprint, and the scorer signature where the entry has
     one. Demo and ``--limit`` runs thus never rank with full runs, nor MLQA XLT with G-XLT, nor a
@@ -34,40 +36,12 @@ class Scope:
     limit: int | None
     demo: bool
     data_fingerprint: str
-    scorer_signature: str | None = None
+    scorer_signature: Annotated[str | None, OMITTED_IF_NONE] = None
 
     def canonical(self) -> Scope:
         """This scope as ranking compares it: the languages are a set (``--langs de,en`` ranks
         with ``--langs en,de``), so sorted."""
         return dataclasses.replace(self, languages=tuple(sorted(self.languages)))
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {
-            "task": self.task,
-            "task_options": self.task_options,
-            "split": self.split,
-            "languages": list(self.languages),
-            "limit": self.limit,
-            "demo": self.demo,
-            "data_fingerprint": self.data_fingerprint,
-        }
-        if self.scorer_signature is not None:
-            out["scorer_signature"] = self.scorer_signature
-        return out
-
-    @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> Scope:
-        """The scope of an entry of a validated file (the entry's other fields are ignored)."""
-        return cls(
-            raw["task"],
-            raw["task_options"],
-            raw["split"],
-            tuple(raw["languages"]),
-            raw["limit"],
-            raw["demo"],
-            raw["data_fingerprint"],
-            raw.get("scorer_signature"),
-        )
 
     def order(self) -> tuple[Any, ...]:
         """Tables in reading order: by task and split; full data, then ``--limit``, then demo runs;

@@ -10,15 +10,18 @@ so old result folders stay readable when the format moves on.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Annotated, Any, Literal, Self, cast
+
+from pydantic import SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from harness.definitions.model import ModelIdentity
 from harness.definitions.specs import PluginInfo
 from harness.definitions.task import ScoreRow
 from harness.files.io import sha256_text
+from harness.files.records import OMITTED_IF_EMPTY, OMITTED_IF_NONE, JsonRecord, from_json_value, in_order
 from harness.stats.bootstrap import INSTANCE, Interval, RowIntervals
 
 #: The version :meth:`RunResult.to_dict` writes (the schema's ``schema_version`` constant).
@@ -51,18 +54,8 @@ def migrate(raw: dict[str, Any]) -> dict[str, Any]:
     return raw
 
 
-def _plugin_to_dict(plugin: PluginInfo | None) -> dict[str, Any] | None:
-    if plugin is None:
-        return None
-    return {"name": plugin.name, "distribution": plugin.distribution, "version": plugin.version}
-
-
-def _plugin_from_dict(raw: dict[str, Any] | None) -> PluginInfo | None:
-    return None if raw is None else PluginInfo(raw["name"], raw["distribution"], raw["version"])
-
-
 @dataclass(frozen=True)
-class TaskRecord:
+class TaskRecord(JsonRecord):
     """The task a result scores, with the options that change its numbers."""
 
     name: str
@@ -73,57 +66,23 @@ class TaskRecord:
     prediction_format: str
     reference: str
     #: The scorer signature (:meth:`harness.definitions.task.Task.scorer_signature`); None in older results.
-    scorer_signature: str | None = None
+    scorer_signature: Annotated[str | None, OMITTED_IF_NONE] = None
     #: The scale of every score (rows, main score, intervals): ``percent`` (0-100) or ``fraction``
     #: (0-1), as the official scorer gives them (:attr:`harness.definitions.task.TaskMetadata.scale`); None
     #: in older results.
-    scale: str | None = None
+    scale: Annotated[str | None, OMITTED_IF_NONE] = None
     #: Metrics that are no score on ``scale`` (:attr:`harness.definitions.task.TaskMetadata.unscaled`).
-    unscaled: tuple[str, ...] = ()
+    unscaled: Annotated[tuple[str, ...], OMITTED_IF_EMPTY] = ()
 
     def unit(self, metric: str) -> str | None:
         """``metric``'s scale (``percent``, ``fraction``), None where it has none or none is recorded."""
         return None if metric in self.unscaled else self.scale
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "name": self.name,
-            "plugin": _plugin_to_dict(self.plugin),
-            "options": self.options,
-            "main_metric": self.main_metric,
-            "higher_is_better": self.higher_is_better,
-            "prediction_format": self.prediction_format,
-            "reference": self.reference,
-        }
-        if self.scorer_signature is not None:
-            out["scorer_signature"] = self.scorer_signature
-        if self.scale is not None:
-            out["scale"] = self.scale
-        if self.unscaled:
-            out["unscaled"] = list(self.unscaled)
-        return out
-
-    @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> TaskRecord:
-        plugin = _plugin_from_dict(raw["plugin"])
-        assert plugin is not None  # the schema requires a task's plugin
-        return cls(
-            raw["name"],
-            plugin,
-            raw["options"],
-            raw["main_metric"],
-            raw["higher_is_better"],
-            raw["prediction_format"],
-            raw["reference"],
-            raw.get("scorer_signature"),
-            raw.get("scale"),
-            tuple(raw.get("unscaled", ())),
-        )
-
 
 @dataclass(frozen=True)
-class ModelRecord:
-    """The model (or predictions file) a result scores: its identity and the plugin it came from."""
+class ModelRecord(JsonRecord):
+    """The model (or predictions file) a result scores: its identity and the plugin it came from
+    (on disk the identity's fields and ``plugin`` side by side)."""
 
     identity: ModelIdentity
     plugin: PluginInfo | None
@@ -132,33 +91,30 @@ class ModelRecord:
     def label(self) -> str:
         return self.identity.label
 
-    def to_dict(self) -> dict[str, Any]:
-        return {**self.identity.as_dict(), "plugin": _plugin_to_dict(self.plugin)}
+    @model_serializer(mode="wrap")
+    def _flat(self, write: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out = write(self)
+        return {**out["identity"], "plugin": out["plugin"]}
 
+    @model_validator(mode="before")
     @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> ModelRecord:
-        identity = ModelIdentity(raw["name"], raw["label"], raw["weights"], raw["options"], raw["details"])
-        return cls(identity, _plugin_from_dict(raw["plugin"]))
+    def _nest(cls, raw: Any) -> Any:
+        if isinstance(raw, Mapping) and "identity" not in raw:
+            return {"identity": {k: v for k, v in raw.items() if k != "plugin"}, "plugin": raw.get("plugin")}
+        return raw
 
 
 @dataclass(frozen=True)
-class FileRecord:
+class FileRecord(JsonRecord):
     """A data file read by a run: path, SHA-256 and size."""
 
     path: str
     sha256: str
     bytes: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "sha256": self.sha256, "bytes": self.bytes}
-
-    @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> FileRecord:
-        return cls(raw["path"], raw["sha256"], raw["bytes"])
-
 
 @dataclass(frozen=True)
-class DataRecord:
+class DataRecord(JsonRecord):
     """Which data a result was computed on."""
 
     source: str
@@ -174,65 +130,34 @@ class DataRecord:
         """One hash of the data files' hashes: equal fingerprints, equal data."""
         return sha256_text(*(f.sha256 for f in self.files))
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "source": self.source,
-            "demo": self.demo,
-            "split": self.split,
-            "languages": list(self.languages),
-            "limit": self.limit,
-            "files": [f.to_dict() for f in self.files],
-            "statistics": self.statistics,
-        }
-
-    @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> DataRecord:
-        return cls(
-            raw["source"],
-            raw["demo"],
-            raw["split"],
-            tuple(raw["languages"]),
-            raw["limit"],
-            tuple(FileRecord.from_dict(f) for f in raw["files"]),
-            raw["statistics"],
-        )
-
 
 @dataclass(frozen=True)
-class MainScore:
+class MainScore(JsonRecord):
     """The one number a result is ranked by."""
 
     metric: str
     value: float
-    interval: Interval | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"metric": self.metric, "value": self.value}
-        if self.interval is not None:
-            out["interval"] = list(self.interval)
-        return out
-
-    @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> MainScore:
-        interval = raw.get("interval")
-        return cls(raw["metric"], raw["value"], None if interval is None else (interval[0], interval[1]))
+    interval: Annotated[Interval | None, OMITTED_IF_NONE] = None
 
 
 @dataclass(frozen=True)
-class ResultRow:
-    """The metrics of one subset on one split (a task's :class:`~harness.definitions.task.ScoreRow`, placed)."""
+class ResultRow(JsonRecord):
+    """The metrics of one subset on one split (a task's :class:`~harness.definitions.task.ScoreRow`, placed).
+
+    Read as written: ``resampled`` stays None where the file does not say (intervals written before
+    rows recorded it drew instances within units), so such a file writes back unchanged."""
 
     split: str
     subset: str
     metrics: dict[str, float | None]
     count: int
     #: The languages the subset stands for; empty when the subset is not a language (``all``).
-    languages: tuple[str, ...] = ()
+    languages: Annotated[tuple[str, ...], OMITTED_IF_EMPTY] = ()
     #: Bootstrap intervals of the metrics that have one (see :class:`BootstrapRecord`).
-    intervals: dict[str, Interval] = field(default_factory=dict)
+    intervals: Annotated[dict[str, Interval], OMITTED_IF_EMPTY] = field(default_factory=dict)
     #: What the intervals' resamples drew (:data:`INSTANCE` or the clusters' name); None without
     #: intervals, or in a file written before rows said (whose intervals drew instances).
-    resampled: str | None = None
+    resampled: Annotated[str | None, OMITTED_IF_NONE] = None
 
     @property
     def resampling(self) -> str | None:
@@ -254,34 +179,9 @@ class ResultRow:
             intervals.resampled,
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"split": self.split, "subset": self.subset, "metrics": self.metrics, "count": self.count}
-        if self.languages:
-            out["languages"] = list(self.languages)
-        if self.intervals:
-            out["intervals"] = {name: list(interval) for name, interval in self.intervals.items()}
-        if self.resampled is not None:
-            out["resampled"] = self.resampled
-        return out
-
-    @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> ResultRow:
-        """A row as written; ``resampled`` stays None where the file does not say (intervals written
-        before rows recorded it drew instances within units), so such a file writes back unchanged."""
-        intervals = {name: (low, high) for name, (low, high) in raw.get("intervals", {}).items()}
-        return cls(
-            raw["split"],
-            raw["subset"],
-            raw["metrics"],
-            raw["count"],
-            tuple(raw.get("languages", ())),
-            intervals,
-            raw.get("resampled"),
-        )
-
 
 @dataclass(frozen=True)
-class PredictionsRecord:
+class PredictionsRecord(JsonRecord):
     """Where the predictions a result scores are (None: kept in memory only, by the library API),
     in which format, and their hash."""
 
@@ -290,33 +190,20 @@ class PredictionsRecord:
     sha256: str
     #: Unit -> file name inside the predictions folder, where the task says (see
     #: :meth:`harness.definitions.task.Task.prediction_files`); None: one file, or not said.
-    files: dict[str, str] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"path": self.path, "format": self.format, "sha256": self.sha256}
-        if self.files is not None:
-            out["files"] = self.files
-        return out
+    files: Annotated[dict[str, str] | None, OMITTED_IF_NONE] = None
 
 
 @dataclass(frozen=True)
-class InstancesRecord:
+class InstancesRecord(JsonRecord):
     """The per-instance file beside the result (:mod:`harness.stats.records`): path, hash, lines."""
 
     path: str
     sha256: str
     count: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "sha256": self.sha256, "count": self.count}
-
-    @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> InstancesRecord:
-        return cls(raw["path"], raw["sha256"], raw["count"])
-
 
 @dataclass(frozen=True)
-class BootstrapRecord:
+class BootstrapRecord(JsonRecord):
     """How the rows' intervals were computed: percentile bootstrap, ``resamples`` draws from a
     generator seeded with ``seed``, each unit's resample keeping its size (``strata``); rows over
     parallel data draw the task's clusters whole where ``resample_clusters`` (each row's
@@ -330,30 +217,17 @@ class BootstrapRecord:
     #: False in results written before clusters were resampled (the field was not there).
     resample_clusters: bool = True
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "resamples": self.resamples,
-            "seed": self.seed,
-            "confidence": self.confidence,
-            "method": self.method,
-            "strata": self.strata,
-            "resample_clusters": self.resample_clusters,
-        }
-
+    @model_validator(mode="before")
     @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> BootstrapRecord:
-        return cls(
-            raw["resamples"],
-            raw["seed"],
-            raw["confidence"],
-            raw["method"],
-            raw["strata"],
-            raw.get("resample_clusters", False),
-        )
+    def _before_clusters(cls, raw: Any) -> Any:
+        """A file without ``resample_clusters`` was written before clusters were resampled."""
+        if isinstance(raw, Mapping) and "resample_clusters" not in raw:
+            return {**raw, "resample_clusters": False}
+        return raw
 
 
 @dataclass(frozen=True)
-class Provenance:
+class Provenance(JsonRecord):
     """Where a number came from: versions, platform, device, seed, times and the command."""
 
     harness_version: str
@@ -369,59 +243,40 @@ class Provenance:
     wall_time_s: float
     command: tuple[str, ...]
     #: Seconds per phase (loading, encoding, predicting, scoring); None where a result lacks it.
-    phases_s: dict[str, float] | None = None
-    resumed_units: tuple[str, ...] | None = None
+    phases_s: Annotated[dict[str, float] | None, OMITTED_IF_NONE] = None
+    resumed_units: Annotated[tuple[str, ...] | None, OMITTED_IF_NONE] = None
     #: How the work was computed (batching, cache, precision, world size); runs only.
-    execution: dict[str, Any] | None = None
+    execution: Annotated[dict[str, Any] | None, OMITTED_IF_NONE] = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "harness_version": self.harness_version,
-            "git_commit": self.git_commit,
-            "python": self.python,
-            "packages": self.packages,
-            "platform": self.platform,
-            "plugins": self.plugins,
-            "device": self.device,
-            "seed": self.seed,
-            "started_at": self.started_at,
-            "finished_at": self.finished_at,
-            "wall_time_s": self.wall_time_s,
-        }
-        if self.phases_s is not None:
-            out["phases_s"] = self.phases_s
-        if self.resumed_units is not None:
-            out["resumed_units"] = list(self.resumed_units)
-        out["command"] = list(self.command)
-        if self.execution is not None:
-            out["execution"] = self.execution
-        return out
+    @model_serializer(mode="wrap")
+    def _ordered(self, write: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return in_order(write(self), _PROVENANCE_ORDER)
 
-    @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> Provenance:
-        resumed = raw.get("resumed_units")
-        return cls(
-            harness_version=raw["harness_version"],
-            plugins=raw["plugins"],
-            git_commit=raw["git_commit"],
-            python=raw["python"],
-            packages=raw["packages"],
-            platform=raw["platform"],
-            device=raw["device"],
-            seed=raw["seed"],
-            started_at=raw["started_at"],
-            finished_at=raw["finished_at"],
-            wall_time_s=raw["wall_time_s"],
-            command=tuple(raw["command"]),
-            phases_s=raw.get("phases_s"),
-            resumed_units=None if resumed is None else tuple(resumed),
-            execution=raw.get("execution"),
-        )
+
+#: The order of a result's provenance keys on disk (the first format's, kept).
+_PROVENANCE_ORDER = (
+    "harness_version",
+    "git_commit",
+    "python",
+    "packages",
+    "platform",
+    "plugins",
+    "device",
+    "seed",
+    "started_at",
+    "finished_at",
+    "wall_time_s",
+    "phases_s",
+    "resumed_units",
+    "command",
+    "execution",
+)
 
 
 @dataclass(frozen=True)
-class RunResult:
-    """One scored run of one model (or one predictions file) on one task."""
+class RunResult(JsonRecord):
+    """One scored run of one model (or one predictions file) on one task; :meth:`to_dict` is the
+    result as the schema lays it out on disk, ``schema_version`` first."""
 
     run_id: str
     kind: Literal["run", "score"]
@@ -436,52 +291,19 @@ class RunResult:
     provenance: Provenance
     schema_version: str = field(default=SCHEMA_VERSION)
     #: The per-instance records and the bootstrap behind the intervals; None where not written.
-    instances: InstancesRecord | None = None
-    bootstrap: BootstrapRecord | None = None
+    instances: Annotated[InstancesRecord | None, OMITTED_IF_NONE] = None
+    bootstrap: Annotated[BootstrapRecord | None, OMITTED_IF_NONE] = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """The result as the schema lays it out on disk."""
-        out = {
-            "schema_version": self.schema_version,
-            "run_id": self.run_id,
-            "kind": self.kind,
-            "task": self.task.to_dict(),
-            "model": self.model.to_dict(),
-            "data": self.data.to_dict(),
-            "main_score": self.main_score.to_dict(),
-            "rows": [row.to_dict() for row in self.rows],
-            "diagnostics": self.diagnostics,
-            "notes": list(self.notes),
-            "predictions": self.predictions.to_dict(),
-            "provenance": self.provenance.to_dict(),
-        }
-        if self.instances is not None:
-            out["instances"] = self.instances.to_dict()
-        if self.bootstrap is not None:
-            out["bootstrap"] = self.bootstrap.to_dict()
-        return out
+    @model_serializer(mode="wrap")
+    def _version_first(self, write: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out = write(self)
+        return {"schema_version": out.pop("schema_version"), **out}
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> RunResult:
+    def from_dict(cls, raw: Mapping[str, Any]) -> Self:
         """Read a result dict of any known version (migrated first); validate it against the
         schema before calling this where it comes from a user."""
-        raw = migrate(raw)
-        return cls(
-            run_id=raw["run_id"],
-            kind=raw["kind"],
-            task=TaskRecord.from_dict(raw["task"]),
-            model=ModelRecord.from_dict(raw["model"]),
-            data=DataRecord.from_dict(raw["data"]),
-            main_score=MainScore.from_dict(raw["main_score"]),
-            rows=tuple(ResultRow.from_dict(r) for r in raw["rows"]),
-            diagnostics=raw["diagnostics"],
-            notes=tuple(raw["notes"]),
-            predictions=PredictionsRecord(**raw["predictions"]),
-            provenance=Provenance.from_dict(raw["provenance"]),
-            schema_version=raw["schema_version"],
-            instances=InstancesRecord.from_dict(raw["instances"]) if "instances" in raw else None,
-            bootstrap=BootstrapRecord.from_dict(raw["bootstrap"]) if "bootstrap" in raw else None,
-        )
+        return from_json_value(cls, migrate(dict(raw)))
 
 
 #: The name of a run's result file in its folder.
