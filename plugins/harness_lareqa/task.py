@@ -30,7 +30,7 @@ come first in the pool.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal
@@ -46,6 +46,7 @@ from harness.plugin import (
     InputError,
     KeyedSearchIndex,
     Retriever,
+    Role,
     RunContext,
     ScoreRow,
     ScoringIndex,
@@ -62,6 +63,7 @@ from harness.plugin.scoring import (
     Pooled,
     PoolRanks,
     RowStatistics,
+    Statistic,
     TopTie,
     analyse,
     average_precision,
@@ -476,11 +478,12 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
             lang: {row: Mean(lang, value, scale=1.0, official=numpy_mean) for row, value in ROW_METRICS.items()}
             for lang in table.units
         }
-        overall = {
+        overall: dict[str, Statistic] = {
             row: Pooled(tuple(per_language[lang][row] for lang in table.units), self.metadata.clusters)
             for row in ROW_METRICS
         }
-        return {"all": overall, **per_language}
+        # dict(row): a row of Means as a row of Statistics (a dict's value type is invariant)
+        return {"all": overall, **{lang: dict(row) for lang, row in per_language.items()}}
 
     @staticmethod
     def _monolingual_rank_matrix(questions: list[PoolRanks]) -> tuple[np.ndarray, np.ndarray]:
@@ -505,10 +508,11 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
         languages = self.probe_languages
         corpus = self.corpus(data)
         out: dict[str, Any] = {"languages": list(languages)}
-        for name, role, texts, langs in (
+        sides: tuple[tuple[str, Role, Sequence[str], Sequence[str]], ...] = (
             ("questions", "query", [q.text for q in data.questions], [q.lang for q in data.questions]),
             ("candidates", "passage", corpus.texts, corpus.langs),
-        ):
+        )
+        for name, role, texts, langs in sides:
             keep = [i for i, lang in enumerate(langs) if lang in languages]
             vectors = encoder.encode([texts[i] for i in keep], role=role, langs=[langs[i] for i in keep])
             result = language_id_probe(vectors, [langs[i] for i in keep], languages, seed=SEED)

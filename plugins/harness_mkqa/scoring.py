@@ -41,7 +41,16 @@ from typing import Any
 import numpy as np
 
 from harness.plugin import Clusters
-from harness.plugin.scoring import Gathered, InstanceTable, Macro, Mean, RowStatistics, UnitStatistic, token_f1
+from harness.plugin.scoring import (
+    Gathered,
+    InstanceTable,
+    Macro,
+    Mean,
+    RowStatistics,
+    Statistic,
+    UnitStatistic,
+    token_f1,
+)
 from harness_mkqa.data import ANSWER_TYPES, Annotation
 from harness_mkqa.normalize import answer_tokens
 
@@ -229,7 +238,8 @@ def macro_average(per_language: Sequence[dict[str, float | None]]) -> dict[str, 
     out: dict[str, float | None] = {}
     for metric in per_language[0]:
         values = [row[metric] for row in per_language]
-        out[metric] = None if any(v is None for v in values) else _macro(values)
+        present = [v for v in values if v is not None]
+        out[metric] = _macro(present) if len(present) == len(values) else None
     return out
 
 
@@ -299,12 +309,14 @@ class SweepMetric(UnitStatistic):
     def on_unit(self, gathered: Gathered) -> np.ndarray:
         if "best" not in gathered.scratch:
             _sweep_rows(gathered)
-        v, n = gathered.values, gathered.values["f1"].shape[1]
+        v = gathered.values
+        n: int = v["f1"].shape[1]
         if self.metric == "best_f1":
             return 100.0 * gathered.scratch["best"] / n
         abstains = v["no_answer_prob"] > gathered.scratch["threshold"][:, None]
         em_at = np.where(abstains, 1.0 - v["answerable"], v["exact_match"])
-        return 100.0 * em_at.mean(axis=1)
+        per_row: np.ndarray = em_at.mean(axis=1)
+        return 100.0 * per_row
 
 
 def _sweep_rows(gathered: Gathered) -> None:
@@ -349,7 +361,7 @@ def language_statistics(table: InstanceTable, summary: str, clusters: Clusters |
             {m: Mean(lang, m, official=_rounded_percent, binary=binary) for m, binary in PLAIN_METRICS.items()}
         )
     metrics = (*SWEEP_METRICS, *PLAIN_METRICS)
-    overall = {
+    overall: dict[str, Statistic] = {
         m: Macro(tuple(per_language[lang][m] for lang in table.units), _macro, clusters=clusters) for m in metrics
     }
     return {summary: overall, **per_language}

@@ -106,7 +106,7 @@ def _generated_record(example_id: Any, generated: OpenGeneration) -> dict[str, A
 class MKQA(PromptedTask, Task[MKQAData]):
     """MKQA, scored like ``mkqa_eval.py`` / ``mkqa_eval_all_languages.py``; prompts as the module docstring says."""
 
-    metadata = MKQA_METADATA
+    metadata = MKQA_METADATA  # type: ignore[misc]  # PromptedTask declares it an instance variable
 
     def demo_data_dir(self) -> Path:
         return Path(__file__).parent / "demo"
@@ -223,8 +223,14 @@ class MKQA(PromptedTask, Task[MKQAData]):
         summary = macro_average([result.metrics for _, result in parts.values()])
         complete = len(languages) == len(MKQA_LANGUAGES)
         label = summary_label(len(languages))
-        rows = [ScoreRow(label, summary, sum(len(scores) for scores, _ in parts.values()), languages)]
-        rows += [ScoreRow(lang, result.metrics, len(scores), (lang,)) for lang, (scores, result) in parts.items()]
+        # A metric is None where a language has no example of its kind (the official script prints
+        # NaN); ScoreRow.metrics is typed float only (the core's signature, not this task's choice).
+        count = sum(len(scores) for scores, _ in parts.values())
+        rows = [ScoreRow(label, summary, count, languages)]  # type: ignore[arg-type]  # None: see above
+        rows += [
+            ScoreRow(lang, result.metrics, len(scores), (lang,))  # type: ignore[arg-type]  # None: see above
+            for lang, (scores, result) in parts.items()
+        ]
         diagnostics = {
             "answer_types": {
                 **{lang: answer_type_breakdown([part]) for lang, part in parts.items()},
@@ -236,9 +242,9 @@ class MKQA(PromptedTask, Task[MKQAData]):
         }
         notes = [] if complete else [_incomplete_note(languages)]
         notes += _variant_note({lang: result.metrics for lang, (_, result) in parts.items()})
-        return Evaluation(
-            main_score=summary["best_f1"], rows=rows, diagnostics=diagnostics, notes=notes, instances=instances
-        )
+        best_f1 = summary["best_f1"]
+        assert best_f1 is not None  # a number wherever a language is scored (no kind of example needed)
+        return Evaluation(main_score=best_f1, rows=rows, diagnostics=diagnostics, notes=notes, instances=instances)
 
     def statistics(self, table: InstanceTable) -> RowStatistics:
         """The sweep re-run on each resample of a language's examples (see :class:`SweepMetric`)."""

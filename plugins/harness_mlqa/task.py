@@ -47,7 +47,7 @@ def mlqa(lang: str) -> Normalizer:
 class MLQA(ParallelQADemo, SpanQATask):
     """MLQA, XLT or G-XLT, scored exactly as the official MLQA script."""
 
-    metadata = MLQA_METADATA
+    metadata = MLQA_METADATA  # type: ignore[misc]  # PromptedTask declares it an instance variable
 
     def __init__(
         self,
@@ -93,7 +93,10 @@ class MLQA(ParallelQADemo, SpanQATask):
         if self.mode == "xlt":
             return [(lang, lang) for lang in languages]
         chosen = {(c, q) for c in languages for q in languages}
-        chosen.update(tuple(item.split("-", 1)) for item in selection if "-" in item)
+        for item in selection:
+            if "-" in item:
+                context, _, question = item.partition("-")
+                chosen.add((context, question))
         order = {lang: i for i, lang in enumerate(MLQA_LANGUAGES)}
         pairs = sorted(chosen, key=lambda pair: (order[pair[0]], order[pair[1]]))
         if all(c == q for c, q in pairs):

@@ -133,7 +133,11 @@ def macro_statistics(
         lang: {m: Mean(lang, m, official=language_score, binary=binary) for m, binary in metrics.items()}
         for lang in table.units
     }
-    return {"all": {m: overall(tuple(per_language[lang][m] for lang in table.units)) for m in metrics}, **per_language}
+    # dict(row): a row of Means as a row of Statistics (a dict's value type is invariant)
+    return {
+        "all": {m: overall(tuple(per_language[lang][m] for lang in table.units)) for m in metrics},
+        **{lang: dict(row) for lang, row in per_language.items()},
+    }
 
 
 #: Why XOR-Retrieve predictions cannot be scored when none counts (yes/no questions are skipped).
@@ -194,7 +198,8 @@ class _AnswerTask(PromptedTask, _XorTask):
             for lang in data.languages
         }
 
-    def answer_of(self, value: Any) -> str:
+    def answer_of(self, value: str) -> str:
+        """The answer in a prediction file's value (its format, validated, makes it a string)."""
         return value
 
     def question_id(self, key: str) -> str:
@@ -307,14 +312,14 @@ class _AnswerTask(PromptedTask, _XorTask):
 class XorEnglishSpan(_AnswerTask):
     """XOR-EnglishSpan: English answers to questions in 7 languages, SQuAD v1.1 F1/EM."""
 
-    metadata = XOR_ENGSPAN
+    metadata = XOR_ENGSPAN  # type: ignore[misc]  # PromptedTask declares it an instance variable
     metric_names = ("f1", "em")
     binary_metrics = frozenset({"em"})
 
     def answer_lang(self, question_lang: str) -> str:
         return "en"
 
-    def answer_of(self, value: Any) -> str:
+    def answer_of(self, value: str | dict[str, str]) -> str:
         return value["answer"] if isinstance(value, dict) else value
 
     def question_scores(self, prediction: str, golds: tuple[str, ...], lang: str) -> dict[str, float]:
@@ -338,7 +343,7 @@ class XorFull(_AnswerTask):
     """XOR-Full: answers in the question's language, F1/EM/BLEU as ``eval_xor_full.py``."""
 
     family = "full"
-    metadata = XOR_FULL
+    metadata = XOR_FULL  # type: ignore[misc]  # PromptedTask declares it an instance variable
     metric_names = ("f1", "em", "bleu", "f1_symmetric", "em_symmetric", "bleu_effective_order")
     binary_metrics = frozenset({"em", "em_symmetric"})
     language_score = staticmethod(fraction_percent)
@@ -435,12 +440,13 @@ class XorRetrieve(_XorTask):
 
     def predict(self, model: Retriever, data: XorData, unit: str, context: RunContext) -> list[dict[str, Any]]:
         """Rank the corpus for each question of language ``unit``; keep the top passages' texts."""
-        if self.corpus is None:
+        corpus = self.corpus
+        if corpus is None:
             raise HarnessError(
                 "task xor-retrieve needs a passage corpus to run a retriever: "
                 "xor-retrieve:corpus=/path/psgs_w100.tsv (or a folder of {lang}.tsv files)"
             )
-        passages = context.shared("passages", lambda: read_passages(self.corpus))
+        passages = context.shared("passages", lambda: read_passages(corpus))
         index = context.shared("index", lambda: model.index(passages.as_corpus(self.titles)))
         questions = data.questions_in(unit)
         out = []
