@@ -10,7 +10,8 @@ against msgspec and cattrs: ``benchmarks/bench_result_io.py``.
 What a file lays out otherwise than the record's fields is said on the field or the record:
 :data:`OMITTED_IF_NONE` and :data:`OMITTED_IF_EMPTY` on a field written only where it is set, a
 ``model_serializer`` / ``model_validator(mode="before")`` on a record whose file orders or nests
-its keys otherwise (:func:`in_order`).
+its keys otherwise (:func:`in_order`), with a ``__get_pydantic_json_schema__`` where the file
+nests them otherwise (:func:`flatten_schema`), so that :func:`json_schema` describes the file.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ import types
 from collections.abc import Iterable, Mapping
 from typing import Any, Self, TypeVar
 
-from pydantic import ConfigDict, Field, TypeAdapter
+from pydantic import ConfigDict, Field, GetJsonSchemaHandler, TypeAdapter
+from pydantic.json_schema import JsonSchemaValue
 
 #: How a record's values are written: a NaN or an infinity stays a float (the JSON writer refuses
 #: it, as it refused it before), never quietly null.
@@ -42,23 +44,31 @@ OMITTED_IF_NONE: Any = Field(exclude_if=_is_none)
 OMITTED_IF_EMPTY: Any = Field(exclude_if=_is_empty)
 
 
-#: Each record class's adapter, built on first use (building reads every field's type: milliseconds).
-_ADAPTERS: dict[type, TypeAdapter[Any]] = {}
+#: Each record class's adapters (of one record, of many), built on first use (building reads
+#: every field's type: milliseconds).
+_ADAPTERS: dict[tuple[type, bool], TypeAdapter[Any]] = {}
 
 
-def _adapter(kind: type) -> TypeAdapter[Any]:
-    """The adapter of a one-tuple of ``kind``: pydantic takes the JSON settings of a dataclass's
-    adapter only from a container around it."""
-    adapter = _ADAPTERS.get(kind)
+def _adapter(kind: type, many: bool = False) -> TypeAdapter[Any]:
+    """The adapter of a tuple of ``kind`` records (of one record unless ``many``): pydantic takes
+    the JSON settings of a dataclass's adapter only from a container around it."""
+    adapter = _ADAPTERS.get((kind, many))
     if adapter is None:
-        one: Any = types.GenericAlias(tuple, (kind,))  # tuple[kind], kind known at run time only
-        adapter = _ADAPTERS[kind] = TypeAdapter(one, config=_JSON_VALUES)
+        items: Any = types.GenericAlias(tuple, (kind, ...) if many else (kind,))  # kind known at run time only
+        adapter = _ADAPTERS[kind, many] = TypeAdapter(items, config=_JSON_VALUES)
     return adapter
 
 
 def to_json_value(record: object) -> dict[str, Any]:
     """``record`` as its file lays it out: a dict of JSON values."""
     out: dict[str, Any] = _adapter(type(record)).dump_python((record,), mode="json")[0]
+    return out
+
+
+def to_json_values(kind: type[T], records: Iterable[T]) -> list[dict[str, Any]]:
+    """Many ``kind`` records as their file lays them out, in one call (half the time per record
+    of :func:`to_json_value` one by one, for the per-question files)."""
+    out: list[dict[str, Any]] = _adapter(kind, many=True).dump_python(tuple(records), mode="json")
     return out
 
 
@@ -71,6 +81,14 @@ def from_json_value(kind: type[T], raw: Mapping[str, Any]) -> T:
 def json_schema(kind: type) -> dict[str, Any]:
     """The JSON Schema pydantic derives from ``kind``'s fields (what a file of it may hold)."""
     return TypeAdapter(kind).json_schema()
+
+
+def flatten_schema(schema: JsonSchemaValue, field: str, handler: GetJsonSchemaHandler) -> None:
+    """Put the properties of ``schema``'s record-valued ``field`` in ``schema`` itself, first (what
+    a record whose file flattens that field says in its ``__get_pydantic_json_schema__``)."""
+    inner = handler.resolve_ref_schema(schema["properties"].pop(field))
+    schema["properties"] = {**inner["properties"], **schema["properties"]}
+    schema["required"] = [*inner.get("required", ()), *(name for name in schema["required"] if name != field)]
 
 
 def in_order(out: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:

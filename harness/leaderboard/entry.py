@@ -16,12 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import SerializerFunctionWrapHandler, model_serializer, model_validator
+from pydantic import GetJsonSchemaHandler, SerializerFunctionWrapHandler, model_serializer, model_validator
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from harness.definitions.model import ModelIdentity
 from harness.errors import HarnessError
 from harness.files.io import sha256_text
-from harness.files.records import OMITTED_IF_EMPTY, OMITTED_IF_NONE, JsonRecord, in_order
+from harness.files.records import OMITTED_IF_EMPTY, OMITTED_IF_NONE, JsonRecord, flatten_schema, in_order
 from harness.leaderboard.scope import Scope
 from harness.results.provenance import now_iso
 from harness.results.result import ResultRow, RunResult
@@ -155,6 +157,19 @@ class LeaderboardEntry(JsonRecord):
         """An entry of a file: its scope read from its own fields."""
         return {**raw, "scope": raw} if isinstance(raw, Mapping) and "scope" not in raw else raw
 
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """The entry as its file lays it out: the scope's fields in it, the model's key (no details)."""
+        ref = handler(core)
+        schema = handler.resolve_ref_schema(ref)
+        flatten_schema(schema, "scope", handler)
+        model = handler.resolve_ref_schema(schema["properties"]["model"])
+        schema["properties"]["model"] = {
+            **model,
+            "properties": {name: value for name, value in model["properties"].items() if name != "details"},
+        }
+        return ref
+
 
 #: The order of an entry's keys on disk: the scope's fields after the key, the scorer signature
 #: after the interval (as format 1.0 has it).
@@ -242,3 +257,12 @@ class Leaderboard(JsonRecord):
         """The file: the format's version, when it was updated, the entries."""
         out = write(self)
         return {"schema_version": SCHEMA_VERSION, "updated_at": out["updated_at"], "entries": out["entries"]}
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """The file: the format's version first."""
+        ref = handler(core)
+        schema = handler.resolve_ref_schema(ref)
+        schema["properties"] = {"schema_version": {"const": SCHEMA_VERSION}, **schema["properties"]}
+        schema["required"] = ["schema_version", *schema.get("required", ())]
+        return ref

@@ -13,13 +13,27 @@ can check them where no test can read them back.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import GetJsonSchemaHandler, SerializerFunctionWrapHandler, model_serializer
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from harness.definitions.validation import validate
 from harness.errors import HarnessError, InputError
 from harness.files.io import read_json
+from harness.files.records import (
+    OMITTED_IF_EMPTY,
+    OMITTED_IF_NONE,
+    JsonRecord,
+    flatten_schema,
+    from_json_value,
+    in_order,
+    to_json_value,
+)
 
 #: The schema of a paper's file (``schemas/reported.schema.json``).
 SCHEMA = "reported"
@@ -30,7 +44,7 @@ Unit = Literal["fraction", "percent"]
 
 
 @dataclass(frozen=True)
-class Paper:
+class Paper(JsonRecord):
     """Where reported numbers come from."""
 
     key: str
@@ -38,17 +52,14 @@ class Paper:
     authors: str
     year: int
     venue: str
-    url: str | None = None
-    text: str | None = None
+    url: Annotated[str | None, OMITTED_IF_NONE] = None
+    text: Annotated[str | None, OMITTED_IF_NONE] = None
 
     @property
     def citation(self) -> str:
         """``Roy et al. 2020`` style: the first author's name and the year."""
         first = self.authors.split(",")[0].strip()
         return f"{first}{' et al.' if ',' in self.authors else ''} {self.year}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if v is not None}
 
 
 @dataclass(frozen=True)
@@ -62,7 +73,11 @@ class Reported:
 
 @dataclass(frozen=True)
 class ReportedResult:
-    """One system's result in one of a paper's tables, with the scope it was measured on."""
+    """One system's result in one of a paper's tables, with the scope it was measured on.
+
+    In a paper's file the main metric's ``score`` and ``subsets`` stand in the result itself, and
+    the paper once for all its results; :meth:`to_dict` (as ``leaderboard show --reported --json``
+    prints it and the page reads it) adds the paper and where the number is printed (``source``)."""
 
     paper: Paper
     table: str
@@ -76,13 +91,13 @@ class ReportedResult:
     unit: Unit
     main: Reported
     other_metrics: dict[str, Reported] = field(default_factory=dict)
-    spread: float | None = None
-    zero_shot: bool | None = None
-    translated_training_data: bool | None = None
-    note: str | None = None
+    spread: Annotated[float | None, OMITTED_IF_NONE] = None
+    zero_shot: Annotated[bool | None, OMITTED_IF_NONE] = None
+    translated_training_data: Annotated[bool | None, OMITTED_IF_NONE] = None
+    note: Annotated[str | None, OMITTED_IF_NONE] = None
     #: The stored public copies the numbers were read from, where the papers folder has no text
     #: of the paper's tables (empty where it has: the text is the source).
-    read_from: tuple[str, ...] = ()
+    read_from: Annotated[tuple[str, ...], OMITTED_IF_EMPTY] = ()
 
     @property
     def score(self) -> float | None:
@@ -97,56 +112,56 @@ class ReportedResult:
         """Every metric reported, the main one first."""
         return {self.metric: self.main, **self.other_metrics}
 
+    @model_serializer(mode="wrap")
+    def _shown(self, write: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out = write(self)
+        return in_order({**out, "source": self.source, **out.pop("main")}, _SHOWN_ORDER)
+
     def to_dict(self) -> dict[str, Any]:
         """As ``leaderboard show --reported --json`` prints it and the page reads it."""
-        out: dict[str, Any] = {
-            "paper": self.paper.to_dict(),
-            "source": self.source,
-            "table": self.table,
-            "model": self.model,
-            "description": self.description,
-            "task": self.task,
-            "task_options": self.task_options,
-            "split": self.split,
-            "languages": list(self.languages),
-            "metric": self.metric,
-            "unit": self.unit,
-            "score": self.main.score,
-            "subsets": self.main.subsets,
-            "other_metrics": {name: {"score": r.score, "subsets": r.subsets} for name, r in self.other_metrics.items()},
-        }
-        for name in ("spread", "zero_shot", "translated_training_data", "note"):
-            if getattr(self, name) is not None:
-                out[name] = getattr(self, name)
-        if self.read_from:
-            out["read_from"] = list(self.read_from)
-        return out
+        return to_json_value(self)
 
     @classmethod
-    def from_dict(cls, paper: Paper, raw: dict[str, Any]) -> ReportedResult:
+    def from_dict(cls, paper: Paper, raw: Mapping[str, Any]) -> ReportedResult:
         """A result of a validated paper file."""
-        return cls(
-            paper=paper,
-            table=raw["table"],
-            model=raw["model"],
-            description=raw["description"],
-            task=raw["task"],
-            task_options=raw["task_options"],
-            split=raw["split"],
-            languages=tuple(raw["languages"]),
-            metric=raw["metric"],
-            unit=raw["unit"],
-            main=Reported(raw["score"], raw.get("subsets", {})),
-            other_metrics={
-                name: Reported(value["score"], value.get("subsets", {}))
-                for name, value in raw.get("other_metrics", {}).items()
-            },
-            spread=raw.get("spread"),
-            zero_shot=raw.get("zero_shot"),
-            translated_training_data=raw.get("translated_training_data"),
-            note=raw.get("note"),
-            read_from=tuple(raw.get("read_from", ())),
-        )
+        main = {"score": raw["score"], "subsets": raw.get("subsets", {})}
+        return from_json_value(cls, {**raw, "paper": paper, "main": main})
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """A result as a paper's file holds it (what :meth:`from_dict` reads): the main metric's
+        score and subsets in it, the paper once for the file, not in each result."""
+        ref = handler(core)
+        schema = handler.resolve_ref_schema(ref)
+        flatten_schema(schema, "main", handler)
+        del schema["properties"]["paper"]
+        schema["required"].remove("paper")
+        return ref
+
+
+#: The order of a reported result's keys as shown: the paper and where the number is printed,
+#: the scope, the main metric's score and subsets, the other metrics, what only some results say.
+_SHOWN_ORDER = (
+    "paper",
+    "source",
+    "table",
+    "model",
+    "description",
+    "task",
+    "task_options",
+    "split",
+    "languages",
+    "metric",
+    "unit",
+    "score",
+    "subsets",
+    "other_metrics",
+    "spread",
+    "zero_shot",
+    "translated_training_data",
+    "note",
+    "read_from",
+)
 
 
 def folder_of(board: Path) -> Path:
@@ -159,7 +174,7 @@ def load_paper(path: Path) -> tuple[ReportedResult, ...]:
     paper with no text in the papers folder has each of its results name where it was read."""
     raw = read_json(path, unique_keys=True)
     validate(raw, SCHEMA, file=path)
-    paper = Paper(**raw["paper"])
+    paper = Paper.from_dict(raw["paper"])
     if paper.key != path.stem:
         raise HarnessError(f"{path}: paper.key: '{paper.key}' is not the file's name ('{path.stem}')")
     results = tuple(ReportedResult.from_dict(paper, item) for item in raw["results"])

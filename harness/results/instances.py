@@ -14,6 +14,7 @@ from pathlib import Path
 from harness.definitions.validation import validate
 from harness.errors import InputError
 from harness.files.io import iter_jsonl, write_atomic
+from harness.files.records import to_json_values
 from harness.stats.records import Instance
 
 #: The name of the per-instance file beside ``result.json``, and the schema of one of its lines.
@@ -24,7 +25,8 @@ INSTANCE_SCHEMA = "instance"
 def write_instances(instances: Sequence[Instance], path: Path) -> None:
     """Write the records as compact JSON lines, atomically (a kill leaves the old file or none)."""
     lines = [
-        json.dumps(item.to_dict(), ensure_ascii=False, separators=(",", ":"), allow_nan=False) for item in instances
+        json.dumps(raw, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        for raw in to_json_values(Instance, instances)
     ]
     payload = "".join(line + "\n" for line in lines).encode("utf-8")
     write_atomic(path, lambda handle: handle.write(payload))

@@ -15,13 +15,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self, cast
 
-from pydantic import SerializerFunctionWrapHandler, model_serializer, model_validator
+from pydantic import GetJsonSchemaHandler, SerializerFunctionWrapHandler, model_serializer, model_validator
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from harness.definitions.model import ModelIdentity
 from harness.definitions.specs import PluginInfo
 from harness.definitions.task import ScoreRow
 from harness.files.io import sha256_text
-from harness.files.records import OMITTED_IF_EMPTY, OMITTED_IF_NONE, JsonRecord, from_json_value, in_order
+from harness.files.records import (
+    OMITTED_IF_EMPTY,
+    OMITTED_IF_NONE,
+    JsonRecord,
+    flatten_schema,
+    from_json_value,
+    in_order,
+)
 from harness.stats.bootstrap import INSTANCE, Interval, RowIntervals
 
 #: The version :meth:`RunResult.to_dict` writes (the schema's ``schema_version`` constant).
@@ -102,6 +111,12 @@ class ModelRecord(JsonRecord):
         if isinstance(raw, Mapping) and "identity" not in raw:
             return {"identity": {k: v for k, v in raw.items() if k != "plugin"}, "plugin": raw.get("plugin")}
         return raw
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        ref = handler(core)
+        flatten_schema(handler.resolve_ref_schema(ref), "identity", handler)
+        return ref
 
 
 @dataclass(frozen=True)

@@ -19,11 +19,12 @@ here is the task's own mAP; only the diagnostic mean ranks average over ties.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from harness.files.records import JsonRecord
 from harness.scoring.ranking import average_precision
 
 #: Figure 6 of the paper: the answer-language mix among the top 100 retrieved candidates.
@@ -89,8 +90,9 @@ class RemoveOneTarget:
 
 
 @dataclass(frozen=True)
-class Analyses:
-    """The analyses carried in a result's diagnostics (``None``: not computable from the input)."""
+class Analyses(JsonRecord):
+    """The analyses carried in a result's diagnostics (``None``: not computable from the input);
+    :meth:`to_dict` gives them as the result's schema lays them out."""
 
     monolingual_pools: MonolingualPools | None
     remove_one_target: RemoveOneTarget
@@ -100,9 +102,6 @@ class Analyses:
     #: Paper Figure 6: share[question language][candidate language] among the top ``top_k``.
     top_language_mix: Matrix | None
     top_k: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def ranks_without(ranks: Sequence[float], removed: Sequence[int]) -> list[float]:

@@ -27,9 +27,11 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from pydantic import SerializerFunctionWrapHandler, model_serializer
 from scipy.stats import binomtest
 
 from harness.errors import HarnessError
+from harness.files.records import JsonRecord, in_order
 from harness.stats.bootstrap import INSTANCE, BootstrapSettings, percentile_interval, resample, resampled_by
 from harness.stats.records import InstanceTable
 from harness.stats.statistics import Columns, Gathered, RowStatistics, Statistic, UnitStatistic, row_slices, unit_sizes
@@ -45,20 +47,18 @@ TIE_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
-class McNemar:
+class McNemar(JsonRecord):
     """Discordant pairs of a 0/1 metric: ``a_only`` where A is right and B wrong, ``b_only`` the reverse."""
 
     a_only: int
     b_only: int
     p_value: float
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"a_only": self.a_only, "b_only": self.b_only, "p_value": self.p_value}
-
 
 @dataclass(frozen=True)
-class RowComparison:
-    """One row metric of two runs."""
+class RowComparison(JsonRecord):
+    """One row metric of two runs (:meth:`to_dict`: as ``harness compare --json`` prints it,
+    what was resampled before the tests' results)."""
 
     subset: str
     metric: str
@@ -73,20 +73,25 @@ class RowComparison:
     resampled: str = INSTANCE
     p_holm: float | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "subset": self.subset,
-            "metric": self.metric,
-            "a": self.a,
-            "b": self.b,
-            "difference": self.difference,
-            "interval": None if self.interval is None else list(self.interval),
-            "resampled": self.resampled,
-            "p_permutation": self.p_permutation,
-            "permutation": self.permutation,
-            "mcnemar": None if self.mcnemar is None else self.mcnemar.to_dict(),
-            "p_holm": self.p_holm,
-        }
+    @model_serializer(mode="wrap")
+    def _ordered(self, write: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return in_order(write(self), _COMPARISON_ORDER)
+
+
+#: The order of a row comparison's keys in ``harness compare --json``.
+_COMPARISON_ORDER = (
+    "subset",
+    "metric",
+    "a",
+    "b",
+    "difference",
+    "interval",
+    "resampled",
+    "p_permutation",
+    "permutation",
+    "mcnemar",
+    "p_holm",
+)
 
 
 def check_same_questions(a: InstanceTable, b: InstanceTable) -> None:

@@ -9,16 +9,19 @@ can re-run the official aggregation on any resample of the questions.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from harness.files.records import JsonRecord
+
 
 @dataclass(frozen=True)
-class Instance:
-    """One scored question: where it is counted, what was expected and predicted, its values."""
+class Instance(JsonRecord):
+    """One scored question: where it is counted, what was expected and predicted, its values
+    (:meth:`to_dict`: one line of ``instances.jsonl``, schema ``instance``)."""
 
     id: str
     #: The unit (result row) the question is scored in: a language, or a pair such as ``es-en``.
@@ -29,20 +32,6 @@ class Instance:
     #: Per-metric values of this question (e.g. ``{"f1": 0.5, "exact_match": 0.0}``), plus the
     #: sufficient statistics of metrics that do not decompose.
     values: dict[str, float]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "unit": self.unit,
-            "languages": list(self.languages),
-            "gold": self.gold,
-            "prediction": self.prediction,
-            "values": self.values,
-        }
-
-    @classmethod
-    def from_dict(cls, raw: Mapping[str, Any]) -> Instance:
-        return cls(raw["id"], raw["unit"], tuple(raw["languages"]), raw["gold"], raw["prediction"], dict(raw["values"]))
 
 
 @dataclass
