@@ -195,7 +195,7 @@ def extract(candidates: Mapping[Pair, float], threshold: float) -> list[Pair]:
     return [pair for pair, score in candidates.items() if score >= threshold]
 
 
-class Bucc2018(XtremeFilesTask):
+class Bucc2018(XtremeFilesTask[BuccData]):
     """BUCC 2018 mined with any Encoder, XTREME's margin and threshold, F1 on the gold pairs."""
 
     metadata = BUCC_TASK
@@ -218,8 +218,9 @@ class Bucc2018(XtremeFilesTask):
         source, target = read_side(Path(f"{prefix}.{lang}")), read_side(Path(f"{prefix}.en"))
         files = [Path(f"{prefix}.{lang}"), Path(f"{prefix}.en")]
         gold_file = Path(f"{prefix}.gold")
+        gold: list[Pair]
         if gold_file.is_file():
-            gold = read_pairs(gold_file)
+            gold = [(source_id, target_id) for source_id, target_id in read_pairs(gold_file)]  # two ids a line, checked
         else:
             gold_file, gold = self._folder_labels(lang, files[0])
         return Split(source, target, gold), [*files, gold_file]
@@ -288,6 +289,6 @@ class Bucc2018(XtremeFilesTask):
         threshold = best_threshold(dev_candidates, dev.gold)
         return extract(dev_candidates if scored is dev else self._candidates(model, scored, unit), threshold)
 
-    def evaluate(self, data: LabelledData, predictions: Mapping[str, Any]) -> Evaluation:
+    def evaluate(self, data: BuccData, predictions: Mapping[str, Any]) -> Evaluation:
         """Pair-set F1 per language (saved units come back as JSON lists: made pairs again)."""
         return super().evaluate(data, {lang: [tuple(pair) for pair in pairs] for lang, pairs in predictions.items()})

@@ -109,7 +109,7 @@ def read_choices(path: Path) -> list[Any]:
 
 def read_entities(path: Path, *, gold: bool) -> dict[str, list[str]]:
     """Mewsli-X: ``{mention_id: [entity_id, ...]}`` (labels: one gold entity first)."""
-    mapping = read_json(path, unique_keys=True)
+    mapping: dict[str, list[str]] = read_json(path, unique_keys=True)  # so the schema makes it
     validate(mapping, "mewslix-predictions", file=path)
     if gold:
         empty = next((mention for mention, entities in mapping.items() if not entities), None)

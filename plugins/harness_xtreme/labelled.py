@@ -72,7 +72,8 @@ class LabelledData(TaskData):
     """Per language: the model's inputs and the gold labels, in the submission's form."""
 
     inputs: dict[str, list[Example]] = field(default_factory=dict)
-    labels: dict[str, list[Any]] = field(default_factory=dict)
+    #: A list per language (a label per input); Mewsli-X's, ``{mention_id: [entity_id]}``.
+    labels: dict[str, Any] = field(default_factory=dict)
     #: The task as evaluate.py defines it, narrowed to the languages loaded.
     definition: TaskDef | None = None
 
@@ -80,13 +81,14 @@ class LabelledData(TaskData):
 DataT = TypeVar("DataT", bound=LabelledData)
 
 
-class XtremeFilesTask(Task[LabelledData]):
-    """A task of XTREME's download layout scored like its submission files; subclasses say how
-    a split file is read, what the model is asked, and how the labels are checked."""
+class XtremeFilesTask(Task[DataT]):
+    """A task of XTREME's download layout scored like its submission files; subclasses load their
+    data (``DataT``), say what the model is asked, and how the labels are checked."""
 
     metadata: ClassVar[TaskMetadata]
-    #: The task's labels (or tags), in the order XTREME's training scripts number them.
-    label_set: ClassVar[tuple[str, ...]]
+    #: The task's labels (or tags), in the order XTREME's training scripts number them (XCOPA's:
+    #: the choices' numbers).
+    label_set: ClassVar[tuple[str | int, ...]]
 
     def __init__(self, labels: Path | None = None, xtreme_version: Version = "xtreme") -> None:
         """``labels``: a folder of gold labels in the submission layout, for splits whose files
@@ -113,15 +115,11 @@ class XtremeFilesTask(Task[LabelledData]):
 
     # -- reading ------------------------------------------------------------------------------
 
-    def read_split(self, path: Path) -> tuple[list[Example], list[Any] | None]:
-        """A split file's inputs and, when it carries them, its labels."""
-        raise NotImplementedError
-
     def check_labels(self, path: Path | str, labels: list[Any], inputs: Sequence[Example]) -> None:
         """Refuse labels that are not the task's, or that do not line up with the inputs."""
         raise NotImplementedError
 
-    def _folder_labels(self, lang: str, split_file: Path) -> tuple[Path, list[Any]]:
+    def _folder_labels(self, lang: str, split_file: Path) -> tuple[Path, Any]:
         if self.labels_dir is None:
             raise InputError(
                 f"no labels in this file (XTREME's test labels are not public): give the task a label "
@@ -148,36 +146,9 @@ class XtremeFilesTask(Task[LabelledData]):
             definition=replace(self.definition, languages=languages),
         )
 
-    def load(self, request: DataRequest) -> LabelledData:
-        data = self.empty_data(request, LabelledData)
-        assert request.data_dir is not None
-        for lang in data.languages:
-            split_file = request.data_dir / f"{request.split}-{lang}.tsv"
-            if not split_file.is_file():
-                raise InputError(
-                    f"missing: XTREME's download layout has {self.metadata.name}/{split_file.name}", file=split_file
-                )
-            inputs, labels = self.read_split(split_file)
-            label_file = split_file
-            data.files.append(split_file)
-            if labels is None:
-                label_file, labels = self._folder_labels(lang, split_file)
-                data.files.append(label_file)
-                if len(labels) != len(inputs):  # either file may be the broken one: both are named
-                    raise InputError(
-                        f"{len(inputs)} examples here but {len(labels)} in the label file {label_file}: "
-                        "the two files do not line up",
-                        file=split_file,
-                    )
-            self.check_labels(label_file, labels, inputs)
-            data.inputs[lang] = inputs[: request.limit]
-            data.labels[lang] = labels[: request.limit]
-        data.statistics = {"examples": {lang: len(inputs) for lang, inputs in data.inputs.items()}}
-        return data
-
     # -- prediction ---------------------------------------------------------------------------
 
-    def units(self, data: LabelledData) -> list[str]:
+    def units(self, data: DataT) -> list[str]:
         return list(data.inputs)
 
     def ask(self, model: Any, inputs: Sequence[Example]) -> list[Any]:
@@ -189,7 +160,7 @@ class XtremeFilesTask(Task[LabelledData]):
         :attr:`label_set`, in its order (the choice tasks, :mod:`harness_xtreme.likelihood`)."""
         raise HarnessError(f"task {self.metadata.name} does not run by log-likelihood")
 
-    def predict(self, model: Any, data: LabelledData, unit: str, context: RunContext) -> Any:
+    def predict(self, model: Any, data: DataT, unit: str, context: RunContext) -> Any:
         inputs = data.inputs[unit]
         scorer = choice_target(model)
         if scorer is not None:
@@ -212,7 +183,7 @@ class XtremeFilesTask(Task[LabelledData]):
 
     # -- scoring ------------------------------------------------------------------------------
 
-    def evaluate(self, data: LabelledData, predictions: Mapping[str, Any]) -> Evaluation:
+    def evaluate(self, data: DataT, predictions: Mapping[str, Any]) -> Evaluation:
         """evaluate.py's scores of each language and their means (the task's ``avg_metric``),
         with each language's per-item records (:mod:`harness_xtreme.records`)."""
         assert data.definition is not None
@@ -235,7 +206,7 @@ class XtremeFilesTask(Task[LabelledData]):
         ]
         return Evaluation(main_score=score.figure, rows=[overall, *rows], instances=instances)
 
-    def _evaluate_likelihood(self, data: LabelledData, predictions: Mapping[str, LikelihoodPredictions]) -> Evaluation:
+    def _evaluate_likelihood(self, data: DataT, predictions: Mapping[str, LikelihoodPredictions]) -> Evaluation:
         """A language model's run: each normalisation's choices scored as a submission, the summed
         one as ``accuracy`` (the main score), the others beside it; per item, whether each was right."""
         assert data.definition is not None
@@ -300,7 +271,7 @@ class XtremeFilesTask(Task[LabelledData]):
 
     # -- prediction files ---------------------------------------------------------------------
 
-    def read_predictions(self, path: Path, data: LabelledData) -> dict[str, Any]:
+    def read_predictions(self, path: Path, data: DataT) -> dict[str, Any]:
         """A submission folder (``{task}/test-{lang}.tsv``) or the task's folder in it."""
         if not path.is_dir():
             raise InputError(f"predictions are a submission folder ({self.metadata.name}/test-{{lang}}.tsv)", file=path)
@@ -336,7 +307,7 @@ class XtremeFilesTask(Task[LabelledData]):
             )
         return predictions.to_json()
 
-    def write_predictions(self, data: LabelledData, predictions: Mapping[str, Any], path: Path) -> None:
+    def write_predictions(self, data: DataT, predictions: Mapping[str, Any], path: Path) -> None:
         write = KINDS[self.definition.kind].write
         files = {}
         for lang in data.inputs:
@@ -347,7 +318,7 @@ class XtremeFilesTask(Task[LabelledData]):
             files[f"{self.metadata.name}/{self.definition.file_name(lang)}"] = write(chosen)
         write_folder_atomic(path, files)
 
-    def reference_predictions(self, data: LabelledData, kind: str) -> dict[str, Any]:
+    def reference_predictions(self, data: DataT, kind: str) -> dict[str, Any]:
         """``gold``: the labels themselves, as predictions of the task's kind."""
         if kind == "gold":
             return {lang: KINDS[self.definition.kind].gold(labels) for lang, labels in data.labels.items()}
@@ -416,8 +387,46 @@ def read_word_file(path: Path) -> tuple[list[list[str]], list[list[str]] | None]
     return sentences, tags if widths == {2} else None
 
 
-class PairClassification(XtremeFilesTask):
+class SplitFileTask(XtremeFilesTask[LabelledData]):
+    """XNLI, PAWS-X, PAN-X and UD-POS: a ``{split}-{lang}.tsv`` per language, labels in it or in
+    the label folder."""
+
+    def read_split(self, path: Path) -> tuple[list[Example], list[Any] | None]:
+        """A split file's inputs and, when it carries them, its labels."""
+        raise NotImplementedError
+
+    def load(self, request: DataRequest) -> LabelledData:
+        data = self.empty_data(request, LabelledData)
+        assert request.data_dir is not None
+        for lang in data.languages:
+            split_file = request.data_dir / f"{request.split}-{lang}.tsv"
+            if not split_file.is_file():
+                raise InputError(
+                    f"missing: XTREME's download layout has {self.metadata.name}/{split_file.name}", file=split_file
+                )
+            inputs, labels = self.read_split(split_file)
+            label_file = split_file
+            data.files.append(split_file)
+            if labels is None:
+                label_file, labels = self._folder_labels(lang, split_file)
+                data.files.append(label_file)
+                if len(labels) != len(inputs):  # either file may be the broken one: both are named
+                    raise InputError(
+                        f"{len(inputs)} examples here but {len(labels)} in the label file {label_file}: "
+                        "the two files do not line up",
+                        file=split_file,
+                    )
+            self.check_labels(label_file, labels, inputs)
+            data.inputs[lang] = inputs[: request.limit]
+            data.labels[lang] = labels[: request.limit]
+        data.statistics = {"examples": {lang: len(inputs) for lang, inputs in data.inputs.items()}}
+        return data
+
+
+class PairClassification(SplitFileTask):
     """XNLI and PAWS-X: a label per sentence pair, accuracy."""
+
+    label_set: ClassVar[tuple[str, ...]]
 
     def read_split(self, path: Path) -> tuple[list[Example], list[Any] | None]:
         return read_pair_file(path)
@@ -431,8 +440,10 @@ class PairClassification(XtremeFilesTask):
         return model.classify_pairs([tuple(pair) for pair in inputs], labels=self.label_set)
 
 
-class SequenceTagging(XtremeFilesTask):
+class SequenceTagging(SplitFileTask):
     """PAN-X and UD-POS: a tag per word, seqeval span F1."""
+
+    label_set: ClassVar[tuple[str, ...]]
 
     def read_split(self, path: Path) -> tuple[list[Example], list[Any] | None]:
         return read_word_file(path)
@@ -450,7 +461,8 @@ class XNLI(PairClassification):
     label_set = task_defs("xtreme")["xnli"].classes
 
     def choice_question(self, example: Example, lang: str) -> ChoiceQuestion:
-        return xnli_question(*example, lang, self.label_set)
+        premise, hypothesis = example
+        return xnli_question(premise, hypothesis, lang, self.label_set)
 
 
 class PAWSX(PairClassification):
@@ -458,7 +470,8 @@ class PAWSX(PairClassification):
     label_set = task_defs("xtreme")["pawsx"].classes
 
     def choice_question(self, example: Example, lang: str) -> ChoiceQuestion:
-        return pawsx_question(*example, lang, self.label_set)
+        first, second = example
+        return pawsx_question(first, second, lang, self.label_set)
 
 
 class PANX(SequenceTagging):

@@ -140,7 +140,7 @@ class LikelihoodPredictions:
 
     @classmethod
     def from_json(cls, raw: dict[str, object]) -> LikelihoodPredictions:
-        return cls(dict(raw["chosen"]), list(raw["loglikelihoods"]))  # type: ignore[call-overload, arg-type]
+        return cls(dict(raw["chosen"]), list(raw["loglikelihoods"]))  # type: ignore[call-overload]
 
 
 def is_likelihood(predictions: object) -> bool:

@@ -207,7 +207,7 @@ def read_mentions(path: Path, lang: str) -> tuple[list[tuple[str, str]], dict[st
     return mentions, gold
 
 
-class MewsliX(XtremeFilesTask):
+class MewsliX(XtremeFilesTask[MewsliData]):
     """Mewsli-X with any Encoder: mentions retrieve entity descriptions, map@20 per language."""
 
     metadata = MEWSLIX_TASK

@@ -153,6 +153,7 @@ def score_task(task: LabelledTask, predictions: Mapping[str, Any]) -> TaskScore:
     if definition.score_metric == "em_f1":
         figure = (averages["exact_match"] + averages["f1"]) / 2
     else:
+        assert definition.score_metric is not None  # only XTREME-R's LAReQA has none: evaluate.py never scores it
         figure = averages[definition.score_metric]
     return TaskScore(per_language, averages, figure, sum(example_count(x) for x in task.labels.values()))
 
@@ -335,7 +336,8 @@ class XtremeSubmission(Task[SubmissionData]):
             if any(unit not in table.units for unit in units):
                 continue
             per_language = [KINDS[definition.kind].statistics(unit) for unit in units]
-            rows.update(zip(units, per_language))
+            # dict(row): a row of UnitStatistics as a row of Statistics (a dict's value type is invariant)
+            rows.update((unit, dict(row)) for unit, row in zip(units, per_language))
             clusters = self.clusters_of([name])
             averages: dict[str, Statistic] = {
                 metric: Macro(tuple(row[metric] for row in per_language), mean, clusters=clusters)
@@ -399,8 +401,9 @@ class XtremeSubmission(Task[SubmissionData]):
                     raise InputError(
                         "missing: evaluate.py needs a file for every language of a task it scores", file=file
                     )
-                official = data.input_rules == "official" and kind.read_official is not None
-                read = kind.read_official if official else kind.read_predictions
+                read = kind.read_predictions
+                if data.input_rules == "official" and kind.read_official is not None:
+                    read = kind.read_official
                 out[name][lang] = read(file, labels)
                 files[lang] = file
                 if task.definition.classes:

@@ -281,9 +281,10 @@ class Tatoeba(ParallelQADemo, Task[TatoebaData]):
         per_language = {
             lang: {"accuracy": Mean(lang, "correct", official=percent_mean, binary=True)} for lang in table.units
         }
+        # dict(row): a row of Means as a row of Statistics (a dict's value type is invariant)
         return {
             "mean": {"accuracy": Macro(tuple(row["accuracy"] for row in per_language.values()), mean)},
-            **per_language,
+            **{lang: dict(row) for lang, row in per_language.items()},
         }
 
     # -- prediction files ---------------------------------------------------------------------

@@ -14,5 +14,6 @@ def unit_encodings(model: Encoder, texts: Sequence[str], role: Role, lang: str |
     ``faiss.normalize_L2``); a zero vector stays zero. ``lang``: the texts' language, or each one's."""
     langs = [lang] * len(texts) if isinstance(lang, str) else list(lang)
     vectors = np.asarray(model.encode(texts, role=role, langs=langs), dtype=np.float32)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.maximum(norms, np.finfo(np.float32).tiny)
+    norms: np.ndarray = np.linalg.norm(vectors, axis=1, keepdims=True)
+    unit: np.ndarray = vectors / np.maximum(norms, np.finfo(np.float32).tiny)
+    return unit

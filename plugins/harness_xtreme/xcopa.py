@@ -73,7 +73,7 @@ def read_examples(path: Path) -> tuple[list[Question], list[Any]]:
     return questions, labels
 
 
-class XCOPA(XtremeFilesTask):
+class XCOPA(XtremeFilesTask[LabelledData]):
     """XCOPA with any multiple-choice model: the choice per example, accuracy per language."""
 
     metadata = XCOPA_TASK
