@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.plugin import HarnessError, Model, ModelIdentity, PredictionSource, Runtime
+from harness.plugin import HarnessError, Model, ModelIdentity, PredictionSource, Runtime, Task
 from harness.plugin.io import sha256_path
 
 
@@ -34,7 +34,7 @@ class ReplayPredictions(Model):
             details={"file": str(self.file)},
         )
 
-    def predictions_for(self, task: Any, data: Any) -> dict[str, Any]:
+    def predictions_for(self, task: Task[Any], data: Any) -> dict[str, Any]:
         return task.read_predictions(self.file, data)
 
 
@@ -49,7 +49,7 @@ class _Reference(Model):
     def identity(self) -> ModelIdentity:
         return ModelIdentity(name=self.name or self.kind, label=self.name or self.kind, weights=None, options={})
 
-    def predictions_for(self, task: Any, data: Any) -> dict[str, Any]:
+    def predictions_for(self, task: Task[Any], data: Any) -> dict[str, Any]:
         return task.reference_predictions(data, self.kind)
 
 

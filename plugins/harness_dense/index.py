@@ -365,10 +365,11 @@ def _new_faiss(settings: IndexSettings, shards: list[Shard]) -> Any:
     if settings.kind == "flat":
         return faiss.IndexFlatIP(dim)
     if settings.kind == "hnsw":
-        index = faiss.IndexHNSWFlat(dim, settings.hnsw_m, faiss.METRIC_INNER_PRODUCT)
-        index.hnsw.efConstruction = settings.ef_construction
-        return index
+        graph = faiss.IndexHNSWFlat(dim, settings.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        graph.hnsw.efConstruction = settings.ef_construction
+        return graph
     nlist = min(settings.nlist, n_vectors)
+    index: faiss.IndexIVF
     if settings.kind == "ivf":
         index = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, nlist, faiss.METRIC_INNER_PRODUCT)
         needed = nlist
@@ -398,7 +399,7 @@ def _write_faiss(folder: Path, settings: IndexSettings, world: World, shards: li
             index.add(np.ascontiguousarray(shard.vectors(slice(start, start + (1 << 16)))))
 
     def write(handle: IO[bytes]) -> None:
-        writer = faiss.PyCallbackIOWriter(handle.write)
+        writer = faiss.PyCallbackIOWriter(handle.write)  # type: ignore[attr-defined]  # not in faiss's stubs
         faiss.write_index(index, writer)
         del writer  # its destructor writes the last buffered bytes, before write_atomic flushes the file
 

@@ -57,6 +57,7 @@ class DenseRetriever(Model):
         (for a new index); ``dtype``: float16 (half the disk and memory), float32, or int8 (a
         quarter: codes with a per-dimension scale, :class:`~harness_dense.index.Shard`)."""
         self.runtime = runtime
+        self.encoder: Encoder
         self.encoder_model, self.encoder = load_model(encoder, runtime, needs=Encoder, owner="dense")
         self.settings = IndexSettings(index, hnsw_m, ef_construction, ef_search, nlist, nprobe, pq_m, refine)
         self.index_dir = index_dir
@@ -65,7 +66,7 @@ class DenseRetriever(Model):
         self.precision = self.encoder_model.precision
         self._passages: EncodingService | None = None
 
-    def _encoder_identity(self) -> dict[str, object]:
+    def _encoder_identity(self) -> dict[str, Any]:
         return identity_part(self.encoder_model)
 
     def identity(self) -> ModelIdentity:

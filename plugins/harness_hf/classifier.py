@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from harness.plugin import PairClassifier
 from harness_hf.checkpoint import FineTunedHead
 from harness_hf.heads import output_labels
@@ -26,9 +28,10 @@ class HFClassifier(FineTunedHead):
     model_name = "hf-classifier"
     auto_class = "AutoModelForSequenceClassification"
 
-    def _argmax(self, batch_ids: Sequence[int], features: list[dict[str, Any]]) -> list[int]:
+    def _argmax(self, batch_ids: np.ndarray, features: list[dict[str, Any]]) -> list[int]:
         batch = self.to_device(self.tokenizer.pad([features[i] for i in batch_ids], return_tensors="pt"))
-        return self.model(**batch).logits.float().argmax(dim=-1).tolist()
+        best: list[int] = self.model(**batch).logits.float().argmax(dim=-1).tolist()
+        return best
 
     def classify_pairs(self, pairs: Sequence[tuple[str, str]], *, labels: Sequence[str]) -> list[str]:
         names = output_labels(self.model.config.id2label, labels, self.owner)

@@ -148,11 +148,12 @@ class HFEncoder(CheckpointModel):
         queue may mix single texts and pairs, so each kind is tokenised on its own."""
         prefix, kwargs = self.prefix[role], {"truncation": True, "max_length": self.max_length[role]}
         features: list[dict[str, np.ndarray]] = [{} for _ in texts]
-        singles = [i for i, t in enumerate(texts) if isinstance(t, str)]
+        single_texts = {i: t for i, t in enumerate(texts) if isinstance(t, str)}
+        singles = list(single_texts)
         pairs = [i for i, t in enumerate(texts) if not isinstance(t, str)]
         for start in range(0, len(singles), TOKENIZE_CHUNK):
             part = singles[start : start + TOKENIZE_CHUNK]
-            self._keep(features, part, self.tokenizer([prefix + texts[i] for i in part], **kwargs))
+            self._keep(features, part, self.tokenizer([prefix + single_texts[i] for i in part], **kwargs))
         for start in range(0, len(pairs), TOKENIZE_CHUNK):
             part = pairs[start : start + TOKENIZE_CHUNK]
             self._keep(
@@ -179,11 +180,9 @@ class HFEncoder(CheckpointModel):
         """Features from the last :meth:`token_lengths` call where it covered the text (taken out,
         so they are held only until encoded), else fresh."""
         known = [self._tokenised.pop((role, text), None) for text in texts]
-        missing = [i for i, f in enumerate(known) if f is None]
-        if missing:
-            for i, f in zip(missing, self._tokenize([texts[i] for i in missing], role)):
-                known[i] = f
-        return known  # type: ignore[return-value]
+        missing = [texts[i] for i, f in enumerate(known) if f is None]
+        fresh = iter(self._tokenize(missing, role) if missing else [])
+        return [f if f is not None else next(fresh) for f in known]
 
     def _pad(self, features: Sequence[dict[str, np.ndarray]]) -> dict[str, Any]:
         """One batch as tensors, right-padded to its longest text (numpy, no per-token Python)."""

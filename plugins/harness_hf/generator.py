@@ -163,11 +163,12 @@ class HFGenerator(CheckpointModel):
         messages = ([{"role": "system", "content": system}] if system is not None else []) + [
             {"role": "user", "content": prompt}
         ]
-        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        text: str = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return text
 
     def _room(self, new_tokens: int) -> int | None:
         """The most prompt tokens that leave room for ``new_tokens`` (None: the model has no limit)."""
-        limit = getattr(self.model.config, "max_position_embeddings", None) or getattr(
+        limit: int | None = getattr(self.model.config, "max_position_embeddings", None) or getattr(
             self.model.config, "n_positions", None
         )
         if limit is None:
@@ -319,7 +320,11 @@ class HFGenerator(CheckpointModel):
         spaces = len(context) - len(context.rstrip())
         if spaces:
             context, continuation = context[:-spaces], context[-spaces:] + continuation
-        encode = lambda text: self.tokenizer(text, add_special_tokens=not self.chat)["input_ids"]  # noqa: E731
+
+        def encode(text: str) -> list[int]:
+            ids: list[int] = self.tokenizer(text, add_special_tokens=not self.chat)["input_ids"]
+            return ids
+
         if not continuation:
             raise HarnessError(f"{self.owner}: a log-likelihood request has an empty continuation")
         if context:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from harness.plugin import HarnessError, MultipleChoice
 from harness_hf.checkpoint import FineTunedHead
 
@@ -24,14 +26,15 @@ class HFMultipleChoice(FineTunedHead):
     model_name = "hf-multiple-choice"
     auto_class = "AutoModelForMultipleChoice"
 
-    def _argmax(self, batch_ids: Sequence[int], features: list[list[dict[str, Any]]]) -> list[int]:
+    def _argmax(self, batch_ids: np.ndarray, features: list[list[dict[str, Any]]]) -> list[int]:
         """The best candidate of each question in the batch: the flattened pairs padded together,
         shaped (questions, candidates, tokens) as the head expects."""
         flat = [pair for i in batch_ids for pair in features[i]]
         batch = self.tokenizer.pad(flat, return_tensors="pt")
         choices = len(features[batch_ids[0]])
         batch = self.to_device({k: v.view(len(batch_ids), choices, -1) for k, v in batch.items()})
-        return self.model(**batch).logits.float().argmax(dim=-1).tolist()
+        best: list[int] = self.model(**batch).logits.float().argmax(dim=-1).tolist()
+        return best
 
     def choose(self, questions: Sequence[tuple[str, Sequence[str]]]) -> list[int]:
         if any(not candidates for _, candidates in questions):
@@ -54,6 +57,6 @@ class HFMultipleChoice(FineTunedHead):
                 lengths = [max(len(pair["input_ids"]) for pair in features[i]) for i in members]
                 for batch in self.batcher.plan(lengths):
                     ids = [members[int(j)] for j in batch]
-                    for i, best in zip(ids, self.batcher.run(ids, lambda part: self._argmax(part, features))):
+                    for i, best in zip(ids, self.batcher.run(np.array(ids), lambda part: self._argmax(part, features))):
                         chosen[i] = best
         return chosen

@@ -25,10 +25,15 @@ import sys
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from harness.plugin import HarnessError
+
+if TYPE_CHECKING:  # imported where used: the conversion alone needs them
+    from tokenizers import Tokenizer
+    from tokenizers.normalizers import Normalizer
 
 MAGIC = b"E5S1"
 Q4_BLOCK = np.dtype([("scale", "<f2"), ("nibbles", "u1", 16)])
@@ -49,7 +54,7 @@ class _Reader:
     def __init__(self, data: bytes) -> None:
         self.data, self.offset = data, 0
 
-    def take(self, fmt: str) -> tuple:
+    def take(self, fmt: str) -> tuple[Any, ...]:
         values = struct.unpack_from("<" + fmt, self.data, self.offset)
         self.offset += struct.calcsize("<" + fmt)
         return values
@@ -162,7 +167,7 @@ def _state_dict(model: E5File) -> dict[str, np.ndarray]:
     return state
 
 
-def _normaliser(model: E5File) -> object:
+def _normaliser(model: E5File) -> Normalizer:
     """The engine's per-code-point map as a ``tokenizers`` normaliser sequence."""
     from tokenizers import Regex, normalizers
 
@@ -193,7 +198,7 @@ def _normaliser(model: E5File) -> object:
     )
 
 
-def _tokenizer(model: E5File) -> object:
+def _tokenizer(model: E5File) -> Tokenizer:
     from tokenizers import Tokenizer, models, pre_tokenizers, processors
 
     special = model.special

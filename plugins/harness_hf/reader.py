@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from harness.plugin import HarnessError, ModelIdentity, Reader, ReadingExample, Runtime, SpanAnswer
 from harness_hf.checkpoint import CheckpointModel, Precision
 
@@ -156,9 +158,7 @@ class HFReader(CheckpointModel):
         rows = torch.arange(start.shape[0], device=start.device)
         return best_score, start_index[rows, flat // k], end_index[rows, flat % k]
 
-    def _score_windows(
-        self, batch_ids: Sequence[int], windows: list[_Window]
-    ) -> list[tuple[int, float, int, int, float]]:
+    def _score_windows(self, batch_ids: np.ndarray, windows: list[_Window]) -> list[tuple[int, float, int, int, float]]:
         """(window, best span score, first token, last token, null score) for one batch of windows."""
         torch = self._torch
         batch = self.to_device(self.tokenizer.pad([windows[i].features for i in batch_ids], return_tensors="pt"))

@@ -191,7 +191,7 @@ def _hub_failure(error: BaseException, name: str, revision: str, where: str) -> 
 def _silent_tqdm() -> type:
     from tqdm.auto import tqdm
 
-    class Silent(tqdm):  # type: ignore[misc, valid-type]
+    class Silent(tqdm):  # type: ignore[misc]  # tqdm ships no types: a subclass of Any
         """No bar for the listing that comes before a download (the download draws its own)."""
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from harness.plugin import HarnessError, Runtime, TokenTagger
 from harness_hf.checkpoint import FineTunedHead, Precision
 from harness_hf.heads import output_labels
@@ -90,7 +92,7 @@ class HFTagger(FineTunedHead):
             pieces.append(_Piece(number, head + ids + tail, firsts))
         return pieces
 
-    def _tag_pieces(self, batch_ids: Sequence[int], pieces: list[_Piece]) -> list[list[int]]:
+    def _tag_pieces(self, batch_ids: np.ndarray, pieces: list[_Piece]) -> list[list[int]]:
         batch = self.to_device(
             self.tokenizer.pad([{"input_ids": pieces[i].input_ids} for i in batch_ids], return_tensors="pt")
         )

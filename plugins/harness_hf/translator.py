@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 from harness.plugin import ModelIdentity, Runtime, Translator
 from harness_hf.checkpoint import CheckpointModel, Precision
 
@@ -48,7 +50,7 @@ class HFTranslator(CheckpointModel):
             {"num_beams": self.num_beams, "max_length": self.max_length, "max_new_tokens": self.max_new_tokens},
         )
 
-    def _translate_batch(self, batch_ids: Sequence[int], texts: Sequence[str]) -> list[str]:
+    def _translate_batch(self, batch_ids: np.ndarray, texts: Sequence[str]) -> list[str]:
         batch = self.tokenizer(
             [texts[i] for i in batch_ids],
             return_tensors="pt",

@@ -178,9 +178,13 @@ class RetrieveRead(Model):
         self.files = corpus_files(corpus)  # a missing or empty location fails before any weights load
         self.corpus, self.top_k, self.titles, self.target_lang, self.label = corpus, top_k, titles, target_lang, label
         self.retriever_model, self.retriever = load_model(retriever, runtime, needs=Retriever, owner=OWNER)
+        self.reader_model: Model | None
+        self.reader: Reader | None
         self.reader_model, self.reader = (
             (None, None) if reader is None else load_model(reader, runtime, needs=Reader, owner=OWNER)
         )
+        self.generator_model: Model | None
+        generator_capability: Generator | None
         self.generator_model, generator_capability = (
             (None, None) if generator is None else load_model(generator, runtime, needs=Generator, owner=OWNER)
         )
@@ -189,9 +193,13 @@ class RetrieveRead(Model):
             if generator_capability is None
             else PromptTarget(generation_service(generator_capability), retrieve=self.passages_for)
         )
+        self.translator_model: Model | None
+        self.translator: Translator | None
         self.translator_model, self.translator = (
             (None, None) if translator is None else load_model(translator, runtime, needs=Translator, owner=OWNER)
         )
+        self.answer_translator_model: Model | None
+        self.answer_translator: Translator | None
         self.answer_translator_model, self.answer_translator = (
             (None, None)
             if answer_translator is None
@@ -206,23 +214,26 @@ class RetrieveRead(Model):
 
     def identity(self) -> ModelIdentity:
         answerer = "reader" if self.reader_model is not None else "generator"
+        answerer_model = self.reader_model or self.generator_model
+        assert answerer_model is not None  # __init__ refuses neither
+        answerer_part = identity_part(answerer_model)
         parts = {
             "retriever": identity_part(self.retriever_model),
-            answerer: identity_part(self.reader_model or self.generator_model),
+            answerer: answerer_part,
             "translator": None if self.translator_model is None else identity_part(self.translator_model),
             "answer_translator": None
             if self.answer_translator_model is None
             else identity_part(self.answer_translator_model),
         }
         chain = [
-            parts[name]["label"]
+            part["label"]
             for name in ("translator", "retriever", answerer, "answer_translator")
-            if parts[name] is not None
+            if (part := parts[name]) is not None
         ]
         return ModelIdentity(
             name=self.name or OWNER,
             label=self.label or f"{OWNER}({' -> '.join(chain)}, top {self.top_k})",
-            weights=parts[answerer]["weights"],
+            weights=answerer_part["weights"],
             options={
                 **parts,
                 "top_k": self.top_k,

@@ -119,7 +119,8 @@ class OpenAICompatible(Model):
             )
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    return json.loads(response.read().decode("utf-8"))
+                    reply: dict[str, Any] = json.loads(response.read().decode("utf-8"))  # the API answers objects
+                    return reply
             except urllib.error.HTTPError as error:
                 if error.code not in TRANSIENT or attempt == self.retries:
                     detail = error.read().decode("utf-8", errors="replace").strip().replace("\n", " ")[:200]
@@ -251,7 +252,7 @@ def echoed_loglikelihood(logprobs: dict[str, Any], start: int, end: int) -> Logl
     token after the prompt does not count); greedy when each of them is its position's most likely
     token (lm-eval's test; unknown without ``top_logprobs``, then False)."""
     tokens, values, offsets = logprobs["tokens"], logprobs["token_logprobs"], logprobs["text_offset"]
-    tops = logprobs.get("top_logprobs")
+    tops: list[Any] = logprobs.get("top_logprobs") or []  # null when the server sent none
     chosen = [
         i for i, (offset, token) in enumerate(zip(offsets, tokens)) if offset + len(token) > start and offset < end
     ]

@@ -107,7 +107,8 @@ class VLLMGenerator(Model):
             *([{"role": "system", "content": system}] if system is not None else []),
             {"role": "user", "content": request.prompt},
         ]
-        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        prompt: str = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return prompt
 
     @staticmethod
     def _completion(output: Any) -> Completion:

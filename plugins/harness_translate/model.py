@@ -109,16 +109,16 @@ class TranslateTest(Model):
             for k, part in enumerate(text)
         ]
         translated = iter(self.to_target([p[1] for p in parts], [p[2] for p in parts], [p[0] for p in parts]))
-        return Corpus(
-            corpus.ids, [tuple(next(translated) for _ in text) for text in texts], [self.target_lang] * len(corpus)
-        )
+        # pairs stay pairs: Corpus.texts is typed as strings, its texts are an encoder's (a string or a pair)
+        pairs: list[Any] = [tuple(next(translated) for _ in text) for text in texts]
+        return Corpus(corpus.ids, pairs, [self.target_lang] * len(corpus))
 
     def index(self, corpus: Corpus) -> SearchIndex:
         retriever = provide(self.inner, Retriever, model_name=self.inner.name, task_name="translate-test")
         return TranslatedQueries(self, retriever.index(self.translate_corpus(corpus) if self.candidates else corpus))
 
     def read(self, examples: Sequence[ReadingExample]) -> list[SpanAnswer]:
-        reader = provide(self.inner, Reader, model_name=self.inner.name, task_name="translate-test")
+        reader: Reader = provide(self.inner, Reader, model_name=self.inner.name, task_name="translate-test")
         questions = self.to_target(
             [e.question for e in examples], [e.question_lang for e in examples], [e.id for e in examples]
         )

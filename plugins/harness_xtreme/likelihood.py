@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from harness.plugin.services import NORMALISATIONS, ChoiceQuestion, Decision
 
@@ -139,8 +140,9 @@ class LikelihoodPredictions:
         return {"chosen": self.chosen, "loglikelihoods": self.loglikelihoods}
 
     @classmethod
-    def from_json(cls, raw: dict[str, object]) -> LikelihoodPredictions:
-        return cls(dict(raw["chosen"]), list(raw["loglikelihoods"]))  # type: ignore[call-overload]
+    def from_json(cls, raw: dict[str, Any]) -> LikelihoodPredictions:
+        """``raw`` as a file held it: a value of the wrong shape raises KeyError or TypeError."""
+        return cls(dict(raw["chosen"]), list(raw["loglikelihoods"]))
 
 
 def is_likelihood(predictions: object) -> bool:
