@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from harness.definitions.validation import validate
-from harness.files.io import read_json
+from harness.files.io import json_bytes, read_json
 from harness.results.result import SCHEMA_VERSION, RunResult, migrate
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "results"
@@ -29,3 +30,14 @@ def test_a_version_0_result_migrates_to_the_current_version() -> None:
 def test_a_result_of_an_unknown_version_is_refused() -> None:
     with pytest.raises(ValueError, match=r"unknown run-result schema_version '9.9'"):
         migrate({"schema_version": "9.9"})
+
+
+SHIPPED = sorted((Path(__file__).resolve().parents[2] / "leaderboard" / "results").glob("**/result.json"))
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda path: path.parent.parent.name + "/" + path.parent.name)
+def test_a_written_result_reads_and_writes_back_byte_for_byte(path: Path) -> None:
+    """The records lay a result out as the harness wrote it: the same keys in the same order (the
+    provenance's own order, ``schema_version`` first), optional keys only where set."""
+    text = path.read_bytes()
+    assert json_bytes(RunResult.from_dict(json.loads(text)).to_dict()) == text
