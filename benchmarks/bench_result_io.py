@@ -39,7 +39,7 @@ dataclasses it writes every field (no per-field omission, no reordered or nested
 files' layout would need the records rewritten as ``msgspec.Struct`` (no ``dataclasses.replace``
 nor ``dataclasses.fields``, which callers use) and hand-written layout code again; cattrs reads
 3x slower than pydantic and derives no JSON Schema. pydantic lays the files out with declarations
-on the fields and derives the schemas that tests/harness/test_record_schemas.py checks against
+on the fields and derives the schemas that tests/harness/results/test_record_schemas.py checks against
 ``schemas/``.
 """
 

@@ -3,7 +3,7 @@
 A plugin, first-party or third-party, imports from this package and its sub-modules only (and
 the library API, :mod:`harness.api`, should it run an evaluation); every other module under
 ``harness.*`` is the core's own and may be renamed, moved or changed without notice.
-``tests/harness/test_plugin_contract.py`` holds the first-party plugins, the example in
+``tests/harness/plugin/test_plugin_contract.py`` holds the first-party plugins, the example in
 ``examples/third_party_plugin`` and the plugins' READMEs to that line. What is here is the stable
 surface.
 

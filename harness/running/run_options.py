@@ -6,7 +6,7 @@ argparse group, and the API functions and commands that take it.
 made from :data:`RUN_OPTIONS` (:func:`harness.cli.parsing.add_options`), the API functions'
 docstrings list their keywords from it, and an API error names a flag's keyword through it
 (:func:`keyword_of`). The API functions still spell their signatures out, so that a reader, an
-editor and a type checker see them; ``tests/harness/test_run_options.py`` checks that every
+editor and a type checker see them; ``tests/harness/running/test_run_options.py`` checks that every
 keyword, default and flag agrees with its declaration.
 """
 

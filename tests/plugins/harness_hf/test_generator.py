@@ -18,7 +18,7 @@ from harness.definitions.protocols import GenerationOptions, GenerationRequest, 
 from harness.demo import parallel_qa_dir
 from harness.errors import HarnessError
 from harness.scoring.span_file import read_span_file
-from tests.harness.test_generative_runs import XOR_QUESTIONS, rows
+from tests.harness.running.test_generative_runs import XOR_QUESTIONS, rows
 from tests.tiny_models import build_tiny_causal_lm
 
 Cli = Callable[..., tuple[int, str, str]]

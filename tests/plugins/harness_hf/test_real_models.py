@@ -24,7 +24,7 @@ import pytest
 
 from harness.models.prompting import load_template
 from harness.scoring.span_file import read_span_file
-from tests.harness.test_generative_runs import rows, scored_again
+from tests.harness.running.test_generative_runs import rows, scored_again
 
 pytestmark = pytest.mark.real_model
 Cli = Callable[..., tuple[int, str, str]]

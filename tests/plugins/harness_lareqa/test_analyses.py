@@ -32,7 +32,7 @@ from harness.running import runner, settings
 from harness_bm25.model import BM25
 from harness_lareqa.mlqa_r import MLQAR
 from harness_lareqa.task import LAReQA
-from tests.harness.test_ranking_metrics import official_style_ap
+from tests.harness.scoring.test_ranking_metrics import official_style_ap
 from tests.plugins.harness_lareqa.test_mlqa_r import write_mlqa_fixture
 
 

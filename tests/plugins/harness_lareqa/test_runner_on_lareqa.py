@@ -1,5 +1,5 @@
 """The runner end to end with first-party plugins (LAReQA, BM25, baselines) on the demo data: results,
-resume, replay, and bad input. The core behaviour is tested on fakes in tests/harness/test_runner.py."""
+resume, replay, and bad input. The core behaviour is tested on fakes in tests/harness/running/test_runner.py."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from harness_bm25.model import BM25
 from harness_hf.translator import HFTranslator
 from harness_lareqa.task import LAReQA
 from harness_translate.file import TranslationsFile
-from tests.harness.test_ranking_metrics import official_style_ap
+from tests.harness.scoring.test_ranking_metrics import official_style_ap
 from tests.plugins.harness_translate.tiny_marian import build_tiny_marian
 
 LANGS = ("de", "en")

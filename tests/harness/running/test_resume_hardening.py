@@ -11,7 +11,7 @@ import pytest
 from harness.definitions.registry import Registry
 from harness.running import runner, settings
 from tests.harness.fakes import SEARCHES, fake_registry
-from tests.harness.test_runner import EXPECTED_ROWS, outputs
+from tests.harness.running.test_runner import EXPECTED_ROWS, outputs
 
 
 @pytest.fixture

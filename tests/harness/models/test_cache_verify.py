@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from harness.models.cache import EmbeddingCache, text_key
-from tests.harness.test_cache_hardening import rewrite_shard
+from tests.harness.models.test_cache_hardening import rewrite_shard
 
 Cli = Callable[..., tuple[int, str, str]]
 

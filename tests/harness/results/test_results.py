@@ -11,7 +11,7 @@ from harness.definitions.validation import validate
 from harness.files.io import json_bytes, read_json
 from harness.results.result import SCHEMA_VERSION, RunResult, migrate
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "results"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "results"
 
 
 def test_a_version_0_result_migrates_to_the_current_version() -> None:
@@ -32,7 +32,7 @@ def test_a_result_of_an_unknown_version_is_refused() -> None:
         migrate({"schema_version": "9.9"})
 
 
-SHIPPED = sorted((Path(__file__).resolve().parents[2] / "leaderboard" / "results").glob("**/result.json"))
+SHIPPED = sorted((Path(__file__).resolve().parents[3] / "leaderboard" / "results").glob("**/result.json"))
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda path: path.parent.parent.name + "/" + path.parent.name)

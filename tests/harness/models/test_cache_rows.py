@@ -15,8 +15,8 @@ from harness.definitions.model import Model, ModelIdentity, Runtime
 from harness.definitions.protocols import Encoder
 from harness.models.cache import NORM_TOLERANCE, EmbeddingCache, unsound_rows
 from harness.models.encoding import EncodingService
-from tests.harness.test_cache_hardening import rewrite_shard
-from tests.harness.test_encoding import IDENTITY, CountingEncoder
+from tests.harness.models.test_cache_hardening import rewrite_shard
+from tests.harness.models.test_encoding import IDENTITY, CountingEncoder
 
 TEXTS = ["alpha", "beta", "gamma"]
 

@@ -13,7 +13,7 @@ from harness.definitions.hookspecs import hookimpl
 from harness.definitions.registry import Registry
 from harness.definitions.specs import PluginInfo
 
-SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
+SCHEMAS = Path(__file__).resolve().parents[3] / "schemas"
 
 
 def write_lines(path: Path, records: list[Any]) -> Path:

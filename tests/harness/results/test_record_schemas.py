@@ -36,7 +36,7 @@ from harness.results.result import RunResult
 from harness.scoring.bias import Analyses
 from harness.stats.records import Instance
 
-SCHEMAS = Path(__file__).parents[2] / "schemas"
+SCHEMAS = Path(__file__).parents[3] / "schemas"
 ANY = frozenset({"any"})
 
 #: Each record and where the committed schemas describe it: file and JSON pointer.

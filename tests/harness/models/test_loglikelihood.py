@@ -185,7 +185,7 @@ def test_two_gloo_ranks_share_the_scoring_and_give_the_single_process_scores(tmp
         "--bootstrap",
         "0",
     ]
-    root = str(Path(__file__).resolve().parents[2])
+    root = str(Path(__file__).resolve().parents[3])
     env = {
         **os.environ,
         "OMP_NUM_THREADS": "1",

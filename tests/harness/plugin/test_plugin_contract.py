@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 #: The modules a plugin may import: the contract, and the library API (``harness.evaluate``...).
 CONTRACT = (
     "harness.plugin",

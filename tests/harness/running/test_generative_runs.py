@@ -324,7 +324,7 @@ def test_two_gloo_ranks_share_the_generation_and_give_the_single_process_scores(
         "--bootstrap",
         "0",
     ]
-    root = str(Path(__file__).resolve().parents[2])  # the fake generator's plugin module, from the processes' folder
+    root = str(Path(__file__).resolve().parents[3])  # the fake generator's plugin module, from the processes' folder
     env = {
         **os.environ,
         "OMP_NUM_THREADS": "1",

@@ -13,7 +13,7 @@ import pytest
 
 from harness.models.cache import EmbeddingCache, clear, describe
 from harness.models.encoding import EncodingService
-from tests.harness.test_encoding import IDENTITY, CountingEncoder
+from tests.harness.models.test_encoding import IDENTITY, CountingEncoder
 
 Cli = Callable[..., tuple[int, str, str]]
 
