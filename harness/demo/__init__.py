@@ -41,5 +41,5 @@ def parallel_qa_dir() -> Path:
 class ParallelQADemo:
     """Mixin for tasks whose built-in demo data is this set (list it before the task base)."""
 
-    def demo_data_dir(self) -> Path:
+    def demo_data_dir(self) -> Path | None:
         return parallel_qa_dir()

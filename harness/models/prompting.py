@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from harness.data.passages import Passage
 from harness.definitions.protocols import (
@@ -405,7 +405,7 @@ class PromptedTask:
     ``prompt_fields`` are the template fields the task always fills in, ``prompt_allowed`` all it
     can, ``default_prompt`` its canonical template (a generator's when ``prompt`` is not given)."""
 
-    metadata: Any
+    metadata: ClassVar[Any]
     prompt_fields: frozenset[str] = frozenset({"question"})
     prompt_allowed: frozenset[str] = OPEN_FIELDS
     default_prompt: str | None = "closed-book"

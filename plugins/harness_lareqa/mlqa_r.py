@@ -43,7 +43,7 @@ class MLQAR(LAReQA):
 
     metadata = MLQA_R
 
-    def demo_data_dir(self) -> Path | None:  # type: ignore[override]  # ParallelQADemo narrows Task's Path | None
+    def demo_data_dir(self) -> Path | None:
         """None: the built-in demo set has no MLQA layout; MLQA-R needs ``--data-dir``."""
         return None
 

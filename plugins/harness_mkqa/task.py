@@ -106,7 +106,7 @@ def _generated_record(example_id: Any, generated: OpenGeneration) -> dict[str, A
 class MKQA(PromptedTask, Task[MKQAData]):
     """MKQA, scored like ``mkqa_eval.py`` / ``mkqa_eval_all_languages.py``; prompts as the module docstring says."""
 
-    metadata = MKQA_METADATA  # type: ignore[misc]  # PromptedTask declares it an instance variable
+    metadata = MKQA_METADATA
 
     def demo_data_dir(self) -> Path:
         return Path(__file__).parent / "demo"

@@ -47,7 +47,7 @@ def mlqa(lang: str) -> Normalizer:
 class MLQA(ParallelQADemo, SpanQATask):
     """MLQA, XLT or G-XLT, scored exactly as the official MLQA script."""
 
-    metadata = MLQA_METADATA  # type: ignore[misc]  # PromptedTask declares it an instance variable
+    metadata = MLQA_METADATA
 
     def __init__(
         self,

@@ -17,7 +17,7 @@ from harness_squad.metadata import XQUAD
 class XQuAD(ParallelQADemo, LanguageFilesTask):
     """XQuAD scored like XTREME: the SQuAD v1.1 scorer on every language file."""
 
-    metadata = XQUAD  # type: ignore[misc]  # PromptedTask declares it an instance variable
+    metadata = XQUAD
     #: File names tried in order: the official release, then XTREME's layout.
     layouts = ("xquad.{lang}.json", "{split}-{lang}.json")
     benchmark = "XQuAD"

@@ -312,7 +312,7 @@ class _AnswerTask(PromptedTask, _XorTask):
 class XorEnglishSpan(_AnswerTask):
     """XOR-EnglishSpan: English answers to questions in 7 languages, SQuAD v1.1 F1/EM."""
 
-    metadata = XOR_ENGSPAN  # type: ignore[misc]  # PromptedTask declares it an instance variable
+    metadata = XOR_ENGSPAN
     metric_names = ("f1", "em")
     binary_metrics = frozenset({"em"})
 
@@ -343,7 +343,7 @@ class XorFull(_AnswerTask):
     """XOR-Full: answers in the question's language, F1/EM/BLEU as ``eval_xor_full.py``."""
 
     family = "full"
-    metadata = XOR_FULL  # type: ignore[misc]  # PromptedTask declares it an instance variable
+    metadata = XOR_FULL
     metric_names = ("f1", "em", "bleu", "f1_symmetric", "em_symmetric", "bleu_effective_order")
     binary_metrics = frozenset({"em", "em_symmetric"})
     language_score = staticmethod(fraction_percent)

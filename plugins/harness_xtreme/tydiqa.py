@@ -42,7 +42,7 @@ LANGUAGE_NAMES: dict[str, str] = {
 class TyDiQAGoldP(ParallelQADemo, LanguageFilesTask):
     """TyDiQA-GoldP with XTREME's scoring: SQuAD v1.1 EM/F1, English in the average."""
 
-    metadata = TYDIQA_GOLDP  # type: ignore[misc]  # PromptedTask declares it an instance variable
+    metadata = TYDIQA_GOLDP
     #: XTREME's names first, then the TyDi QA release's (inside or at its dev folder).
     layouts = (
         "{split}-{lang}.json",
