@@ -66,9 +66,23 @@ def number(value: float | None, unit: str, interval: Sequence[float] | None = No
     return text if interval is None else f"{text} [{interval[0]:.{places}f}, {interval[1]:.{places}f}]"
 
 
-def printed(value: float | None) -> str:
-    """A reported number as the paper printed it (to its own last digit: 0.29, 45.07)."""
-    return "-" if value is None else f"{value:g}"
+def places(values: Iterable[float | None]) -> int:
+    """Decimal places of the most precise of ``values`` as stored (0.29: 2, 45.1: 1, 94: 0). A
+    paper's table prints its numbers to one place, and JSON keeps none of a number's trailing
+    zeros: the 0.80 printed beside 0.76 is stored as 0.8, so a table's places are its values' most."""
+    return max((len(f"{v:g}".partition(".")[2]) for v in values if v is not None), default=0)
+
+
+def printed(value: float | None, digits: int | None = None) -> str:
+    """A reported number as the paper printed it, to ``digits`` places (see :func:`places`;
+    default: the number's own last digit)."""
+    if value is None:
+        return "-"
+    return f"{value:g}" if digits is None else f"{value:.{digits}f}"
+
+
+def _reported_values(result: ReportedResult) -> list[float | None]:
+    return [result.score, *result.main.subsets.values()]
 
 
 def render(board: Leaderboard, task: str | None = None, max_width: int | None = None) -> str:
@@ -301,11 +315,12 @@ def render_reported(results: Sequence[ReportedResult], max_width: int | None = N
             *_fit(f"scope: {options}; {coverage(first.languages, task_languages(first.task))}", max_width),
         ]
         subsets = list(dict.fromkeys(subset for r in members for subset in r.main.subsets))
+        digits = places(v for r in members for v in _reported_values(r))
         rows = [
             [
                 r.model,
-                printed(r.score) if r.spread is None else f"{printed(r.score)} ± {r.spread:g}",
-                *(printed(r.main.subsets.get(subset)) for subset in subsets),
+                printed(r.score, digits) if r.spread is None else f"{printed(r.score, digits)} ± {r.spread:g}",
+                *(printed(r.main.subsets.get(subset), digits) for subset in subsets),
                 r.source,
             ]
             for r in members
@@ -333,7 +348,9 @@ def render_markdown(board: Leaderboard, reported: Sequence[ReportedResult] = ())
             unit = units[group.main_metric]
             best = max(comparable(group, reported), key=lambda r: r.score or 0.0, default=None)
             beside = (
-                "–" if best is None else f"{printed(best.score)} ({best.model}{_differing(best, group)}; {best.source})"
+                "–"
+                if best is None
+                else f"{printed(best.score, places(_reported_values(best)))} ({best.model}{_differing(best, group)}; {best.source})"
             )
             declared = task_languages(group.scope.task)
             some = declared is not None and set(group.scope.languages) < declared  # e.g. --langs en alone

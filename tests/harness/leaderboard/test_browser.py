@@ -357,6 +357,9 @@ def test_the_shipped_page_in_chromium(harness_cli: Cli, browser: object) -> None
     assert heads[:2] == ["system", "map (fraction)"] and "#" not in heads and heads[-2:] == ["source", "model card"]
     cells = [td.text for td in first.find_element(By.CSS_SELECTOR, "tr.reported-row").find_elements(By.TAG_NAME, "td")]
     assert cells[:2] == ["En-En", "0.29"] and cells[-2] == "Roy et al. 2020, Table 2"  # as printed
+    mono = next(s for s in reported.find_elements(By.CSS_SELECTOR, "section.reported-group") if "pool=mono" in s.text)
+    cells = [td.text for td in mono.find_element(By.CSS_SELECTOR, "tr.reported-row").find_elements(By.TAG_NAME, "td")]
+    assert cells[1:3] == ["0.80", "0.76"]  # to its table's two places, as the paper prints it (the JSON holds 0.8)
     link = first.find_element(By.CSS_SELECTOR, "tr.reported-row a")
     assert link.get_attribute("href") == "https://arxiv.org/abs/2004.05484"
     browser.find_element(By.ID, "show-reported").click()  # the filter
