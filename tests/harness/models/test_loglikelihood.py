@@ -7,10 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import socket
-import subprocess
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,6 +24,7 @@ from harness.models.loglikelihood import (
     decide,
 )
 from tests.plugins.harness_xtreme.test_xcopa import write_xcopa
+from tests.torchrun import environment, harness_run
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -185,67 +182,11 @@ def test_two_gloo_ranks_share_the_scoring_and_give_the_single_process_scores(tmp
         "--bootstrap",
         "0",
     ]
-    root = str(Path(__file__).resolve().parents[3])
-    env = {
-        **os.environ,
-        "OMP_NUM_THREADS": "1",
-        "HARNESS_PLUGINS": "tests.harness.fake_scorer",
-        "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])),
-    }
-    single = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "harness",
-            "run",
-            *args,
-            "--output-dir",
-            "single",
-            "--no-cache",
-            "--leaderboard",
-            "single.json",
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
+    env = environment("tests.harness.fake_scorer")
+    harness_run(tmp_path, [*args, "--output-dir", "single", "--no-cache", "--leaderboard", "single.json"], env)
+    harness_run(
+        tmp_path, [*args, "--output-dir", "dist", "--cache-dir", "cache", "--leaderboard", "dist.json"], env, ranks=2
     )
-    assert single.returncode == 0, single.stderr
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    distributed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "torch.distributed.run",
-            "--nnodes",
-            "1",
-            "--nproc-per-node",
-            "2",
-            "--rdzv-backend",
-            "c10d",
-            "--rdzv-endpoint",
-            f"127.0.0.1:{port}",
-            "-m",
-            "harness",
-            "run",
-            *args,
-            "--output-dir",
-            "dist",
-            "--cache-dir",
-            "cache",
-            "--leaderboard",
-            "dist.json",
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert distributed.returncode == 0, distributed.stderr[-3000:]
     (one,), (two,) = (
         json.loads((tmp_path / name).read_text(encoding="utf-8"))["entries"] for name in ("single.json", "dist.json")
     )

@@ -4,10 +4,6 @@ suite files, and two gloo ranks giving exactly the single-process scores."""
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +13,7 @@ from harness.definitions.registry import Registry
 from harness.errors import HarnessError
 from harness.files.io import read_json
 from harness.running import planning, runner, settings
+from tests.torchrun import environment, harness_run
 
 SUITE = ["lareqa", "lareqa:candidates=sentence"]
 
@@ -91,12 +88,6 @@ def test_dry_run_prints_the_plan_without_encoding(harness_cli: Any, tiny_encoder
     assert code == 0 and "tiny-encoder" not in out  # nothing was encoded, so nothing was cached
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.mark.slow
 def test_two_gloo_ranks_give_the_single_process_scores(tmp_path: Path, tiny_encoder_dir: Path) -> None:
     args = [
@@ -107,45 +98,9 @@ def test_two_gloo_ranks_give_the_single_process_scores(tmp_path: Path, tiny_enco
         "--batch-size",
         "16",
     ]
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    single = subprocess.run(
-        [sys.executable, "-m", "harness", "run", *args, "--output-dir", "single", "--leaderboard", "single.json"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert single.returncode == 0, single.stderr
-    distributed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "torch.distributed.run",
-            "--nnodes",
-            "1",
-            "--nproc-per-node",
-            "2",
-            "--rdzv-backend",
-            "c10d",
-            "--rdzv-endpoint",
-            f"127.0.0.1:{_free_port()}",
-            "-m",
-            "harness",
-            "run",
-            *args,
-            "--output-dir",
-            "dist",
-            "--leaderboard",
-            "dist.json",
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert distributed.returncode == 0, distributed.stderr[-3000:]
+    env = environment()
+    harness_run(tmp_path, [*args, "--output-dir", "single", "--leaderboard", "single.json"], env)
+    harness_run(tmp_path, [*args, "--output-dir", "dist", "--leaderboard", "dist.json"], env, ranks=2)
     one, two = read_json(tmp_path / "single.json")["entries"], read_json(tmp_path / "dist.json")["entries"]
     assert len(two) == 2  # rank 0 alone wrote, one entry per task
     assert [e["rows"] for e in two] == [e["rows"] for e in one]
