@@ -464,3 +464,27 @@ def test_real_spanish_gold_una_is_explained_in_one_note(real_data: Path, harness
         "so no answer scores F1 on them; the highest F1 possible: es-es 99.8, es-ar 99.3789, "
         "es-vi 99.4709"
     ]
+
+
+def test_real_gxlt_answers_in_the_question_language_are_scored_another_context_language_refused(
+    real_data: Path, harness_cli: Cli, tmp_path: Path
+) -> None:
+    """A generator asked in English about German contexts may answer in English, and its names
+    and numbers are then text of the parallel English contexts: that is no file made for en (a
+    Gemma G-XLT run was refused on re-scoring for 2 such answers of 3). Answers that are text of a
+    third language's contexts still give a file away."""
+    ids = set(first_answers(dev_file(real_data, "de-en")))
+    english = {q: a for q, a in first_answers(dev_file(real_data, "en-en")).items() if q in ids}
+    spanish = {q: a for q, a in first_answers(dev_file(real_data, "es-es")).items() if q in ids}
+    assert len(english) == len(ids) and len(spanish) > 100  # the de-en ids are among en-en's (and many es-es's)
+    for name, answers, refused_as in (("english", english, None), ("spanish", spanish, "es")):
+        predictions = tmp_path / f"{name}.json"
+        predictions.write_text(json.dumps(answers, ensure_ascii=False), encoding="utf-8")
+        code, _, err = harness_cli(
+            "score", "mlqa:mode=gxlt", "--context-lang", "de", "--question-lang", "en", "--predictions", predictions,
+            "--data-dir", real_data / "mlqa", "--quiet", "--no-leaderboard",
+        )  # fmt: skip
+        if refused_as is None:
+            assert code == 0, err
+        else:
+            assert code == 2 and f"the answers look made for {refused_as}, not de: " in err
