@@ -31,7 +31,6 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -510,16 +509,11 @@ def refuse_foreign_answers(
                         continue
         return at_hand
 
-    def without(asked: str) -> dict[str, dict[str, str]]:
-        return {lang: texts for lang, texts in others().items() if lang != asked}
-
     for name, answers in predictions.items():
         unit = units[name]
-        # A G-XLT unit's questions are in another language than its contexts, and a generator may
-        # answer in the question's language: names and numbers it writes are then text of that
-        # language's parallel contexts, which says nothing about the file's origin.
-        evidence = others if unit.question_lang == unit.context_lang else partial(without, unit.question_lang)
-        foreign = foreign_span_answers(unit.context_lang, answers, unit_contexts(unit), evidence, languages)
+        foreign = foreign_span_answers(
+            unit.context_lang, answers, unit_contexts(unit), others, languages, asked=unit.question_lang
+        )
         if foreign is not None:
             refuse_or_warn(foreign, unit.context_lang, file=files[name], input_rules=input_rules)
 

@@ -128,12 +128,17 @@ def foreign_span_answers(
     contexts: Mapping[str, str],
     others: Callable[[], Mapping[str, Mapping[str, str]]],
     languages: Sequence[str] = (),
+    *,
+    asked: str | None = None,
 ) -> ForeignAnswers | None:
     """Whether extractive answers (question id -> answer) to contexts of language ``scored``
     (question id -> context) were made for another language: they are mostly not text of their
     contexts, but are of another language's (``others()``: language -> question id -> context,
     called only then), or are written in a script foreign to the contexts (see
-    :func:`foreign_script`; ``languages`` are those it may name)."""
+    :func:`foreign_script`; ``languages`` are those it may name). ``asked``: the questions'
+    language, where it is not the contexts' (G-XLT): a generator may answer in it, and the names
+    and numbers it writes are then text of that language's parallel contexts, which says nothing
+    of the file's origin, so those contexts are no evidence."""
     given = {qid: squash(answer) for qid, answer in answers.items() if qid in contexts}
     given = {qid: answer for qid, answer in given.items() if answer}
     if len(given) < MIN_ANSWERS:
@@ -143,7 +148,9 @@ def foreign_span_answers(
     if own >= SUSPECT_BELOW * len(given):
         return None
     hits = {
-        lang: text_of_contexts(given, squashed_contexts(texts)) for lang, texts in others().items() if lang != scored
+        lang: text_of_contexts(given, squashed_contexts(texts))
+        for lang, texts in others().items()
+        if lang not in (scored, asked)
     }
     best = max(hits, key=hits.__getitem__, default=None)
     if best is not None and hits[best] >= FOREIGN_SHARE * len(given) and hits[best] >= FOREIGN_RATIO * own:
