@@ -15,12 +15,14 @@
 set -u
 if [ "${1:-}" = prepare ]; then
   DATA=$2; MODELS=$3
-  # the image's Python is 3.12 and lacks these (or has older ones than the harness is tested with)
+  # What the image (Python 3.12) lacks, or has older than the harness is tested with, at the
+  # versions this machine's environment holds (VENV, default .venv: pip freeze is the one list).
+  NEEDED='httpx2|httpcore2|truststore|jsonschema|jsonschema-specifications|referencing|rpds-py|huggingface-hub'
+  NEEDED+='|dill|outcome|trio|sniffio|gguf|hf-xet|transformers|tokenizers|click'
+  NEEDED+='|pydantic|pydantic-core|annotated-types|typing-inspection'
+  PINS=$("${VENV:-.venv}/bin/python" -m pip freeze | sed 's/_/-/g' | grep -iE "^($NEEDED)==")
   python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
-    --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl \
-    httpx2==2.16.2 httpcore2==2.16.2 truststore==0.10.5 jsonschema==4.26.0 jsonschema-specifications==2025.9.1 \
-    referencing==0.37.0 rpds-py==2026.9.1 huggingface_hub==2.4.0 dill==0.4.1 outcome==1.3.0.post0 trio==0.35.0 \
-    sniffio==1.3.1 gguf==0.19.0 hf-xet==1.8.0 transformers==5.24.0 tokenizers==0.23.3 click==8.5.1
+    --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl $PINS
   mkdir -p .gpu/ckpt
   for m in SmolLM2 gemma-3 multilingual-e5; do
     src=$(ls -d "$MODELS"/$m*/ | head -1); mkdir -p .gpu/ckpt/$m
