@@ -164,7 +164,10 @@ def test_results_read_outside_the_papers_folder_name_pinned_copies_and_their_ave
         assert not result.main.subsets or list(result.main.subsets) == list(result.languages), result.model
         assert result.main.subsets or result.note, result.model  # a headline alone says where its cells are
     with_cells = [r for r in results if r.main.subsets]
-    assert {r.model for r in with_cells} == {"mBERT", "XLM", "MMTE", "XLM-R Large"}  # PAWS-X per language
+    assert {(r.task, r.model) for r in with_cells} == {
+        *(("pawsx", m) for m in ("mBERT", "XLM", "MMTE", "XLM-R Large")),
+        *(("xquad", m) for m in ("mBERT", "XLM-R Large", "Translate-train mBERT", "Translate-test BERT-L")),
+    }  # PAWS-X and XQuAD per language
 
 
 def test_a_wrong_average_is_caught() -> None:
@@ -351,9 +354,15 @@ def test_show_reported_xtreme_rows(harness_cli: Cli, tmp_path: Path) -> None:
     assert code == 0, err
     xquad = out.split("\n\n")[1].splitlines()
     assert xquad[1] == "scope: no options; incomplete: 11 of 12 languages (missing ro)"
-    assert [line.split()[:2] for line in xquad[4:]] == [["mBERT", "64.5"], ["XLM", "59.8"], ["XLM-R", "Large"]]
+    assert [line.split()[:3] for line in xquad[4:]] == [
+        ["mBERT", "64.5", "83.5"],  # per language from the XQuAD README, en first as it prints them
+        ["XLM", "59.8", "-"],  # Table 2's mean alone
+        ["XLM-R", "Large", "76.6"],
+        ["Translate-train", "mBERT", "70.0"],
+        ["Translate-test", "BERT-L", "76.3"],
+    ]
     code, out, err = harness_cli("leaderboard", "show", "--leaderboard", board, "--reported", "--json")
     assert code == 0, err
     shown = json.loads(out)["reported"]
-    assert len(shown) == 19 and all(item["read_from"] for item in shown)
+    assert len(shown) == 21 and all(item["read_from"] for item in shown)
     assert shown[0]["source"] == "Hu et al. 2020, per-language PAWS-X results (quoted by the ERNIE-M README)"
