@@ -11,8 +11,9 @@ counts (a (vocabulary x documents) CSR layout), beside one idf per term and one 
 weights them (in rank-bm25's operation order, so equal documents get bit-identical scores) and
 sums them per document in the query's token order, as rank-bm25 does; top-k search never holds a
 (queries x documents) block. A posting takes 5 bytes (a count under 256 in one byte), where
-precomputed float64 weights would take 12: an index and the pages a search touches are less than
-half as large, for a few arithmetic operations per posting.
+precomputed float64 weights would take 12, plus a 2-byte impact (its weight in whole steps,
+rounded up) that lets top-k search sum a long query's postings as integers and score exactly only
+the passages those sums cannot tell apart from the k best.
 
 Construction is an external sort in two passes. The documents stream through once: tokens are
 mapped to ids at C speed (``map`` over a dict whose ``__missing__`` numbers new terms) and, every
@@ -61,8 +62,9 @@ from harness_bm25 import kernel
 
 #: Bumped when the saved layout changes; an index of another format is rebuilt, never misread
 #: (format 3, the same without the block bounds, is upgraded in place on load).
-FORMAT = 4
-_UPGRADABLE = 3
+FORMAT = 5
+#: Formats upgraded in place on load (the same postings, without the block bounds or impacts).
+_UPGRADABLE = (3, 4)
 #: Read whole on load (8 bytes a term or a document); the postings are read as queries need them.
 _IN_MEMORY = ("indptr", "idf", "norms", "term_max")
 
@@ -76,11 +78,17 @@ QUERY_BATCH = 64
 #: Documents of a query's shortest posting list scored before the search, whose k-th best score
 #: starts the pruning threshold (see :func:`harness_bm25.kernel._seed`).
 SEED = 2048
-#: A query whose tokens' posting lists hold this many times the passages or more weighs every
-#: posting (a dense pass, :func:`harness_bm25.kernel._exhaustive`) instead of the pruned walk:
-#: on 300 synthetic queries over 1 M passages each way was the faster for about half of them,
-#: and this rule cut their total time by a quarter (2.10 s pruned, 1.97 s dense, 1.61 s chosen).
-DENSE_SHARE = 2.0
+#: A query whose tokens' posting lists hold this many times the passages or more adds every
+#: posting's impact (a dense pass, :func:`harness_bm25.kernel._by_impacts`) instead of the
+#: pruned walk. On 600 synthetic queries of 5 words over 1 M passages (one thread, each query
+#: timed both ways, the faster of two rounds) impacts for every query took 1.98 s, the walk for
+#: every query 3.36 s, and no threshold did better than impacts for all (0.1: 1.98 s, 1.0: 2.13,
+#: 2.0, the rule before impacts: 2.53); 0.1 leaves the walk the queries of rare words, whose
+#: dense pass would still read every passage's sum twice.
+DENSE_SHARE = 0.1
+#: Impacts are whole steps of ``largest idf * (k1 + 1) / IMPACT_STEPS`` (the most a weight can
+#: be), so the largest fits 2 bytes and a query of under 65,536 tokens sums them in 4.
+IMPACT_STEPS = 65534
 
 #: A query whose postings number less than ``n_docs / SPARSE_SHARE`` is summed over the union of
 #: its postings (a sort of that union); a longer one into a dense vector of all documents, which
@@ -171,6 +179,7 @@ class Postings:
 
     counts: StoredArray  # uint8 (uint16, uint32 when a count needs it)
     indices: StoredArray  # int32 document ids
+    impacts: StoredArray  # uint16: each posting's weight in whole steps, rounded up (see _write_bounds)
     indptr: np.ndarray  # int64, vocabulary + 1
     idf: np.ndarray  # float64, vocabulary
     norms: np.ndarray  # float64, documents
@@ -376,22 +385,29 @@ def _term_steps(indptr: np.ndarray) -> list[tuple[int, int]]:
 
 
 def _write_bounds(folder: Path, k1: float, block: int) -> None:
-    """Write the block bounds of the index in ``folder`` (``block_max.npy``, ``block_last.npy``,
-    ``term_max.npy``) from its postings, term range by term range (the merge's memory bound).
-    Each file is written under a temporary name and renamed, so a reader, or another process
-    upgrading the same index, never sees one half-written."""
+    """Write the block bounds and impacts of the index in ``folder`` (``block_max.npy``,
+    ``block_last.npy``, ``term_max.npy``, ``impacts.npy``) from its postings, term range by term
+    range (the merge's memory bound). An impact is a weight in whole steps of the largest a weight
+    can be over :data:`IMPACT_STEPS`, rounded up; only sums of impacts are compared, so the step
+    itself is never needed again. Each file is written under a temporary name and renamed, so a
+    reader, or another process upgrading the same index, never sees one half-written."""
     indptr, idf, norms = (np.load(folder / f"{name}.npy", allow_pickle=False) for name in ("indptr", "idf", "norms"))
     counts, indices = StoredArray(folder / "counts.npy"), StoredArray(folder / "indices.npy")
     bptr = BlockBounds.pointers(indptr, block)
     term_max = np.zeros(len(idf))
+    # A weight is idf * tf * (k1 + 1) / (tf + norm) with norm >= 0: never above idf * (k1 + 1).
+    largest = float(idf.max()) * (k1 + 1.0) if len(idf) else 0.0
+    step = largest / IMPACT_STEPS if largest > 0 else 1.0
     suffix = f".{os.getpid()}.tmp"
     with (
         _npy_writer(folder / f"block_max.npy{suffix}", np.float64, int(bptr[-1])) as block_max,
         _npy_writer(folder / f"block_last.npy{suffix}", np.int32, int(bptr[-1])) as block_last,
+        _npy_writer(folder / f"impacts.npy{suffix}", np.uint16, int(indptr[-1])) as impacts,
     ):
         for t0, t1 in _term_steps(indptr):
             lo, hi = int(indptr[t0]), int(indptr[t1])
             maxima, lasts = np.empty(int(bptr[t1] - bptr[t0])), np.empty(int(bptr[t1] - bptr[t0]), dtype=np.int32)
+            steps = np.empty(hi - lo, dtype=np.uint16)
             kernel.block_bounds(
                 indptr[t0 : t1 + 1] - lo,
                 indices.read(lo, hi),
@@ -400,14 +416,17 @@ def _write_bounds(folder: Path, k1: float, block: int) -> None:
                 norms,
                 k1,
                 block,
+                step,
                 maxima,
                 lasts,
                 term_max[t0:t1],
+                steps,
             )
             block_max.write(maxima.tobytes())
             block_last.write(lasts.tobytes())
+            impacts.write(steps.tobytes())
     np.save(folder / f"term_max.npy{suffix}.npy", term_max, allow_pickle=False)
-    for name in ("block_max.npy", "block_last.npy"):
+    for name in ("block_max.npy", "block_last.npy", "impacts.npy"):
         os.replace(folder / f"{name}{suffix}", folder / name)
     os.replace(folder / f"term_max.npy{suffix}.npy", folder / "term_max.npy")
 
@@ -564,13 +583,18 @@ class BM25Index:
             query_ptr.append(len(distinct))
             token_ptr.append(len(tokens))
         postings, bounds = self.postings, self.postings.bounds
-        dense = np.array([sum(map(postings.size, terms)) >= DENSE_SHARE * self.n_docs for terms in queries])
-        # One row of zeros per thread for the dense queries (8 bytes a passage each).
-        totals = np.zeros((numba.get_num_threads() if dense.any() else 1, self.n_docs if dense.any() else 0))
+        dense = np.array(
+            [
+                sum(map(postings.size, terms)) >= DENSE_SHARE * self.n_docs and len(terms) < 1 << 16  # sums fit 4 bytes
+                for terms in queries
+            ]
+        )
+        # One row of zeros per thread for the dense queries' impact sums (4 bytes a passage each).
+        sums = np.zeros((numba.get_num_threads() if dense.any() else 1, self.n_docs if dense.any() else 0), np.uint32)
         docs = np.empty((len(queries), k), dtype=np.int64)
         scores = np.empty((len(queries), k), dtype=np.float64)
-        mapped = (postings.indices, postings.counts, bounds.block_max, bounds.block_last)
-        indices, counts, block_max, block_last = (stored.mapped() for stored in mapped)
+        mapped = (postings.indices, postings.counts, postings.impacts, bounds.block_max, bounds.block_last)
+        indices, counts, impacts, block_max, block_last = (stored.mapped() for stored in mapped)
         kernel.top_k_batch(
             np.array(query_ptr, dtype=np.int64),
             np.array(distinct, dtype=np.int64),
@@ -582,6 +606,7 @@ class BM25Index:
             bounds.bptr,
             indices,
             counts,
+            impacts,
             block_max,
             block_last,
             bounds.term_max,
@@ -591,7 +616,7 @@ class BM25Index:
             bounds.block,
             SEED,
             dense,
-            totals,
+            sums,
             docs,
             scores,
         )
@@ -643,15 +668,16 @@ class BM25Index:
     @classmethod
     def load(cls, folder: Path) -> BM25Index:
         """Reload an index written by :meth:`build`; the postings stay on disk (see :class:`StoredArray`).
-        An index of format 3 first gets its block bounds written (see :func:`_upgrade`)."""
+        An index of format 3 or 4 first gets its block bounds and impacts written (see :func:`_upgrade`)."""
         info = cls.saved_metadata(folder)
-        if info is not None and info.get("format") == _UPGRADABLE:
+        if info is not None and info.get("format") in _UPGRADABLE:
             info = _upgrade(folder, info)
         if info is None or info.get("format") != FORMAT:
             found = "" if info is None else f" (it holds format {info.get('format')}: delete the folder to rebuild it)"
             raise HarnessError(f"{folder} holds no BM25 index of format {FORMAT}{found}")
         try:
             counts, indices = StoredArray(folder / "counts.npy"), StoredArray(folder / "indices.npy")
+            impacts = StoredArray(folder / "impacts.npy")
             block_max, block_last = StoredArray(folder / "block_max.npy"), StoredArray(folder / "block_last.npy")
             indptr, idf, norms, term_max = (np.load(folder / f"{name}.npy", allow_pickle=False) for name in _IN_MEMORY)
             n_terms, n_docs = info["shape"]
@@ -662,12 +688,14 @@ class BM25Index:
                 or len(norms) != n_docs
                 or len(counts) != len(indices)
                 or len(counts) != indptr[-1]
+                or len(impacts) != len(counts)
                 or len(term_max) != n_terms
                 or len(block_max) != bptr[-1]
                 or len(block_last) != bptr[-1]
             ):
                 raise ValueError(
-                    f"arrays of {len(counts)} counts, {len(indices)} documents, {len(indptr)} offsets, "
+                    f"arrays of {len(counts)} counts, {len(indices)} documents, {len(impacts)} impacts, "
+                    f"{len(indptr)} offsets, "
                     f"{len(idf)} idfs, {len(norms)} norms, {len(term_max)} term bounds and "
                     f"{len(block_max)}/{len(block_last)} block bounds for {n_terms} terms and "
                     f"{n_docs} documents"
@@ -677,7 +705,9 @@ class BM25Index:
             parameters = info["parameters"]
             bounds = BlockBounds(int(info["block"]), bptr, block_max, block_last, term_max)
             return cls(
-                Postings(counts, indices, indptr, idf, norms, float(parameters["k1"]), bounds), vocabulary, parameters
+                Postings(counts, indices, impacts, indptr, idf, norms, float(parameters["k1"]), bounds),
+                vocabulary,
+                parameters,
             )
         except (OSError, ValueError, KeyError, TypeError) as exc:  # a file missing, cut short or replaced
             raise HarnessError(
@@ -687,19 +717,21 @@ class BM25Index:
 
 
 def _upgrade(folder: Path, info: dict[str, Any]) -> dict[str, Any]:
-    """Give an index of format 3 (the same postings, no block bounds) its bounds, in place: one
-    pass over its postings, a minute or so for 21 M passages against 40 for a rebuild. The
-    description is replaced last, so a crash leaves a format-3 index that upgrades again."""
+    """Give an index of format 3 or 4 (the same postings, without block bounds or impacts) its
+    bounds and impacts, in place: one pass over its postings, a minute or so for 21 M passages
+    against 40 for a rebuild. The description is replaced last, so a crash leaves an index that
+    upgrades again."""
+    old = info.get("format")
     print(
-        f"bm25: {folder} is an index of format {_UPGRADABLE}: writing its block bounds (one pass over its "
-        f"postings) to make it format {FORMAT}",
+        f"bm25: {folder} is an index of format {old}: writing its block bounds and impacts (one pass over "
+        f"its postings) to make it format {FORMAT}",
         file=sys.stderr,
     )
     try:
         _write_bounds(folder, float(info["parameters"]["k1"]), BLOCK)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise HarnessError(
-            f"{folder} holds a BM25 index of format {_UPGRADABLE} that could not be upgraded "
+            f"{folder} holds a BM25 index of format {old} that could not be upgraded "
             f"({exc.__class__.__name__}: {exc}): delete the folder to build it again"
         ) from None
     info = {**info, "format": FORMAT, "block": BLOCK}

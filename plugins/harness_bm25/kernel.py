@@ -1,5 +1,7 @@
-"""Compiled loops of the BM25 index: the per-block score bounds written at build time, and exact
-top-k search with dynamic pruning (MaxScore with block-max bounds), queries spread over threads.
+"""Compiled loops of the BM25 index: the per-block score bounds and per-posting impacts written at
+build time, and exact top-k search, queries spread over threads: with dynamic pruning (MaxScore
+with block-max bounds) for queries of rare words, by integer impact sums and exact scores of the
+few passages they leave in doubt for the others.
 
 Why numba: the search walks several posting lists at once, one posting at a time, with branches
 that depend on each posting (Turtle and Flood's MaxScore, as Lucene's and PISA's query
@@ -53,13 +55,16 @@ def block_bounds(
     norms: np.ndarray,
     k1: float,
     block: int,
+    step: float,
     block_max: np.ndarray,
     block_last: np.ndarray,
     term_max: np.ndarray,
+    impacts: np.ndarray,
 ) -> None:
     """Per block of ``block`` postings of each term (``indptr`` relative to ``docs``; the terms'
     blocks one after the other in ``block_max``/``block_last``), the largest weight and the last
-    document; per term, its largest weight."""
+    document; per term, its largest weight; per posting, its impact: the fewest whole steps
+    that add up to more than its weight, ``floor(weight / step) + 1`` (see :func:`_by_impacts`)."""
     k1p1 = k1 + 1.0
     out = 0
     for t in range(len(indptr) - 1):
@@ -71,6 +76,7 @@ def block_bounds(
                 tf = float(tfs[p])
                 weight = idf[t] * (tf * k1p1 / (tf + norms[docs[p]]))
                 best = max(best, weight)
+                impacts[p] = min(max(np.floor(weight / step) + 1.0, 0.0), 65535.0)
             block_max[out] = best
             block_last[out] = docs[stop - 1]
             best_term = best if start == indptr[t] else max(best_term, best)
@@ -444,45 +450,78 @@ def _top_k(
 
 
 @njit(nogil=True, cache=True)
-def _exhaustive(
+def _by_impacts(
     terms: np.ndarray,
     tokens: np.ndarray,
     k: int,
     indptr: np.ndarray,
+    bptr: np.ndarray,
     indices: np.ndarray,
     counts: np.ndarray,
+    impacts: np.ndarray,
+    block_last: np.ndarray,
     idf: np.ndarray,
     norms: np.ndarray,
     k1: float,
-    totals: np.ndarray,
+    block: int,
+    sums: np.ndarray,
     out_docs: np.ndarray,
     out_scores: np.ndarray,
 ) -> int:
-    """The same top k as :func:`_top_k`, by weighing every posting: token after token, each
-    passage's weights added into ``totals`` (zeros, one per passage, left zeroed) in the query's
-    order from 0.0, as rank-bm25 adds them; then one pass over the passages in order. Cheaper
-    than the pruned walk for queries whose lists together hold about twice the passages or more
-    (measured: see ``harness_bm25.index.DENSE_SHARE``)."""
-    k1p1 = k1 + 1.0
+    """The same top k as :func:`_top_k`, for queries whose postings are many: every posting's
+    impact (its weight in whole steps, rounded up, 2 bytes: see :func:`block_bounds`) is added
+    into ``sums`` (zeros, one per passage, left zeroed), with no division and no length norm
+    read; only the passages whose sums could still reach the top k are then scored exactly, in
+    rank-bm25's arithmetic and order. Why it is exact: a passage's impact sum A over the query's
+    m tokens bounds its score S by step * (A - m) <= S <= step * A, so the k passages of largest
+    sums all score at least step * (A_k - m), where A_k is the k-th largest sum, and a passage can
+    only rank among the k best (ties included) if its own sum is at least A_k - m; one step more
+    covers the float rounding of a sum of m weights, far below a step. Integers add exactly and
+    in any order, with no division or length norm read (measured against the pruned walk: see
+    ``harness_bm25.index.DENSE_SHARE``)."""
     for p in range(len(tokens)):
         t = terms[tokens[p]]
         for c in range(indptr[t], indptr[t + 1]):
-            doc = indices[c]
-            tf = float(counts[c])
-            totals[doc] += idf[t] * (tf * k1p1 / (tf + norms[doc]))
+            sums[indices[c]] += impacts[c]
+    largest = np.zeros(k, dtype=sums.dtype)  # the k largest sums, smallest at the root (zeros: fewer held)
+    for doc in range(len(sums)):
+        total = sums[doc]
+        if total > largest[0]:
+            largest[0] = total
+            i = 0
+            while True:
+                child = 2 * i + 1
+                if child >= k:
+                    break
+                if child + 1 < k and largest[child + 1] < largest[child]:
+                    child += 1
+                if largest[child] >= largest[i]:
+                    break
+                largest[i], largest[child] = largest[child], largest[i]
+                i = child
+    # A sum of 0: no query term (scores 0, the caller's fill).
+    floor = max(1, int(largest[0]) - len(tokens) - 1)
+    k1p1 = k1 + 1.0
+    weight = np.empty(len(terms))
     heap_scores = np.empty(k)
     heap_docs = np.empty(k, dtype=np.int64)
     n = 0
-    for doc in range(len(totals)):
-        score = totals[doc]
-        if score > 0.0:  # every idf > 0: exactly the passages holding a query term
-            totals[doc] = 0.0
+    for doc in range(len(sums)):
+        if sums[doc] >= floor:
+            for u in range(len(terms)):
+                weight[u] = _weight_of(
+                    terms[u], doc, indptr, bptr, indices, counts, block_last, idf, norms, k1p1, block
+                )
+            score = 0.0
+            for p in range(len(tokens)):  # rank-bm25's sum: query order, from 0.0
+                score += weight[tokens[p]]
             if n < k:
                 _push(heap_scores, heap_docs, n, score, doc)
                 n += 1
             elif score > heap_scores[0]:
                 heap_scores[0], heap_docs[0] = score, doc
                 _sift_down(heap_scores, heap_docs, n, 0)
+        sums[doc] = 0
     ranked = np.argsort(heap_docs[:n])  # by position, then stable by score descending
     ranked = ranked[np.argsort(-heap_scores[:n][ranked], kind="mergesort")]
     for i in range(n):
@@ -503,6 +542,7 @@ def top_k_batch(
     bptr: np.ndarray,
     indices: np.ndarray,
     counts: np.ndarray,
+    impacts: np.ndarray,
     block_max: np.ndarray,
     block_last: np.ndarray,
     term_max: np.ndarray,
@@ -512,7 +552,7 @@ def top_k_batch(
     block: int,
     seed: int,
     dense: np.ndarray,
-    totals: np.ndarray,
+    sums: np.ndarray,
     out_docs: np.ndarray,
     out_scores: np.ndarray,
 ) -> None:
@@ -520,22 +560,27 @@ def top_k_batch(
     ``terms[query_ptr[q]:query_ptr[q + 1]]`` (with ``mult``), its tokens
     ``tokens[token_ptr[q]:token_ptr[q + 1]]``. Where fewer than k documents hold a query term,
     the rest of the row is the first documents that hold none, by position, with score 0.0 (as
-    a stable sort of every score ranks them). Queries marked ``dense`` weigh every posting instead
-    (:func:`_exhaustive`), into the row of ``totals`` (threads x passages, zeros) of their thread."""
+    a stable sort of every score ranks them). Queries marked ``dense`` add every posting's impact
+    instead (:func:`_by_impacts`), into the row of ``sums`` (threads x passages, zeros) of their
+    thread."""
     for q in prange(len(query_ptr) - 1):
         lo, hi = query_ptr[q], query_ptr[q + 1]
         if dense[q]:
-            n = _exhaustive(
+            n = _by_impacts(
                 terms[lo:hi],
                 tokens[token_ptr[q] : token_ptr[q + 1]],
                 k,
                 indptr,
+                bptr,
                 indices,
                 counts,
+                impacts,
+                block_last,
                 idf,
                 norms,
                 k1,
-                totals[get_thread_id()],
+                block,
+                sums[get_thread_id()],
                 out_docs[q],
                 out_scores[q],
             )

@@ -48,6 +48,7 @@ def test_saved_index_reloads_with_the_same_rankings(tmp_path: Path) -> None:
         "block_max.npy",
         "counts.npy",
         "idf.npy",
+        "impacts.npy",
         "index.json",
         "indices.npy",
         "indptr.npy",

@@ -1,7 +1,8 @@
 """The pruned top-k search (MaxScore with block bounds, compiled) returns the full ranking's top k,
 ties included: against the exhaustive path over every posting and against rank-bm25's stable
 ranking, on random corpora made of a few words (many equal scores), with repeated query terms,
-blocks of a few postings and k from 1 to past the corpus; a format-3 index is upgraded in place."""
+blocks of a few postings and k from 1 to past the corpus, and the dense pass's impact sums at full
+and at coarse resolution; an index of format 3 or 4 is upgraded in place."""
 
 from __future__ import annotations
 
@@ -36,16 +37,28 @@ def random_corpus(seed: int) -> tuple[list[list[str]], list[list[str]]]:
 
 
 @pytest.mark.parametrize(
-    "block, first_scored, dense_share", [(1, 0, 1e9), (3, 12, 1e9), (128, 2048, 1e9), (128, 2048, 0.0), (3, 12, 0.01)]
+    "block, first_scored, dense_share, impact_steps",
+    [
+        (1, 0, 1e9, 65534),
+        (3, 12, 1e9, 65534),
+        (128, 2048, 1e9, 65534),
+        (128, 2048, 0.0, 65534),
+        (3, 12, 0.01, 65534),
+        (128, 2048, 0.0, 7),
+        (3, 12, 0.0, 1),
+    ],
 )
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_pruned_top_k_is_the_full_ranking_top_k(
-    seed: int, block: int, first_scored: int, dense_share: float, monkeypatch: pytest.MonkeyPatch
+    seed: int, block: int, first_scored: int, dense_share: float, impact_steps: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``first_scored``: documents scored up front to start the threshold (none, a few, all);
     ``dense_share``: queries with this many times the documents in postings take the kernel's
-    dense pass instead of the pruned walk (none, all, some)."""
+    dense pass instead of the pruned walk (none, all, some); ``impact_steps``: the dense pass's
+    resolution (at 7 or 1 steps most sums tie, and every passage they cannot tell apart from the
+    k-th must be scored exactly)."""
     monkeypatch.setattr(bm25_index, "BLOCK", block)
+    monkeypatch.setattr(bm25_index, "IMPACT_STEPS", impact_steps)
     monkeypatch.setattr(bm25_index, "DENSE_SHARE", dense_share)
     monkeypatch.setattr(bm25_index, "SEED", first_scored)
     monkeypatch.setattr(bm25_index, "QUERY_BATCH", 7)  # several kernel calls, the last one short
@@ -91,15 +104,31 @@ def test_bounds_are_the_largest_weights(monkeypatch: pytest.MonkeyPatch) -> None
         assert bounds.term_max[term] == weights.max()
 
 
-def test_an_index_of_format_3_is_upgraded_in_place(tmp_path: Path) -> None:
+def test_impacts_are_weights_in_whole_steps_rounded_up() -> None:
+    """A posting's impact is the fewest steps of largest idf * (k1 + 1) / IMPACT_STEPS that add
+    up to more than its weight; the largest fits 2 bytes."""
+    postings = BM25Index.build(random_corpus(5)[0]).postings
+    step = postings.idf.max() * (postings.k1 + 1.0) / bm25_index.IMPACT_STEPS
+    impacts = postings.impacts.read(0, len(postings.impacts))
+    for term in range(postings.shape[0]):
+        weights = postings.weights(term)[1]
+        got = impacts[postings.indptr[term] : postings.indptr[term + 1]].astype(np.float64)
+        assert np.all(got * step > weights * (1 - 1e-12)) and np.all((got - 1) * step <= weights * (1 + 1e-12))
+    assert impacts.dtype == np.uint16 and impacts.max() <= bm25_index.IMPACT_STEPS
+
+
+@pytest.mark.parametrize("format", [3, 4])
+def test_an_older_index_is_upgraded_in_place(tmp_path: Path, format: int) -> None:
+    """Format 3 had no block bounds, format 4 no impacts: both gain them on load."""
     documents, queries = random_corpus(4)
     folder = tmp_path / "index"
     expected = BM25Index.build(documents, folder).top_k(queries, 10)
     info = json.loads((folder / "index.json").read_text(encoding="utf-8"))
-    for name in ("block_max.npy", "block_last.npy", "term_max.npy"):
+    for name in ("impacts.npy",) if format == 4 else ("block_max.npy", "block_last.npy", "term_max.npy", "impacts.npy"):
         (folder / name).unlink()
-    del info["block"]
-    (folder / "index.json").write_text(json.dumps({**info, "format": 3}), encoding="utf-8")
+    if format == 3:
+        del info["block"]
+    (folder / "index.json").write_text(json.dumps({**info, "format": format}), encoding="utf-8")
     got = BM25Index.load(folder).top_k(queries, 10)
     np.testing.assert_array_equal(got[0], expected[0])
     np.testing.assert_array_equal(got[1], expected[1])

@@ -179,6 +179,7 @@ def test_saved_index_has_normal_permissions(tmp_path: Path, umask: int) -> None:
             "block_max.npy",
             "block_last.npy",
             "term_max.npy",
+            "impacts.npy",
         ],
         0o640,
     )
