@@ -145,9 +145,17 @@ class ScoreRow:
     """The metrics of one subset (a language, a language pair, or ``all``)."""
 
     subset: str
-    metrics: dict[str, float]
+    #: None where the subset has no example the metric counts (MKQA's official script prints NaN).
+    metrics: Mapping[str, float | None]
     count: int
     languages: tuple[str, ...] = ()
+
+    def score(self, metric: str) -> float:
+        """The metric's value, for a task reading back a number it computed itself."""
+        value = self.metrics[metric]
+        if value is None:
+            raise ValueError(f"subset {self.subset} has no {metric}")
+        return value
 
 
 @dataclass

@@ -204,7 +204,7 @@ class SpanQATask(PromptedTask, Task[SpanQAData]):
         """The main score and the summary rows of :meth:`summary_groups`."""
         groups = self.summary_groups({name: data.units[name].languages for name in scores})
         rows = [mean_row(subset, [scores[name] for name in names]) for subset, names in groups.items()]
-        return rows[0].metrics["f1"], rows
+        return rows[0].score("f1"), rows
 
     def statistics(self, table: InstanceTable) -> RowStatistics:
         """Each unit's row is 100 times the mean of its questions' values (summed in file order,

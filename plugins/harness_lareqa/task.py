@@ -395,7 +395,7 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
                 )
             )
         evaluation = Evaluation(
-            main_score=rows[0].metrics["map"],
+            main_score=rows[0].score("map"),
             rows=rows,
             instances=self._instances(data, predictions, questions, ranks, counts, full, at20),
         )

@@ -223,14 +223,10 @@ class MKQA(PromptedTask, Task[MKQAData]):
         summary = macro_average([result.metrics for _, result in parts.values()])
         complete = len(languages) == len(MKQA_LANGUAGES)
         label = summary_label(len(languages))
-        # A metric is None where a language has no example of its kind (the official script prints
-        # NaN); ScoreRow.metrics is typed float only (the core's signature, not this task's choice).
+        # A metric is None where a language has no example of its kind (the official script prints NaN).
         count = sum(len(scores) for scores, _ in parts.values())
-        rows = [ScoreRow(label, summary, count, languages)]  # type: ignore[arg-type]  # None: see above
-        rows += [
-            ScoreRow(lang, result.metrics, len(scores), (lang,))  # type: ignore[arg-type]  # None: see above
-            for lang, (scores, result) in parts.items()
-        ]
+        rows = [ScoreRow(label, summary, count, languages)]
+        rows += [ScoreRow(lang, result.metrics, len(scores), (lang,)) for lang, (scores, result) in parts.items()]
         diagnostics = {
             "answer_types": {
                 **{lang: answer_type_breakdown([part]) for lang, part in parts.items()},

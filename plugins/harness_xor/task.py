@@ -335,7 +335,7 @@ class XorEnglishSpan(_AnswerTask):
             ScoreRow(lang, {n: _percent(total[n], count) for n in self.metric_names}, count, (lang,))
             for lang, (total, count) in sums.items()
         ]
-        overall = {m: sum(r.metrics[m] for r in rows) / len(rows) for m in self.metric_names}
+        overall = {m: sum(r.score(m) for r in rows) / len(rows) for m in self.metric_names}
         return overall, rows, ["all: plain mean of the per-language scores (official eval_xor_engspan.py)"]
 
 
@@ -519,7 +519,7 @@ class XorRetrieve(_XorTask):
             for lang in languages
             if counted[lang]
         ]
-        overall = {m: statistics.mean(r.metrics[m] for r in rows) for m in TOKEN_BUDGETS}
+        overall = {m: statistics.mean(r.score(m) for r in rows) for m in TOKEN_BUDGETS}
         not_predicted = sum(q.id not in listings and bool(q.span_answers) for q in data.questions)
         diagnostics = {
             "not_predicted": not_predicted,

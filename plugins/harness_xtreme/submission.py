@@ -301,7 +301,7 @@ class XtremeSubmission(Task[SubmissionData]):
             instances=instances,
         )
         if complete:
-            evaluation.main_score = summary[0].metrics[FIGURE]
+            evaluation.main_score = summary[0].score(FIGURE)
             evaluation.main_metric = ALL_TASK
         else:
             evaluation.main_score = mean([scores[n].figure for n in version_tasks if n in scores])

@@ -272,9 +272,9 @@ class Tatoeba(ParallelQADemo, Task[TatoebaData]):
                 for line, gold in enumerate(pair.gold)
             ]
         overall = ScoreRow(
-            "mean", {"accuracy": mean([row.metrics["accuracy"] for row in rows])}, sum(row.count for row in rows)
+            "mean", {"accuracy": mean([row.score("accuracy") for row in rows])}, sum(row.count for row in rows)
         )
-        return Evaluation(main_score=overall.metrics["accuracy"], rows=[overall, *rows], instances=instances)
+        return Evaluation(main_score=overall.score("accuracy"), rows=[overall, *rows], instances=instances)
 
     def statistics(self, table: InstanceTable) -> RowStatistics:
         """Per language, the share of correct lines (0-100); ``mean``, XTREME's mean over languages."""
