@@ -37,7 +37,7 @@ from typing import BinaryIO, Generic, TypeVar, overload
 
 import numpy as np
 
-from harness.definitions.protocols import Corpus
+from harness.definitions.protocols import Corpus, Text
 from harness.errors import HarnessError, InputError
 from harness.files.io import parse_json, sha256_text
 
@@ -305,12 +305,10 @@ class Passages:
 
     def as_corpus(self, with_titles: bool = True) -> Corpus:
         """The collection for a retriever: (title, text) pairs, or texts alone, read on demand."""
-        texts: Sequence[str | tuple[str, str]] = (
-            _Column(self, lambda p: (p.title, p.text)) if with_titles else self.texts
-        )
+        texts: Sequence[Text] = _Column(self, lambda p: (p.title, p.text)) if with_titles else self.texts
         return PassageCorpus(
             ids=self.ids,
-            texts=texts,  # type: ignore[arg-type]
+            texts=texts,
             langs=self.langs,
             digest=sha256_text(self.fingerprint, "title+text" if with_titles else "text"),
         )

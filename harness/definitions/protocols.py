@@ -39,7 +39,7 @@ class Corpus:
     """Texts to search, each with an id and a language code (for language-aware tokenisers)."""
 
     ids: Sequence[str]
-    texts: Sequence[str]
+    texts: Sequence[Text]
     langs: Sequence[str]
 
     def __post_init__(self) -> None:

@@ -67,6 +67,7 @@ from harness.definitions.protocols import (
     ScoringIndex,
     SearchIndex,
     SpanAnswer,
+    Text,
     TokenTagger,
     Translator,
 )
@@ -120,6 +121,7 @@ __all__ = [
     "TaskData",
     "TaskMetadata",
     "TaskSpec",
+    "Text",
     "TokenTagger",
     "Translator",
     "default_threads",

@@ -51,6 +51,7 @@ from harness.plugin import (
     ScoreRow,
     ScoringIndex,
     Task,
+    Text,
 )
 from harness.plugin.formats import validate
 from harness.plugin.io import iter_jsonl, write_atomic
@@ -508,7 +509,7 @@ class LAReQA(ParallelQADemo, Task[LAReQAData]):
         languages = self.probe_languages
         corpus = self.corpus(data)
         out: dict[str, Any] = {"languages": list(languages)}
-        sides: tuple[tuple[str, Role, Sequence[str], Sequence[str]], ...] = (
+        sides: tuple[tuple[str, Role, Sequence[Text], Sequence[str]], ...] = (
             ("questions", "query", [q.text for q in data.questions], [q.lang for q in data.questions]),
             ("candidates", "passage", corpus.texts, corpus.langs),
         )
