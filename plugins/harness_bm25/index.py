@@ -86,6 +86,10 @@ SEED = 2048
 #: 2.0, the rule before impacts: 2.53); 0.1 leaves the walk the queries of rare words, whose
 #: dense pass would still read every passage's sum twice.
 DENSE_SHARE = 0.1
+#: The dense pass takes the largest impact sum of each span of this many passages, and scores
+#: exactly only in spans whose largest could reach the top k: the spans of a million passages fit
+#: the cache, and most are never read again.
+SUM_SPAN = 256
 #: Impacts are whole steps of ``largest idf * (k1 + 1) / IMPACT_STEPS`` (the most a weight can
 #: be), so the largest fits 2 bytes and a query of under 65,536 tokens sums them in 4.
 IMPACT_STEPS = 65534
@@ -615,6 +619,7 @@ class BM25Index:
             postings.k1,
             bounds.block,
             SEED,
+            SUM_SPAN,
             dense,
             sums,
             docs,

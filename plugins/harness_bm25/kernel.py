@@ -464,6 +464,7 @@ def _by_impacts(
     norms: np.ndarray,
     k1: float,
     block: int,
+    span: int,
     sums: np.ndarray,
     out_docs: np.ndarray,
     out_scores: np.ndarray,
@@ -483,31 +484,31 @@ def _by_impacts(
         t = terms[tokens[p]]
         for c in range(indptr[t], indptr[t + 1]):
             sums[indices[c]] += impacts[c]
-    largest = np.zeros(k, dtype=sums.dtype)  # the k largest sums, smallest at the root (zeros: fewer held)
-    for doc in range(len(sums)):
-        total = sums[doc]
-        if total > largest[0]:
-            largest[0] = total
-            i = 0
-            while True:
-                child = 2 * i + 1
-                if child >= k:
-                    break
-                if child + 1 < k and largest[child + 1] < largest[child]:
-                    child += 1
-                if largest[child] >= largest[i]:
-                    break
-                largest[i], largest[child] = largest[child], largest[i]
-                i = child
+    # The largest sum of each span of ``span`` passages (a vectorised pass), and the k-th largest
+    # of those: k passages in distinct spans reach it, so the k-th largest sum does too (a bound a
+    # little below A_k at worst, which leaves a few more passages to score exactly, never one
+    # fewer); spans whose largest is below the floor are not read again.
+    passages = len(sums)
+    spans = np.empty((passages + span - 1) // span, dtype=sums.dtype)
+    for s in range(len(spans)):
+        best = sums[s * span]
+        for doc in range(s * span + 1, min(passages, (s + 1) * span)):
+            best = max(best, sums[doc])
+        spans[s] = best
+    reached = np.partition(spans, len(spans) - k)[len(spans) - k] if len(spans) >= k else 0
     # A sum of 0: no query term (scores 0, the caller's fill).
-    floor = max(1, int(largest[0]) - len(tokens) - 1)
+    floor = max(1, int(reached) - len(tokens) - 1)
     k1p1 = k1 + 1.0
     weight = np.empty(len(terms))
     heap_scores = np.empty(k)
     heap_docs = np.empty(k, dtype=np.int64)
     n = 0
-    for doc in range(len(sums)):
-        if sums[doc] >= floor:
+    for s in range(len(spans)):
+        if spans[s] < floor:
+            continue
+        for doc in range(s * span, min(passages, (s + 1) * span)):
+            if sums[doc] < floor:
+                continue
             for u in range(len(terms)):
                 weight[u] = _weight_of(
                     terms[u], doc, indptr, bptr, indices, counts, block_last, idf, norms, k1p1, block
@@ -521,7 +522,7 @@ def _by_impacts(
             elif score > heap_scores[0]:
                 heap_scores[0], heap_docs[0] = score, doc
                 _sift_down(heap_scores, heap_docs, n, 0)
-        sums[doc] = 0
+    sums[:] = 0
     ranked = np.argsort(heap_docs[:n])  # by position, then stable by score descending
     ranked = ranked[np.argsort(-heap_scores[:n][ranked], kind="mergesort")]
     for i in range(n):
@@ -551,6 +552,7 @@ def top_k_batch(
     k1: float,
     block: int,
     seed: int,
+    span: int,
     dense: np.ndarray,
     sums: np.ndarray,
     out_docs: np.ndarray,
@@ -580,6 +582,7 @@ def top_k_batch(
                 norms,
                 k1,
                 block,
+                span,
                 sums[get_thread_id()],
                 out_docs[q],
                 out_scores[q],

@@ -37,28 +37,37 @@ def random_corpus(seed: int) -> tuple[list[list[str]], list[list[str]]]:
 
 
 @pytest.mark.parametrize(
-    "block, first_scored, dense_share, impact_steps",
+    "block, first_scored, dense_share, impact_steps, span",
     [
-        (1, 0, 1e9, 65534),
-        (3, 12, 1e9, 65534),
-        (128, 2048, 1e9, 65534),
-        (128, 2048, 0.0, 65534),
-        (3, 12, 0.01, 65534),
-        (128, 2048, 0.0, 7),
-        (3, 12, 0.0, 1),
+        (1, 0, 1e9, 65534, 256),
+        (3, 12, 1e9, 65534, 256),
+        (128, 2048, 1e9, 65534, 256),
+        (128, 2048, 0.0, 65534, 256),
+        (128, 2048, 0.0, 65534, 1),
+        (3, 12, 0.01, 65534, 5),
+        (128, 2048, 0.0, 7, 3),
+        (3, 12, 0.0, 1, 256),
     ],
 )
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_pruned_top_k_is_the_full_ranking_top_k(
-    seed: int, block: int, first_scored: int, dense_share: float, impact_steps: int, monkeypatch: pytest.MonkeyPatch
+    seed: int,
+    block: int,
+    first_scored: int,
+    dense_share: float,
+    impact_steps: int,
+    span: int,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """``first_scored``: documents scored up front to start the threshold (none, a few, all);
     ``dense_share``: queries with this many times the documents in postings take the kernel's
     dense pass instead of the pruned walk (none, all, some); ``impact_steps``: the dense pass's
     resolution (at 7 or 1 steps most sums tie, and every passage they cannot tell apart from the
-    k-th must be scored exactly)."""
+    k-th must be scored exactly); ``span``: passages per span of sums (1: every passage its own;
+    256: the corpus's 800 in 4, fewer than most k)."""
     monkeypatch.setattr(bm25_index, "BLOCK", block)
     monkeypatch.setattr(bm25_index, "IMPACT_STEPS", impact_steps)
+    monkeypatch.setattr(bm25_index, "SUM_SPAN", span)
     monkeypatch.setattr(bm25_index, "DENSE_SHARE", dense_share)
     monkeypatch.setattr(bm25_index, "SEED", first_scored)
     monkeypatch.setattr(bm25_index, "QUERY_BATCH", 7)  # several kernel calls, the last one short
