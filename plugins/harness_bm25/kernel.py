@@ -459,6 +459,8 @@ def _by_impacts(
     indices: np.ndarray,
     counts: np.ndarray,
     impacts: np.ndarray,
+    rows: np.ndarray,
+    dense_rows: np.ndarray,
     block_last: np.ndarray,
     idf: np.ndarray,
     norms: np.ndarray,
@@ -472,29 +474,52 @@ def _by_impacts(
     """The same top k as :func:`_top_k`, for queries whose postings are many: every posting's
     impact (its weight in whole steps, rounded up, 2 bytes: see :func:`block_bounds`) is added
     into ``sums`` (zeros, one per passage, left zeroed), with no division and no length norm
-    read; only the passages whose sums could still reach the top k are then scored exactly, in
-    rank-bm25's arithmetic and order. Why it is exact: a passage's impact sum A over the query's
-    m tokens bounds its score S by step * (A - m) <= S <= step * A, so the k passages of largest
-    sums all score at least step * (A_k - m), where A_k is the k-th largest sum, and a passage can
-    only rank among the k best (ties included) if its own sum is at least A_k - m; one step more
-    covers the float rounding of a sum of m weights, far below a step. Integers add exactly and
-    in any order, with no division or length norm read (measured against the pruned walk: see
-    ``harness_bm25.index.DENSE_SHARE``)."""
+    read; a term with a dense row (``rows[u]`` >= 0: its impacts for every passage, zeros where it
+    is absent, row ``rows[u]`` of ``dense_rows``) is added a whole row at a time. Only the passages
+    whose sums could still reach the top k are then scored exactly, in rank-bm25's arithmetic and
+    order. Why it is exact: a passage's impact sum A over the query's m tokens bounds its score S
+    by step * (A - m) <= S <= step * A, so the k passages of largest sums all score at least
+    step * (A_k - m), where A_k is the k-th largest sum, and a passage can only rank among the k
+    best (ties included) if its own sum is at least A_k - m; one step more covers the float
+    rounding of a sum of m weights, far below a step. Integers add exactly and in any order
+    (measured against the pruned walk: see ``harness_bm25.index.DENSE_SHARE``)."""
+    passages = len(sums)
+    last = -1  # the last token with a dense row: added in the same pass as the spans' maxima
     for p in range(len(tokens)):
-        t = terms[tokens[p]]
+        u = tokens[p]
+        if rows[u] >= 0:
+            last = p
+            continue
+        t = terms[u]
         for c in range(indptr[t], indptr[t + 1]):
             sums[indices[c]] += impacts[c]
-    # The largest sum of each span of ``span`` passages (a vectorised pass), and the k-th largest
-    # of those: k passages in distinct spans reach it, so the k-th largest sum does too (a bound a
-    # little below A_k at worst, which leaves a few more passages to score exactly, never one
-    # fewer); spans whose largest is below the floor are not read again.
-    passages = len(sums)
+    for p in range(last):
+        u = tokens[p]
+        if rows[u] >= 0:
+            row = dense_rows[rows[u] * passages : (rows[u] + 1) * passages]
+            for doc in range(passages):
+                sums[doc] += row[doc]
+    # The largest sum of each span of ``span`` passages, and the k-th largest of those: k passages
+    # in distinct spans reach it, so the k-th largest sum does too (a bound a little below A_k at
+    # worst, which leaves a few more passages to score exactly, never one fewer); spans whose
+    # largest is below the floor are not read again.
     spans = np.empty((passages + span - 1) // span, dtype=sums.dtype)
-    for s in range(len(spans)):
-        best = sums[s * span]
-        for doc in range(s * span + 1, min(passages, (s + 1) * span)):
-            best = max(best, sums[doc])
-        spans[s] = best
+    if last >= 0:
+        u = tokens[last]
+        row = dense_rows[rows[u] * passages : (rows[u] + 1) * passages]
+        for s in range(len(spans)):
+            best = np.uint32(0)
+            for doc in range(s * span, min(passages, (s + 1) * span)):
+                total = sums[doc] + row[doc]
+                sums[doc] = total
+                best = max(best, total)
+            spans[s] = best
+    else:
+        for s in range(len(spans)):
+            best = sums[s * span]
+            for doc in range(s * span + 1, min(passages, (s + 1) * span)):
+                best = max(best, sums[doc])
+            spans[s] = best
     reached = np.partition(spans, len(spans) - k)[len(spans) - k] if len(spans) >= k else 0
     # A sum of 0: no query term (scores 0, the caller's fill).
     floor = max(1, int(reached) - len(tokens) - 1)
@@ -544,6 +569,8 @@ def top_k_batch(
     indices: np.ndarray,
     counts: np.ndarray,
     impacts: np.ndarray,
+    rows: np.ndarray,
+    dense_rows: np.ndarray,
     block_max: np.ndarray,
     block_last: np.ndarray,
     term_max: np.ndarray,
@@ -563,8 +590,8 @@ def top_k_batch(
     ``tokens[token_ptr[q]:token_ptr[q + 1]]``. Where fewer than k documents hold a query term,
     the rest of the row is the first documents that hold none, by position, with score 0.0 (as
     a stable sort of every score ranks them). Queries marked ``dense`` add every posting's impact
-    instead (:func:`_by_impacts`), into the row of ``sums`` (threads x passages, zeros) of their
-    thread."""
+    instead (:func:`_by_impacts`; ``rows``: each distinct term's row of ``dense_rows``, or -1),
+    into the row of ``sums`` (threads x passages, zeros) of their thread."""
     for q in prange(len(query_ptr) - 1):
         lo, hi = query_ptr[q], query_ptr[q + 1]
         if dense[q]:
@@ -577,6 +604,8 @@ def top_k_batch(
                 indices,
                 counts,
                 impacts,
+                rows[lo:hi],
+                dense_rows,
                 block_last,
                 idf,
                 norms,

@@ -47,6 +47,8 @@ def test_saved_index_reloads_with_the_same_rankings(tmp_path: Path) -> None:
         "block_last.npy",
         "block_max.npy",
         "counts.npy",
+        "dense_rows.npy",
+        "dense_terms.npy",
         "idf.npy",
         "impacts.npy",
         "index.json",

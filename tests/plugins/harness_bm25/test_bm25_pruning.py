@@ -37,16 +37,16 @@ def random_corpus(seed: int) -> tuple[list[list[str]], list[list[str]]]:
 
 
 @pytest.mark.parametrize(
-    "block, first_scored, dense_share, impact_steps, span",
+    "block, first_scored, dense_share, impact_steps, span, row_share",
     [
-        (1, 0, 1e9, 65534, 256),
-        (3, 12, 1e9, 65534, 256),
-        (128, 2048, 1e9, 65534, 256),
-        (128, 2048, 0.0, 65534, 256),
-        (128, 2048, 0.0, 65534, 1),
-        (3, 12, 0.01, 65534, 5),
-        (128, 2048, 0.0, 7, 3),
-        (3, 12, 0.0, 1, 256),
+        (1, 0, 1e9, 65534, 256, 1 / 3),
+        (3, 12, 1e9, 65534, 256, 1 / 3),
+        (128, 2048, 1e9, 65534, 256, 1 / 3),
+        (128, 2048, 0.0, 65534, 256, 1 / 3),
+        (128, 2048, 0.0, 65534, 1, 0.0),
+        (3, 12, 0.01, 65534, 5, 0.1),
+        (128, 2048, 0.0, 7, 3, 0.05),
+        (3, 12, 0.0, 1, 256, 1.0),
     ],
 )
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -57,6 +57,7 @@ def test_pruned_top_k_is_the_full_ranking_top_k(
     dense_share: float,
     impact_steps: int,
     span: int,
+    row_share: float,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """``first_scored``: documents scored up front to start the threshold (none, a few, all);
@@ -64,16 +65,21 @@ def test_pruned_top_k_is_the_full_ranking_top_k(
     dense pass instead of the pruned walk (none, all, some); ``impact_steps``: the dense pass's
     resolution (at 7 or 1 steps most sums tie, and every passage they cannot tell apart from the
     k-th must be scored exactly); ``span``: passages per span of sums (1: every passage its own;
-    256: the corpus's 800 in 4, fewer than most k)."""
+    256: the corpus's 800 in 4, fewer than most k); ``row_share``: terms in more than this share
+    of the documents are added as dense rows (every term, some, none)."""
     monkeypatch.setattr(bm25_index, "BLOCK", block)
     monkeypatch.setattr(bm25_index, "IMPACT_STEPS", impact_steps)
     monkeypatch.setattr(bm25_index, "SUM_SPAN", span)
+    monkeypatch.setattr(bm25_index, "DENSE_ROW_SHARE", row_share)
     monkeypatch.setattr(bm25_index, "DENSE_SHARE", dense_share)
     monkeypatch.setattr(bm25_index, "SEED", first_scored)
     monkeypatch.setattr(bm25_index, "QUERY_BATCH", 7)  # several kernel calls, the last one short
     documents, queries = random_corpus(seed)
     index = BM25Index.build(documents)
     assert index.postings.bounds.block == block
+    df = np.diff(index.postings.indptr)
+    np.testing.assert_array_equal(index.postings.dense_terms, np.flatnonzero(df > row_share * len(documents)))
+    assert 0 < len(index.postings.dense_terms) < len(df) or row_share in (0.0, 1.0)
     idf = index.postings.idf
     known = [[index.vocabulary[t] for t in q if t in index.vocabulary] for q in queries]
     assert all(np.all(idf[q] > 0) for q in known)  # every query takes the pruned path
@@ -126,14 +132,20 @@ def test_impacts_are_weights_in_whole_steps_rounded_up() -> None:
     assert impacts.dtype == np.uint16 and impacts.max() <= bm25_index.IMPACT_STEPS
 
 
-@pytest.mark.parametrize("format", [3, 4])
+@pytest.mark.parametrize("format", [3, 4, 5])
 def test_an_older_index_is_upgraded_in_place(tmp_path: Path, format: int) -> None:
-    """Format 3 had no block bounds, format 4 no impacts: both gain them on load."""
+    """Format 3 had no block bounds, format 4 no impacts, format 5 no dense rows: each gains what
+    it lacks on load."""
     documents, queries = random_corpus(4)
     folder = tmp_path / "index"
     expected = BM25Index.build(documents, folder).top_k(queries, 10)
     info = json.loads((folder / "index.json").read_text(encoding="utf-8"))
-    for name in ("impacts.npy",) if format == 4 else ("block_max.npy", "block_last.npy", "term_max.npy", "impacts.npy"):
+    lacking = {
+        3: ["block_max.npy", "block_last.npy", "term_max.npy", "impacts.npy", "dense_terms.npy", "dense_rows.npy"],
+        4: ["impacts.npy", "dense_terms.npy", "dense_rows.npy"],
+        5: ["dense_terms.npy", "dense_rows.npy"],
+    }
+    for name in lacking[format]:
         (folder / name).unlink()
     if format == 3:
         del info["block"]

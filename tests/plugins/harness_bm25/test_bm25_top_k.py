@@ -180,6 +180,8 @@ def test_saved_index_has_normal_permissions(tmp_path: Path, umask: int) -> None:
             "block_last.npy",
             "term_max.npy",
             "impacts.npy",
+            "dense_rows.npy",
+            "dense_terms.npy",
         ],
         0o640,
     )
