@@ -82,10 +82,10 @@ SEED = 2048
 #: A query whose tokens' posting lists hold this many times the passages or more adds every
 #: posting's impact (a dense pass, :func:`harness_bm25.kernel._by_impacts`) instead of the
 #: pruned walk. On 600 synthetic queries of 5 words over 1 M passages (one thread, each query
-#: timed both ways, the faster of two rounds) impacts for every query took 1.98 s, the walk for
-#: every query 3.36 s, and no threshold did better than impacts for all (0.1: 1.98 s, 1.0: 2.13,
-#: 2.0, the rule before impacts: 2.53); 0.1 leaves the walk the queries of rare words, whose
-#: dense pass would still read every passage's sum twice.
+#: timed both ways, the faster of two rounds, dense rows on) impacts for every query took 1.04 s,
+#: the walk for every query 2.86 s, and no threshold did better than impacts for all (0.1: 1.05 s,
+#: 1.0: 1.21, 2.0, the rule before impacts: 1.82); 0.1 leaves the walk the queries of rare words,
+#: whose dense pass would still read every passage's sum.
 DENSE_SHARE = 0.1
 #: The dense pass takes the largest impact sum of each span of this many passages, and scores
 #: exactly only in spans whose largest could reach the top k: the spans of a million passages fit
