@@ -62,10 +62,10 @@ from harness_bm25 import kernel
 
 #: Bumped when the saved layout changes; an index of another format is rebuilt, never misread
 #: (format 3, the same without the block bounds, is upgraded in place on load).
-FORMAT = 6
+FORMAT = 7
 #: Formats upgraded in place on load (the same postings, without the block bounds, the impacts or
-#: the dense rows).
-_UPGRADABLE = (3, 4, 5)
+#: the dense rows, or with impacts of 65,534 steps).
+_UPGRADABLE = (3, 4, 5, 6)
 #: Read whole on load (8 bytes a term or a document); the postings are read as queries need them.
 _IN_MEMORY = ("indptr", "idf", "norms", "term_max", "dense_terms")
 
@@ -92,8 +92,10 @@ DENSE_SHARE = 0.1
 #: the cache, and most are never read again.
 SUM_SPAN = 256
 #: Impacts are whole steps of ``largest idf * (k1 + 1) / IMPACT_STEPS`` (the most a weight can
-#: be), so the largest fits 2 bytes and a query of under 65,536 tokens sums them in 4.
-IMPACT_STEPS = 65534
+#: be), so the largest, 4,095, leaves a query of up to 16 tokens sums of 2 bytes (half the
+#: traffic of 4-byte sums, which longer queries take), at a resolution of a 4,094th of the largest
+#: weight.
+IMPACT_STEPS = 4094
 #: A term in more than this share of the passages also gets a dense row of impacts (2 bytes a
 #: passage, zero where it is absent), which the dense pass adds in whole vectors instead of one
 #: posting at a time: fewer bytes read than its postings (6 a posting) and no scattered writes.
@@ -191,6 +193,7 @@ class Postings:
     counts: StoredArray  # uint8 (uint16, uint32 when a count needs it)
     indices: StoredArray  # int32 document ids
     impacts: StoredArray  # uint16: each posting's weight in whole steps, rounded up (see _write_bounds)
+    impact_steps: int  # the largest impact is this plus one
     #: The terms in over DENSE_ROW_SHARE of the documents, and their impacts, one row of n_docs each
     #: (uint16, flat), in the order of ``dense_terms``.
     dense_terms: np.ndarray
@@ -522,6 +525,7 @@ class BM25Index:
                 "format": FORMAT,
                 "shape": [len(runs.vocabulary), len(runs.lengths)],
                 "block": BLOCK,
+                "impact_steps": IMPACT_STEPS,
                 "parameters": parameters,
                 **(metadata or {}),
             }
@@ -610,14 +614,20 @@ class BM25Index:
             query_ptr.append(len(distinct))
             token_ptr.append(len(tokens))
         postings, bounds = self.postings, self.postings.bounds
+        # Sums of 2 bytes when every dense query of the batch fits them, else 4 (and the walk past that).
+        most = postings.impact_steps + 1
         dense = np.array(
             [
-                sum(map(postings.size, terms)) >= DENSE_SHARE * self.n_docs and len(terms) < 1 << 16  # sums fit 4 bytes
+                sum(map(postings.size, terms)) >= DENSE_SHARE * self.n_docs and len(terms) * most <= 0xFFFFFFFF
                 for terms in queries
             ]
         )
-        # One row of zeros per thread for the dense queries' impact sums (4 bytes a passage each).
-        sums = np.zeros((numba.get_num_threads() if dense.any() else 1, self.n_docs if dense.any() else 0), np.uint32)
+        wide = any(len(terms) * most > 0xFFFF for terms, d in zip(queries, dense) if d)
+        # One row of zeros per thread for the dense queries' impact sums.
+        sums = np.zeros(
+            (numba.get_num_threads() if dense.any() else 1, self.n_docs if dense.any() else 0),
+            np.uint32 if wide else np.uint16,
+        )
         docs = np.empty((len(queries), k), dtype=np.int64)
         scores = np.empty((len(queries), k), dtype=np.float64)
         row_of = {int(term): row for row, term in enumerate(postings.dense_terms)}
@@ -751,6 +761,7 @@ class BM25Index:
                     counts,
                     indices,
                     impacts,
+                    int(info["impact_steps"]),
                     dense_terms,
                     dense_rows,
                     indptr,
@@ -770,8 +781,8 @@ class BM25Index:
 
 
 def _upgrade(folder: Path, info: dict[str, Any]) -> dict[str, Any]:
-    """Give an index of format 3, 4 or 5 (the same postings, without block bounds, impacts or
-    dense rows) all three, in place: one pass over its postings, a minute or so for 21 M passages
+    """Give an index of format 3 to 6 (the same postings, without block bounds, impacts or dense
+    rows, or with impacts of another resolution) all three, in place: one pass over its postings, a minute or so for 21 M passages
     against 40 for a rebuild. The description is replaced last, so a crash leaves an index that
     upgrades again."""
     old = info.get("format")
@@ -787,7 +798,7 @@ def _upgrade(folder: Path, info: dict[str, Any]) -> dict[str, Any]:
             f"{folder} holds a BM25 index of format {old} that could not be upgraded "
             f"({exc.__class__.__name__}: {exc}): delete the folder to build it again"
         ) from None
-    info = {**info, "format": FORMAT, "block": BLOCK}
+    info = {**info, "format": FORMAT, "block": BLOCK, "impact_steps": IMPACT_STEPS}
     staged = folder / f"index.json.{os.getpid()}.tmp"
     staged.write_text(json.dumps(info, ensure_ascii=False, indent=1), encoding="utf-8")
     os.replace(staged, folder / "index.json")

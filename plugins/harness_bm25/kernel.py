@@ -508,7 +508,7 @@ def _by_impacts(
         u = tokens[last]
         row = dense_rows[rows[u] * passages : (rows[u] + 1) * passages]
         for s in range(len(spans)):
-            best = np.uint32(0)
+            best = 0
             for doc in range(s * span, min(passages, (s + 1) * span)):
                 total = sums[doc] + row[doc]
                 sums[doc] = total

@@ -39,12 +39,12 @@ def random_corpus(seed: int) -> tuple[list[list[str]], list[list[str]]]:
 @pytest.mark.parametrize(
     "block, first_scored, dense_share, impact_steps, span, row_share",
     [
-        (1, 0, 1e9, 65534, 256, 1 / 3),
-        (3, 12, 1e9, 65534, 256, 1 / 3),
-        (128, 2048, 1e9, 65534, 256, 1 / 3),
-        (128, 2048, 0.0, 65534, 256, 1 / 3),
+        (1, 0, 1e9, 4094, 256, 1 / 3),
+        (3, 12, 1e9, 4094, 256, 1 / 3),
+        (128, 2048, 1e9, 4094, 256, 1 / 3),
+        (128, 2048, 0.0, 4094, 256, 1 / 3),
         (128, 2048, 0.0, 65534, 1, 0.0),
-        (3, 12, 0.01, 65534, 5, 0.1),
+        (3, 12, 0.01, 4094, 5, 0.1),
         (128, 2048, 0.0, 7, 3, 0.05),
         (3, 12, 0.0, 1, 256, 1.0),
     ],
@@ -63,7 +63,7 @@ def test_pruned_top_k_is_the_full_ranking_top_k(
     """``first_scored``: documents scored up front to start the threshold (none, a few, all);
     ``dense_share``: queries with this many times the documents in postings take the kernel's
     dense pass instead of the pruned walk (none, all, some); ``impact_steps``: the dense pass's
-    resolution (at 7 or 1 steps most sums tie, and every passage they cannot tell apart from the
+    resolution (at 4,094 the sums of these queries fit 2 bytes, at 65,534 they take 4; at 7 or 1 steps most sums tie, and every passage they cannot tell apart from the
     k-th must be scored exactly); ``span``: passages per span of sums (1: every passage its own;
     256: the corpus's 800 in 4, fewer than most k); ``row_share``: terms in more than this share
     of the documents are added as dense rows (every term, some, none)."""
@@ -121,7 +121,7 @@ def test_bounds_are_the_largest_weights(monkeypatch: pytest.MonkeyPatch) -> None
 
 def test_impacts_are_weights_in_whole_steps_rounded_up() -> None:
     """A posting's impact is the fewest steps of largest idf * (k1 + 1) / IMPACT_STEPS that add
-    up to more than its weight; the largest fits 2 bytes."""
+    up to more than its weight; the largest is at most IMPACT_STEPS + 1."""
     postings = BM25Index.build(random_corpus(5)[0]).postings
     step = postings.idf.max() * (postings.k1 + 1.0) / bm25_index.IMPACT_STEPS
     impacts = postings.impacts.read(0, len(postings.impacts))
@@ -129,13 +129,13 @@ def test_impacts_are_weights_in_whole_steps_rounded_up() -> None:
         weights = postings.weights(term)[1]
         got = impacts[postings.indptr[term] : postings.indptr[term + 1]].astype(np.float64)
         assert np.all(got * step > weights * (1 - 1e-12)) and np.all((got - 1) * step <= weights * (1 + 1e-12))
-    assert impacts.dtype == np.uint16 and impacts.max() <= bm25_index.IMPACT_STEPS
+    assert impacts.dtype == np.uint16 and impacts.max() <= bm25_index.IMPACT_STEPS + 1
 
 
-@pytest.mark.parametrize("format", [3, 4, 5])
+@pytest.mark.parametrize("format", [3, 4, 5, 6])
 def test_an_older_index_is_upgraded_in_place(tmp_path: Path, format: int) -> None:
-    """Format 3 had no block bounds, format 4 no impacts, format 5 no dense rows: each gains what
-    it lacks on load."""
+    """Format 3 had no block bounds, format 4 no impacts, format 5 no dense rows, format 6 impacts
+    of 65,534 steps: each gains what it lacks on load."""
     documents, queries = random_corpus(4)
     folder = tmp_path / "index"
     expected = BM25Index.build(documents, folder).top_k(queries, 10)
@@ -144,9 +144,11 @@ def test_an_older_index_is_upgraded_in_place(tmp_path: Path, format: int) -> Non
         3: ["block_max.npy", "block_last.npy", "term_max.npy", "impacts.npy", "dense_terms.npy", "dense_rows.npy"],
         4: ["impacts.npy", "dense_terms.npy", "dense_rows.npy"],
         5: ["dense_terms.npy", "dense_rows.npy"],
+        6: [],
     }
     for name in lacking[format]:
         (folder / name).unlink()
+    del info["impact_steps"]
     if format == 3:
         del info["block"]
     (folder / "index.json").write_text(json.dumps({**info, "format": format}), encoding="utf-8")
