@@ -406,14 +406,15 @@ def _term_steps(indptr: np.ndarray) -> list[tuple[int, int]]:
     return list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
 
 
-def _write_bounds(folder: Path, k1: float, block: int) -> None:
+def _write_bounds(folder: Path, k1: float, block: int) -> dict[str, int]:
     """Write the block bounds and impacts of the index in ``folder`` (``block_max.npy``,
     ``block_last.npy``, ``term_max.npy``, ``impacts.npy``, and the dense rows of the frequent
     terms, ``dense_terms.npy`` and ``dense_rows.npy``) from its postings, term range by term range
     (the merge's memory bound). An impact is a weight in whole steps of the largest a weight
     can be over :data:`IMPACT_STEPS`, rounded up; only sums of impacts are compared, so the step
     itself is never needed again. Each file is written under a temporary name and renamed, so a
-    reader, or another process upgrading the same index, never sees one half-written."""
+    reader, or another process upgrading the same index, never sees one half-written. Returns what
+    the index's description says of them."""
     indptr, idf, norms = (np.load(folder / f"{name}.npy", allow_pickle=False) for name in ("indptr", "idf", "norms"))
     counts, indices = StoredArray(folder / "counts.npy"), StoredArray(folder / "indices.npy")
     bptr = BlockBounds.pointers(indptr, block)
@@ -463,6 +464,7 @@ def _write_bounds(folder: Path, k1: float, block: int) -> None:
         os.replace(folder / f"{name}{suffix}", folder / name)
     for name in ("term_max.npy", "dense_terms.npy"):
         os.replace(folder / f"{name}{suffix}.npy", folder / name)
+    return {"block": block, "impact_steps": IMPACT_STEPS}
 
 
 def _lower_bound(totals: np.ndarray, k: int) -> float:
@@ -523,13 +525,12 @@ class BM25Index:
                 runs = _Runs(Path(scratch), max(1, run_tokens))
                 runs.add(documents)
                 _merge(runs, staging, k1, b, epsilon)
-            _write_bounds(staging, float(k1), BLOCK)
+            bounds = _write_bounds(staging, float(k1), BLOCK)
             _write_vocabulary(runs.vocabulary, staging)
             info = {
                 "format": FORMAT,
                 "shape": [len(runs.vocabulary), len(runs.lengths)],
-                "block": BLOCK,
-                "impact_steps": IMPACT_STEPS,
+                **bounds,
                 "parameters": parameters,
                 **(metadata or {}),
             }
@@ -786,9 +787,9 @@ class BM25Index:
 
 def _upgrade(folder: Path, info: dict[str, Any]) -> dict[str, Any]:
     """Give an index of format 3 to 6 (the same postings, without block bounds, impacts or dense
-    rows, or with impacts of another resolution) all three, in place: one pass over its postings, a minute or so for 21 M passages
-    against 40 for a rebuild. The description is replaced last, so a crash leaves an index that
-    upgrades again."""
+    rows, or with impacts of another resolution) all three, in place: one pass over its postings,
+    a minute or so for 21 M passages against 40 for a rebuild. The description is replaced last,
+    so a crash leaves an index that upgrades again."""
     old = info.get("format")
     print(
         f"bm25: {folder} is an index of format {old}: writing its block bounds, impacts and dense rows (one pass over "
@@ -796,13 +797,13 @@ def _upgrade(folder: Path, info: dict[str, Any]) -> dict[str, Any]:
         file=sys.stderr,
     )
     try:
-        _write_bounds(folder, float(info["parameters"]["k1"]), BLOCK)
+        bounds = _write_bounds(folder, float(info["parameters"]["k1"]), BLOCK)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise HarnessError(
             f"{folder} holds a BM25 index of format {old} that could not be upgraded "
             f"({exc.__class__.__name__}: {exc}): delete the folder to build it again"
         ) from None
-    info = {**info, "format": FORMAT, "block": BLOCK, "impact_steps": IMPACT_STEPS}
+    info = {**info, "format": FORMAT, **bounds}
     staged = folder / f"index.json.{os.getpid()}.tmp"
     staged.write_text(json.dumps(info, ensure_ascii=False, indent=1), encoding="utf-8")
     os.replace(staged, folder / "index.json")
