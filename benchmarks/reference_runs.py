@@ -113,6 +113,7 @@ RUNS: tuple[Run, ...] = (
     Run(f"lareqa:candidates=sentence,{_LAREQA}", "bm25"),
     Run(f"mlqa-r:{_LAREQA}", "bm25"),  # (not Tatoeba: it needs an encoder)
     Run(f"mlqa-r:candidates=sentence,{_LAREQA}", "bm25"),
+    Run(f"mlqa-r:candidates=pair,{_LAREQA}", "bm25"),
     # multilingual-e5-small, torch backend (bf16 on this CPU). The shipped board's CPU was shared by
     # several jobs (2 cores, load 8-10): with --threads 1 e5-small encoded ~60 short texts/s (5/s
     # with 2 threads, which stalled at their barriers).
