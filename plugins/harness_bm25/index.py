@@ -31,9 +31,9 @@ Top-k search skips postings (see :mod:`harness_bm25.kernel`): the build writes, 
 :data:`BLOCK` postings of a term, its largest weight and last document, and per term its largest
 weight, so a compiled MaxScore search returns the exact top k of the full ranking (ties by
 position) while reading a fraction of the long lists. For that search the postings and block
-bounds are memory-mapped, and the pages a batch of queries touched are handed back to the page
-cache after it (``madvise(MADV_DONTNEED)``), so the search's resident memory stays about one
-batch's pages above the per-document arrays. An index of format 3 (before the bounds) gains them
+bounds are memory-mapped, and the pages it has touched are handed back to the page cache
+(``madvise(MADV_DONTNEED)``) whenever they pass :data:`MAPPED_BUDGET`, so the search's resident
+memory stays within that of the per-document arrays and the vocabulary. An index of format 3 (before the bounds) gains them
 in place on first load, in one pass over its postings.
 """
 
@@ -73,18 +73,19 @@ _IN_MEMORY = ("indptr", "idf", "norms", "term_max", "dense_terms")
 #: posting). Smaller blocks bound scores more tightly and take more room; PISA and Lucene use 64
 #: to 128.
 BLOCK = 128
-#: Queries searched per call of the compiled kernel; the mapped pages they touched are released
-#: after each batch, which bounds the search's resident memory. A speed/memory trade, measured
-#: on synthetic corpora (2 quiet AMD EPYC cores, runs alternated): 64 against 8 queries, 1 M
-#: passages 1,349-1,386 against 930-976 queries/s at 598 against 452 MiB peak, 5 M 271-282
-#: against 222-226 at 934 against 558 MiB; 21 M 69 (warm) against 57-58 at 3,470 against
-#: 1,462 MiB (16: 59-64 at 1,890; 4: 48-53 at 1,147).
-QUERY_BATCH = 64
+#: Queries searched per call of the compiled kernel. The memory no longer grows with it (the
+#: mapped pages are dropped by :data:`MAPPED_BUDGET`, the sums are a chunk a thread): a batch
+#: only spreads the per-call work and the chunks' reads over more queries. Measured on synthetic
+#: corpora (2 quiet AMD EPYC cores, one process each, two rounds): 1 M passages, 16 / 64 / 128 /
+#: 256 / 512 queries a batch 671-815 / 876-1,015 / 1,122-1,273 / 1,238-1,262 / 1,148-1,242
+#: queries/s at 417 / 498 / 555 / 602 / 606 MiB; 21 M 43-54 / 65-67 / 67-68 / 69 / 71 at
+#: 821-872 MiB.
+QUERY_BATCH = 256
 #: Documents of a query's shortest posting list scored before the search, whose k-th best score
 #: starts the pruning threshold (see :func:`harness_bm25.kernel._seed`).
 SEED = 2048
 #: A query whose tokens' posting lists hold this many times the passages or more adds every
-#: posting's impact (a dense pass, :func:`harness_bm25.kernel._by_impacts`) instead of the
+#: posting's impact (a dense pass, :func:`harness_bm25.kernel.impact_sums`) instead of the
 #: pruned walk. On 600 synthetic queries of 5 words over 1 M passages (one thread, each query
 #: timed both ways, the faster of two rounds, dense rows on) impacts for every query took 1.04 s,
 #: the walk for every query 2.86 s, and no threshold did better than impacts for all (0.1: 1.05 s,
@@ -95,6 +96,18 @@ DENSE_SHARE = 0.1
 #: exactly only in spans whose largest could reach the top k: the spans of a million passages fit
 #: the cache, and most are never read again.
 SUM_SPAN = 256
+#: The dense pass adds impacts this many passages at a time for every query of a batch (at 21 M
+#: passages, 2 MiB of each dense row), so that the pages it has read can be dropped between
+#: chunks, and the batch's queries read each chunk while it is in the cache.
+SUM_CHUNK = 1 << 20
+#: The exact pass then scores this many queries a thread at a time, so that the pages it has read
+#: can be dropped between groups: its lookups are scattered over every term's postings and
+#: blocks, and each page read maps its neighbours too (the kernel's fault-around, 64 KiB), so a
+#: batch of 64 queries at 21 M passages held 600 MiB of them at its end.
+EXACT_GROUP = 4
+#: A search drops the index pages it has mapped (they stay in the page cache) once the process
+#: has grown by this much since the search began (see :class:`_MappedPages`).
+MAPPED_BUDGET = 256 << 20
 #: Impacts are whole steps of ``largest idf * (k1 + 1) / IMPACT_STEPS`` (the most a weight can
 #: be), so the largest, 4,095, leaves a query of up to 16 tokens sums of 2 bytes (half the
 #: traffic of 4-byte sums, which longer queries take), at a resolution of a 4,094th of the largest
@@ -146,9 +159,10 @@ def _idf(doc_freq: np.ndarray, n_docs: int, epsilon: float) -> np.ndarray:
 
 
 class StoredArray:
-    """A 1-D array in a ``.npy`` file, read a slice at a time into a buffer of its own. The file
-    is not memory-mapped: a search's memory is the posting lists of the query in hand, never the
-    pages of every list read so far (those stay in the OS's page cache, shared and evictable)."""
+    """A 1-D array in a ``.npy`` file, read a slice at a time into a buffer of its own, or mapped
+    whole for the compiled search, which hands the pages it touched back (:meth:`release`): a
+    search's memory is what it reads now, never the pages of every list read so far (those stay
+    in the OS's page cache, shared and evictable)."""
 
     def __init__(self, path: Path) -> None:
         header = np.load(path, mmap_mode="r", allow_pickle=False)  # the dtype, length and data offset
@@ -183,6 +197,37 @@ class StoredArray:
         mapping: mmap.mmap | None = getattr(self, "_map", None)  # None: never mapped, or empty
         if mapping is not None:
             mapping.madvise(mmap.MADV_DONTNEED)
+
+
+def _resident_bytes() -> int | None:
+    """The process's resident memory now (Linux's ``/proc/self/statm``), or None where unknown."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            return int(statm.read().split()[1]) * mmap.PAGESIZE
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class _MappedPages:
+    """Stored arrays mapped for one search, whose pages are dropped (:meth:`StoredArray.release`)
+    at :meth:`trim` once the process has grown by more than :data:`MAPPED_BUDGET` since the search
+    began (at every :meth:`trim` where the memory cannot be read). Why not at every step: dropping
+    costs a system call over each mapping and the faults that map the pages again (at 21 M
+    passages, dropping after every chunk of a batch took 61 queries/s to 49 at chunks of 256 Ki)."""
+
+    def __init__(self, *stored: StoredArray) -> None:
+        self.stored = stored
+        self.arrays = [each.mapped() for each in stored]
+        self.start = _resident_bytes()
+
+    def trim(self) -> None:
+        now = _resident_bytes()
+        if now is None or self.start is None or now - self.start > MAPPED_BUDGET:
+            self.release()
+
+    def release(self) -> None:
+        for each in self.stored:
+            each.release()
 
 
 @dataclass(frozen=True)
@@ -483,6 +528,44 @@ def _write_vocabulary(vocabulary: dict[str, int], folder: Path) -> None:
         json.dump(list(vocabulary), handle, ensure_ascii=False)  # numbered in insertion order
 
 
+@dataclass(frozen=True)
+class _QueryShape:
+    """A batch of queries as the compiled search takes them: query q's distinct terms are
+    ``terms[query_ptr[q]:query_ptr[q + 1]]``, each with how often it occurs (``mult``), and its
+    tokens ``tokens[token_ptr[q]:token_ptr[q + 1]]`` as positions among its distinct terms (the
+    order rank-bm25 adds their weights in)."""
+
+    query_ptr: np.ndarray
+    terms: np.ndarray
+    mult: np.ndarray
+    token_ptr: np.ndarray
+    tokens: np.ndarray
+
+    @classmethod
+    def of(cls, queries: list[list[int]]) -> _QueryShape:
+        query_ptr, token_ptr = [0], [0]
+        distinct: list[int] = []
+        mult: list[int] = []
+        tokens: list[int] = []
+        for terms in queries:
+            position: dict[int, int] = {}
+            for term in terms:
+                position.setdefault(term, len(position))
+            occurrences = np.bincount([position[term] for term in terms], minlength=len(position))
+            distinct += position
+            mult += occurrences.tolist()
+            tokens += [position[term] for term in terms]
+            query_ptr.append(len(distinct))
+            token_ptr.append(len(tokens))
+        return cls(
+            np.array(query_ptr, dtype=np.int64),
+            np.array(distinct, dtype=np.int64),
+            np.array(mult, dtype=np.float64),
+            np.array(token_ptr, dtype=np.int64),
+            np.array(tokens, dtype=np.int64),
+        )
+
+
 class BM25Index:
     """Term weights of a tokenised corpus, read from an index folder (see the module docstring)."""
 
@@ -601,65 +684,45 @@ class BM25Index:
         return indices, scores
 
     def _pruned(self, queries: list[list[int]], k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The top k of each query by the compiled MaxScore search (:func:`kernel.top_k_batch`):
-        each query as its distinct terms, how often each occurs, and its tokens as positions among
-        its distinct terms (the order rank-bm25 adds their weights in)."""
-        query_ptr, token_ptr = [0], [0]
-        distinct: list[int] = []
-        mult: list[int] = []
-        tokens: list[int] = []
-        for terms in queries:
-            position: dict[int, int] = {}
-            for term in terms:
-                position.setdefault(term, len(position))
-            occurrences = np.bincount([position[term] for term in terms], minlength=len(position))
-            distinct += position
-            mult += occurrences.tolist()
-            tokens += [position[term] for term in terms]
-            query_ptr.append(len(distinct))
-            token_ptr.append(len(tokens))
-        postings, bounds = self.postings, self.postings.bounds
-        # Sums of 2 bytes when every dense query of the batch fits them, else 4 (and the walk past that).
-        most = postings.impact_steps + 1
-        dense = np.array(
-            [
-                sum(map(postings.size, terms)) >= DENSE_SHARE * self.n_docs and len(terms) * most <= 0xFFFFFFFF
-                for terms in queries
-            ]
-        )
-        wide = any(len(terms) * most > 0xFFFF for terms, d in zip(queries, dense) if d)
-        # One row of zeros per thread for the dense queries' impact sums.
-        sums = np.zeros(
-            (numba.get_num_threads() if dense.any() else 1, self.n_docs if dense.any() else 0),
-            np.uint32 if wide else np.uint16,
-        )
+        """The top k of each query: by impact sums (:meth:`_by_impacts`) where its postings reach
+        :data:`DENSE_SHARE` of the passages, else by the compiled MaxScore walk
+        (:func:`kernel.top_k_batch`)."""
+        postings = self.postings
         docs = np.empty((len(queries), k), dtype=np.int64)
         scores = np.empty((len(queries), k), dtype=np.float64)
-        row_of = {int(term): row for row, term in enumerate(postings.dense_terms)}
-        rows = np.array([row_of.get(term, -1) for term in distinct], dtype=np.int64)
-        mapped = (
-            postings.indices,
-            postings.counts,
-            postings.impacts,
-            postings.dense_rows,
-            bounds.block_max,
-            bounds.block_last,
-        )
-        indices, counts, impacts, dense_rows, block_max, block_last = (stored.mapped() for stored in mapped)
+        # Sums of 2 bytes when every dense query of the batch fits them, else 4 (and the walk past that).
+        most = postings.impact_steps + 1
+        dense = [
+            sum(map(postings.size, terms)) >= DENSE_SHARE * self.n_docs and len(terms) * most <= 0xFFFFFFFF
+            for terms in queries
+        ]
+        by_impacts = [q for q, d in enumerate(dense) if d]
+        walked = [q for q, d in enumerate(dense) if not d]
+        if by_impacts:
+            docs[by_impacts], scores[by_impacts] = self._by_impacts([queries[q] for q in by_impacts], k)
+        if walked:
+            docs[walked], scores[walked] = self._walked([queries[q] for q in walked], k)
+        return docs, scores
+
+    def _walked(self, queries: list[list[int]], k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The top k of each query by the compiled MaxScore search (:func:`kernel.top_k_batch`)."""
+        shape = _QueryShape.of(queries)
+        postings, bounds = self.postings, self.postings.bounds
+        docs = np.empty((len(queries), k), dtype=np.int64)
+        scores = np.empty((len(queries), k), dtype=np.float64)
+        pages = _MappedPages(postings.indices, postings.counts, bounds.block_max, bounds.block_last)
+        indices, counts, block_max, block_last = pages.arrays
         kernel.top_k_batch(
-            np.array(query_ptr, dtype=np.int64),
-            np.array(distinct, dtype=np.int64),
-            np.array(mult, dtype=np.float64),
-            np.array(token_ptr, dtype=np.int64),
-            np.array(tokens, dtype=np.int64),
+            shape.query_ptr,
+            shape.terms,
+            shape.mult,
+            shape.token_ptr,
+            shape.tokens,
             k,
             postings.indptr,
             bounds.bptr,
             indices,
             counts,
-            impacts,
-            rows,
-            dense_rows,
             block_max,
             block_last,
             bounds.term_max,
@@ -668,14 +731,87 @@ class BM25Index:
             postings.k1,
             bounds.block,
             SEED,
-            SUM_SPAN,
-            dense,
-            sums,
             docs,
             scores,
         )
-        for stored in mapped:
-            stored.release()
+        pages.release()
+        return docs, scores
+
+    def _by_impacts(self, queries: list[list[int]], k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The top k of each query by impact sums, in two passes (see :mod:`harness_bm25.kernel`):
+        :func:`kernel.impact_sums` over :data:`SUM_CHUNK` passages at a time for every query of the
+        batch, then :func:`kernel.impact_top_k` scores exactly the passages of the spans that could
+        reach each top k, :data:`EXACT_GROUP` queries a thread at a time; between steps the pages
+        read are dropped once they pass :data:`MAPPED_BUDGET` (:class:`_MappedPages`), so a search
+        holds a few chunks of the dense rows and postings, not all it reads."""
+        shape = _QueryShape.of(queries)
+        postings, bounds = self.postings, self.postings.bounds
+        most = postings.impact_steps + 1
+        wide = any(len(terms) * most > 0xFFFF for terms in queries)
+        span = SUM_SPAN
+        chunk = min(self.n_docs, max(span, SUM_CHUNK // span * span))
+        sums = np.zeros((numba.get_num_threads(), chunk), np.uint32 if wide else np.uint16)
+        spans = np.empty((len(queries), -(-self.n_docs // span)), sums.dtype)
+        row_of = {int(term): row for row, term in enumerate(postings.dense_terms)}
+        rows = np.array([row_of.get(int(term), -1) for term in shape.terms], dtype=np.int64)
+        # Each token's place in its term's postings, moved along chunk by chunk.
+        token_terms = shape.terms[np.repeat(shape.query_ptr[:-1], np.diff(shape.token_ptr)) + shape.tokens]
+        cursor = postings.indptr[token_terms].astype(np.int64)
+        pages = _MappedPages(
+            postings.indices, postings.impacts, postings.dense_rows, postings.counts, bounds.block_last
+        )
+        indices, impacts, dense_rows, counts, block_last = pages.arrays
+        for lo in range(0, self.n_docs, chunk):
+            kernel.impact_sums(
+                shape.query_ptr,
+                shape.terms,
+                shape.token_ptr,
+                shape.tokens,
+                rows,
+                cursor,
+                lo,
+                min(self.n_docs, lo + chunk),
+                postings.indptr,
+                indices,
+                impacts,
+                dense_rows,
+                self.n_docs,
+                span,
+                sums,
+                spans,
+            )
+            pages.trim()
+        docs = np.empty((len(queries), k), dtype=np.int64)
+        scores = np.empty((len(queries), k), dtype=np.float64)
+        group = EXACT_GROUP * numba.get_num_threads()
+        for first in range(0, len(queries), group):
+            kernel.impact_top_k(
+                shape.query_ptr,
+                shape.terms,
+                shape.token_ptr,
+                shape.tokens,
+                rows,
+                k,
+                postings.indptr,
+                bounds.bptr,
+                indices,
+                counts,
+                impacts,
+                dense_rows,
+                block_last,
+                postings.idf,
+                postings.norms,
+                postings.k1,
+                bounds.block,
+                span,
+                spans,
+                first,
+                min(len(queries), first + group),
+                docs,
+                scores,
+            )
+            pages.trim()
+        pages.release()
         return docs, scores
 
     def _best(self, terms: list[int], k: int) -> tuple[np.ndarray, np.ndarray]:

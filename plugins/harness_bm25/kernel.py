@@ -64,7 +64,7 @@ def block_bounds(
     """Per block of ``block`` postings of each term (``indptr`` relative to ``docs``; the terms'
     blocks one after the other in ``block_max``/``block_last``), the largest weight and the last
     document; per term, its largest weight; per posting, its impact: the fewest whole steps
-    that add up to more than its weight, ``floor(weight / step) + 1`` (see :func:`_by_impacts`)."""
+    that add up to more than its weight, ``floor(weight / step) + 1`` (see :func:`_exact_in_spans`)."""
     k1p1 = k1 + 1.0
     out = 0
     for t in range(len(indptr) - 1):
@@ -171,6 +171,17 @@ def _past(indices: np.ndarray, lo: int, hi: int, doc: int) -> int:
         else:
             hi = mid
     return lo
+
+
+@njit(nogil=True, cache=True)
+def _gallop(indices: np.ndarray, lo: int, hi: int, doc: int) -> int:
+    """:func:`_past` for a target near ``lo``: steps of 1, 2, 4, ... until one passes ``doc``,
+    then bisection within the last step (reads stay close to ``lo`` when the target is)."""
+    step = 1
+    while lo + step <= hi and indices[lo + step - 1] <= doc:
+        lo += step
+        step *= 2
+    return _past(indices, lo, min(hi, lo + step), doc)
 
 
 @njit(nogil=True, cache=True)
@@ -449,17 +460,79 @@ def _top_k(
     return n
 
 
+@njit(nogil=True, cache=True, parallel=True)
+def impact_sums(
+    query_ptr: np.ndarray,
+    terms: np.ndarray,
+    token_ptr: np.ndarray,
+    tokens: np.ndarray,
+    rows: np.ndarray,
+    cursor: np.ndarray,
+    lo: int,
+    hi: int,
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    impacts: np.ndarray,
+    dense_rows: np.ndarray,
+    passages: int,
+    span: int,
+    sums: np.ndarray,
+    spans: np.ndarray,
+) -> None:
+    """The first pass of the impacts search, over passages ``lo`` to ``hi`` (a chunk; ``lo`` a
+    multiple of ``span``), queries spread over numba's threads: every posting's impact (its
+    weight in whole steps, rounded up: see :func:`block_bounds`) in the chunk is added into the
+    thread's row of ``sums`` (zeros, a chunk long, left zeroed), a term with a dense row
+    (``rows[u]`` >= 0: its impacts for every passage, row ``rows[u]`` of ``dense_rows``) a whole
+    slice at a time, and each span of ``span`` passages' largest sum goes to ``spans[q]``.
+    ``cursor[p]``: where token p's postings stand (the chunk's end on return). Queries as in
+    :func:`top_k_batch`; integers add exactly and in any order, so the chunks change no sum."""
+    for q in prange(len(query_ptr) - 1):
+        own = sums[get_thread_id()]
+        last = -1  # the last token with a dense row: added in the same pass as the spans' maxima
+        for p in range(token_ptr[q], token_ptr[q + 1]):
+            u = query_ptr[q] + tokens[p]
+            if rows[u] >= 0:
+                if last >= 0:
+                    row = dense_rows[rows[last] * passages + lo : rows[last] * passages + hi]
+                    for i in range(hi - lo):
+                        own[i] += row[i]
+                last = u
+            else:
+                end = indptr[terms[u] + 1]
+                stop = end if hi == passages else _past(indices, cursor[p], end, hi - 1)
+                for c in range(cursor[p], stop):  # a counted loop: no test of each posting's document
+                    own[indices[c] - lo] += impacts[c]
+                cursor[p] = stop
+        first = lo // span
+        if last >= 0:
+            row = dense_rows[rows[last] * passages + lo : rows[last] * passages + hi]
+            for s in range(first, (hi + span - 1) // span):
+                best = 0
+                for i in range(s * span - lo, min(hi, (s + 1) * span) - lo):
+                    best = max(best, own[i] + row[i])
+                    own[i] = 0
+                spans[q, s] = best
+        else:
+            for s in range(first, (hi + span - 1) // span):
+                best = 0
+                for i in range(s * span - lo, min(hi, (s + 1) * span) - lo):
+                    best = max(best, own[i])
+                    own[i] = 0
+                spans[q, s] = best
+
+
 @njit(nogil=True, cache=True)
-def _by_impacts(
+def _exact_in_spans(
     terms: np.ndarray,
     tokens: np.ndarray,
+    rows: np.ndarray,
     k: int,
     indptr: np.ndarray,
     bptr: np.ndarray,
     indices: np.ndarray,
     counts: np.ndarray,
     impacts: np.ndarray,
-    rows: np.ndarray,
     dense_rows: np.ndarray,
     block_last: np.ndarray,
     idf: np.ndarray,
@@ -467,72 +540,52 @@ def _by_impacts(
     k1: float,
     block: int,
     span: int,
-    sums: np.ndarray,
+    spans: np.ndarray,
     out_docs: np.ndarray,
     out_scores: np.ndarray,
 ) -> int:
-    """The same top k as :func:`_top_k`, for queries whose postings are many: every posting's
-    impact (its weight in whole steps, rounded up, 2 bytes: see :func:`block_bounds`) is added
-    into ``sums`` (zeros, one per passage, left zeroed), with no division and no length norm
-    read; a term with a dense row (``rows[u]`` >= 0: its impacts for every passage, zeros where it
-    is absent, row ``rows[u]`` of ``dense_rows``) is added a whole row at a time. Only the passages
-    whose sums could still reach the top k are then scored exactly, in rank-bm25's arithmetic and
-    order. Why it is exact: a passage's impact sum A over the query's m tokens bounds its score S
-    by step * (A - m) <= S <= step * A, so the k passages of largest sums all score at least
-    step * (A_k - m), where A_k is the k-th largest sum, and a passage can only rank among the k
-    best (ties included) if its own sum is at least A_k - m; one step more covers the float
-    rounding of a sum of m weights, far below a step. Integers add exactly and in any order
-    (measured against the pruned walk: see ``harness_bm25.index.DENSE_SHARE``)."""
-    passages = len(sums)
-    last = -1  # the last token with a dense row: added in the same pass as the spans' maxima
-    for p in range(len(tokens)):
-        u = tokens[p]
-        if rows[u] >= 0:
-            last = p
-            continue
-        t = terms[u]
-        for c in range(indptr[t], indptr[t + 1]):
-            sums[indices[c]] += impacts[c]
-    for p in range(last):
-        u = tokens[p]
-        if rows[u] >= 0:
-            row = dense_rows[rows[u] * passages : (rows[u] + 1) * passages]
-            for doc in range(passages):
-                sums[doc] += row[doc]
-    # The largest sum of each span of ``span`` passages, and the k-th largest of those: k passages
-    # in distinct spans reach it, so the k-th largest sum does too (a bound a little below A_k at
-    # worst, which leaves a few more passages to score exactly, never one fewer); spans whose
-    # largest is below the floor are not read again.
-    spans = np.empty((passages + span - 1) // span, dtype=sums.dtype)
-    if last >= 0:
-        u = tokens[last]
-        row = dense_rows[rows[u] * passages : (rows[u] + 1) * passages]
-        for s in range(len(spans)):
-            best = 0
-            for doc in range(s * span, min(passages, (s + 1) * span)):
-                total = sums[doc] + row[doc]
-                sums[doc] = total
-                best = max(best, total)
-            spans[s] = best
-    else:
-        for s in range(len(spans)):
-            best = sums[s * span]
-            for doc in range(s * span + 1, min(passages, (s + 1) * span)):
-                best = max(best, sums[doc])
-            spans[s] = best
-    reached = np.partition(spans, len(spans) - k)[len(spans) - k] if len(spans) >= k else 0
+    """The same top k as :func:`_top_k`, from a query's spans' largest impact sums
+    (:func:`impact_sums`): only the passages whose sums could still reach the top k are scored
+    exactly, in rank-bm25's arithmetic and order. Why it is exact: a passage's impact sum A over
+    the query's m tokens bounds its score S by step * (A - m) <= S <= step * A, so the k
+    passages of largest sums all score at least step * (A_k - m), where A_k is the k-th largest
+    sum, and a passage can only rank among the k best (ties included) if its own sum is at least
+    A_k - m; one step more covers the float rounding of a sum of m weights, far below a step.
+    The k-th largest of the spans' maxima is at most A_k (k passages in distinct spans reach
+    it), which leaves a few more passages to score, never one fewer; a span whose largest is
+    below the floor is not read again, and the others' sums are added again, span by span."""
+    passages = len(norms)
     # A sum of 0: no query term (scores 0, the caller's fill).
+    reached = np.partition(spans, len(spans) - k)[len(spans) - k] if len(spans) >= k else 0
     floor = max(1, int(reached) - len(tokens) - 1)
     k1p1 = k1 + 1.0
     weight = np.empty(len(terms))
+    local = np.empty(span, dtype=np.int64)
+    cursor = np.empty(len(tokens), dtype=np.int64)  # each token's postings, past the spans read
+    for p in range(len(tokens)):
+        cursor[p] = indptr[terms[tokens[p]]]
     heap_scores = np.empty(k)
     heap_docs = np.empty(k, dtype=np.int64)
     n = 0
     for s in range(len(spans)):
         if spans[s] < floor:
             continue
-        for doc in range(s * span, min(passages, (s + 1) * span)):
-            if sums[doc] < floor:
+        start, stop = s * span, min(passages, (s + 1) * span)
+        local[:] = 0
+        for p in range(len(tokens)):
+            u = tokens[p]
+            if rows[u] >= 0:
+                for doc in range(start, stop):
+                    local[doc - start] += dense_rows[rows[u] * passages + doc]
+            else:
+                t = terms[u]
+                c = _gallop(indices, cursor[p], indptr[t + 1], start - 1)  # spans come in order
+                while c < indptr[t + 1] and indices[c] < stop:
+                    local[indices[c] - start] += impacts[c]
+                    c += 1
+                cursor[p] = c
+        for doc in range(start, stop):
+            if local[doc - start] < floor:
                 continue
             for u in range(len(terms)):
                 weight[u] = _weight_of(
@@ -547,13 +600,84 @@ def _by_impacts(
             elif score > heap_scores[0]:
                 heap_scores[0], heap_docs[0] = score, doc
                 _sift_down(heap_scores, heap_docs, n, 0)
-    sums[:] = 0
     ranked = np.argsort(heap_docs[:n])  # by position, then stable by score descending
     ranked = ranked[np.argsort(-heap_scores[:n][ranked], kind="mergesort")]
     for i in range(n):
         out_docs[i] = heap_docs[ranked[i]]
         out_scores[i] = heap_scores[ranked[i]]
     return n
+
+
+@njit(nogil=True, cache=True)
+def _fill(out_docs: np.ndarray, out_scores: np.ndarray, n: int) -> None:
+    """Where fewer than k documents hold a query term (``n`` found), the rest of the row: the
+    first documents that hold none, by position, with score 0.0 (as a stable sort of every
+    score ranks them)."""
+    held = np.sort(out_docs[:n])
+    doc, i, j = 0, n, 0
+    while i < len(out_docs):
+        if j < n and held[j] == doc:
+            j += 1
+        else:
+            out_docs[i] = doc
+            out_scores[i] = 0.0
+            i += 1
+        doc += 1
+
+
+@njit(nogil=True, cache=True, parallel=True)
+def impact_top_k(
+    query_ptr: np.ndarray,
+    terms: np.ndarray,
+    token_ptr: np.ndarray,
+    tokens: np.ndarray,
+    rows: np.ndarray,
+    k: int,
+    indptr: np.ndarray,
+    bptr: np.ndarray,
+    indices: np.ndarray,
+    counts: np.ndarray,
+    impacts: np.ndarray,
+    dense_rows: np.ndarray,
+    block_last: np.ndarray,
+    idf: np.ndarray,
+    norms: np.ndarray,
+    k1: float,
+    block: int,
+    span: int,
+    spans: np.ndarray,
+    first: int,
+    last: int,
+    out_docs: np.ndarray,
+    out_scores: np.ndarray,
+) -> None:
+    """The second pass of the impacts search: the top k of queries ``first`` to ``last`` from
+    their spans (:func:`_exact_in_spans`), queries spread over numba's threads."""
+    for q in prange(first, last):
+        lo, hi = query_ptr[q], query_ptr[q + 1]
+        n = _exact_in_spans(
+            terms[lo:hi],
+            tokens[token_ptr[q] : token_ptr[q + 1]],
+            rows[lo:hi],
+            k,
+            indptr,
+            bptr,
+            indices,
+            counts,
+            impacts,
+            dense_rows,
+            block_last,
+            idf,
+            norms,
+            k1,
+            block,
+            span,
+            spans[q],
+            out_docs[q],
+            out_scores[q],
+        )
+        if n < k:
+            _fill(out_docs[q], out_scores[q], n)
 
 
 @njit(nogil=True, cache=True, parallel=True)
@@ -568,9 +692,6 @@ def top_k_batch(
     bptr: np.ndarray,
     indices: np.ndarray,
     counts: np.ndarray,
-    impacts: np.ndarray,
-    rows: np.ndarray,
-    dense_rows: np.ndarray,
     block_max: np.ndarray,
     block_last: np.ndarray,
     term_max: np.ndarray,
@@ -579,72 +700,34 @@ def top_k_batch(
     k1: float,
     block: int,
     seed: int,
-    span: int,
-    dense: np.ndarray,
-    sums: np.ndarray,
     out_docs: np.ndarray,
     out_scores: np.ndarray,
 ) -> None:
-    """Each query's top k, queries spread over numba's threads. Query q's distinct terms are
-    ``terms[query_ptr[q]:query_ptr[q + 1]]`` (with ``mult``), its tokens
-    ``tokens[token_ptr[q]:token_ptr[q + 1]]``. Where fewer than k documents hold a query term,
-    the rest of the row is the first documents that hold none, by position, with score 0.0 (as
-    a stable sort of every score ranks them). Queries marked ``dense`` add every posting's impact
-    instead (:func:`_by_impacts`; ``rows``: each distinct term's row of ``dense_rows``, or -1),
-    into the row of ``sums`` (threads x passages, zeros) of their thread."""
+    """Each query's top k by the pruned walk (:func:`_top_k`), queries spread over numba's
+    threads. Query q's distinct terms are ``terms[query_ptr[q]:query_ptr[q + 1]]`` (with
+    ``mult``), its tokens ``tokens[token_ptr[q]:token_ptr[q + 1]]`` (positions among its distinct
+    terms). Rows with fewer than k documents are filled as :func:`_fill` says."""
     for q in prange(len(query_ptr) - 1):
         lo, hi = query_ptr[q], query_ptr[q + 1]
-        if dense[q]:
-            n = _by_impacts(
-                terms[lo:hi],
-                tokens[token_ptr[q] : token_ptr[q + 1]],
-                k,
-                indptr,
-                bptr,
-                indices,
-                counts,
-                impacts,
-                rows[lo:hi],
-                dense_rows,
-                block_last,
-                idf,
-                norms,
-                k1,
-                block,
-                span,
-                sums[get_thread_id()],
-                out_docs[q],
-                out_scores[q],
-            )
-        else:
-            n = _top_k(
-                terms[lo:hi],
-                mult[lo:hi],
-                tokens[token_ptr[q] : token_ptr[q + 1]],
-                k,
-                indptr,
-                bptr,
-                indices,
-                counts,
-                block_max,
-                block_last,
-                term_max,
-                idf,
-                norms,
-                k1,
-                block,
-                seed,
-                out_docs[q],
-                out_scores[q],
-            )
+        n = _top_k(
+            terms[lo:hi],
+            mult[lo:hi],
+            tokens[token_ptr[q] : token_ptr[q + 1]],
+            k,
+            indptr,
+            bptr,
+            indices,
+            counts,
+            block_max,
+            block_last,
+            term_max,
+            idf,
+            norms,
+            k1,
+            block,
+            seed,
+            out_docs[q],
+            out_scores[q],
+        )
         if n < k:
-            held = np.sort(out_docs[q, :n])
-            doc, i, j = 0, n, 0
-            while i < k:
-                if j < n and held[j] == doc:
-                    j += 1
-                else:
-                    out_docs[q, i] = doc
-                    out_scores[q, i] = 0.0
-                    i += 1
-                doc += 1
+            _fill(out_docs[q], out_scores[q], n)

@@ -37,16 +37,17 @@ def random_corpus(seed: int) -> tuple[list[list[str]], list[list[str]]]:
 
 
 @pytest.mark.parametrize(
-    "block, first_scored, dense_share, impact_steps, span, row_share",
+    "block, first_scored, dense_share, impact_steps, span, row_share, chunk",
     [
-        (1, 0, 1e9, 4094, 256, 1 / 3),
-        (3, 12, 1e9, 4094, 256, 1 / 3),
-        (128, 2048, 1e9, 4094, 256, 1 / 3),
-        (128, 2048, 0.0, 4094, 256, 1 / 3),
-        (128, 2048, 0.0, 65534, 1, 0.0),
-        (3, 12, 0.01, 4094, 5, 0.1),
-        (128, 2048, 0.0, 7, 3, 0.05),
-        (3, 12, 0.0, 1, 256, 1.0),
+        (1, 0, 1e9, 4094, 256, 1 / 3, 1 << 18),
+        (3, 12, 1e9, 4094, 256, 1 / 3, 1 << 18),
+        (128, 2048, 1e9, 4094, 256, 1 / 3, 1 << 18),
+        (128, 2048, 0.0, 4094, 256, 1 / 3, 1 << 18),
+        (128, 2048, 0.0, 4094, 256, 1 / 3, 300),
+        (128, 2048, 0.0, 65534, 1, 0.0, 7),
+        (3, 12, 0.01, 4094, 5, 0.1, 12),
+        (128, 2048, 0.0, 7, 3, 0.05, 1),
+        (3, 12, 0.0, 1, 256, 1.0, 1 << 18),
     ],
 )
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -58,6 +59,7 @@ def test_pruned_top_k_is_the_full_ranking_top_k(
     impact_steps: int,
     span: int,
     row_share: float,
+    chunk: int,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """``first_scored``: documents scored up front to start the threshold (none, a few, all);
@@ -66,15 +68,20 @@ def test_pruned_top_k_is_the_full_ranking_top_k(
     resolution (at 4,094 the sums of these queries fit 2 bytes, at 65,534 they take 4; at 7 or 1 steps most sums tie, and every passage they cannot tell apart from the
     k-th must be scored exactly); ``span``: passages per span of sums (1: every passage its own;
     256: the corpus's 800 in 4, fewer than most k); ``row_share``: terms in more than this share
-    of the documents are added as dense rows (every term, some, none)."""
+    of the documents are added as dense rows (every term, some, none); ``chunk``: passages the
+    dense pass adds at a time (rounded down to whole spans, at least one: all 800 at once, 256
+    then 256, 256, 32, or a span or two at a time)."""
     monkeypatch.setattr(bm25_index, "BLOCK", block)
     monkeypatch.setattr(bm25_index, "IMPACT_STEPS", impact_steps)
     monkeypatch.setattr(bm25_index, "SUM_SPAN", span)
+    monkeypatch.setattr(bm25_index, "SUM_CHUNK", chunk)
     monkeypatch.setattr(bm25_index, "DENSE_ROW_SHARE", row_share)
     monkeypatch.setattr(bm25_index, "DENSE_SHARE", dense_share)
     monkeypatch.setattr(bm25_index, "SEED", first_scored)
     monkeypatch.setattr(bm25_index, "QUERY_BATCH", 7)  # several kernel calls, the last one short
     documents, queries = random_corpus(seed)
+    # Chunked: the mapped pages dropped after every step (searches read them again from the file).
+    monkeypatch.setattr(bm25_index, "MAPPED_BUDGET", 0 if chunk < len(documents) else 1 << 28)
     index = BM25Index.build(documents)
     assert index.postings.bounds.block == block
     df = np.diff(index.postings.indptr)
