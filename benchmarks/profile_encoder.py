@@ -21,6 +21,39 @@ products achieve and how much of the time is not products at all. The whole-mode
 
     python benchmarks/profile_encoder.py --data-dir ../shared/data/lareqa/xquad-r --texts 256
 
+Quiet, 2026-11-27 (AMD EPYC with AVX512-BF16, nothing else running, load average 0.5), 256 texts
+(34,168 tokens), packed forward in bf16:
+
+====================  ======================================  ======================================
+group                 two threads (peak 427.4 GFLOP/s)        one thread (peak 210.0)
+====================  ======================================  ======================================
+linear layers         57.7%: 376 GFLOP/s = 88% of the peak    61.8%: 200 GFLOP/s = 95%
+attention products    13.1%: 197 GFLOP/s = 46%                10.7%: 138 GFLOP/s = 66%
+softmax               8.0%                                    8.1%
+copies and casts      10.7% (25,143 calls)                    9.6%
+gelu                  4.7%                                    4.9%
+layer norm, adds      2.3%                                    2.5%
+other                 3.3%                                    2.4%
+whole model           232 GFLOP/s = 54.2% of the peak         134 GFLOP/s = 64.0%
+====================  ======================================  ======================================
+
+What bounds a cold ``harness run lareqa e5-small`` here. The peak is not a small-shape artefact on
+this CPU: bf16 products of every shape e5-small has, and larger ones, run at the same rate (one
+thread: 2048x384x1536 212 GFLOP/s, 4096x1536x384 214, 4096x384x384 216, 2048^3 204, 4096^3 197;
+two threads 409-436, one process, best of five). The run's encoding is 186.6 TFLOP (3.90 M
+tokens, the concat candidates' 2 x 21.2 M weights a token plus attention), so even every product
+at the peak and nothing else would take 186.6 / 0.427 = 437 s: the issue's 5 minutes on this
+machine cannot be reached in bf16 by any engine. int8 products (``torch._int_mm``, AVX512-VNNI)
+reach 888 GOP/s on two threads, but at the 55% the bf16 model reaches they would still take
+382 s, and they change the model's vectors. Tried against the per-text attention above on one
+thread (32 texts of 200-320 tokens, bf16, best of seven): heads laid out first with one copy a
+layer 57.7 GFLOP/s against 54.5; the block under ``torch.compile`` (inductor, dynamic shapes; 25 s
+to compile) 58.0; torch's fused ``scaled_dot_product_attention`` 23.4; and the whole batch padded
+to its longest text with a mask, one product for all texts (``[texts, heads, length, length]``, out
+of cache) half the packed forward's rate on two threads (117 against 258 GFLOP/s, 512 texts); two
+Python threads of one torch thread each, the packed forward on alternate batches, 223. None is
+worth its code, so the packed forward stays.
+
 Measured on 2026-11-27, AMD EPYC with AVX512-BF16, packed forward in bf16, with other jobs on the
 CPU (load average 4-6 on 2 cores, so the peak beside each run is measured under the same load and
 the shares are the reading to take). One thread, 128 texts (16,559 tokens), peak 209 GFLOP/s:
