@@ -23,6 +23,9 @@ tokens): at batch 32, 82,233 tokens/s, 3.97 TFLOP/s, 4.8% of the 82.7 TFLOP/s th
 matmul reaches there (a large 8192^3 bf16 product reached 796 TFLOP/s); at batch 256, 777,292
 tokens/s, 37.5 TFLOP/s, 36.7% (9.5x), which made 256 hf-encoder's default batch on a GPU. A whole
 cold ``harness run lareqa`` at batch 32 took 96 s of wall time, 41 s of it encoding (94k tokens/s).
+Run again later that day on another H200 (stop 40, same script): 8192^3 at 781 TFLOP/s; batch 32,
+111,027 tokens/s, 5.35 TFLOP/s, 4.9% of 108.6; batch 256, 848,464 tokens/s, 40.9 TFLOP/s, 37.2%;
+the cold ``harness run lareqa`` at the default GPU batch (256) in 59 s of wall time, 2.29 GB peak RSS.
 """
 
 from __future__ import annotations
