@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.cli.parsing import add_options, bootstrap_settings
+from harness.cli.parsing import add_options, bootstrap_settings, plugins
 from harness.display.tables import format_score, format_table
 from harness.errors import HarnessError
 
@@ -27,16 +27,31 @@ def add_parsers(commands: Any) -> None:
     compare.add_argument("result_a", type=Path, help="a result.json (or its run folder)")
     compare.add_argument("result_b", type=Path, help="another result of the same task on the same data")
     add_options(compare, "compare")
+    compare.add_argument(
+        "--data-dir",
+        type=Path,
+        help="for a result without its per-instance records beside it (the shipped board's, a submission's): "
+        "the benchmark files its predictions are scored again on (default: the folder the result names)",
+    )
     compare.add_argument("--holm", action="store_true", help="Holm-adjust the per-language p-values, metric by metric")
     compare.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def run(args: argparse.Namespace, argv: Sequence[str]) -> None:
     from harness.results.compare import compare
+    from harness.running.intake import instance_table
 
     if args.bootstrap < 1:
         raise HarnessError("--bootstrap: a comparison needs at least 1 resample")
-    comparison = compare(args.result_a, args.result_b, bootstrap_settings(args), use_holm=args.holm)
+    registry = plugins()
+    comparison = compare(
+        args.result_a,
+        args.result_b,
+        bootstrap_settings(args),
+        use_holm=args.holm,
+        registry=registry,
+        tables=lambda result, folder: instance_table(result, folder, args.data_dir, registry),
+    )
     if args.json:
         print(json.dumps(comparison.to_dict(), indent=1, ensure_ascii=False))
         return

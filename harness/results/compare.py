@@ -5,10 +5,14 @@ and task options, split, languages and limit, and the same data files (fingerpri
 the comparison stops with one line naming what differs -- the languages each run has alone
 rather than the fingerprint their different files give. The rows' statistics come from the task
 (:meth:`harness.definitions.task.Task.statistics`), the tests from :mod:`harness.stats.paired`.
+Each side's per-instance records are read from beside its result (:func:`read_table`), or, given
+another source, obtained otherwise: the command line scores a shipped result's predictions again
+(:func:`harness.running.intake.instance_table`), since the leaderboard ships predictions only.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -97,14 +101,25 @@ def read_table(result: RunResult, folder: Path) -> InstanceTable:
     return InstanceTable.from_instances(read_instances(path))
 
 
+#: Where a result's per-instance records come from, given the result and its folder.
+TableSource = Callable[[RunResult, Path], InstanceTable]
+
+
 def compare(
-    path_a: Path, path_b: Path, settings: BootstrapSettings, *, use_holm: bool = False, registry: Registry | None = None
+    path_a: Path,
+    path_b: Path,
+    settings: BootstrapSettings,
+    *,
+    use_holm: bool = False,
+    registry: Registry | None = None,
+    tables: TableSource = read_table,
 ) -> Comparison:
-    """Compare two results of the same task on the same questions, every row with statistics."""
+    """Compare two results of the same task on the same questions, every row with statistics;
+    each side's records come from ``tables``, once the two are known to be comparable."""
     a, folder_a = read_result(path_a)
     b, folder_b = read_result(path_b)
     check_comparable(a, b)
-    table_a, table_b = read_table(a, folder_a), read_table(b, folder_b)
+    table_a, table_b = tables(a, folder_a), tables(b, folder_b)
     registry = registry or Registry.discover()
     spec, plugin = registry.task(a.task.name)
     task_cls = load_target(spec, plugin, "task")

@@ -31,13 +31,16 @@ from harness.display.wording import reword_options
 from harness.errors import HarnessError
 from harness.files.io import read_json, sha256_path
 from harness.options import format_named, parse_named
+from harness.results.compare import read_table
+from harness.results.instances import INSTANCES_FILE
 from harness.results.provenance import describe_files
-from harness.results.result import RunResult, read_result
+from harness.results.result import RESULT_FILE, RunResult, read_result
 from harness.running.planning import load_data, task_with_options, with_labels
 from harness.running.recording import Outcome, evaluation_intervals
 from harness.running.runner import score
 from harness.running.settings import DataOptions, OutputOptions
 from harness.stats.bootstrap import BootstrapSettings, Interval, RowIntervals
+from harness.stats.records import InstanceTable
 
 MANIFEST = "submission.json"
 #: Recomputed scores equal claimed ones up to float formatting (JSON round trips are exact, but a
@@ -117,6 +120,18 @@ def rescore_result(
     evaluation = task.evaluate(data, task.read_predictions(predictions_path, data))
     _compare(result, evaluation, _intervals(task, result, evaluation), result_path)
     return Rescored(result_path, result, evaluation)
+
+
+def instance_table(
+    result: RunResult, folder: Path, data_dir: Path | None = None, registry: Registry | None = None
+) -> InstanceTable:
+    """A result's per-instance records (for ``harness compare``): the file beside it where there
+    is one, else those its predictions give when scored again on ``data_dir`` (a result on the
+    shipped board, or one received, carries its predictions only, and a result is compared on
+    nothing its own predictions do not score to)."""
+    if result.instances is not None and (folder / INSTANCES_FILE).is_file():
+        return read_table(result, folder)
+    return InstanceTable.from_instances(rescore_result(folder / RESULT_FILE, data_dir, registry).evaluation.instances)
 
 
 def _intervals(task: Task[Any], result: RunResult, evaluation: Evaluation) -> dict[str, RowIntervals]:

@@ -185,3 +185,23 @@ def test_compare_refuses_edited_instances(harness_cli: Cli, tmp_path: Path) -> N
     )
     code, _, err = harness_cli("compare", a, b)
     assert code == 2 and "instances.jsonl: not the file this result wrote" in err and err.count("\n") == 1
+
+
+def test_compare_scores_predictions_again_where_the_instances_are_not_shipped(harness_cli: Cli, tmp_path: Path) -> None:
+    """The shipped board keeps predictions, not per-instance records: without B's records beside
+    it, B's predictions are scored again, and the comparison is the one its records gave (B is A
+    with 3 of 10 answers wrong, as above: 30 points of EM, exact p 0.25)."""
+    a = _score(harness_cli, _predictions(tmp_path, "a.json", 0, 10), "--limit", "10")
+    b = _score(harness_cli, _predictions(tmp_path, "b.json", 3, 10), "--limit", "10")
+    with_records = json.loads(harness_cli("compare", a, b, "--json")[1])
+    (b.parent / "instances.jsonl").unlink()
+    code, out, err = harness_cli("compare", a, b, "--json")
+    assert code == 0, err
+    assert json.loads(out) == with_records
+    em = next(r for r in json.loads(out)["rows"] if (r["subset"], r["metric"]) == ("en", "exact_match"))
+    assert (em["difference"], em["p_permutation"]) == (30.0, 0.25)
+
+    (b.parent / "predictions" / "en.json").write_text(json.dumps({"edited": "after scoring"}), encoding="utf-8")
+    code, out, err = harness_cli("compare", a, b)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "changed after it was scored" in err
