@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.definitions.registry import Registry, load_target
+from harness.definitions.specs import Edition
 from harness.definitions.task import InputRules
 from harness.display.wording import COMMAND_LINE, reword_options
 from harness.errors import HarnessError
@@ -117,11 +118,14 @@ class TaskInfo:
     benchmark: str | None = None
     data_files: tuple[str, ...] = ()
     reference: str = ""
+    #: Benchmark editions' lists within ``languages`` (XTREME's 36 Tatoeba languages), each a whole run.
+    editions: tuple[Edition, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "summary": self.summary,
             "languages": list(self.languages),
+            "editions": {edition.name: list(edition.languages) for edition in self.editions},
             "needs": self.needs,
             "served_by": list(self.served_by),
             "main_metric": self.main_metric,
@@ -173,6 +177,7 @@ def describe_task(name: str, registry: Registry) -> TaskInfo:
         benchmark=None if meta.data is None else meta.data.name,
         data_files=files,
         reference=meta.reference,
+        editions=meta.editions,
     )
 
 

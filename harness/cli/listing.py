@@ -113,6 +113,11 @@ def _show_task(args: argparse.Namespace, registry: Registry) -> None:
             ["field", "value"],
             [
                 ["languages", ",".join(info.languages)],
+                *(
+                    [["editions", ", ".join(f"{e.name} ({len(e.languages)} languages)" for e in info.editions)]]
+                    if info.editions
+                    else []
+                ),
                 ["splits", ",".join(info.splits)],
                 ["main metric", info.main_metric],
                 ["scorer", info.scorer],

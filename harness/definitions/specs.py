@@ -136,6 +136,16 @@ class TaskSpec(_Spec):
     kind = "task"
 
     languages: tuple[str, ...] = ()
+    editions: tuple[Edition, ...] = ()
+
+
+@dataclass(frozen=True)
+class Edition:
+    """A benchmark edition's list of a task's languages (XTREME's 36 Tatoeba languages within the
+    41 of XTREME-R): a run on exactly these is whole, not a subset, and the leaderboard says whose."""
+
+    name: str
+    languages: tuple[str, ...]
 
 
 @dataclass(frozen=True)

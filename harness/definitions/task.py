@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 from harness.definitions.model import Runtime
 from harness.definitions.protocols import CAPABILITIES
-from harness.definitions.specs import NAME, BenchmarkRef, TaskSpec, check_fields, check_name, declaration_error
+from harness.definitions.specs import NAME, BenchmarkRef, Edition, TaskSpec, check_fields, check_name, declaration_error
 from harness.display.progress import Progress
 from harness.errors import HarnessError
 from harness.stats.clusters import Clusters
@@ -64,6 +64,9 @@ class TaskMetadata:
     #: them (``harness data get``; ``harness run`` without ``--data-dir`` then finds them in the data
     #: home); None for a task with no files to fetch.
     data: BenchmarkRef | None = None
+    #: The editions whose lists are part of :attr:`languages` (a run on one is whole); () where a
+    #: whole run is one on all of them.
+    editions: tuple[Edition, ...] = ()
 
     def __post_init__(self) -> None:
         """Refuse what a plugin got wrong as it loads, in one line naming the task and the field (the
@@ -88,6 +91,11 @@ class TaskMetadata:
                         name,
                         f"'{value}' is not a {what} as the command line takes it (letters, digits, '.', '_', '-')",
                     )
+        for edition in self.editions:
+            outside = [lang for lang in edition.languages if lang not in self.languages]
+            if not edition.languages or outside:
+                problem = f"{outside[0]} is not one of the task's languages" if outside else "names no language"
+                raise declaration_error(owner, "editions", f"{edition.name}: {problem}")
         if self.needs not in CAPABILITIES:
             raise declaration_error(
                 owner,
@@ -103,7 +111,7 @@ class TaskMetadata:
         declaration per task. Plugins declare their metadata in a module that imports nothing
         heavy, so that listing stays fast.
         """
-        return TaskSpec(self.name, target, self.description, self.languages)
+        return TaskSpec(self.name, target, self.description, self.languages, self.editions)
 
 
 @dataclass(frozen=True)

@@ -353,7 +353,8 @@ def render_markdown(board: Leaderboard, reported: Sequence[ReportedResult] = ())
                 else f"{printed(best.score, places(_reported_values(best)))} ({best.model}{_differing(best, group)}; {best.source})"
             )
             declared = task_languages(group.scope.task)
-            some = declared is not None and set(group.scope.languages) < declared  # e.g. --langs en alone
+            # e.g. --langs en alone, or one edition's list of the task's languages
+            some = declared is not None and set(group.scope.languages) < declared.all
             scope = ", ".join(
                 filter(
                     None,

@@ -75,15 +75,45 @@ def _options(options: dict[str, Any]) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(options.items()))
 
 
-def coverage(languages: Sequence[str], declared: frozenset[str] | None) -> str:
-    """The languages of a scope: ``languages de,en`` (``12 languages`` when there are many), or,
-    where a run left out some of the task's ``declared`` languages, ``incomplete: N of M
-    languages`` naming the missing ones, or where they are many the ones there (one rule for
-    every task; a task no installed plugin knows declares None)."""
-    if declared is None or not set(languages) < declared:
-        return f"{len(languages)} languages" if len(languages) > NAMED_LANGUAGES else "languages " + ",".join(languages)
-    missing = sorted(declared - set(languages))
-    text = f"incomplete: {len(languages)} of {len(declared)} languages"
+@dataclass(frozen=True)
+class DeclaredLanguages:
+    """The language lists that make a run of a task whole: all the task's languages, and each
+    edition's list within them (XTREME's 36 Tatoeba languages within XTREME-R's 41)."""
+
+    all: frozenset[str]
+    editions: tuple[tuple[str, frozenset[str]], ...] = ()
+
+    def edition_of(self, languages: frozenset[str]) -> str | None:
+        """The edition whose list ``languages`` is, if any."""
+        return next((name for name, listed in self.editions if listed == languages), None)
+
+    def smallest_above(self, languages: frozenset[str]) -> tuple[str | None, frozenset[str]] | None:
+        """The smallest whole list (an edition's, by name, or all, named None) that ``languages``
+        is part of and falls short of: what a run on them left out."""
+        above = [(name, listed) for name, listed in (*self.editions, (None, self.all)) if languages < listed]
+        return min(above, key=lambda item: len(item[1]), default=None)
+
+
+def coverage(languages: Sequence[str], declared: DeclaredLanguages | None) -> str:
+    """The languages of a scope: ``languages de,en`` (``12 languages`` when there are many), with
+    the edition's name where they are an edition's list (``36 languages (XTREME)``), or, where a
+    run left out some of a whole list (the smallest it falls short of), ``incomplete: N of M
+    languages`` naming the missing ones, or where they are many the ones there (one rule for every
+    task; a task no installed plugin knows declares None)."""
+    run = frozenset(languages)
+    listed = f"{len(languages)} languages" if len(languages) > NAMED_LANGUAGES else "languages " + ",".join(languages)
+    if declared is None:
+        return listed
+    edition = declared.edition_of(run)
+    if edition is not None:
+        return f"{listed} ({edition})"
+    above = declared.smallest_above(run)
+    if above is None:
+        return listed
+    name, whole = above
+    missing = sorted(whole - run)
+    whose = f"{name}'s " if name else ""
+    text = f"incomplete: {len(languages)} of {whose}{len(whole)} languages"
     if len(missing) <= NAMED_LANGUAGES:
         return f"{text} (missing {','.join(missing)})"
     if len(languages) <= NAMED_LANGUAGES:
@@ -92,10 +122,13 @@ def coverage(languages: Sequence[str], declared: frozenset[str] | None) -> str:
 
 
 @cache
-def task_languages(task: str) -> frozenset[str] | None:
-    """The languages a task declares (from the installed plugins' light metadata), or None for a
-    task no installed plugin knows (a board from elsewhere)."""
+def task_languages(task: str) -> DeclaredLanguages | None:
+    """The languages a task declares, with its editions' lists (from the installed plugins' light
+    metadata), or None for a task no installed plugin knows (a board from elsewhere)."""
     from harness.definitions.registry import Registry
 
     entry = Registry.discover().tasks.entries.get(task)
-    return None if entry is None else frozenset(entry[0].languages)
+    if entry is None:
+        return None
+    spec = entry[0]
+    return DeclaredLanguages(frozenset(spec.languages), tuple((e.name, frozenset(e.languages)) for e in spec.editions))

@@ -15,8 +15,8 @@ imports. The sub-modules are named for what a plugin does with them:
 
 * :mod:`harness.plugin` (this module) -- declaring a plugin: :func:`hookimpl`, the specs
   (:class:`TaskSpec`, :class:`ModelSpec`, :class:`SuiteSpec`), the task base (:class:`Task`,
-  :class:`TaskMetadata` and the records a task passes: :class:`TaskData`, :class:`DataRequest`,
-  :class:`RunContext`, :class:`ScoreRow`, :class:`Evaluation`, :class:`Clusters`), the model base
+  :class:`TaskMetadata`, :class:`Edition` and the records a task passes: :class:`TaskData`,
+  :class:`DataRequest`, :class:`RunContext`, :class:`ScoreRow`, :class:`Evaluation`, :class:`Clusters`), the model base
   (:class:`Model`, :class:`ModelIdentity`, :class:`Runtime`, :class:`ModelOption`), the
   capability protocols a task asks for (:class:`Encoder`, :class:`Retriever`, :class:`Reader`,
   :class:`Generator`... and the requests and answers they exchange), :class:`BenchmarkRef` (a
@@ -71,8 +71,16 @@ from harness.definitions.protocols import (
     TokenTagger,
     Translator,
 )
-from harness.definitions.specs import BenchmarkRef, ModelSpec, SuiteSpec, TaskSpec
-from harness.definitions.task import DataRequest, Evaluation, RunContext, ScoreRow, Task, TaskData, TaskMetadata
+from harness.definitions.specs import BenchmarkRef, Edition, ModelSpec, SuiteSpec, TaskSpec
+from harness.definitions.task import (
+    DataRequest,
+    Evaluation,
+    RunContext,
+    ScoreRow,
+    Task,
+    TaskData,
+    TaskMetadata,
+)
 from harness.errors import HarnessError, InputError
 from harness.options import ModelOption
 from harness.stats.clusters import Clusters
@@ -83,6 +91,7 @@ __all__ = [
     "Clusters",
     "Corpus",
     "DataRequest",
+    "Edition",
     "Encoder",
     "Evaluation",
     "Generation",

@@ -7,6 +7,7 @@ from dataclasses import replace
 from harness.plugin import (
     BenchmarkRef,
     Clusters,
+    Edition,
     Encoder,
     MultipleChoice,
     PairClassifier,
@@ -32,6 +33,13 @@ from harness_xtreme.benchmark import (
 
 #: The overall figure of a submission (``evaluate.py``'s name for it).
 ALL_TASK = "all_task"
+
+
+def _editions(task: str) -> tuple[Edition, ...]:
+    """XTREME's and XTREME-R's lists of ``task``'s languages, where both have the task: a run on
+    either list is whole (the task declares their union)."""
+    return tuple(Edition(version.upper(), task_defs(version)[task].languages) for version in ("xtreme", "xtreme-r"))
+
 
 TYDIQA_GOLDP = TaskMetadata(
     name="tydiqa",
@@ -68,6 +76,7 @@ TATOEBA_TASK = TaskMetadata(
     scorer="tatoeba|cosine-nn|str-eq|avg:mean",
     scale="percent",
     data=BenchmarkRef.beside(__file__, "tatoeba"),
+    editions=_editions("tatoeba"),
 )
 
 #: Every language of any task of either version.
@@ -152,16 +161,20 @@ PANX_TASK = replace(
         "seqeval-1.2.2|micro|f1|avg:mean",
     ),
     data=BenchmarkRef.beside(__file__, "panx"),
+    editions=_editions("panx"),
 )  # behind a licence click: `harness data get panx` says what to do
-UDPOS_TASK = _submission_task(
-    "udpos",
-    "UD-POS part-of-speech tags (33 languages, XTREME-R 38): evaluate.py's seqeval-1.2.2 'F1' per language and the "
-    "mean; any TokenTagger (hf-tagger).",
-    "Nivre et al., Universal Dependencies v2.5",
-    task_defs("xtreme-r")["udpos"].languages,
-    "f1",
-    TokenTagger,
-    "seqeval-1.2.2|micro|f1|avg:mean",
+UDPOS_TASK = replace(
+    _submission_task(
+        "udpos",
+        "UD-POS part-of-speech tags (33 languages, XTREME-R 38): evaluate.py's seqeval-1.2.2 'F1' per language and the "
+        "mean; any TokenTagger (hf-tagger).",
+        "Nivre et al., Universal Dependencies v2.5",
+        task_defs("xtreme-r")["udpos"].languages,
+        "f1",
+        TokenTagger,
+        "seqeval-1.2.2|micro|f1|avg:mean",
+    ),
+    editions=_editions("udpos"),
 )
 BUCC_TASK = _submission_task(
     "bucc2018",

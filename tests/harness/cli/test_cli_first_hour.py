@@ -105,6 +105,10 @@ def test_list_json_is_a_task_browser(harness_cli: Cli) -> None:
         {"name": "top_k", "default": 100, "type": "int"},
     ]
     assert tasks["xquad"]["served_by"] == ["Reader", "Generator"] and tasks["xquad"]["splits"] == ["test"]
+    # Tatoeba's editions: XTREME's 36 languages within the 41 of XTREME-R (Ruder et al. 2021 add five)
+    editions = tasks["tatoeba"]["editions"]
+    assert [len(editions["XTREME"]), len(editions["XTREME-R"])] == [36, 41] and tasks["xquad"]["editions"] == {}
+    assert set(editions["XTREME-R"]) - set(editions["XTREME"]) == {"az", "lt", "pl", "ro", "uk"}
     assert [t.name for t in harness.tasks(needs="Encoder", languages="de,ja")] == sorted(
         name for name, t in tasks.items() if "Encoder" in t["served_by"] and {"de", "ja"} <= set(t["languages"])
     )

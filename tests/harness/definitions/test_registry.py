@@ -169,6 +169,7 @@ def test_disabled_plugins_are_not_loaded(harness_cli: Any, plugin_dir: Path, mon
 TASK_PLUGIN_SOURCE = """
 from harness.definitions.hookspecs import hookimpl
 from harness.definitions.protocols import Retriever
+from harness.definitions.specs import Edition
 from harness.definitions.task import TaskMetadata
 from tests.harness.fakes import FakeLookup
 
@@ -225,6 +226,11 @@ def test_a_hook_may_return_the_task_class_itself(harness_cli: Any, plugin_dir: P
         ('{"languages": "en"}', "task 'declared-lookup': field 'languages': must be tuple[str, ...], not str"),
         ('{"languages": ("en", "de", "en")}', "task 'declared-lookup': field 'languages': 'en' is listed twice"),
         ('{"splits": ()}', "task 'declared-lookup': field 'splits': names no split"),
+        (
+            '{"editions": (Edition("OLD", ("de", "it")),)}',
+            "task 'declared-lookup': field 'editions': OLD: it is not one of the task's languages",
+        ),
+        ('{"editions": (Edition("OLD", ()),)}', "task 'declared-lookup': field 'editions': OLD: names no language"),
         ('{"main_metric": ("f1", "em")}', "task 'declared-lookup': field 'main_metric': must be str, not tuple"),
         ('{"main_metric": ""}', "task 'declared-lookup': field 'main_metric': must not be empty"),
         ('{"higher_is_better": "yes"}', "task 'declared-lookup': field 'higher_is_better': must be bool, not str"),

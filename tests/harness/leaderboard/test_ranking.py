@@ -10,7 +10,7 @@ import pytest
 
 from harness import leaderboard
 from harness.leaderboard import Leaderboard, LeaderboardEntry, ranked
-from harness.leaderboard.scope import coverage
+from harness.leaderboard.scope import DeclaredLanguages, coverage
 from tests.harness.leaderboard.boards import FINGERPRINT, variant
 
 
@@ -132,12 +132,30 @@ TWELVE = frozenset(["ar", "de", "el", "en", "es", "hi", "ro", "ru", "th", "tr", 
     ],
 )
 def test_coverage_names_what_a_run_lacks_once(languages: list[str], expected: str) -> None:
-    assert coverage(languages, None if languages == ["de", "en"] else TWELVE) == expected
+    assert coverage(languages, None if languages == ["de", "en"] else DeclaredLanguages(TWELVE)) == expected
 
 
 def test_coverage_of_many_of_many_languages_is_counted() -> None:
     declared = frozenset(f"l{i:02}" for i in range(40))
-    assert coverage(sorted(declared)[:20], declared) == "incomplete: 20 of 40 languages"
+    assert coverage(sorted(declared)[:20], DeclaredLanguages(declared)) == "incomplete: 20 of 40 languages"
+
+
+#: Two editions of one task, as XTREME's 36 and XTREME-R's 41 Tatoeba languages: OLD's ten, NEW's twelve.
+EDITIONS = DeclaredLanguages(TWELVE, (("OLD", TWELVE - {"hi", "zh"}), ("NEW", TWELVE)))
+
+
+@pytest.mark.parametrize(
+    ("languages", "expected"),
+    [
+        (sorted(TWELVE - {"hi", "zh"}), "10 languages (OLD)"),  # whole, not "incomplete: 10 of 12"
+        (sorted(TWELVE), "12 languages (NEW)"),
+        (sorted(TWELVE - {"hi", "zh", "ar"}), "incomplete: 9 of OLD's 10 languages (missing ar)"),  # the smallest above
+        (sorted(TWELVE - {"zh"}), "incomplete: 11 of NEW's 12 languages (missing zh)"),
+        (sorted(TWELVE - {"zh", "ar"}), "incomplete: 10 of NEW's 12 languages (missing ar,zh)"),  # not OLD's list
+    ],
+)
+def test_coverage_of_an_editions_list_is_whole_and_names_the_edition(languages: list[str], expected: str) -> None:
+    assert coverage(languages, EDITIONS) == expected
 
 
 def test_equal_scores_rank_the_earlier_run_first() -> None:
