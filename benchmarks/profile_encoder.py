@@ -54,6 +54,17 @@ of cache) half the packed forward's rate on two threads (117 against 258 GFLOP/s
 Python threads of one torch thread each, the packed forward on alternate batches, 223. None is
 worth its code, so the packed forward stays.
 
+On AMX (an Intel Xeon with amx_bf16 and amx_int8: the host CPU of the lent GPU machine, 2026-11-27,
+``bash benchmarks/gpu_checks.sh run cpu``; e5-small's shape and tokenizer with random weights,
+``hf-encoder:...,precision=bfloat16``, 2 threads, 256 XQuAD-R concat candidates, 70,685 tokens,
+``bench_encoder_peak.py``): the measured peak is 745 GFLOP/s bf16 (float32 225, int8 673 GOP/s),
+3.5x this AMD machine's 2-thread bf16 peak, but the encoder ran 4,408 tokens/s, 212 GFLOP/s:
+**28.5% of that peak**, no faster than here. The products got faster and the rest (softmax,
+copies, GELU: about a third of the time here) did not, so on AMX it is the memory-bound rest that
+must go (fused attention and epilogues: ``torch.compile`` of the whole packed forward, or oneDNN
+graph fusion) for the issue's 50%; this table per operator on AMX needs an Intel day (the lent
+machine's minutes were spent).
+
 Measured on 2026-11-27, AMD EPYC with AVX512-BF16, packed forward in bf16, with other jobs on the
 CPU (load average 4-6 on 2 cores, so the peak beside each run is measured under the same load and
 the shares are the reading to take). One thread, 128 texts (16,559 tokens), peak 209 GFLOP/s:
