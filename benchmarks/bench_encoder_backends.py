@@ -44,6 +44,7 @@ from harness.definitions.task import DataRequest
 from harness.errors import HarnessError
 from harness.models import peak
 from harness_hf.e5 import E5Small
+from harness_hf.openvino_engine import positional_encoder
 from harness_lareqa.task import LAReQA
 
 Texts = list[tuple[str, str]]  # (role, text)
@@ -113,17 +114,8 @@ class OnnxEncoder:
         engine = unpacked(model).engine  # the transformers model is what gets exported
         inputs = engine._pad(engine._tokenize(["query: a b c", "passage: d e"], "query"))
         path = folder / "e5-small.onnx"
-
-        class Hidden(torch.nn.Module):  # the model's forward with the two inputs as positions
-            def __init__(self, model: torch.nn.Module) -> None:
-                super().__init__()
-                self.model = model
-
-            def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-                return self.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-
         torch.onnx.export(
-            Hidden(engine.model),
+            positional_encoder(engine.model, ("input_ids", "attention_mask")),
             (inputs["input_ids"], inputs["attention_mask"]),
             str(path),
             input_names=["input_ids", "attention_mask"],

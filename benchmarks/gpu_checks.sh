@@ -33,7 +33,7 @@ if [ "${1:-}" = prepare ]; then
   tar cJf .gpu/data.tar.xz -C "$DATA" lareqa xquad
   du -sh .whl .gpu; exit 0
 fi
-[ "${1:-}" = run ] || { echo "usage: $0 prepare DATA MODELS | run [tests]"; exit 2; }
+[ "${1:-}" = run ] || { echo "usage: $0 prepare DATA MODELS | run [tests|cpu]"; exit 2; }
 export PYTHONUNBUFFERED=1 HARNESS_OFFLINE=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 OUT=${OUT:-/tmp/gpu-out}; W=/tmp/gpuwork; mkdir -p $W $OUT
 t0=$(date +%s); stamp() { echo "=== [$(( $(date +%s) - t0 )) s] $*"; }

@@ -18,11 +18,30 @@ An optional extra: ``pip install ".[openvino]"``.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from harness.plugin import HarnessError
+
+
+def positional_encoder(model: Any, inputs: Sequence[str]) -> Any:
+    """``model`` (a transformers encoder) as a torch module that takes the tensors named
+    ``inputs`` by position and returns the last hidden states: the form graph exporters trace
+    (OpenVINO's here, ONNX's in ``benchmarks/bench_encoder_backends.py``)."""
+    import torch
+
+    class Positional(torch.nn.Module):
+        def __init__(self, encoder: Any) -> None:
+            super().__init__()
+            self.encoder = encoder
+
+        def forward(self, *tensors: torch.Tensor) -> torch.Tensor:
+            return self.encoder(**dict(zip(inputs, tensors))).last_hidden_state  # type: ignore[no-any-return]
+
+    return Positional(model)
+
 
 #: OpenVINO's name for each precision the harness's ``precision=`` option gives.
 HINTS = {"float32": "f32", "bfloat16": "bf16", "float16": "f16"}
@@ -41,19 +60,12 @@ class OpenVinoForward:
 
         #: The inputs in the order the converted graph takes them (those the tokenizer gives).
         self.inputs = tuple(example)
-
-        class Hidden(torch.nn.Module):  # the forward with its inputs by position, its output a tensor
-            def __init__(self, encoder: Any) -> None:
-                super().__init__()
-                self.encoder = encoder
-
-            def forward(self, *tensors: torch.Tensor) -> torch.Tensor:
-                return self.encoder(**dict(zip(example, tensors))).last_hidden_state  # type: ignore[no-any-return]
-
         # tracing warns about every Python branch on a shape (the graph keeps them dynamic): noise
         with torch.inference_mode(False), torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            graph = openvino.convert_model(Hidden(model), example_input=tuple(example.values()))
+            graph = openvino.convert_model(
+                positional_encoder(model, self.inputs), example_input=tuple(example.values())
+            )
         settings = {"INFERENCE_PRECISION_HINT": HINTS[precision], "INFERENCE_NUM_THREADS": threads}
         self.compiled = openvino.Core().compile_model(graph, "CPU", settings)
         self.version = openvino.__version__

@@ -38,7 +38,7 @@ ALL_TASK = "all_task"
 def _editions(task: str) -> tuple[Edition, ...]:
     """XTREME's and XTREME-R's lists of ``task``'s languages, where both have the task: a run on
     either list is whole (the task declares their union)."""
-    return tuple(Edition(version.upper(), task_defs(version)[task].languages) for version in ("xtreme", "xtreme-r"))
+    return tuple(Edition(version.upper(), task_defs(version)[task].languages) for version in TASKS)
 
 
 TYDIQA_GOLDP = TaskMetadata(

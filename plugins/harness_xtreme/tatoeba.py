@@ -52,7 +52,7 @@ from harness.plugin.io import write_folder_atomic
 from harness.plugin.scoring import Instance, InstanceTable, Macro, Mean, RowStatistics, exact_search
 from harness.plugin.services import EncodingRequest
 from harness.plugin.tasks import ParallelQADemo
-from harness_xtreme.benchmark import TATOEBA, TATOEBA_R_EXTRA, Version
+from harness_xtreme.benchmark import TASKS, Version, task_defs
 from harness_xtreme.formats import lines_file, read_line_numbers, read_lines
 from harness_xtreme.metadata import TATOEBA_TASK
 from harness_xtreme.metrics import accuracy, mean, percent_mean
@@ -103,7 +103,9 @@ LASER_CODES: dict[str, str] = {
     "uk": "ukr",
     "ro": "ron",
 }
-DEFAULT_LANGUAGES: dict[Version, tuple[str, ...]] = {"xtreme": TATOEBA, "xtreme-r": TATOEBA + TATOEBA_R_EXTRA}
+DEFAULT_LANGUAGES: dict[Version, tuple[str, ...]] = {
+    version: task_defs(version)["tatoeba"].languages for version in TASKS
+}
 _LASER_CODE = re.compile(r"[a-z]{3}")
 
 
