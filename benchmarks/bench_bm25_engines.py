@@ -29,6 +29,7 @@ top 10, ``--threads`` threads for every engine that takes them.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import platform
@@ -36,6 +37,7 @@ import statistics
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from itertools import count, islice
 from pathlib import Path
 from typing import Any
 
@@ -110,13 +112,9 @@ def pyserini_build(corpus: Path, folder: Path, threads: int) -> dict[str, Any]:
     machine's disk had free beside the indexes, and Anserini's indexing threads each take whole
     files, so one file would leave ``--threads`` at one. (The 1 M and 5 M indexes in
     docs/scale.md were built from one uncompressed file.)"""
-    import gzip
-
     start = time.perf_counter()
     staging = folder.parent / f"{folder.name}-jsonl"
     staging.mkdir(parents=True)
-    from itertools import count, islice
-
     _, documents = _documents(corpus)
     numbered = enumerate(documents)
     for shard in count():

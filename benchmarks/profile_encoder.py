@@ -54,8 +54,8 @@ questions: -0.0004 [-0.0005, -0.0003]; the same to 3 decimals). Back to back on 
 CPU, cold (``harness run lareqa:save_top_k=10 MODEL --threads 2 --no-cache``, /usr/bin/time),
 torch then OpenVINO: 783.5 s wall (encoding 755 s, 5,157 tokens/s, 58.4% of the peak, 1.97 GB
 peak RSS) against **639.1 s** (604 s, 6,450 tokens/s, 73.8%, 2.20 GB): the whole run 1.23x
-faster, the same mAP as the shipped runs (0.1723, 0.1719). Tried against the per-text attention above on one
-thread (32 texts of 200-320 tokens, bf16, best of seven): heads laid out first with one copy a
+faster, the same mAP as the shipped runs (0.1723, 0.1719). Tried against the per-text attention
+above on one thread (32 texts of 200-320 tokens, bf16, best of seven): heads laid out first with one copy a
 layer 57.7 GFLOP/s against 54.5; the block under ``torch.compile`` (inductor, dynamic shapes; 25 s
 to compile) 58.0; torch's fused ``scaled_dot_product_attention`` 23.4; and the whole batch padded
 to its longest text with a mask, one product for all texts (``[texts, heads, length, length]``, out
