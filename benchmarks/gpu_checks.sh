@@ -7,8 +7,9 @@
 #   bash benchmarks/gpu_checks.sh prepare DATA MODELS  # here: wheels the GPU image lacks -> .whl/,
 #                                                      # data and tokenizers -> .gpu/ (both ignored)
 #   run(command="bash benchmarks/gpu_checks.sh run", carry=[".whl", ".gpu"], timeout_s=570)
-#   (`run tests` stops after the CUDA tests; `run cpu` measures the host's CPU instead, AMX included,
-#   the packed torch forward against the OpenVINO engine)
+#   (`run tests` stops after the CUDA tests; `run cpu` measures the host's CPU instead, AMX included:
+#   the packed torch forward against the OpenVINO engine, ROUNDS times alternated (default 2), torch's
+#   operators under the profiler, OpenVINO at larger batches)
 #
 # DATA is the folder with lareqa/ and xquad/ (../shared/data); MODELS the harness's model cache
 # (~/.cache/xlqa-harness/models) holding the dequantised packaged models. Add .whl/ and .gpu/ to
@@ -60,13 +61,22 @@ if [ "${2:-}" = cpu ]; then  # the host's CPU (AMX where it has it): e5-small's 
   stamp "host CPU"; lscpu | grep -E "Model name|^CPU\(s\)"; grep -o -w -E "amx_bf16|amx_int8|avx512_bf16" /proc/cpuinfo | sort -u
   # the packed torch forward and the OpenVINO engine (fused operators), alternated, twice each
   [ -f .gpu/openvino.tar.xz ] && tar xJf .gpu/openvino.tar.xz -C /tmp/site
-  for round in 1 2; do
+  for round in $(seq "${ROUNDS:-2}"); do
     for engine in torch openvino; do
       stamp "round $round, engine=$engine"
       timeout 150 python3 benchmarks/bench_encoder_peak.py \
         --model "hf-encoder:path=$W/shaped-multilingual-e5,precision=bfloat16,engine=$engine" \
         --device cpu --threads 2 --data-dir $W/lareqa/xquad-r --texts 256 --repeats 3 2>&1 | grep -v "it/s\]"
     done
+  done
+  stamp "torch's packed forward by operator (profile_encoder.py)"
+  timeout 120 python3 benchmarks/profile_encoder.py --model "hf-encoder:path=$W/shaped-multilingual-e5,precision=bfloat16" \
+    --data-dir $W/lareqa/xquad-r --texts 256 --threads 2 2>&1 | grep -v -E "it/s\]|USDT"
+  for batch in 64 128; do
+    stamp "engine=openvino, batch $batch"
+    timeout 100 python3 benchmarks/bench_encoder_peak.py --batch-size $batch \
+      --model "hf-encoder:path=$W/shaped-multilingual-e5,precision=bfloat16,engine=openvino" \
+      --device cpu --threads 2 --data-dir $W/lareqa/xquad-r --texts 256 --repeats 3 2>&1 | grep -v "it/s\]"
   done
   stamp done; exit 0
 fi

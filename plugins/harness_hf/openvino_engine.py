@@ -10,8 +10,10 @@ packed-bfloat16,openvino-bfloat16``, AMD EPYC with AVX512-BF16, 2 threads, 384 t
 alternated, quiet): bf16 at 5,433 tokens/s against the packed torch forward's 5,188 (medians;
 best 5,582 and 5,499), 59.9% of the bf16 matmul peak against 57.2%, its vectors closer to
 float32's (cosine mean 0.99999, min 1.0000 to four places, against 0.99997 and 0.9999). Small
-here; the case for it is a CPU with AMX, where the products are 3.5x faster and torch's
-unfused rest held the packed forward to 28.5% of the peak (``benchmarks/profile_encoder.py``).
+here, but a whole cold LAReQA run is 1.23x faster on it; on a CPU with AMX, where the products are
+3.5x faster and torch's unfused rest holds the packed forward to 28-29% of the peak, it encoded
+1.40x and 1.47x faster alternated with torch (6,273 and 7,112 tokens/s, e5-small's shape, 2
+threads; ``benchmarks/profile_encoder.py``).
 An optional extra: ``pip install ".[openvino]"``.
 """
 
