@@ -9,11 +9,15 @@
 #   run(command="bash benchmarks/gpu_checks.sh run", carry=[".whl", ".gpu"], timeout_s=570)
 #   (`run tests` stops after the CUDA tests; `run cpu` measures the host's CPU instead, AMX included:
 #   the packed torch forward against the OpenVINO engine, ROUNDS times alternated (default 2), torch's
-#   operators under the profiler, OpenVINO at larger batches)
+#   operators under the profiler, OpenVINO at larger batches; carry .gpu-ov too)
+#
+# The transfer holds 64 MiB, the tracked tree included (22 MB, 17.5 of it leaderboard/results'
+# predictions): .whl 26 MB and .gpu 9 MB fit beside it; .gpu-ov (OpenVINO, 22 MB) does not, so for
+# `run cpu` move leaderboard/results out of the tree for the call and back after it.
 #
 # DATA is the folder with lareqa/ and xquad/ (../shared/data); MODELS the harness's model cache
-# (~/.cache/xlqa-harness/models) holding the dequantised packaged models. Add .whl/ and .gpu/ to
-# .git/info/exclude first. Figures of the last run: benchmarks/bench_encoder_peak.py and
+# (~/.cache/xlqa-harness/models) holding the dequantised packaged models. Add .whl/, .gpu/ and
+# .gpu-ov/ to .git/info/exclude first. Figures of the last run: benchmarks/bench_encoder_peak.py and
 # benchmarks/bench_generation.py (docstrings).
 set -u
 if [ "${1:-}" = prepare ]; then
@@ -41,8 +45,8 @@ if [ "${1:-}" = prepare ]; then
     --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64 -d .gpu/ov "$OV" &&
     (cd .gpu/ov && unzip -q ./*.whl && rm ./*.whl && cd openvino/libs && rm -f libopenvino_intel_gpu_plugin.so \
       libopenvino_intel_npu_plugin.so libopenvino_{tensorflow,tensorflow_lite,paddle,onnx,gguf}_frontend.so*) &&
-    tar cf - -C .gpu/ov . | xz -T0 -6 > .gpu/openvino.tar.xz; rm -rf .gpu/ov
-  du -sh .whl .gpu; exit 0
+    mkdir -p .gpu-ov && tar cf - -C .gpu/ov . | xz -T0 -6 > .gpu-ov/openvino.tar.xz; rm -rf .gpu/ov
+  du -sh .whl .gpu .gpu-ov; exit 0
 fi
 [ "${1:-}" = run ] || { echo "usage: $0 prepare DATA MODELS | run [tests|cpu]"; exit 2; }
 export PYTHONUNBUFFERED=1 HARNESS_OFFLINE=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
@@ -60,7 +64,7 @@ for m in SmolLM2 gemma-3 multilingual-e5; do python3 benchmarks/shaped_checkpoin
 if [ "${2:-}" = cpu ]; then  # the host's CPU (AMX where it has it): e5-small's shape in bf16, 2 threads
   stamp "host CPU"; lscpu | grep -E "Model name|^CPU\(s\)"; grep -o -w -E "amx_bf16|amx_int8|avx512_bf16" /proc/cpuinfo | sort -u
   # the packed torch forward and the OpenVINO engine (fused operators), alternated, twice each
-  [ -f .gpu/openvino.tar.xz ] && tar xJf .gpu/openvino.tar.xz -C /tmp/site
+  tar xJf .gpu-ov/openvino.tar.xz -C /tmp/site || exit 1
   for round in $(seq "${ROUNDS:-2}"); do
     for engine in torch openvino; do
       stamp "round $round, engine=$engine"
