@@ -8,8 +8,9 @@
 #                                                      # data and tokenizers -> .gpu/ (both ignored)
 #   run(command="bash benchmarks/gpu_checks.sh run", carry=[".whl", ".gpu"], timeout_s=570)
 #   (`run tests` stops after the CUDA tests; `run cpu` measures the host's CPU instead, AMX included:
-#   the packed torch forward against the OpenVINO engine, ROUNDS times alternated (default 2), torch's
-#   operators under the profiler, OpenVINO at larger batches; carry .gpu-ov too)
+#   the packed torch forward against the OpenVINO engine, ROUNDS times alternated (default 2), each
+#   engine's operators timed (PROFILE, default "torch openvino"), OpenVINO at larger BATCHES (default
+#   "64 128"); carry .gpu-ov too)
 #
 # The transfer holds 64 MiB, the tracked tree included (22 MB, 17.5 of it leaderboard/results'
 # predictions): .whl 26 MB and .gpu 9 MB fit beside it; .gpu-ov (OpenVINO, 22 MB) does not, so for
@@ -73,10 +74,12 @@ if [ "${2:-}" = cpu ]; then  # the host's CPU (AMX where it has it): e5-small's 
         --device cpu --threads 2 --data-dir $W/lareqa/xquad-r --texts 256 --repeats 3 2>&1 | grep -v "it/s\]"
     done
   done
-  stamp "torch's packed forward by operator (profile_encoder.py)"
-  timeout 120 python3 benchmarks/profile_encoder.py --model "hf-encoder:path=$W/shaped-multilingual-e5,precision=bfloat16" \
-    --data-dir $W/lareqa/xquad-r --texts 256 --threads 2 2>&1 | grep -v -E "it/s\]|USDT"
-  for batch in 64 128; do
+  for engine in ${PROFILE-torch openvino}; do
+    stamp "engine=$engine by operator (profile_encoder.py)"
+    timeout 120 python3 benchmarks/profile_encoder.py --texts 256 --threads 2 --data-dir $W/lareqa/xquad-r \
+      --model "hf-encoder:path=$W/shaped-multilingual-e5,precision=bfloat16,engine=$engine" 2>&1 | grep -v -E "it/s\]|USDT"
+  done
+  for batch in ${BATCHES-64 128}; do
     stamp "engine=openvino, batch $batch"
     timeout 100 python3 benchmarks/bench_encoder_peak.py --batch-size $batch \
       --model "hf-encoder:path=$W/shaped-multilingual-e5,precision=bfloat16,engine=openvino" \

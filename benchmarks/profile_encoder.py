@@ -22,8 +22,9 @@ products achieve and how much of the time is not products at all. The whole-mode
     python benchmarks/profile_encoder.py --data-dir ../shared/data/lareqa/xquad-r --texts 256
     python benchmarks/profile_encoder.py --model "hf-encoder:path=DIR,precision=bfloat16" --data-dir ...
 
-(``--model`` takes any encoder that runs on torch's operators, e.g. a checkpoint of e5-small's
-shape where the packaged weights cannot travel.)
+(``--model`` takes any checkpoint encoder, e.g. one of e5-small's shape where the packaged weights
+cannot travel; with ``engine=openvino`` / ``backend=openvino`` OpenVINO times its own operators,
+:func:`profile_openvino`.)
 
 Quiet, 2026-11-27 (AMD EPYC with AVX512-BF16, nothing else running, load average 0.5), 256 texts
 (34,168 tokens), packed forward in bf16:
@@ -97,7 +98,27 @@ whole model           211 GFLOP/s = 29.5% of the peak
 The products got faster and the rest did not: the memory-bound operators and the attention's small
 per-text products are 60% of the time on AMX against 42% here, which is what OpenVINO's fused
 attention and epilogues win back (1.4x there, 1.2x here), and still not enough for the issue's
-50% there. At 320 GFLOP/s the LAReQA run's 186.5 TFLOP take about 10 minutes on those two cores,
+50% there. OpenVINO by operator (this script with ``engine=openvino``: OpenVINO's own counters,
+``PERF_COUNT``, whose times add up to a fifth more than the wall time; the shares are the reading
+to take), the same 256 texts, 2 threads, here on e5-small and on AMX on its shape:
+
+======================================  ==========================  ==========================
+operator (OpenVINO's kernel)            AVX-512 (peak 412.7)        AMX (peak 640.1)
+======================================  ==========================  ==========================
+FullyConnected, the linear layers       63.7% (brgemm avx512_bf16)  48.5% (brgemm avx512_amx)
+  their rate                            266 GFLOP/s = 65% of peak   408 GFLOP/s = 64%
+Subgraph: fused attention and the like  24.4% (jit avx512_bf16)     35.3% (jit avx512_bf16)
+Add, MulAdd, Multiply                   4.6%                        4.7%
+Reorder, Transpose                      5.7%                        7.7%
+MVN (layer norm)                        1.1%                        3.4%
+whole model (profiled)                  230 GFLOP/s = 55.8%         261 GFLOP/s = 40.8%
+======================================  ==========================  ==========================
+
+So on AMX a third of OpenVINO's time is its generated attention kernel, which reports AVX-512
+code, not AMX: the next thing to try there is ``SNIPPETS_MODE=DISABLE``, which leaves the
+attention's two products to oneDNN matrix products (24 ``MatMul`` nodes instead of 12
+``Subgraph``; 5% slower on this AVX-512 CPU, 6,046-6,137 against 6,422-6,439 tokens/s on 32 x 256
+tokens), untried on AMX (the lent machine's minutes were spent). At 320 GFLOP/s the LAReQA run's 186.5 TFLOP take about 10 minutes on those two cores,
 and even at this host's whole measured peak 4 minutes: its 745-830 GFLOP/s are a fifth of the
 3,613 the issue's Intel machine measured with the same product, so the 3-minute goal depends on the
 machine as much as on the engine.
@@ -139,7 +160,9 @@ import argparse
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -190,12 +213,22 @@ def main() -> None:
     run, tokens, flops = encoder_runner(model, texts)
     dtype = engine.compute_dtype
     matmul_peak = peak.measure(dtype, threads=args.threads).best_gflops
-    forward = "packed" if getattr(engine, "packed", None) is not None else "transformers"
+    forward = (
+        "packed"
+        if getattr(engine, "packed", None) is not None
+        else "OpenVINO"
+        if getattr(engine, "openvino", None) is not None
+        else "transformers"
+    )
     print(
         f"{model.identity().label} ({forward} forward, {dtype}), {len(texts)} texts, {tokens:,} tokens, {args.threads} threads; "
         f"{dtype} matmul peak {matmul_peak:,.1f} GFLOP/s"
     )
 
+    linear_flops = 2 * engine._matmul_parameters * tokens  # the linear layers': 2 x weights x tokens
+    if getattr(engine, "openvino", None) is not None:
+        profile_openvino(engine, run, flops, linear_flops, matmul_peak, args.threads)
+        return
     run()  # warm-up: first-call allocations and oneDNN's kernel choices stay out of the profile
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         start = time.perf_counter()
@@ -206,9 +239,7 @@ def main() -> None:
         seconds[group_of(event.key)] += event.self_cpu_time_total / 1e6
     profiled = sum(seconds.values())
 
-    # the products' FLOPs: the linear layers' 2 x weights x tokens, attention the rest
-    linear_flops = 2 * engine._matmul_parameters * tokens
-    attention_flops = flops - linear_flops
+    attention_flops = flops - linear_flops  # the attention's products: the rest
     print(f"wall {wall:.2f} s under the profiler; operators' self time {profiled:.2f} s (summed over threads' ops)")
     print(f"{'group':<20} {'seconds':>8} {'share':>7}  products")
     for group in [*GROUPS, "other"]:
@@ -229,6 +260,46 @@ def main() -> None:
         print(
             f"  {event.key:<45} {event.self_cpu_time_total / 1e6:8.3f} s  {event.count:6d} calls  -> {group_of(event.key)}"
         )
+
+
+def profile_openvino(
+    engine: Any, run: Callable[[], Any], flops: float, linear_flops: float, matmul_peak: float, threads: int
+) -> None:
+    """The same texts through OpenVINO compiled again with its own operator timing (torch's
+    profiler sees one opaque call): seconds by operator type and the kernel OpenVINO chose
+    (``FullyConnected`` the linear layers; ``Subgraph`` the fused kernels OpenVINO generates, the
+    attention among them; ``Reorder`` its layout and precision changes)."""
+    import torch
+
+    from harness_hf.openvino_engine import OpenVinoForward
+
+    engine.openvino = OpenVinoForward(
+        engine.load_weights(torch.float32),
+        engine._example(),
+        precision=engine.precision,
+        threads=threads,
+        owner="profile",
+        profile=True,
+    )
+    counted = engine.openvino.operator_seconds
+    run()  # warm-up: the kernels compiled for the first shapes stay out of the profile
+    counted.clear()
+    start = time.perf_counter()
+    run()
+    wall = time.perf_counter() - start
+    profiled = sum(counted.values())
+    print(f"wall {wall:.2f} s; OpenVINO's operators {profiled:.2f} s")
+    print(f"{'operator':<22} {'kernel':<34} {'seconds':>8} {'share':>7}")
+    for (node, kernel), t in counted.most_common(14):
+        print(f"{node:<22} {kernel[:34]:<34} {t:8.3f} {t / profiled:7.1%}")
+    linear = sum(t for (node, _), t in counted.items() if node == "FullyConnected")
+    rate = linear_flops / linear / 1e9
+    print(
+        f"linear layers (FullyConnected): {linear / profiled:.1%} of the time, {rate:,.1f} GFLOP/s = {rate / matmul_peak:.0%} of peak"
+    )
+    print(
+        f"whole model: {flops / wall / 1e9:,.1f} GFLOP/s over the wall time = {flops / wall / 1e9 / matmul_peak:.1%} of peak"
+    )
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ An optional extra: ``pip install ".[openvino]"``.
 from __future__ import annotations
 
 import warnings
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -51,9 +52,15 @@ HINTS = {"float32": "f32", "bfloat16": "bf16", "float16": "f16"}
 
 class OpenVinoForward:
     """The last hidden states of padded batches, from ``model`` (a float32 transformers encoder)
-    converted to OpenVINO and compiled for the CPU in ``precision`` with ``threads`` threads."""
+    converted to OpenVINO and compiled for the CPU in ``precision`` with ``threads`` threads.
 
-    def __init__(self, model: Any, example: dict[str, Any], *, precision: str, threads: int, owner: str) -> None:
+    ``profile=True`` (``benchmarks/profile_encoder.py``) has OpenVINO time each of its operators
+    (``PERF_COUNT``), summed over the batches into :attr:`operator_seconds` by operator type and
+    the kernel OpenVINO chose for it: torch's profiler cannot see inside OpenVINO's graph."""
+
+    def __init__(
+        self, model: Any, example: dict[str, Any], *, precision: str, threads: int, owner: str, profile: bool = False
+    ) -> None:
         try:
             import openvino
         except ImportError:
@@ -68,10 +75,20 @@ class OpenVinoForward:
             graph = openvino.convert_model(
                 positional_encoder(model, self.inputs), example_input=tuple(example.values())
             )
-        settings = {"INFERENCE_PRECISION_HINT": HINTS[precision], "INFERENCE_NUM_THREADS": threads}
+        settings: dict[str, Any] = {"INFERENCE_PRECISION_HINT": HINTS[precision], "INFERENCE_NUM_THREADS": threads}
+        if profile:
+            settings["PERF_COUNT"] = True
         self.compiled = openvino.Core().compile_model(graph, "CPU", settings)
+        self.request = self.compiled.create_infer_request()
         self.version = openvino.__version__
+        #: Seconds by (operator type, kernel) over every batch since loading, when profiled.
+        self.operator_seconds: Counter[tuple[str, str]] | None = Counter() if profile else None
 
     def __call__(self, batch: dict[str, Any]) -> np.ndarray:
         """``[texts, length, hidden]`` float32 for a right-padded batch of torch tensors."""
-        return np.asarray(self.compiled([batch[name].numpy() for name in self.inputs])[0], dtype=np.float32)
+        # the inputs read in place, the output copied out of the request's memory (infer's default)
+        hidden = self.request.infer([batch[name].numpy() for name in self.inputs], share_inputs=True)[0]
+        if self.operator_seconds is not None:
+            for info in self.request.profiling_info:
+                self.operator_seconds[(info.node_type, info.exec_type)] += info.real_time.total_seconds()
+        return np.asarray(hidden, dtype=np.float32)

@@ -64,3 +64,29 @@ def test_without_openvino_installed_it_is_one_line(tiny_encoder_dir: Path, monke
     with pytest.raises(HarnessError) as error:
         openvino_encoder(tiny_encoder_dir)
     assert str(error.value).endswith(': engine=openvino needs OpenVINO: pip install ".[openvino]"')
+
+
+def test_a_profiled_forward_times_its_operators_and_encodes_the_same(
+    float32_encoder: HFEncoder, tiny_encoder_dir: Path
+) -> None:
+    """profile=True (benchmarks/profile_encoder.py) sums OpenVINO's own operator times over the
+    batches, the linear layers among them, and encodes as the unprofiled forward does."""
+    import torch
+
+    from harness_hf.openvino_engine import OpenVinoForward
+
+    encoder = openvino_encoder(tiny_encoder_dir, precision="float32")
+    encoder.openvino = OpenVinoForward(
+        encoder.load_weights(torch.float32),
+        encoder._example(),
+        precision="float32",
+        threads=1,
+        owner="test",
+        profile=True,
+    )
+    got = encoder.encode(TEXTS, role="passage")
+    timed = encoder.openvino.operator_seconds
+    assert timed is not None
+    assert np.abs(got - reference_vectors(tiny_encoder_dir, TEXTS, encoder.pooling)).max() < 1e-4
+    assert any(node == "FullyConnected" for node, _ in timed) and sum(timed.values()) > 0
+    assert float32_encoder.openvino is not None and float32_encoder.openvino.operator_seconds is None
