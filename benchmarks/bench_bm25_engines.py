@@ -16,7 +16,9 @@ document's length in one byte (lossy); bm25s's ``robertson`` clamps idf at 0 and
 bm25-turbo's ``lucene`` method follows Lucene's idf. So their top 10 are compared with
 rank-bm25's by overlap (the reference top 10 is the harness's exhaustive one, equal to
 rank-bm25's bit for bit: checked against rank-bm25 itself on the first ``--check-size``
-passages, and by the tests).
+passages, and by the tests). The engine ``lucene`` is the harness with ``idf=lucene`` (its own
+index): Lucene's idf with rank-bm25's weight otherwise, so its top 10 is compared with Pyserini's
+too (the last column), the same function but for Lucene's one-byte document lengths.
 
 Each build runs once, in a fresh process (an index folder already under ``--work`` is reused and
 its build figures are read from the ``build.json`` written beside it); the searches run
@@ -216,6 +218,7 @@ def turbo_search(folder: Path, n_queries: int, threads: int, out: Path) -> dict[
 
 PHASES = {
     "harness-build": harness_build,
+    "lucene-build": lambda corpus, folder: harness_build(corpus, folder, idf="lucene"),
     "bm25s-build": bm25s_build,
     "bm25s-from-postings": bm25s_from_postings,
     "pyserini-build": pyserini_build,
@@ -223,14 +226,23 @@ PHASES = {
     "check": rank_bm25_check,
     "harness-search": lambda f, n, t, o: harness_search(f, n, t, o, False),
     "exhaustive-search": lambda f, n, t, o: harness_search(f, n, t, o, True),
+    "lucene-search": lambda f, n, t, o: harness_search(f, n, t, o, False),
     "bm25s-search": bm25s_search,
     "pyserini-search": pyserini_search,
     "turbo-search": turbo_search,
 }
 #: Search engine -> the index it reads (harness-exhaustive reads the harness's).
-INDEX = {"harness": "harness", "exhaustive": "harness", "bm25s": "bm25s", "pyserini": "pyserini", "turbo": "turbo"}
+INDEX = {
+    "harness": "harness",
+    "exhaustive": "harness",
+    "lucene": "lucene",
+    "bm25s": "bm25s",
+    "pyserini": "pyserini",
+    "turbo": "turbo",
+}
 NAMES = {
     "harness": "harness, pruned (this work)",
+    "lucene": "harness, idf=lucene (Lucene's idf: not rank-bm25's ranking)",
     "exhaustive": "harness, exhaustive (baseline: before pruning)",
     "bm25s": "bm25s 0.3.16, numba, mmap",
     "pyserini": "Pyserini 1.6 (Lucene, Anserini 1.7.1)",
@@ -244,8 +256,8 @@ def _build(engine: str, args: argparse.Namespace) -> dict[str, Any] | None:
     if folder.exists() and record.exists():
         return json.loads(record.read_text())
     env = _java_env() if engine == "pyserini" else None
-    if engine == "harness":
-        built = run_phase(__file__, "harness-build", args.corpus.resolve(), folder)
+    if engine in ("harness", "lucene"):
+        built = run_phase(__file__, f"{engine}-build", args.corpus.resolve(), folder)
     elif engine == "bm25s":
         built = run_phase(__file__, "bm25s-build", args.corpus.resolve(), folder, args.bm25s_memory_gb)
         if built is None:  # over the memory limit: its format written from the harness's postings
@@ -323,23 +335,33 @@ def main() -> None:
     if reference is not None and len(reference) != args.queries:
         reference = None
     baseline = statistics.median(s["qps"] for s in searches["exhaustive"]) if searches.get("exhaustive") else None
+    # Lucene's own top 10, where Pyserini ran on these queries: what idf=lucene is to be compared with
+    lucene_top = args.work / "pyserini-top.npy"
+    lucene = np.load(lucene_top) if lucene_top.exists() else None
+    if lucene is not None and len(lucene) != args.queries:
+        lucene = None
+
+    def overlap_with(top: np.ndarray, other: np.ndarray) -> str:
+        return f"{np.mean([len(set(a) & set(b)) / TOP for a, b in zip(top, other)]):.3f}"
+
     print(
         "\n| engine | build s | index MiB | build peak MiB | queries/s min / median | x baseline | "
-        "search peak MiB | top-10 overlap with rank-bm25 |"
+        "search peak MiB | top-10 overlap with rank-bm25 | with Pyserini |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for engine in engines:
         built, runs = builds.get(INDEX[engine]), searches.get(engine) or []
         if built is None or not runs:
-            print(f"| {NAMES[engine]} | failed | | | | | | |")
+            print(f"| {NAMES[engine]} | failed | | | | | | | |")
             continue
         qps = [s["qps"] for s in runs]
+        top = np.load(args.work / f"{engine}-top.npy")
         overlap = "-"
         if reference is not None:
-            top = np.load(args.work / f"{engine}-top.npy")
-            overlap = f"{np.mean([len(set(a) & set(b)) / TOP for a, b in zip(top, reference)]):.3f}"
+            overlap = overlap_with(top, reference)
             if engine in ("harness", "exhaustive"):
                 overlap += f" ({int((top == reference).all(axis=1).sum())}/{len(top)} identical rankings)"
+        overlap += f" | {overlap_with(top, lucene) if lucene is not None and engine != 'pyserini' else '-'}"
         same = "" if engine != "exhaustive" else " (same index)"
         converted = (
             " (bm25s's build over the memory limit: its format from the same postings)"

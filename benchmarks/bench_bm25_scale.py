@@ -72,7 +72,7 @@ def _documents(corpus: Path):  # type: ignore[no-untyped-def]
     return passages, (tokenize(as_text(text), lang) for text, lang in zip(passages.texts, passages.langs))
 
 
-def harness_build(corpus: Path, folder: Path) -> dict[str, Any]:
+def harness_build(corpus: Path, folder: Path, idf: str = "rank-bm25") -> dict[str, Any]:
     from harness.data.passages import read_passages
     from harness.definitions.model import Runtime
     from harness_bm25.model import BM25
@@ -80,7 +80,7 @@ def harness_build(corpus: Path, folder: Path) -> dict[str, Any]:
     start = time.perf_counter()
     passages = read_passages(corpus)
     scanned = time.perf_counter() - start
-    BM25(runtime=Runtime(), k1=K1, b=B, index_dir=folder).index(passages.as_corpus(True))
+    BM25(runtime=Runtime(), k1=K1, b=B, idf=idf, index_dir=folder).index(passages.as_corpus(True))
     return {
         "build_s": time.perf_counter() - start,
         "scan_s": scanned,

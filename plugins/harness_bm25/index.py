@@ -5,7 +5,8 @@ only the posting lists of its terms, a few million postings at a time, and the i
 Scores equal rank-bm25's ``BM25Okapi`` (the reference Python implementation): for each query
 token (repeated tokens count again) ``idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))``
 with ``idf = ln((N - n + 0.5) / (n + 0.5))``, and negative idfs replaced by
-``epsilon * mean(idf)``. The postings of a term are one contiguous slice of document ids and term
+``epsilon * mean(idf)``; or, asked by name (``idf="lucene"``, never the default), Lucene's
+``idf = ln(1 + (N - n + 0.5) / (n + 0.5))`` (see :data:`IDF_KINDS`). The postings of a term are one contiguous slice of document ids and term
 counts (a (vocabulary x documents) CSR layout), beside one idf per term and one length norm
 ``k1 * (1 - b + b * dl / avgdl)`` per document, so a query gathers the slices of its tokens,
 weights them (in rank-bm25's operation order, so equal documents get bit-identical scores) and
@@ -49,7 +50,7 @@ from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 import numba
 import numpy as np
@@ -146,12 +147,35 @@ class _Numbering(dict[str, int]):
         return number
 
 
-def _idf(doc_freq: np.ndarray, n_docs: int, epsilon: float) -> np.ndarray:
-    """Each term's idf (terms numbered in order of first appearance), bit for bit as rank-bm25
-    computes it, so documents that tie there tie here: ``math.log`` (numpy's log differs from it
-    in the last bit for some numbers), once per distinct document frequency; the mean for the
-    floor summed left to right in term order, as rank-bm25 sums it, not pairwise as ``mean`` does."""
+#: The idf a BM25 index weights terms by. ``rank-bm25`` (the default): rank-bm25's BM25Okapi,
+#: ``ln((N - n + 0.5) / (n + 0.5))`` with negative values (terms in over half the documents) raised
+#: to ``epsilon`` times the mean idf, what the harness's official numbers use. ``lucene``: Lucene's
+#: BM25Similarity (Elasticsearch, Pyserini/Anserini: XOR-TyDi's BM25 baseline ran on
+#: Elasticsearch), ``ln(1 + (N - n + 0.5) / (n + 0.5))``, never negative, so a term in nearly
+#: every document weighs almost nothing and the pruned search skips it. The rest of the weight stays
+#: rank-bm25's expression: Lucene's scores lack its constant factor ``k1 + 1`` (the same ranking)
+#: and Lucene stores document lengths rounded into one byte, the harness exactly, so a few
+#: near-ties can order differently.
+IDF_KINDS = ("rank-bm25", "lucene")
+IdfKind = Literal["rank-bm25", "lucene"]
+
+
+def bm25_parameters(k1: float, b: float, epsilon: float, idf: IdfKind) -> dict[str, Any]:
+    """The settings an index's weights depend on, as its ``index.json`` records them and a model
+    compares them: the idf named only where it is not rank-bm25's, so the indexes and results
+    written before it could be chosen keep their settings (and the models their cache keys)."""
+    return {"k1": k1, "b": b, "epsilon": epsilon, **({"idf": idf} if idf != "rank-bm25" else {})}
+
+
+def _idf(doc_freq: np.ndarray, n_docs: int, epsilon: float, kind: IdfKind = "rank-bm25") -> np.ndarray:
+    """Each term's idf (terms numbered in order of first appearance), by :data:`IDF_KINDS`;
+    rank-bm25's bit for bit as rank-bm25 computes it, so documents that tie there tie here:
+    ``math.log`` (numpy's log differs from it in the last bit for some numbers), once per distinct
+    document frequency; the mean for the floor summed left to right in term order, as rank-bm25
+    sums it, not pairwise as ``mean`` does."""
     freqs, of_term = np.unique(doc_freq, return_inverse=True)
+    if kind == "lucene":  # Lucene's expression, in its order of operations
+        return np.array([math.log(1 + (n_docs - f + 0.5) / (f + 0.5)) for f in freqs.tolist()])[of_term]
     idf = np.array([math.log(n_docs - f + 0.5) - math.log(f + 0.5) for f in freqs.tolist()])[of_term]
     if len(idf):
         idf[idf < 0] = epsilon * (np.cumsum(idf)[-1] / len(idf))
@@ -399,13 +423,13 @@ def _count_type(largest: int) -> type[np.unsignedinteger[Any]]:
     return next(t for t in (np.uint8, np.uint16, np.uint32) if largest <= np.iinfo(t).max)
 
 
-def _merge(runs: _Runs, folder: Path, k1: float, b: float, epsilon: float) -> None:
+def _merge(runs: _Runs, folder: Path, k1: float, b: float, epsilon: float, idf: IdfKind) -> None:
     """The second pass: the runs' postings term by term into ``folder``, with the idfs and norms."""
     n_docs = len(runs.lengths)
     doc_freq = runs.doc_freq()
     indptr = np.concatenate([[0], np.cumsum(doc_freq)]).astype(np.int64)
     np.save(folder / "indptr.npy", indptr, allow_pickle=False)
-    np.save(folder / "idf.npy", _idf(doc_freq, n_docs, epsilon), allow_pickle=False)
+    np.save(folder / "idf.npy", _idf(doc_freq, n_docs, epsilon, idf), allow_pickle=False)
     norms = np.frombuffer(runs.lengths, dtype=np.int32).astype(np.float64)
     avgdl = norms.sum() / n_docs if n_docs else 0.0
     # In place, in rank-bm25's operation order: k1 * (1 - b + b * dl / avgdl).
@@ -596,6 +620,7 @@ class BM25Index:
         k1: float = 1.5,
         b: float = 0.75,
         epsilon: float = 0.25,
+        idf: IdfKind = "rank-bm25",
         metadata: dict[str, Any] | None = None,
         run_tokens: int = RUN_TOKENS,
     ) -> BM25Index:
@@ -607,12 +632,12 @@ class BM25Index:
         if folder is None:
             owned = tempfile.TemporaryDirectory(prefix="harness-bm25-")
             folder = Path(owned.name) / "index"
-        parameters = {"k1": k1, "b": b, "epsilon": epsilon}
+        parameters = bm25_parameters(k1, b, epsilon, idf)
         with atomic_folder(folder) as staging:
             with tempfile.TemporaryDirectory(prefix=".runs-", dir=staging) as scratch:
                 runs = _Runs(Path(scratch), max(1, run_tokens))
                 runs.add(documents)
-                _merge(runs, staging, k1, b, epsilon)
+                _merge(runs, staging, k1, b, epsilon, idf)
             bounds = _write_bounds(staging, float(k1), BLOCK)
             _write_vocabulary(runs.vocabulary, staging)
             info = {

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numba
 import numpy as np
@@ -32,7 +32,7 @@ from harness.plugin import (
 from harness.plugin.io import package_version
 from harness.plugin.scoring import rank_descending
 from harness.plugin.services import Progress, current_world
-from harness_bm25.index import BM25Index
+from harness_bm25.index import IDF_KINDS, BM25Index, IdfKind, bm25_parameters
 from harness_bm25.tokenize import describe, tokenize
 
 #: Scores held at once when ranking the whole corpus: bounds the dense (queries x documents) block.
@@ -79,7 +79,12 @@ class BM25Search:
 
 
 class BM25(Model):
-    """Okapi BM25 with language-aware tokenisation (parameters as in rank-bm25's BM25Okapi)."""
+    """Okapi BM25 with language-aware tokenisation (parameters as in rank-bm25's BM25Okapi;
+    ``idf=lucene`` weighs terms by Lucene's idf instead, as Elasticsearch and Pyserini do:
+    :data:`harness_bm25.index.IDF_KINDS`)."""
+
+    #: The options as the model's identity shows them, and their defaults.
+    DEFAULTS: ClassVar[dict[str, Any]] = {"k1": 1.5, "b": 0.75, "epsilon": 0.25, "idf": "rank-bm25"}
 
     provides = frozenset({Retriever})
 
@@ -90,27 +95,36 @@ class BM25(Model):
         k1: float = 1.5,
         b: float = 0.75,
         epsilon: float = 0.25,
+        idf: str = "rank-bm25",
         index_dir: Path | None = None,
     ) -> None:
         """``index_dir``: a folder to save the index in, or to reload it from. ``k1 >= 0``,
         ``0 <= b <= 1`` and ``epsilon >= 0`` are BM25's own ranges: outside them the scores still
-        compute but rank nonsense, so they are refused rather than run."""
+        compute but rank nonsense, so they are refused rather than run. ``idf``: ``rank-bm25``
+        (the official numbers' BM25) or ``lucene``."""
         if k1 < 0 or not 0 <= b <= 1 or epsilon < 0:
             raise HarnessError(
                 f"bm25: k1 must be >= 0, b within [0, 1] and epsilon >= 0 (got k1={k1}, b={b}, epsilon={epsilon})"
             )
+        if idf not in IDF_KINDS:
+            raise HarnessError(f"bm25: idf must be one of {', '.join(IDF_KINDS)} (got idf={idf})")
         self.runtime = runtime
         self.k1, self.b, self.epsilon = k1, b, epsilon
+        self.idf: IdfKind = "lucene" if idf == "lucene" else "rank-bm25"
         self.index_dir = index_dir
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """What the index's weights depend on (rank-bm25's idf left unnamed: see
+        :func:`harness_bm25.index.bm25_parameters`); also the identity's options."""
+        return bm25_parameters(self.k1, self.b, self.epsilon, self.idf)
 
     def identity(self) -> ModelIdentity:
         return ModelIdentity(
             name=self.name or "bm25",
-            label=label_with_options(
-                "BM25", {"k1": self.k1, "b": self.b, "epsilon": self.epsilon}, {"k1": 1.5, "b": 0.75, "epsilon": 0.25}
-            ),
+            label=label_with_options("BM25", self.parameters, self.DEFAULTS),
             weights=None,
-            options={"k1": self.k1, "b": self.b, "epsilon": self.epsilon},
+            options=self.parameters,
             details={
                 "tokenizers": describe(),
                 "jieba": package_version("jieba"),
@@ -131,7 +145,9 @@ class BM25(Model):
                     yield tokenize(as_text(text), lang)
                     bar.update()
 
-            return BM25Index.build(documents(), folder, k1=self.k1, b=self.b, epsilon=self.epsilon, metadata=metadata)
+            return BM25Index.build(
+                documents(), folder, k1=self.k1, b=self.b, epsilon=self.epsilon, idf=self.idf, metadata=metadata
+            )
 
     def index(self, corpus: Corpus) -> BM25Search:
         if self.index_dir is None:
@@ -140,7 +156,7 @@ class BM25(Model):
             "corpus": corpus.fingerprint,
             "documents": len(corpus),
             "tokenizers": describe(),
-            "parameters": {"k1": self.k1, "b": self.b, "epsilon": self.epsilon},
+            "parameters": self.parameters,
         }
         saved = BM25Index.saved_metadata(self.index_dir)
         if saved is None:
