@@ -10,7 +10,9 @@
 #   (`run tests` stops after the CUDA tests; `run cpu` measures the host's CPU instead, AMX included:
 #   the packed torch forward against the OpenVINO engine, ROUNDS times alternated (default 2), each
 #   engine's operators timed (PROFILE, default "torch openvino"), OpenVINO at larger BATCHES (default
-#   "64 128"); carry .gpu-ov too)
+#   "64 128"); carry .gpu-ov too. Measured on an H100's host: setup 76 s, the two rounds 118 s,
+#   the two profiles and two batches about 130 s; each step has its own timeout, so trim the knobs,
+#   e.g. ROUNDS=1 BATCHES=, to fit what the device time left allows)
 #
 # The transfer holds 64 MiB, the tracked tree included (22 MB, 17.5 of it leaderboard/results'
 # predictions): .whl 26 MB and .gpu 9 MB fit beside it; .gpu-ov (OpenVINO, 22 MB) does not, so for

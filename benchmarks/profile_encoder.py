@@ -76,9 +76,9 @@ bf16 peak, but the packed forward ran 4,408 tokens/s, 212 GFLOP/s: **28.5% of th
 faster than here. Second visit (an H100's host, stop 42), 256 XQuAD-R concat candidates (70,685
 tokens, ``bench_encoder_peak.py``), torch and OpenVINO alternated twice: torch 4,478 and 4,844
 tokens/s (28.8%, 28.1% of the peak measured in each process: 749, 830), **OpenVINO 6,273 and
-7,112 (1.40x, 1.47x)**, 302-343 GFLOP/s: 41-46% of the 749-830 the torch processes measured (the
-peak read in the OpenVINO processes themselves was noisier, 920 and 1,112, putting them at 33% and
-31%); OpenVINO at batch 64 6,719 tokens/s (43.4% of 747), at 128 5,903 (padding 28%): 32, the
+7,112 (1.40x, 1.47x)**, 302 and 343 GFLOP/s: 40% and 41% of the 749 and 830 the torch processes
+of the same rounds measured (the peak read in the OpenVINO processes themselves was noisier, 920
+and 1,112, putting them at 33% and 31%); OpenVINO at batch 64 6,719 tokens/s (43.4% of 747), at 128 5,903 (padding 28%): 32, the
 default, stays. By operator, torch's packed forward there (this script, 256 texts of the pool,
 33,532 tokens, peak 716 GFLOP/s):
 

@@ -152,7 +152,9 @@ class _Numbering(dict[str, int]):
 #: to ``epsilon`` times the mean idf, what the harness's official numbers use. ``lucene``: Lucene's
 #: BM25Similarity (Elasticsearch, Pyserini/Anserini: XOR-TyDi's BM25 baseline ran on
 #: Elasticsearch), ``ln(1 + (N - n + 0.5) / (n + 0.5))``, never negative, so a term in nearly
-#: every document weighs almost nothing and the pruned search skips it. The rest of the weight stays
+#: every document weighs almost nothing (the MaxScore walk, which the queries of rarer words take,
+#: skips its postings; the impact sums still add them, at an impact of a step or two). ``epsilon``
+#: does not apply to it. The rest of the weight stays
 #: rank-bm25's expression: Lucene's scores lack its constant factor ``k1 + 1`` (the same ranking)
 #: and Lucene stores document lengths rounded into one byte, the harness exactly, so a few
 #: near-ties can order differently.
@@ -160,11 +162,23 @@ IDF_KINDS = ("rank-bm25", "lucene")
 IdfKind = Literal["rank-bm25", "lucene"]
 
 
+def idf_kind(name: str) -> IdfKind:
+    """``name`` as one of :data:`IDF_KINDS`, or one error naming them."""
+    if name == "lucene":
+        return "lucene"
+    if name == "rank-bm25":
+        return "rank-bm25"
+    raise HarnessError(f"bm25: idf must be one of {', '.join(IDF_KINDS)} (got idf={name})")
+
+
 def bm25_parameters(k1: float, b: float, epsilon: float, idf: IdfKind) -> dict[str, Any]:
     """The settings an index's weights depend on, as its ``index.json`` records them and a model
     compares them: the idf named only where it is not rank-bm25's, so the indexes and results
-    written before it could be chosen keep their settings (and the models their cache keys)."""
-    return {"k1": k1, "b": b, "epsilon": epsilon, **({"idf": idf} if idf != "rank-bm25" else {})}
+    written before it could be chosen keep their settings (and the models their cache keys);
+    ``epsilon`` only with rank-bm25's idf, the one it floors."""
+    if idf == "lucene":
+        return {"k1": k1, "b": b, "idf": idf}
+    return {"k1": k1, "b": b, "epsilon": epsilon}
 
 
 def _idf(doc_freq: np.ndarray, n_docs: int, epsilon: float, kind: IdfKind = "rank-bm25") -> np.ndarray:
@@ -632,6 +646,7 @@ class BM25Index:
         if folder is None:
             owned = tempfile.TemporaryDirectory(prefix="harness-bm25-")
             folder = Path(owned.name) / "index"
+        idf = idf_kind(idf)  # a caller of the library may pass any string
         parameters = bm25_parameters(k1, b, epsilon, idf)
         with atomic_folder(folder) as staging:
             with tempfile.TemporaryDirectory(prefix=".runs-", dir=staging) as scratch:

@@ -32,7 +32,7 @@ from harness.plugin import (
 from harness.plugin.io import package_version
 from harness.plugin.scoring import rank_descending
 from harness.plugin.services import Progress, current_world
-from harness_bm25.index import IDF_KINDS, BM25Index, IdfKind, bm25_parameters
+from harness_bm25.index import BM25Index, IdfKind, bm25_parameters, idf_kind
 from harness_bm25.tokenize import describe, tokenize
 
 #: Scores held at once when ranking the whole corpus: bounds the dense (queries x documents) block.
@@ -106,11 +106,13 @@ class BM25(Model):
             raise HarnessError(
                 f"bm25: k1 must be >= 0, b within [0, 1] and epsilon >= 0 (got k1={k1}, b={b}, epsilon={epsilon})"
             )
-        if idf not in IDF_KINDS:
-            raise HarnessError(f"bm25: idf must be one of {', '.join(IDF_KINDS)} (got idf={idf})")
+        if idf == "lucene" and epsilon != self.DEFAULTS["epsilon"]:
+            raise HarnessError(
+                f"bm25: epsilon floors rank-bm25's idf only; idf=lucene takes none (got epsilon={epsilon})"
+            )
         self.runtime = runtime
         self.k1, self.b, self.epsilon = k1, b, epsilon
-        self.idf: IdfKind = "lucene" if idf == "lucene" else "rank-bm25"
+        self.idf: IdfKind = idf_kind(idf)
         self.index_dir = index_dir
 
     @property

@@ -48,11 +48,13 @@ def lucene_scores(documents: list[list[str]], query: list[str]) -> np.ndarray:
     return out
 
 
-@pytest.mark.parametrize("block", [2, 128])
-def test_lucene_idf_scores_and_ranks_as_written_from_lucene(block: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Scores against the plain loop, and the top k of the pruned search (blocks of 2 postings: it
-    must skip some) and of the exhaustive path against a stable sort of those scores."""
-    monkeypatch.setattr(bm25_index, "BLOCK", block)
+@pytest.mark.parametrize("route", ["walk", "impacts"])
+def test_lucene_idf_scores_and_ranks_as_written_from_lucene(route: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scores against the plain loop, and the top k of both pruned searches (the MaxScore walk over
+    blocks of 2 postings, and the impact sums) and of the exhaustive path against a stable sort of
+    those scores."""
+    monkeypatch.setattr(bm25_index, "BLOCK", 2)
+    monkeypatch.setattr(bm25_index, "DENSE_SHARE", float("inf") if route == "walk" else 0.0)
     documents = [text.split() for text in DOCUMENTS]
     index = BM25Index.build(iter(documents), k1=K1, b=B, idf="lucene")
     queries = [["the", "river"], ["paris", "the"], ["the"], ["river", "valley", "the", "river"]]
@@ -83,7 +85,7 @@ def test_the_variant_is_named_and_the_default_unchanged(tmp_path: Path) -> None:
     default, lucene = BM25(runtime=Runtime()), BM25(runtime=Runtime(), idf="lucene", k1=1.2)
     assert default.identity().options == {"k1": 1.5, "b": 0.75, "epsilon": 0.25}  # cache keys, board labels
     assert default.identity().label == "BM25"
-    assert lucene.identity().options["idf"] == "lucene"
+    assert lucene.identity().options == {"k1": 1.2, "b": 0.75, "idf": "lucene"}  # no epsilon: it floors nothing
     assert lucene.identity().label == "BM25 (k1=1.2, idf=lucene)"
     corpus = Corpus(ids=[str(i) for i in range(len(DOCUMENTS))], texts=DOCUMENTS, langs=["en"] * len(DOCUMENTS))
     folder = tmp_path / "index"
@@ -92,3 +94,7 @@ def test_the_variant_is_named_and_the_default_unchanged(tmp_path: Path) -> None:
         BM25(runtime=Runtime(), idf="lucene", index_dir=folder).index(corpus)
     with pytest.raises(HarnessError, match="idf must be one of rank-bm25, lucene"):
         BM25(runtime=Runtime(), idf="okapi")
+    with pytest.raises(HarnessError, match="idf must be one of rank-bm25, lucene"):
+        BM25Index.build(iter([["a"]]), idf="okapi")  # type: ignore[arg-type]
+    with pytest.raises(HarnessError, match="epsilon floors rank-bm25's idf only"):
+        BM25(runtime=Runtime(), idf="lucene", epsilon=0.5)
