@@ -6,8 +6,8 @@ Scores equal rank-bm25's ``BM25Okapi`` (the reference Python implementation): fo
 token (repeated tokens count again) ``idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))``
 with ``idf = ln((N - n + 0.5) / (n + 0.5))``, and negative idfs replaced by
 ``epsilon * mean(idf)``; or, asked by name (``idf="lucene"``, never the default), Lucene's
-``idf = ln(1 + (N - n + 0.5) / (n + 0.5))`` (see :data:`IDF_KINDS`). The postings of a term are one contiguous slice of document ids and term
-counts (a (vocabulary x documents) CSR layout), beside one idf per term and one length norm
+``idf = ln(1 + (N - n + 0.5) / (n + 0.5))`` (see :data:`IDF_KINDS`). The postings of a term are
+one contiguous slice of document ids and term counts (a (vocabulary x documents) CSR layout), beside one idf per term and one length norm
 ``k1 * (1 - b + b * dl / avgdl)`` per document, so a query gathers the slices of its tokens,
 weights them (in rank-bm25's operation order, so equal documents get bit-identical scores) and
 sums them per document in the query's token order, as rank-bm25 does; top-k search never holds a
@@ -154,10 +154,9 @@ class _Numbering(dict[str, int]):
 #: Elasticsearch), ``ln(1 + (N - n + 0.5) / (n + 0.5))``, never negative, so a term in nearly
 #: every document weighs almost nothing (the MaxScore walk, which the queries of rarer words take,
 #: skips its postings; the impact sums still add them, at an impact of a step or two). ``epsilon``
-#: does not apply to it. The rest of the weight stays
-#: rank-bm25's expression: Lucene's scores lack its constant factor ``k1 + 1`` (the same ranking)
-#: and Lucene stores document lengths rounded into one byte, the harness exactly, so a few
-#: near-ties can order differently.
+#: does not apply to it. The rest of the weight stays rank-bm25's expression: Lucene's scores lack
+#: its constant factor ``k1 + 1`` (the same ranking) and Lucene stores document lengths rounded
+#: into one byte, the harness exactly, so a few near-ties can order differently.
 IDF_KINDS = ("rank-bm25", "lucene")
 IdfKind = Literal["rank-bm25", "lucene"]
 
