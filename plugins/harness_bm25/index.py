@@ -2,19 +2,19 @@
 only the posting lists of its terms, a few million postings at a time, and the index of a
 21-million-passage corpus is built and searched without ever being held in memory.
 
-Scores equal rank-bm25's ``BM25Okapi`` (the reference Python implementation): for each query
-token (repeated tokens count again) ``idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))``
-with ``idf = ln((N - n + 0.5) / (n + 0.5))``, and negative idfs replaced by
-``epsilon * mean(idf)``; or, asked by name (``idf="lucene"``, never the default), Lucene's
-``idf = ln(1 + (N - n + 0.5) / (n + 0.5))`` (see :data:`IDF_KINDS`). The postings of a term are
-one contiguous slice of document ids and term counts (a (vocabulary x documents) CSR layout),
-beside one idf per term and one length norm ``k1 * (1 - b + b * dl / avgdl)`` per document, so
-a query gathers the slices of its tokens, weights them (in rank-bm25's operation order, so equal
-documents get bit-identical scores) and sums them per document in the query's token order, as
-rank-bm25 does; top-k search never holds a (queries x documents) block. A posting takes 5 bytes (a count under 256 in one byte), where
-precomputed float64 weights would take 12, plus a 2-byte impact (its weight in whole steps,
-rounded up) that lets top-k search sum a long query's postings as integers and score exactly only
-the passages those sums cannot tell apart from the k best.
+Scores equal rank-bm25's ``BM25Okapi`` (the reference Python implementation): for each query token
+(repeated tokens count again) ``idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))`` with
+``idf = ln((N - n + 0.5) / (n + 0.5))``, and negative idfs replaced by ``epsilon * mean(idf)``; or,
+asked by name (``idf="lucene"``, never the default), Lucene's ``idf = ln(1 + (N - n + 0.5) / (n +
+0.5))`` (see :data:`IDF_KINDS`). The postings of a term are one contiguous slice of document ids
+and term counts (a (vocabulary x documents) CSR layout), beside one idf per term and one length
+norm ``k1 * (1 - b + b * dl / avgdl)`` per document, so a query gathers the slices of its tokens,
+weights them (in rank-bm25's operation order, so equal documents get bit-identical scores) and sums
+them per document in the query's token order, as rank-bm25 does; top-k search never holds a
+(queries x documents) block. A posting takes 5 bytes (a count under 256 in one byte), where
+precomputed float64 weights would take 12, plus a 2-byte impact (its weight in whole steps, rounded
+up) that lets top-k search sum a long query's postings as integers and score exactly only the
+passages those sums cannot tell apart from the k best.
 
 Construction is an external sort in two passes. The documents stream through once: tokens are
 mapped to ids at C speed (``map`` over a dict whose ``__missing__`` numbers new terms) and, every
