@@ -122,6 +122,9 @@ def main() -> None:
         f"in {stats.seconds:.2f} s"
     )
     print(f"tokens/s: {stats.tokens_per_s:,.0f}")
+    forward = getattr(model, "openvino", None)  # hf-encoder:engine=openvino
+    if forward is not None and forward.graph is not None:
+        print(f"of which compiling static lengths (static_step): {forward.compile_seconds:.2f} s")
     if not isinstance(model, FlopCounter):
         print(
             "achieved GFLOP/s: n/a (the model has no flop_count/compute_dtype, see harness.models.encoding.FlopCounter)"

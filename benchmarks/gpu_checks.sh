@@ -8,11 +8,13 @@
 #                                                      # data and tokenizers -> .gpu/ (both ignored)
 #   run(command="bash benchmarks/gpu_checks.sh run", carry=[".whl", ".gpu"], timeout_s=570)
 #   (`run tests` stops after the CUDA tests; `run cpu` measures the host's CPU instead, AMX included:
-#   the packed torch forward against the OpenVINO engine, ROUNDS times alternated (default 2), each
-#   engine's operators timed (PROFILE, default "torch openvino"), OpenVINO at larger BATCHES (default
-#   "64 128"); carry .gpu-ov too. Measured on an H100's host: setup 76 s, the two rounds 118 s,
-#   the two profiles and two batches about 130 s; each step has its own timeout, so trim the knobs,
-#   e.g. ROUNDS=1 BATCHES=, to fit what the device time left allows)
+#   hf-encoder's VARIANTS (default: the packed torch forward, the OpenVINO engine, and OpenVINO
+#   compiled per padded length, static_step=32) ROUNDS times alternated (default 2), the operators
+#   of each of PROFILE timed (default: the static OpenVINO one; torch's and the dynamic OpenVINO's
+#   tables are in profile_encoder.py), OpenVINO at larger BATCHES (default none; 64 and 128 were
+#   measured); carry .gpu-ov too. Measured on an H100's host: setup 76 s, two rounds of two variants
+#   118 s, a profile or a batch about 30 s; each step has its own timeout, so trim the knobs, e.g.
+#   ROUNDS=1 PROFILE=, to fit what the device time left allows)
 #
 # The transfer holds 64 MiB, the tracked tree included (22 MB, 17.5 of it leaderboard/results'
 # predictions): .whl 26 MB and .gpu 9 MB fit beside it; .gpu-ov (OpenVINO, 22 MB) does not, so for
@@ -66,22 +68,23 @@ for m in SmolLM2 gemma-3 multilingual-e5; do python3 benchmarks/shaped_checkpoin
 
 if [ "${2:-}" = cpu ]; then  # the host's CPU (AMX where it has it): e5-small's shape in bf16, 2 threads
   stamp "host CPU"; lscpu | grep -E "Model name|^CPU\(s\)"; grep -o -w -E "amx_bf16|amx_int8|avx512_bf16" /proc/cpuinfo | sort -u
-  # the packed torch forward and the OpenVINO engine (fused operators), alternated, twice each
+  # hf-encoder's variants (the packed torch forward, OpenVINO's fused operators, OpenVINO static
+  # per padded length), alternated, ROUNDS times each
   tar xJf .gpu-ov/openvino.tar.xz -C /tmp/site || exit 1
   for round in $(seq "${ROUNDS:-2}"); do
-    for engine in torch openvino; do
-      stamp "round $round, engine=$engine"
+    for variant in ${VARIANTS-engine=torch engine=openvino engine=openvino,static_step=32}; do
+      stamp "round $round, $variant"
       timeout 150 python3 benchmarks/bench_encoder_peak.py \
-        --model "hf-encoder:path=$W/shaped-multilingual-e5,precision=bfloat16,engine=$engine" \
+        --model "hf-encoder:path=$W/shaped-multilingual-e5,precision=bfloat16,$variant" \
         --device cpu --threads 2 --data-dir $W/lareqa/xquad-r --texts 256 --repeats 3 2>&1 | grep -v "it/s\]"
     done
   done
-  for engine in ${PROFILE-torch openvino}; do
-    stamp "engine=$engine by operator (profile_encoder.py)"
+  for variant in ${PROFILE-engine=openvino,static_step=32}; do
+    stamp "$variant by operator (profile_encoder.py)"
     timeout 120 python3 benchmarks/profile_encoder.py --texts 256 --threads 2 --data-dir $W/lareqa/xquad-r \
-      --model "hf-encoder:path=$W/shaped-multilingual-e5,precision=bfloat16,engine=$engine" 2>&1 | grep -v -E "it/s\]|USDT"
+      --model "hf-encoder:path=$W/shaped-multilingual-e5,precision=bfloat16,$variant" 2>&1 | grep -v -E "it/s\]|USDT"
   done
-  for batch in ${BATCHES-64 128}; do
+  for batch in ${BATCHES-}; do
     stamp "engine=openvino, batch $batch"
     timeout 100 python3 benchmarks/bench_encoder_peak.py --batch-size $batch \
       --model "hf-encoder:path=$W/shaped-multilingual-e5,precision=bfloat16,engine=openvino" \

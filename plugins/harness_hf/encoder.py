@@ -11,7 +11,9 @@ Precision: ``auto`` is bfloat16 (float16 where bf16 is unsupported) on a GPU and
 CPU; ``precision=bfloat16`` on a CPU with native bf16 (AVX512-BF16, AMX) runs the linear layers
 about 5x faster than float32 (``benchmarks/bench_encoder_backends.py``). On a GPU batches travel
 through pinned memory with non-blocking copies. ``engine=openvino`` runs a CPU's forward on
-OpenVINO instead of torch (:mod:`harness_hf.openvino_engine`).
+OpenVINO instead of torch (:mod:`harness_hf.openvino_engine`); with ``static_step=N`` each batch is
+padded to a multiple of N tokens and OpenVINO compiles a static-shape graph per length (an
+experiment for AMX, whose tile products OpenVINO's attention kernels use only at static sizes).
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ class HFEncoder(CheckpointModel):
         passage_max_length: int | None = None,
         precision: Precision = "auto",
         engine: Engine = "torch",
+        static_step: int | None = None,
         label: str | None = None,
         cpu_auto: str = "float32",
     ) -> None:
@@ -81,8 +84,14 @@ class HFEncoder(CheckpointModel):
         one (its pooling, Normalize module, prompts and max_seq_length: the model is used as it
         was trained), else mean pooling, normalised, no prefixes, 512 tokens. ``engine``: torch
         (the packed forward on a CPU, transformers' on a GPU), or openvino (a CPU's, fused:
-        :mod:`harness_hf.openvino_engine`)."""
-        self.engine_name = engine
+        :mod:`harness_hf.openvino_engine`); ``static_step`` (openvino only): pad batches to
+        multiples of this many tokens, one static-shape graph per length."""
+        if static_step is not None and (engine != "openvino" or static_step < 1):
+            raise HarnessError(
+                f"model {self.name or 'hf-encoder'}: static_step needs engine=openvino and a positive "
+                f"number of tokens, not static_step={static_step} with engine={engine}"
+            )
+        self.engine_name, self.static_step = engine, static_step
         settings = encoder_defaults(resolve_source(path, f"model {self.name or 'hf-encoder'}"))
         default = settings or EncoderSettings(
             folder=Path(path), pooling="mean", normalize=True, max_length=None, query_prefix="", passage_prefix=""
@@ -131,6 +140,7 @@ class HFEncoder(CheckpointModel):
                 precision=self.precision,
                 threads=self.runtime.threads or default_threads(),
                 owner=self.owner,
+                static=self.static_step is not None,
             )
             return None  # OpenVINO holds its own weights
         if self.device == "cpu":
@@ -172,6 +182,7 @@ class HFEncoder(CheckpointModel):
                 "query_max_length": self.max_length["query"],
                 "passage_max_length": self.max_length["passage"],
                 **({"engine": self.engine_name} if self.engine_name != "torch" else {}),
+                **({"static_step": self.static_step} if self.static_step is not None else {}),
             },
         )
         identity.details["forward"] = (
@@ -227,9 +238,12 @@ class HFEncoder(CheckpointModel):
         return [f if f is not None else next(fresh) for f in known]
 
     def _pad(self, features: Sequence[dict[str, np.ndarray]]) -> dict[str, Any]:
-        """One batch as tensors, right-padded to its longest text (numpy, no per-token Python)."""
+        """One batch as tensors, right-padded to its longest text (numpy, no per-token Python), or
+        with ``static_step`` to the next multiple of it (at most the longest length allowed)."""
         torch = self._torch
         width = max(len(f["input_ids"]) for f in features)
+        if self.static_step is not None:
+            width = min(-(-width // self.static_step) * self.static_step, max(self.max_length.values()))
         batch = {}
         for key in features[0]:
             block = np.full((len(features), width), self.pad_id if key == "input_ids" else 0, dtype=np.int64)

@@ -15,12 +15,25 @@ here, but a whole cold LAReQA run is 1.23x faster on it; on a CPU with AMX, wher
 1.40x and 1.47x faster alternated with torch (6,273 and 7,112 tokens/s, e5-small's shape, 2
 threads; ``benchmarks/profile_encoder.py``).
 An optional extra: ``pip install ".[openvino]"``.
+
+``static=True`` (``hf-encoder:engine=openvino,static_step=N``) compiles one graph per padded
+length instead of one dynamic graph: OpenVINO's generated attention kernels (its "snippets")
+take AMX's tile products only where the products' sizes are static (openvinotoolkit/openvino
+PR #25495, ``jit_brgemm_utils``; read, not yet measured on AMX), and on AMX its dynamic
+attention reported AVX-512 code for a third of the time. On this AVX-512 machine it does not pay
+(``bench_encoder_peak.py``, e5-small, 1,024 XQuAD-R candidates, 2 threads, alternated twice,
+quiet): ``static_step=64`` 5,542 and 5,698 tokens/s against the dynamic graph's 5,839 and 6,199,
+the steps' padding counted as work not done (1.4-1.6 s of compiling in it). Each length costs a
+compile (0.7 s at 64 tokens to 3.1 s at 512 for e5-small, with a first batch) and its buffers
+(120 to 370 MB), so only the two lengths used last are kept (length-sorted batches reach each
+length once a pass).
 """
 
 from __future__ import annotations
 
+import time
 import warnings
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -48,6 +61,8 @@ def positional_encoder(model: Any, inputs: Sequence[str]) -> Any:
 
 #: OpenVINO's name for each precision the harness's ``precision=`` option gives.
 HINTS = {"float32": "f32", "bfloat16": "bf16", "float16": "f16"}
+#: Static-shape graphs kept compiled at once (``static=True``): the current length and the last.
+STATIC_KEPT = 2
 
 
 class OpenVinoForward:
@@ -56,10 +71,20 @@ class OpenVinoForward:
 
     ``profile=True`` (``benchmarks/profile_encoder.py``) has OpenVINO time each of its operators
     (``PERF_COUNT``), summed over the batches into :attr:`operator_seconds` by operator type and
-    the kernel OpenVINO chose for it: torch's profiler cannot see inside OpenVINO's graph."""
+    the kernel OpenVINO chose for it: torch's profiler cannot see inside OpenVINO's graph.
+    ``static=True`` compiles a graph per input length (batch size left dynamic) as batches of
+    that length come (see the module's docstring)."""
 
     def __init__(
-        self, model: Any, example: dict[str, Any], *, precision: str, threads: int, owner: str, profile: bool = False
+        self,
+        model: Any,
+        example: dict[str, Any],
+        *,
+        precision: str,
+        threads: int,
+        owner: str,
+        profile: bool = False,
+        static: bool = False,
     ) -> None:
         try:
             import openvino
@@ -75,20 +100,48 @@ class OpenVinoForward:
             graph = openvino.convert_model(
                 positional_encoder(model, self.inputs), example_input=tuple(example.values())
             )
-        settings: dict[str, Any] = {"INFERENCE_PRECISION_HINT": HINTS[precision], "INFERENCE_NUM_THREADS": threads}
-        if profile:
-            settings["PERF_COUNT"] = True
-        self.compiled = openvino.Core().compile_model(graph, "CPU", settings)
-        self.request = self.compiled.create_infer_request()
+        self.settings: dict[str, Any] = {
+            "INFERENCE_PRECISION_HINT": HINTS[precision],
+            "INFERENCE_NUM_THREADS": threads,
+            **({"PERF_COUNT": True} if profile else {}),
+        }
+        self.core = openvino.Core()
+        #: The float32 graph each static length is reshaped from (None: one dynamic graph).
+        self.graph = graph if static else None
+        #: The compiled graphs' requests: one dynamic (key None), or by static length, oldest first.
+        self.requests: OrderedDict[int | None, Any] = OrderedDict()
+        #: Seconds spent compiling static lengths as batches came (inside the encoding time).
+        self.compile_seconds = 0.0
+        if not static:
+            self.requests[None] = self.core.compile_model(graph, "CPU", self.settings).create_infer_request()
         self.version = openvino.__version__
         #: Seconds by (operator type, kernel) over every batch since loading, when profiled.
         self.operator_seconds: Counter[tuple[str, str]] | None = Counter() if profile else None
 
     def __call__(self, batch: dict[str, Any]) -> np.ndarray:
         """``[texts, length, hidden]`` float32 for a right-padded batch of torch tensors."""
+        request = self.request(batch[self.inputs[0]].shape[1])
         # the inputs read in place, the output copied out of the request's memory (infer's default)
-        hidden = self.request.infer([batch[name].numpy() for name in self.inputs], share_inputs=True)[0]
+        hidden = request.infer([batch[name].numpy() for name in self.inputs], share_inputs=True)[0]
         if self.operator_seconds is not None:
-            for info in self.request.profiling_info:
+            for info in request.profiling_info:
                 self.operator_seconds[(info.node_type, info.exec_type)] += info.real_time.total_seconds()
         return np.asarray(hidden, dtype=np.float32)
+
+    def request(self, length: int) -> Any:
+        """The infer request for batches of ``length`` tokens: the dynamic graph's, or the static
+        graph of that length, compiled on first use (the least recently used one dropped)."""
+        if self.graph is None:
+            return self.requests[None]
+        if length not in self.requests:
+            import openvino
+
+            start = time.perf_counter()
+            shaped = self.graph.clone()
+            shaped.reshape({port.get_any_name(): openvino.PartialShape([-1, length]) for port in shaped.inputs})
+            self.requests[length] = self.core.compile_model(shaped, "CPU", self.settings).create_infer_request()
+            self.compile_seconds += time.perf_counter() - start
+            while len(self.requests) > STATIC_KEPT:
+                self.requests.popitem(last=False)
+        self.requests.move_to_end(length)
+        return self.requests[length]

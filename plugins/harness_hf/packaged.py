@@ -77,7 +77,8 @@ class PackagedGenerator(HFGenerator):
             details={
                 **identity.details,
                 CARD_DETAIL: board_card(card).to_dict(),
-                "package": asdict(card),
+                # as JSON reads it back (tuples as lists), so the result read from its file equals it
+                "package": {key: list(v) if isinstance(v, tuple) else v for key, v in asdict(card).items()},
                 "package_version": package_version(card.package.split()[0]),
             },
         )

@@ -90,3 +90,34 @@ def test_a_profiled_forward_times_its_operators_and_encodes_the_same(
     assert np.abs(got - reference_vectors(tiny_encoder_dir, TEXTS, encoder.pooling)).max() < 1e-4
     assert any(node == "FullyConnected" for node, _ in timed) and sum(timed.values()) > 0
     assert float32_encoder.openvino is not None and float32_encoder.openvino.operator_seconds is None
+
+
+def test_static_lengths_encode_the_same_from_a_graph_per_padded_length(
+    tiny_encoder_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """static_step=8: every batch reaches OpenVINO padded to a multiple of 8 tokens, each length
+    its own static graph (two kept at once), and the vectors are the one-by-one forward's."""
+    from harness_hf.openvino_engine import STATIC_KEPT, OpenVinoForward
+
+    encoder = openvino_encoder(tiny_encoder_dir, precision="float32", static_step=8)
+    assert encoder.openvino is not None and encoder.openvino.graph is not None
+    lengths: list[int] = []
+    request = OpenVinoForward.request
+
+    def recorded(forward: OpenVinoForward, length: int) -> Any:
+        lengths.append(length)
+        return request(forward, length)
+
+    monkeypatch.setattr(OpenVinoForward, "request", recorded)
+    for texts in (TEXTS, PAIRS):
+        got = encoder.encode(texts, role="passage")
+        assert np.abs(got - reference_vectors(tiny_encoder_dir, texts, encoder.pooling)).max() < 1e-4
+    assert lengths and all(length % 8 == 0 for length in lengths) and max(lengths) == 48  # "x " * 40: 42 tokens
+    assert None not in encoder.openvino.requests and len(encoder.openvino.requests) <= STATIC_KEPT
+    assert encoder.identity().options["static_step"] == 8
+
+
+@pytest.mark.parametrize("options", [{"engine": "torch", "static_step": 64}, {"engine": "openvino", "static_step": 0}])
+def test_static_step_needs_openvino_and_a_positive_step(tiny_encoder_dir: Path, options: dict[str, Any]) -> None:
+    with pytest.raises(HarnessError, match="static_step needs engine=openvino"):
+        HFEncoder(runtime=Runtime(device_request="cpu"), path=tiny_encoder_dir, **options)
