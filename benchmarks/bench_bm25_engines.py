@@ -272,6 +272,33 @@ def _build(engine: str, args: argparse.Namespace) -> dict[str, Any] | None:
     return built
 
 
+def _signature(args: argparse.Namespace, engine: str) -> str:
+    """What an engine's stored top 10 was searched with: the corpus, the query count and the
+    build record of the index it read (a rebuilt index has another: its seconds and peak)."""
+    record = args.work / f"{INDEX[engine]}-build.json"
+    return json.dumps(
+        {
+            "corpus": str(args.corpus.resolve()),
+            "corpus_bytes": args.corpus.stat().st_size,
+            "queries": args.queries,
+            "build": record.read_text() if record.exists() else None,
+        }
+    )
+
+
+def _top_signature(args: argparse.Namespace, engine: str) -> Path:
+    return args.work / f"{engine}-top.json"
+
+
+def _stored_top(args: argparse.Namespace, engine: str) -> np.ndarray | None:
+    """``engine``'s top 10 from this run or an earlier one, only where it was searched over this
+    very index with these queries (:func:`_signature`); None otherwise."""
+    top, signature = args.work / f"{engine}-top.npy", _top_signature(args, engine)
+    if not (top.exists() and signature.exists() and signature.read_text() == _signature(args, engine)):
+        return None
+    return np.load(top)
+
+
 def main() -> None:
     if dispatch(PHASES):
         return
@@ -326,20 +353,13 @@ def main() -> None:
             print(f"  round {round_ + 1} {engine}-search: {got}", flush=True)
             if got is not None:
                 searches[engine].append(got)
+                _top_signature(args, engine).write_text(_signature(args, engine))
     # The reference ranking: the exhaustive path's top 10 of this run, or of an earlier run over the same
     # index and queries where this one left that engine out (its rate then absent: no "x baseline")
-    stored = args.work / "exhaustive-top.npy"
-    reference = (
-        np.load(stored) if stored.exists() and (searches.get("exhaustive") or "exhaustive" not in engines) else None
-    )
-    if reference is not None and len(reference) != args.queries:
-        reference = None
+    reference = _stored_top(args, "exhaustive") if searches.get("exhaustive") or "exhaustive" not in engines else None
     baseline = statistics.median(s["qps"] for s in searches["exhaustive"]) if searches.get("exhaustive") else None
     # Lucene's own top 10, where Pyserini ran on these queries: what idf=lucene is to be compared with
-    lucene_top = args.work / "pyserini-top.npy"
-    lucene = np.load(lucene_top) if lucene_top.exists() else None
-    if lucene is not None and len(lucene) != args.queries:
-        lucene = None
+    lucene = _stored_top(args, "pyserini")
 
     def overlap_with(top: np.ndarray, other: np.ndarray) -> str:
         return f"{np.mean([len(set(a) & set(b)) / TOP for a, b in zip(top, other)]):.3f}"
