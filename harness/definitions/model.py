@@ -8,6 +8,7 @@ tell two runs of "the same" model with different weights or options apart.
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 import warnings
@@ -132,8 +133,10 @@ class Model(ABC):
         """Name, weights hash or revision, and options of this model."""
 
 
-def label_with_options(base: str, options: dict[str, Any], defaults: dict[str, Any]) -> str:
-    """A leaderboard label that shows the options differing from their defaults."""
+def label_with_options(base: str, options: dict[str, Any], model: type) -> str:
+    """A leaderboard label that shows the options differing from their defaults, the defaults read
+    from ``model``'s constructor (declared once, in its signature)."""
+    defaults = {name: p.default for name, p in inspect.signature(model).parameters.items() if name in options}
     changed = [f"{k}={v}" for k, v in options.items() if k in defaults and v != defaults[k]]
     return f"{base} ({', '.join(changed)})" if changed else base
 

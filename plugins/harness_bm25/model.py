@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numba
 import numpy as np
@@ -37,6 +37,8 @@ from harness_bm25.tokenize import describe, tokenize
 
 #: Scores held at once when ranking the whole corpus: bounds the dense (queries x documents) block.
 SCORE_BLOCK = 1 << 24
+#: rank-bm25's floor on a term's idf (a share of the mean idf); Lucene's idf takes none.
+EPSILON = 0.25
 
 
 def as_text(item: str | tuple[str, str]) -> str:
@@ -83,9 +85,6 @@ class BM25(Model):
     ``idf=lucene`` weighs terms by Lucene's idf instead, as Elasticsearch and Pyserini do:
     :data:`harness_bm25.index.IDF_KINDS`)."""
 
-    #: The options as the model's identity shows them, and their defaults.
-    DEFAULTS: ClassVar[dict[str, Any]] = {"k1": 1.5, "b": 0.75, "epsilon": 0.25, "idf": "rank-bm25"}
-
     provides = frozenset({Retriever})
 
     def __init__(
@@ -94,7 +93,7 @@ class BM25(Model):
         runtime: Runtime,
         k1: float = 1.5,
         b: float = 0.75,
-        epsilon: float = 0.25,
+        epsilon: float = EPSILON,
         idf: str = "rank-bm25",
         index_dir: Path | None = None,
     ) -> None:
@@ -106,7 +105,7 @@ class BM25(Model):
             raise HarnessError(
                 f"bm25: k1 must be >= 0, b within [0, 1] and epsilon >= 0 (got k1={k1}, b={b}, epsilon={epsilon})"
             )
-        if idf == "lucene" and epsilon != self.DEFAULTS["epsilon"]:
+        if idf == "lucene" and epsilon != EPSILON:
             raise HarnessError(
                 f"bm25: epsilon floors rank-bm25's idf only; idf=lucene takes none (got epsilon={epsilon})"
             )
@@ -124,7 +123,7 @@ class BM25(Model):
     def identity(self) -> ModelIdentity:
         return ModelIdentity(
             name=self.name or "bm25",
-            label=label_with_options("BM25", self.parameters, self.DEFAULTS),
+            label=label_with_options("BM25", self.parameters, BM25),
             weights=None,
             options=self.parameters,
             details={
