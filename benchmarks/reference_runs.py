@@ -21,7 +21,9 @@ folded into ``leaderboard/leaderboard.json``:
 ``--resume`` skips the runs already shipped and passes ``--resume`` to an interrupted ``harness
 run`` (its saved units are kept). ``--only SUBSTRING`` picks runs; ``--list`` prints them.
 Finally the board is made again from the shipped results the manifest lists (each with the model
-card of :data:`CARDS`) and its page written beside it (``harness leaderboard page --leaderboard
+card of :data:`CARDS`), every two neighbours compared question by question where the data are at
+hand (``harness leaderboard pair``: their ties on the page come from these; a comparison made
+before is kept), and its page written beside it (``harness leaderboard page --leaderboard
 leaderboard/leaderboard.json``); ``--page-only`` does just that.
 
     HARNESS_REAL_DATA=../shared/data python benchmarks/reference_runs.py --resume --skip-long --threads 1
@@ -327,6 +329,8 @@ def fold(board: Path, manifest: dict[str, Any]) -> None:
         path = board.parent / run["result_path"]
         write_result(read_json(path), path)
         leaderboard.add_result(fresh, read_result(path)[0], Path(run["result_path"]))
+    if board.exists():  # the paired comparisons of runs still on it, for `leaderboard pair` to keep
+        leaderboard.set_paired(fresh, leaderboard.load(board).paired)
     fresh.replace(board)
 
 
@@ -438,6 +442,11 @@ def main() -> None:
             print(f"shipped: {run.name}: {main.metric} {main.value:.4f} ({wall:.0f} s)", flush=True)
     fold(args.board, manifest)
     dump_json(manifest, manifest_path)
+    if args.data_dir is not None:  # neighbours compared question by question: the page's ties
+        pair = ["leaderboard", "pair", "--file", str(args.board), "--data-dir", str(args.data_dir)]
+        subprocess.run([sys.executable, "-m", "harness", *pair], check=True)
+    else:
+        print("no --data-dir (nor HARNESS_REAL_DATA): the board keeps the comparisons it had", file=sys.stderr)
     subprocess.run(
         [sys.executable, "-m", "harness", "leaderboard", "page", "--leaderboard", str(args.board)], check=True
     )

@@ -1,4 +1,5 @@
-"""``harness leaderboard show`` and ``page``: the board as tables, CSV or JSON, and as a web page."""
+"""``harness leaderboard show``, ``page`` and ``pair``: the board as tables, CSV or JSON, as a web
+page, and its neighbours compared question by question."""
 
 from __future__ import annotations
 
@@ -78,6 +79,26 @@ def add_parsers(commands: Any) -> None:
         help="serve the page at http://127.0.0.1:PORT/ until interrupted, read afresh on every reload",
     )
     page.add_argument("--port", type=int, default=8000, help="with --serve (default: 8000)")
+    pair = board_commands.add_parser(
+        "pair",
+        help="compare every two entries ranked next to each other question by question (paired "
+        "bootstrap, as harness compare) and keep the comparisons in the board, where they decide the ties",
+    )
+    pair.add_argument(
+        "--file",
+        "--leaderboard",
+        dest="file",
+        type=Path,
+        default=DEFAULT_LEADERBOARD,
+        help=f"the leaderboard file (default: {DEFAULT_LEADERBOARD})",
+    )
+    pair.add_argument(
+        "--data-dir",
+        type=Path,
+        help="for results without their per-instance records beside them (a shipped board's): the benchmark "
+        "files their predictions are scored again on (default: the folder each result names)",
+    )
+    add_options(pair, "leaderboard pair", grouped=False)
 
 
 def run(args: argparse.Namespace, argv: Sequence[str]) -> None:
@@ -88,6 +109,8 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> None:
     board = leaderboard.load(args.file)
     if args.board_command == "page":
         _page(args, board)
+    elif args.board_command == "pair":
+        _pair(args, board)
     elif args.matrix is not None:
         if not args.task:
             raise HarnessError("--matrix needs --task")
@@ -152,3 +175,40 @@ def _page(args: argparse.Namespace, board: Leaderboard) -> None:
         print("stopped serving")
     finally:
         server.server_close()
+
+
+def _pair(args: argparse.Namespace, board: Leaderboard) -> None:
+    """``leaderboard pair``: a line per pair of neighbours as it is compared, then the board written."""
+    from harness import leaderboard
+    from harness.cli.parsing import bootstrap_settings, plugins
+    from harness.display.tables import format_score
+    from harness.running.intake import instance_table
+
+    if args.bootstrap < 1:
+        raise HarnessError("--bootstrap: a paired comparison needs at least 1 resample")
+    registry = plugins()
+
+    def report(p: leaderboard.Pairing) -> None:
+        names = f"{p.above.scope.task}: {p.above.model.label} vs {p.below.model.label}"
+        if p.paired is None:
+            print(f"{names}: not compared ({p.skipped}); overlap decides", flush=True)
+            return
+        d = p.paired
+        verdict = "tied" if d.tied else "ordered"
+        print(
+            f"{names}: {d.metric} {format_score(d.difference)} [{format_score(d.interval[0])}, "
+            f"{format_score(d.interval[1])}], p {d.p_permutation:.3g}: {verdict}{' (kept)' if p.reused else ''}",
+            flush=True,
+        )
+
+    paired, done = leaderboard.pair_neighbours(
+        board,
+        args.file.parent,
+        bootstrap_settings(args),
+        lambda result, folder: instance_table(result, folder, args.data_dir, registry),
+        registry,
+        report,
+    )
+    leaderboard.set_paired(args.file, paired.paired)
+    compared = sum(p.paired is not None for p in done)
+    print(f"{args.file}: {compared} of {len(done)} pairs of neighbours compared question by question")

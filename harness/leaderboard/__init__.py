@@ -11,6 +11,8 @@ One module a concern:
   (:class:`Scope`), described in a line;
 * :mod:`~harness.leaderboard.ranking` -- which entries rank together (one scope), in which
   order, and which ranks are statistical ties;
+* :mod:`~harness.leaderboard.pairing` -- neighbours compared question by question
+  (:class:`PairedDifference`), the sharper test of a tie, kept in the board;
 * :mod:`~harness.leaderboard.rendering` -- text tables, a model's table across tasks, language
   matrices, ``--json`` and ``--csv``;
 * :mod:`~harness.leaderboard.records` -- every number as a flat record (CSV, data frames);
@@ -19,8 +21,9 @@ One module a concern:
 * :mod:`~harness.leaderboard.page` -- the HTML page and the server of ``leaderboard page --serve``.
 """
 
-from harness.leaderboard.entry import CARD_DETAIL, Leaderboard, LeaderboardEntry, ModelCard
+from harness.leaderboard.entry import CARD_DETAIL, Leaderboard, LeaderboardEntry, ModelCard, PairedDifference
 from harness.leaderboard.page import page, page_server
+from harness.leaderboard.pairing import Pairing, neighbours, pair_neighbours
 from harness.leaderboard.ranking import RankedEntry, RankedGroup, ranked, tie_marks
 from harness.leaderboard.records import entry_records, reported_records, result_records
 from harness.leaderboard.rendering import (
@@ -35,13 +38,15 @@ from harness.leaderboard.rendering import (
 from harness.leaderboard.reported import ReportedResult, load_reported, select
 from harness.leaderboard.reported import folder_of as reported_folder
 from harness.leaderboard.scope import Scope
-from harness.leaderboard.storage import add_result, load
+from harness.leaderboard.storage import add_result, load, set_paired
 
 __all__ = [
     "CARD_DETAIL",
     "Leaderboard",
     "LeaderboardEntry",
     "ModelCard",
+    "PairedDifference",
+    "Pairing",
     "RankedEntry",
     "RankedGroup",
     "ReportedResult",
@@ -52,8 +57,10 @@ __all__ = [
     "load",
     "load_reported",
     "model_rows",
+    "neighbours",
     "page",
     "page_server",
+    "pair_neighbours",
     "ranked",
     "render",
     "render_json",
@@ -64,5 +71,6 @@ __all__ = [
     "reported_records",
     "result_records",
     "select",
+    "set_paired",
     "tie_marks",
 ]

@@ -24,7 +24,7 @@ from pathlib import Path
 from harness.definitions.validation import validate
 from harness.errors import HarnessError
 from harness.files.io import dump_json, read_json, remove_temporaries
-from harness.leaderboard.entry import SCHEMA, Leaderboard, LeaderboardEntry
+from harness.leaderboard.entry import SCHEMA, Leaderboard, LeaderboardEntry, PairedDifference
 from harness.results.result import RunResult
 
 #: Seconds a writer waits for another to finish its update before it gives up.
@@ -52,6 +52,20 @@ def add_result(path: Path, result: RunResult, result_path: Path) -> LeaderboardE
         validate(raw, SCHEMA, file=path)
         dump_json(raw, path)
     return entry
+
+
+def set_paired(path: Path, paired: tuple[PairedDifference, ...]) -> Leaderboard:
+    """Replace the paired comparisons of the board at ``path`` (locked, atomic) with ``paired``,
+    less those of runs no longer on it (replaced while they were computed); the board written."""
+    with locked(path):
+        remove_temporaries(path.parent, path.name)
+        board = load(path)
+        runs = {e.run_id for e in board.entries}
+        board = board.with_paired(tuple(p for p in paired if p.run_a in runs and p.run_b in runs))
+        raw = board.to_dict()
+        validate(raw, SCHEMA, file=path)
+        dump_json(raw, path)
+    return board
 
 
 @contextmanager

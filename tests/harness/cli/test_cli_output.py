@@ -223,7 +223,7 @@ def test_leaderboard_shows_a_matrix_a_result_carries(harness_cli: Cli, tmp_path:
             "error: unknown command 'valdate'; did you mean 'validate'? (known: list, run, score, "
             "compare, leaderboard, cache, validate, submit, data)",
         ),
-        (["leaderboard", "shw"], "error: unknown action 'shw'; did you mean 'show'? (known: show, page)"),
+        (["leaderboard", "shw"], "error: unknown action 'shw'; did you mean 'show'? (known: show, page, pair)"),
         (["run", "xquad"], "error: harness run: the following arguments are required: model (see harness run --help)"),
     ],
 )

@@ -173,7 +173,7 @@ def test_the_page_in_chromium(harness_cli: Cli, board: Path, browser: object, tm
         in row.find_element(By.CSS_SELECTOR, ".interval").get_attribute("title")
         for row in rows
     )
-    assert "overlaps the interval of the entry ranked just above it" in browser.find_element(By.ID, "rules").text
+    assert "overlaps the interval of the entry above is tied with it" in browser.find_element(By.ID, "rules").text
 
     # heatmaps: one per G-XLT entry, visible at once; cells where the result puts them (rows =
     # context, columns = question), darker for higher numbers on the table's one scale
@@ -374,3 +374,40 @@ def test_the_shipped_page_in_chromium(harness_cli: Cli, browser: object) -> None
     bm25 = [e for e in board["entries"] if e["model"]["label"] == "BM25"]
     assert sorted(tr.get_attribute("data-key") for tr in shown) == sorted(e["key"] for e in bm25)
     assert len({tr.find_element(By.TAG_NAME, "td").text for tr in shown}) > 1  # across tasks
+
+
+def test_paired_comparisons_decide_the_ties_on_the_page(
+    harness_cli: Cli, board: Path, browser: object, tmp_path: Path
+) -> None:
+    """After ``leaderboard pair`` the page marks MLQA's neighbours by their paired comparisons (the
+    rule restated here on the numbers the board holds), and each rank names its comparison."""
+    code, out, err = harness_cli("leaderboard", "pair", "--file", board)
+    assert code == 0, err
+    assert "4 of 4 pairs of neighbours compared question by question" in out
+    raw = read_json(board)
+    runs = {e["run_id"]: e for e in raw["entries"] if e["task"] == "mlqa"}
+    mlqa_pairs = [p for p in raw["paired"] if p["run_a"] in runs]
+    assert len(mlqa_pairs) == 2  # oracle with the better spoiled run, the two spoiled runs
+    code, _, err = harness_cli("leaderboard", "page", "--leaderboard", board, "--output", "page.html")
+    assert code == 0, err
+    browser.get(Path("page.html").resolve().as_uri())
+    mlqa = browser.find_element(By.CSS_SELECTOR, 'section[data-task="mlqa"]')
+    rows = mlqa.find_elements(By.CSS_SELECTOR, "table.ranked tr.entry")
+    order = [row.get_attribute("data-key") for row in rows]
+    by_key = {e["key"]: e for e in runs.values()}
+    expected, start = ["1"], 0
+    for i in range(1, len(order)):
+        above, here = by_key[order[i - 1]]["run_id"], by_key[order[i]]["run_id"]
+        (p,) = [p for p in mlqa_pairs if {p["run_a"], p["run_b"]} == {above, here}]
+        assert p["run_a"] == above  # stored above first: the difference is above minus here
+        assert p["difference"] == pytest.approx(by_key[order[i - 1]]["main_score"] - by_key[order[i]]["main_score"])
+        tied = p["interval"][0] <= 0 <= p["interval"][1] or p["p_permutation"] >= 0.05
+        if tied:
+            expected[start] = f"={start + 1}"
+            expected.append(f"={start + 1}")
+        else:
+            start = i
+            expected.append(str(i + 1))
+        title = rows[i].find_element(By.CSS_SELECTOR, "td.rank span").get_attribute("title")
+        assert title.startswith("the entry above minus this one, question by question: ")
+    assert [row.find_element(By.CSS_SELECTOR, "td.rank").text for row in rows] == expected

