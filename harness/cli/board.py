@@ -23,14 +23,7 @@ def add_parsers(commands: Any) -> None:
     board = commands.add_parser("leaderboard", help="show the leaderboard")
     board_commands = board.add_subparsers(dest="board_command", required=True, metavar="ACTION")
     show = board_commands.add_parser("show", help="print the leaderboard as tables")
-    show.add_argument(
-        "--file",
-        "--leaderboard",
-        dest="file",
-        type=Path,
-        default=DEFAULT_LEADERBOARD,
-        help=f"the leaderboard file (default: {DEFAULT_LEADERBOARD})",
-    )
+    _board_file(show)
     show.add_argument("--task", help="only this task")
     add_options(show, "leaderboard show")
     show.add_argument(
@@ -61,14 +54,7 @@ def add_parsers(commands: Any) -> None:
     page = board_commands.add_parser(
         "page", help="write a self-contained HTML page of a leaderboard file, or serve it on this machine"
     )
-    page.add_argument(
-        "--leaderboard",
-        "--file",
-        dest="file",
-        type=Path,
-        default=DEFAULT_LEADERBOARD,
-        help=f"the leaderboard file (default: {DEFAULT_LEADERBOARD})",
-    )
+    _board_file(page, "--leaderboard", "--file")
     target = page.add_mutually_exclusive_group()
     target.add_argument(
         "--output", type=Path, help="the HTML file to write (default: index.html beside the leaderboard file)"
@@ -84,14 +70,7 @@ def add_parsers(commands: Any) -> None:
         help="compare every two entries ranked next to each other question by question (paired "
         "bootstrap, as harness compare) and keep the comparisons in the board, where they decide the ties",
     )
-    pair.add_argument(
-        "--file",
-        "--leaderboard",
-        dest="file",
-        type=Path,
-        default=DEFAULT_LEADERBOARD,
-        help=f"the leaderboard file (default: {DEFAULT_LEADERBOARD})",
-    )
+    _board_file(pair)
     pair.add_argument(
         "--data-dir",
         type=Path,
@@ -99,6 +78,18 @@ def add_parsers(commands: Any) -> None:
         "files their predictions are scored again on (default: the folder each result names)",
     )
     add_options(pair, "leaderboard pair", grouped=False)
+
+
+def _board_file(parser: argparse.ArgumentParser, *flags: str) -> None:
+    """The leaderboard file an action reads, ``--file`` or ``--leaderboard`` (``flags``: the
+    order help shows them in)."""
+    parser.add_argument(
+        *(flags or ("--file", "--leaderboard")),
+        dest="file",
+        type=Path,
+        default=DEFAULT_LEADERBOARD,
+        help=f"the leaderboard file (default: {DEFAULT_LEADERBOARD})",
+    )
 
 
 def run(args: argparse.Namespace, argv: Sequence[str]) -> None:
