@@ -172,7 +172,6 @@ def _pair(args: argparse.Namespace, board: Leaderboard) -> None:
     """``leaderboard pair``: a line per pair of neighbours as it is compared, then the board written."""
     from harness import leaderboard
     from harness.cli.parsing import bootstrap_settings, plugins
-    from harness.display.tables import format_score
     from harness.running.intake import instance_table
 
     if args.bootstrap < 1:
@@ -184,15 +183,10 @@ def _pair(args: argparse.Namespace, board: Leaderboard) -> None:
         if p.paired is None:
             print(f"{names}: not compared ({p.skipped}); overlap decides", flush=True)
             return
-        d = p.paired
-        verdict = "tied" if d.tied else "ordered"
-        print(
-            f"{names}: {d.metric} {format_score(d.difference)} [{format_score(d.interval[0])}, "
-            f"{format_score(d.interval[1])}], p {d.p_permutation:.3g}: {verdict}{' (kept)' if p.reused else ''}",
-            flush=True,
-        )
+        verdict = "tied" if p.paired.tied else "ordered"
+        print(f"{names}: {p.paired.metric} {p.paired.describe()}: {verdict}{' (kept)' if p.reused else ''}", flush=True)
 
-    paired, done = leaderboard.pair_neighbours(
+    done = leaderboard.pair_neighbours(
         board,
         args.file.parent,
         bootstrap_settings(args),
@@ -200,6 +194,7 @@ def _pair(args: argparse.Namespace, board: Leaderboard) -> None:
         registry,
         report,
     )
-    leaderboard.set_paired(args.file, paired.paired)
+    made = [p.paired for p in done if p.paired is not None]
+    leaderboard.set_paired(args.file, made, [(p.above.run_id, p.below.run_id) for p in done])
     compared = sum(p.paired is not None for p in done)
     print(f"{args.file}: {compared} of {len(done)} pairs of neighbours compared question by question")

@@ -133,12 +133,16 @@ class Model(ABC):
         """Name, weights hash or revision, and options of this model."""
 
 
-def label_with_options(base: str, options: dict[str, Any], model: type) -> str:
-    """A leaderboard label that shows the options differing from their defaults, the defaults read
-    from ``model``'s constructor (declared once, in its signature)."""
-    defaults = {name: p.default for name, p in inspect.signature(model).parameters.items() if name in options}
+def label_with_options(base: str, options: dict[str, Any], defaults: dict[str, Any]) -> str:
+    """A leaderboard label that shows the options differing from their defaults."""
     changed = [f"{k}={v}" for k, v in options.items() if k in defaults and v != defaults[k]]
     return f"{base} ({', '.join(changed)})" if changed else base
+
+
+def constructor_defaults(model: type) -> dict[str, Any]:
+    """The defaults of ``model``'s keyword options, read from its constructor's signature: where
+    a model declares them once (for :func:`label_with_options`)."""
+    return {name: p.default for name, p in inspect.signature(model).parameters.items() if p.default is not p.empty}
 
 
 def default_threads() -> int:

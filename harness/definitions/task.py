@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 from harness.definitions.model import Runtime
 from harness.definitions.protocols import CAPABILITIES
@@ -183,7 +183,17 @@ class Evaluation:
     instances: list[Instance] = field(default_factory=list)
 
 
-def main_cell(rows: Sequence[ScoreRow], metric: str, value: float) -> tuple[str, str] | None:
+class RowCells(Protocol):
+    """A row's subset and metrics: a task's :class:`ScoreRow`, or a result's row as written."""
+
+    @property
+    def subset(self) -> str: ...
+
+    @property
+    def metrics(self) -> Mapping[str, float | None]: ...
+
+
+def main_cell(rows: Sequence[RowCells], metric: str, value: float) -> tuple[str, str] | None:
     """The (subset, metric) of the row cell the main score is, for its interval: a row with the
     main metric at that value, else the row named after the main metric (XTREME's ``all_task``
     row, whose metric is ``avg_metric``) at that value; None when no row holds it."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,7 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from harness.definitions.model import ModelIdentity
+from harness.display.tables import format_score
 from harness.errors import HarnessError
 from harness.files.io import sha256_text
 from harness.files.records import OMITTED_IF_EMPTY, OMITTED_IF_NONE, JsonRecord, flatten_schema, in_order
@@ -238,10 +240,12 @@ def _is_matrix(value: Any) -> bool:
 class PairedDifference(JsonRecord):
     """Two runs' main scores compared question by question (``harness leaderboard pair``, as
     ``harness compare`` does: the paired bootstrap over the same questions, a sign-flip
-    permutation test). Where the board holds one for two entries ranked next to each other, their
+    permutation test, exact or on random swaps). Where the board holds one for two entries ranked next to each other, their
     tie is decided by it (:attr:`tied`), not by whether their own intervals overlap: two models scored on the
     same questions can differ far beyond chance while each one's interval overlaps the other's.
-    Keyed by the runs, so a run that replaces an entry leaves no stale comparison behind."""
+    Keyed by the runs, and used only while its difference is still the two entries' main scores'
+    (:meth:`Leaderboard.paired_difference`): a run that replaces an entry drops the comparisons of
+    the run it replaces (:meth:`Leaderboard.with_entry`), even one of the same run id."""
 
     run_a: str
     run_b: str
@@ -264,6 +268,11 @@ class PairedDifference(JsonRecord):
         permutation p can be below 2/32) differ by 2.25 F1, interval [1.02, 3.43], p 0.174."""
         level = 1 - self.confidence  # 0.05000000000000004 for 0.95: a p of 0.05 is not below it
         return self.interval[0] <= 0 <= self.interval[1] or self.p_permutation >= level * (1 - 1e-12)
+
+    def describe(self) -> str:
+        """The difference, its interval and p, as the text tables and ``leaderboard pair`` print it."""
+        low, high = self.interval
+        return f"{format_score(self.difference)} [{format_score(low)}, {format_score(high)}] p {self.p_permutation:.2g}"
 
     def oriented(self, run_a: str) -> PairedDifference:
         """This comparison with ``run_a`` first (the difference and its interval negated if need be)."""
@@ -289,9 +298,10 @@ class Leaderboard(JsonRecord):
         """This board with ``entry`` added, replacing the entry it is comparable to (the same key,
         computed again: a stored key may be an older harness's), updated now; the comparisons of a
         replaced run are dropped with it."""
+        replaced = {e.run_id for e in self.entries if e.comparable == entry.comparable}
         entries = [e for e in self.entries if e.comparable != entry.comparable] + [entry]
         entries.sort(key=lambda e: (e.scope.task, e.scope.split, e.scope.demo, e.key))
-        runs = {e.run_id for e in entries}
+        runs = {e.run_id for e in entries} - replaced  # a run id is its configuration's: a re-run keeps it
         paired = tuple(p for p in self.paired if p.run_a in runs and p.run_b in runs)
         return Leaderboard(tuple(entries), now_iso(), paired)
 
@@ -299,11 +309,18 @@ class Leaderboard(JsonRecord):
         """This board holding ``paired`` instead of its comparisons, updated now."""
         return Leaderboard(self.entries, now_iso(), paired)
 
-    def paired_difference(self, run_a: str, run_b: str) -> PairedDifference | None:
-        """The comparison of the two runs, ``run_a`` first, if the board holds one."""
+    def paired_difference(self, a: LeaderboardEntry, b: LeaderboardEntry) -> PairedDifference | None:
+        """The comparison of the two entries' runs, ``a`` first, if the board holds one that is
+        still about their main scores (its metric theirs, its difference theirs to float noise):
+        one made before either was scored again is ignored, not trusted."""
         for p in self.paired:
-            if {p.run_a, p.run_b} == {run_a, run_b}:
-                return p.oriented(run_a)
+            if {p.run_a, p.run_b} == {a.run_id, b.run_id}:
+                oriented = p.oriented(a.run_id)
+                current = a.main_score - b.main_score
+                if oriented.metric == a.main_metric == b.main_metric and math.isclose(
+                    oriented.difference, current, rel_tol=1e-9, abs_tol=1e-12
+                ):
+                    return oriented
         return None
 
     def zero_shot(self) -> Leaderboard:

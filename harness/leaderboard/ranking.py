@@ -85,9 +85,7 @@ def ranked(board: Leaderboard, task: str | None = None) -> list[RankedGroup]:
         first = members[0]
         members.sort(key=lambda e: e.finished_at)  # equal scores: the earlier run first
         members.sort(key=lambda e: e.main_score, reverse=first.higher_is_better)
-        paired = [None] + [
-            board.paired_difference(above.run_id, here.run_id) for above, here in itertools.pairwise(members)
-        ]
+        paired = [None] + [board.paired_difference(above, here) for above, here in itertools.pairwise(members)]
         marks = tie_marks([e.main_interval for e in members], paired)
         out.append(
             RankedGroup(

@@ -113,12 +113,7 @@ def _block(group: RankedGroup, unit: str, max_width: int | None) -> str:
         for e in group.entries
     ]
     lines.append(format_table(["#", "model", f"{group.main_metric} [95% interval]", "count", "date"], rows, max_width))
-    paired = [
-        f"#{e.rank} {format_score(p.difference)} [{format_score(p.interval[0])}, {format_score(p.interval[1])}] "
-        f"p {p.p_permutation:.2g}"
-        for e in group.entries
-        if (p := e.paired_with_above) is not None
-    ]
+    paired = [f"#{e.rank} {p.describe()}" for e in group.entries if (p := e.paired_with_above) is not None]
     if paired:
         lines += _fit(
             "the entry above minus each entry, question by question (harness leaderboard pair; ties from these "

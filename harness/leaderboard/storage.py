@@ -17,7 +17,7 @@ from __future__ import annotations
 import fcntl
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -54,14 +54,18 @@ def add_result(path: Path, result: RunResult, result_path: Path) -> LeaderboardE
     return entry
 
 
-def set_paired(path: Path, paired: tuple[PairedDifference, ...]) -> Leaderboard:
-    """Replace the paired comparisons of the board at ``path`` (locked, atomic) with ``paired``,
-    less those of runs no longer on it (replaced while they were computed); the board written."""
+def set_paired(path: Path, paired: Sequence[PairedDifference], handled: Iterable[tuple[str, str]] = ()) -> Leaderboard:
+    """Store ``paired`` in the board at ``path`` (locked, atomic): they replace the comparisons
+    the board holds of the same runs and of the pairs of runs ``handled`` (compared, or found not
+    comparable, by the caller); every other comparison it holds stays (another process's, made
+    meanwhile); those of runs no longer on the board go. The board written."""
+    made = {frozenset({p.run_a, p.run_b}) for p in paired} | {frozenset(pair) for pair in handled}
     with locked(path):
         remove_temporaries(path.parent, path.name)
         board = load(path)
         runs = {e.run_id for e in board.entries}
-        board = board.with_paired(tuple(p for p in paired if p.run_a in runs and p.run_b in runs))
+        kept = [p for p in board.paired if frozenset({p.run_a, p.run_b}) not in made]
+        board = board.with_paired(tuple(p for p in [*kept, *paired] if p.run_a in runs and p.run_b in runs))
         raw = board.to_dict()
         validate(raw, SCHEMA, file=path)
         dump_json(raw, path)

@@ -40,7 +40,14 @@ imports. The sub-modules are named for what a plugin does with them:
 from __future__ import annotations
 
 from harness.definitions.hookspecs import hookimpl
-from harness.definitions.model import Model, ModelIdentity, Runtime, default_threads, label_with_options
+from harness.definitions.model import (
+    Model,
+    ModelIdentity,
+    Runtime,
+    constructor_defaults,
+    default_threads,
+    label_with_options,
+)
 from harness.definitions.protocols import (
     CAPABILITIES,
     Corpus,
@@ -133,6 +140,7 @@ __all__ = [
     "Text",
     "TokenTagger",
     "Translator",
+    "constructor_defaults",
     "default_threads",
     "hookimpl",
     "label_with_options",

@@ -26,6 +26,7 @@ from harness.plugin import (
     Ranking,
     Retriever,
     Runtime,
+    constructor_defaults,
     default_threads,
     label_with_options,
 )
@@ -123,7 +124,7 @@ class BM25(Model):
     def identity(self) -> ModelIdentity:
         return ModelIdentity(
             name=self.name or "bm25",
-            label=label_with_options("BM25", self.parameters, BM25),
+            label=label_with_options("BM25", self.parameters, constructor_defaults(BM25)),
             weights=None,
             options=self.parameters,
             details={

@@ -67,3 +67,19 @@ def variant(
             result.model, identity=dataclasses.replace(identity, details={} if card is None else {"card": card})
         ),
     )
+
+
+def paired_marks(ranked_runs: list[str], comparisons: list[dict[str, Any]]) -> list[str]:
+    """The rank marks of entries ranked best first (their run ids) as the rule says them, from the
+    board file's comparisons, each of two neighbours required: tied where the interval of the
+    difference holds 0 or p is not below 0.05, ties chained, ``=k`` for the rank a tie starts at."""
+    marks, start = ["1"], 0
+    for i in range(1, len(ranked_runs)):
+        (p,) = [p for p in comparisons if {p["run_a"], p["run_b"]} == {ranked_runs[i - 1], ranked_runs[i]}]
+        if p["interval"][0] <= 0 <= p["interval"][1] or p["p_permutation"] >= 0.05:
+            marks[start] = f"={start + 1}"
+            marks.append(f"={start + 1}")
+        else:
+            start = i
+            marks.append(str(i + 1))
+    return marks

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from harness import leaderboard
 from harness.files.io import read_json
+from tests.harness.leaderboard.boards import paired_marks
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -41,7 +42,8 @@ def test_neighbours_are_compared_as_harness_compare_compares_them(harness_cli: C
         assert (stored["interval"], stored["p_permutation"]) == (row["interval"], row["p_permutation"])
         assert (stored["resamples"], stored["seed"], stored["confidence"]) == (1000, 0, 0.95)
         assert here.paired_with_above is not None and here.paired_with_above.run_a == above.entry.run_id
-        assert here.tied_with is None or here.paired_with_above.tied
+    marks = [f"={e.tied_with}" if e.tied_with else str(e.rank) for e in group.entries]
+    assert marks == paired_marks([e.entry.run_id for e in group.entries], raw["paired"])
 
 
 def test_comparisons_are_kept_made_again_for_other_settings_and_left_to_overlap_without_files(

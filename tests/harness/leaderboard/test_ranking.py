@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -142,14 +143,45 @@ def test_a_paired_comparison_establishes_an_order_only_where_both_its_tests_do(
     assert paired("a", "b", interval, p).tied is tied
 
 
-def test_a_paired_comparison_reads_the_same_from_either_run() -> None:
+def _entry(label: str, score: float, *, run: str | None = None, card: dict[str, Any] | None = None) -> LeaderboardEntry:
+    result = dataclasses.replace(variant(label, score, interval=(score - 1, score + 1), card=card), run_id=run or label)
+    return LeaderboardEntry.from_result(result, Path(f"{label}.json"))
+
+
+def test_a_paired_comparison_reads_the_same_from_either_entry_while_it_is_about_their_scores() -> None:
+    a, b, c = _entry("a", 2.0), _entry("b", 1.8), _entry("c", 1.0)
     stored = paired("a", "b", (0.1, 0.3), 0.01, difference=0.2)
-    board = Leaderboard(paired=(stored,))
-    assert board.paired_difference("a", "b") == stored
-    flipped = board.paired_difference("b", "a")
+    board = Leaderboard((a, b, c), paired=(stored,))
+    assert board.paired_difference(a, b) == stored
+    flipped = board.paired_difference(b, a)
     assert flipped is not None and (flipped.run_a, flipped.run_b) == ("b", "a")
     assert (flipped.difference, flipped.interval) == (-0.2, (-0.3, -0.1)) and not flipped.tied
-    assert board.paired_difference("a", "c") is None
+    assert board.paired_difference(a, c) is None
+    # b scored again under the same run id (a run id names a configuration): the comparison is stale
+    rescored = dataclasses.replace(b, main_score=1.5)
+    assert Leaderboard((a, rescored, c), paired=(stored,)).paired_difference(a, rescored) is None
+    assert board.with_entry(rescored).paired == ()  # and the board drops it as the entry is replaced
+
+
+def test_neighbours_of_the_zero_shot_view_are_neighbours_too() -> None:
+    zero_shot = {"name": "z", "zero_shot": True, "translated_training_data": False}
+    board = Leaderboard(
+        (_entry("a", 3.0, card=zero_shot), _entry("b", 2.0), _entry("c", 1.0, card=zero_shot), _entry("d", 0.5))
+    )
+    pairs = [(above.model.label, below.model.label) for above, below in leaderboard.neighbours(board)]
+    assert pairs == [("a", "b"), ("b", "c"), ("c", "d"), ("a", "c")]  # a and c: next to each other when filtered
+
+
+def test_storing_comparisons_keeps_those_of_other_pairs_made_meanwhile(tmp_path: Path) -> None:
+    path = tmp_path / "board.json"
+    for label, score in (("a", 3.0), ("b", 2.5), ("c", 2.0)):
+        leaderboard.add_result(path, dataclasses.replace(variant(label, score), run_id=label), Path(f"{label}.json"))
+    other = paired("b", "c", (0.2, 0.8), 0.001, difference=0.5)
+    leaderboard.set_paired(path, [other])  # another process's comparison, stored first
+    mine = paired("a", "b", (0.2, 0.8), 0.001, difference=0.5)
+    assert leaderboard.set_paired(path, [mine], [("a", "b")]).paired == (other, mine)
+    # a pair handled again and found not comparable loses its old comparison
+    assert leaderboard.set_paired(path, [], [("c", "b")]).paired == (mine,)
 
 
 def test_paired_comparisons_decide_the_ties_of_neighbours_where_given() -> None:

@@ -71,7 +71,7 @@ def test_every_two_neighbours_are_compared_question_by_question() -> None:
     pairs = leaderboard.neighbours(board)
     assert pairs and len(board.paired) == len(pairs)
     for above, below in pairs:
-        paired = board.paired_difference(above.run_id, below.run_id)
+        paired = board.paired_difference(above, below)
         assert paired is not None, (above.result_path, below.result_path)
         assert paired.metric == above.main_metric
         assert paired.difference == pytest.approx(above.main_score - below.main_score, abs=1e-12)
@@ -87,7 +87,7 @@ def test_every_two_neighbours_are_compared_question_by_question() -> None:
     ]
     assert above.main_interval is not None and below.main_interval is not None
     assert below.main_interval[1] >= above.main_interval[0]  # their intervals overlap
-    stored = board.paired_difference(above.run_id, below.run_id)
+    stored = board.paired_difference(above, below)
     assert stored is not None and not stored.tied
     again = compare(
         SHIPPED / above.result_path,
