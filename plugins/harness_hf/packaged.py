@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from harness.plugin import ModelIdentity, Runtime
 from harness.plugin.formats import CARD_DETAIL, ModelCard
@@ -74,14 +74,19 @@ class PackagedGenerator(HFGenerator):
             label=f"{card.title} ({card.quantisation}, {self.precision})",
             weights=identity.weights,
             options=identity.options,
-            details={
-                **identity.details,
-                CARD_DETAIL: board_card(card).to_dict(),
-                # as JSON reads it back (tuples as lists), so the result read from its file equals it
-                "package": {key: list(v) if isinstance(v, tuple) else v for key, v in asdict(card).items()},
-                "package_version": package_version(card.package.split()[0]),
-            },
+            details={**identity.details, **package_details(card)},
         )
+
+
+def package_details(card: PackageCard) -> dict[str, Any]:
+    """What a packaged model's identity details say of its package: the board's card, the
+    package's own card and the installed version; as JSON reads them back (tuples as lists), so a
+    result read from its file equals the one written."""
+    return {
+        CARD_DETAIL: board_card(card).to_dict(),
+        "package": {key: list(v) if isinstance(v, tuple) else v for key, v in asdict(card).items()},
+        "package_version": package_version(card.package.split()[0]),
+    }
 
 
 def board_card(card: PackageCard) -> ModelCard:

@@ -4,12 +4,13 @@ the plugin's own card stood under the board's key) and ``leaderboard show`` prin
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from harness import leaderboard
 from harness.leaderboard.rendering import render
 from harness_hf.cards import GEMMA3, SMOLLM2
-from harness_hf.packaged import board_card
+from harness_hf.packaged import board_card, package_details
 from tests.harness.leaderboard.boards import variant
 
 
@@ -34,3 +35,12 @@ def test_packaged_models_cards_fold_into_a_board_and_show(tmp_path: Path) -> Non
         "  SmolLM2-135M-Instruct: zero-shot; 135M parameters; licence Apache-2.0; "
         "https://huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct"
     ) in shown.splitlines()
+
+
+def test_packaged_models_details_read_back_from_json_unchanged() -> None:
+    """A run's result is read back from its file and must equal what was written: its model's
+    details included (the card's training languages, a tuple in the card, failed it)."""
+    for package in (GEMMA3, SMOLLM2):
+        details = package_details(package.card)
+        assert json.loads(json.dumps(details)) == details
+        assert details["package"]["title"] == package.card.title
