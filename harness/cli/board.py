@@ -195,6 +195,9 @@ def _pair(args: argparse.Namespace, board: Leaderboard) -> None:
         report,
     )
     made = [p.paired for p in done if p.paired is not None]
-    leaderboard.set_paired(args.file, made, [(p.above.run_id, p.below.run_id) for p in done])
+    # handled: every pair of neighbours, and every comparison the board held (those of entries no
+    # longer neighbours go); one another process stores meanwhile stays
+    handled = [(p.above.run_id, p.below.run_id) for p in done] + [(p.run_a, p.run_b) for p in board.paired]
+    leaderboard.set_paired(args.file, made, handled)
     compared = sum(p.paired is not None for p in done)
     print(f"{args.file}: {compared} of {len(done)} pairs of neighbours compared question by question")

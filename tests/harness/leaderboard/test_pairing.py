@@ -64,3 +64,14 @@ def test_comparisons_are_kept_made_again_for_other_settings_and_left_to_overlap_
     assert code == 0 and "not compared (not at hand: " in out and "overlap decides" in out
     (kept,) = read_json(board)["paired"]
     assert {kept["run_a"], kept["run_b"]} == {group.entries[0].entry.run_id, group.entries[1].entry.run_id}
+
+
+def test_a_comparison_of_entries_no_longer_neighbours_goes(harness_cli: Cli) -> None:
+    board = _board(harness_cli)
+    (group,) = leaderboard.ranked(leaderboard.load(board))
+    top, bottom = group.entries[0].entry, group.entries[-1].entry
+    apart = leaderboard.PairedDifference(top.run_id, bottom.run_id, "map", 0.1, (0.05, 0.15), 0.001, 1000, 0, 0.95)
+    assert leaderboard.set_paired(board, [apart]).paired == (apart,)  # as a board ranked otherwise once held
+    assert harness_cli("leaderboard", "pair", "--file", board)[0] == 0
+    pairs = {frozenset({p["run_a"], p["run_b"]}) for p in read_json(board)["paired"]}
+    assert pairs == {frozenset({a.entry.run_id, b.entry.run_id}) for a, b in zip(group.entries, group.entries[1:])}
