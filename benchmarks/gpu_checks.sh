@@ -11,7 +11,8 @@
 #   hf-encoder's VARIANTS (default: the packed torch forward, the OpenVINO engine, and OpenVINO
 #   compiled per padded length, static_step=32) ROUNDS times alternated (default 2), the operators
 #   of each of PROFILE timed (default: the static OpenVINO one; torch's and the dynamic OpenVINO's
-#   tables are in profile_encoder.py), OpenVINO at larger BATCHES (default none; 64 and 128 were
+#   tables are in profile_encoder.py) and of the dynamic OpenVINO graph with each of SETTINGS
+#   (default SNIPPETS_MODE=DISABLE), OpenVINO at larger BATCHES (default none; 64 and 128 were
 #   measured); carry .gpu-ov too. Measured on an H100's host: setup 76 s, two rounds of two variants
 #   118 s, a profile or a batch about 30 s; each step has its own timeout, so trim the knobs, e.g.
 #   ROUNDS=1 PROFILE=, to fit what the device time left allows)
@@ -83,6 +84,12 @@ if [ "${2:-}" = cpu ]; then  # the host's CPU (AMX where it has it): e5-small's 
     stamp "$variant by operator (profile_encoder.py)"
     timeout 120 python3 benchmarks/profile_encoder.py --texts 256 --threads 2 --data-dir $W/lareqa/xquad-r \
       --model "hf-encoder:path=$W/shaped-multilingual-e5,precision=bfloat16,$variant" 2>&1 | grep -v -E "it/s\]|USDT"
+  done
+  for setting in ${SETTINGS-SNIPPETS_MODE=DISABLE}; do  # the dynamic OpenVINO graph with one plugin setting
+    stamp "engine=openvino, $setting, by operator (profile_encoder.py)"
+    timeout 120 python3 benchmarks/profile_encoder.py --texts 256 --threads 2 --data-dir $W/lareqa/xquad-r \
+      --model "hf-encoder:path=$W/shaped-multilingual-e5,precision=bfloat16,engine=openvino" \
+      --openvino-setting "$setting" 2>&1 | grep -v -E "it/s\]|USDT"
   done
   for batch in ${BATCHES-}; do
     stamp "engine=openvino, batch $batch"

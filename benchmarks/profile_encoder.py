@@ -119,10 +119,11 @@ code, not AMX. OpenVINO's generated kernels take AMX's tile products only at sta
 in its source, not measured), so the next thing to try there is
 ``hf-encoder:engine=openvino,static_step=32`` (one static graph per padded length,
 :mod:`harness_hf.openvino_engine`; here 5-8% slower at step 64, its padding counted as work not
-done), what ``gpu_checks.sh run cpu`` now measures by default beside the two engines; then
-``SNIPPETS_MODE=DISABLE``, which leaves the attention's two products to oneDNN matrix products
-(24 ``MatMul`` nodes instead of 12 ``Subgraph``; 5% slower on this AVX-512 CPU, 6,046-6,137
-against 6,422-6,439 tokens/s on 32 x 256 tokens). Neither tried on AMX yet (no machine lent since). At 320 GFLOP/s the LAReQA run's 186.5 TFLOP take about 10 minutes on those two cores,
+done), what ``gpu_checks.sh run cpu`` now measures by default beside the two engines; and
+``SNIPPETS_MODE=DISABLE`` (this script's ``--openvino-setting``, profiled there too), which
+leaves the attention's two products to oneDNN matrix products (24 ``MatMul`` nodes instead of 12
+``Subgraph``, here ``brgemm_avx512_bf16``; 5% slower on this AVX-512 CPU, 6,046-6,137 against
+6,422-6,439 tokens/s on 32 x 256 tokens). Neither tried on AMX yet (no machine lent since). At 320 GFLOP/s the LAReQA run's 186.5 TFLOP take about 10 minutes on those two cores,
 and even at this host's whole measured peak 4 minutes: its 745-830 GFLOP/s are a fifth of the
 3,613 the issue's Intel machine measured with the same product, so the 3-minute goal depends on the
 machine as much as on the engine.
@@ -205,7 +206,16 @@ def main() -> None:
         help="an encoder as on the command line (default e5-small; e.g. hf-encoder:path=DIR,precision=bfloat16)",
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--openvino-setting",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="with engine=openvino: a setting of OpenVINO's CPU plugin for the profiled compile, e.g. "
+        "SNIPPETS_MODE=DISABLE (the attention's products to oneDNN); repeatable",
+    )
     args = parser.parse_args()
+    settings = dict(item.split("=", 1) for item in args.openvino_setting)
 
     from torch.profiler import ProfilerActivity, profile
 
@@ -231,8 +241,10 @@ def main() -> None:
 
     linear_flops = 2 * engine._matmul_parameters * tokens  # the linear layers': 2 x weights x tokens
     if getattr(engine, "openvino", None) is not None:
-        profile_openvino(engine, run, flops, linear_flops, matmul_peak, args.threads)
+        profile_openvino(engine, run, flops, linear_flops, matmul_peak, args.threads, settings)
         return
+    if settings:
+        parser.error("--openvino-setting needs an OpenVINO engine (engine=openvino or backend=openvino)")
     run()  # warm-up: first-call allocations and oneDNN's kernel choices stay out of the profile
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         start = time.perf_counter()
@@ -267,7 +279,13 @@ def main() -> None:
 
 
 def profile_openvino(
-    engine: Any, run: Callable[[], Any], flops: float, linear_flops: float, matmul_peak: float, threads: int
+    engine: Any,
+    run: Callable[[], Any],
+    flops: float,
+    linear_flops: float,
+    matmul_peak: float,
+    threads: int,
+    settings: dict[str, str],
 ) -> None:
     """The same texts through OpenVINO compiled again with its own operator timing (torch's
     profiler sees one opaque call): seconds by operator type and the kernel OpenVINO chose
@@ -285,6 +303,7 @@ def profile_openvino(
         owner="profile",
         profile=True,
         static=engine.static_step is not None,
+        settings=settings,
     )
     counted = engine.openvino.operator_seconds
     run()  # warm-up: the kernels compiled for the first shapes stay out of the profile

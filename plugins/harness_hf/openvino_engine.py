@@ -73,7 +73,8 @@ class OpenVinoForward:
     (``PERF_COUNT``), summed over the batches into :attr:`operator_seconds` by operator type and
     the kernel OpenVINO chose for it: torch's profiler cannot see inside OpenVINO's graph.
     ``static=True`` compiles a graph per input length (batch size left dynamic) as batches of
-    that length come (see the module's docstring)."""
+    that length come (see the module's docstring). ``settings``: more of the CPU plugin's
+    settings, for experiments (``benchmarks/profile_encoder.py --openvino-setting``)."""
 
     def __init__(
         self,
@@ -85,6 +86,7 @@ class OpenVinoForward:
         owner: str,
         profile: bool = False,
         static: bool = False,
+        settings: dict[str, Any] | None = None,
     ) -> None:
         try:
             import openvino
@@ -104,6 +106,7 @@ class OpenVinoForward:
             "INFERENCE_PRECISION_HINT": HINTS[precision],
             "INFERENCE_NUM_THREADS": threads,
             **({"PERF_COUNT": True} if profile else {}),
+            **(settings or {}),
         }
         self.core = openvino.Core()
         #: The float32 graph each static length is reshaped from (None: one dynamic graph).

@@ -57,7 +57,17 @@ def test_the_docstring_gives_every_keyword_its_help(function: str) -> None:
 
 def test_every_declared_flag_is_in_its_commands_parsers_with_its_default_and_help() -> None:
     commands = {command for option in RUN_OPTIONS for command in option.commands}
-    assert commands == {"run", "score", "submit", "compare", "cache info", "cache clear", "list", "leaderboard show"}
+    assert commands == {
+        "run",
+        "score",
+        "submit",
+        "compare",
+        "cache info",
+        "cache clear",
+        "list",
+        "leaderboard show",
+        "leaderboard pair",
+    }
     for command in sorted(commands):
         actions = {flag: a for a in subparser(command)._actions for flag in a.option_strings}
         for option in options_of(command=command):
