@@ -172,6 +172,7 @@ def _pair(args: argparse.Namespace, board: Leaderboard) -> None:
     """``leaderboard pair``: a line per pair of neighbours as it is compared, then the board written."""
     from harness import leaderboard
     from harness.cli.parsing import bootstrap_settings, plugins
+    from harness.leaderboard.rendering import paired_summary
     from harness.running.intake import instance_table
 
     if args.bootstrap < 1:
@@ -184,7 +185,8 @@ def _pair(args: argparse.Namespace, board: Leaderboard) -> None:
             print(f"{names}: not compared ({p.skipped}); overlap decides", flush=True)
             return
         verdict = "tied" if p.paired.tied else "ordered"
-        print(f"{names}: {p.paired.metric} {p.paired.describe()}: {verdict}{' (kept)' if p.reused else ''}", flush=True)
+        summary = paired_summary(p.paired)
+        print(f"{names}: {p.paired.metric} {summary}: {verdict}{' (kept)' if p.reused else ''}", flush=True)
 
     done = leaderboard.pair_neighbours(
         board,

