@@ -360,7 +360,8 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
     ),
     RunOption(
         "bootstrap",
-        f"bootstrap resamples behind the 95% intervals (default: {DEFAULT_RESAMPLES}; 0: no intervals)",
+        f"bootstrap resamples behind the 95% intervals (default: {DEFAULT_RESAMPLES}; 0: no intervals, "
+        "except in compare and leaderboard pair, which need at least 1)",
         functions=("evaluate", "score"),
         commands=(*_OUTPUT, "compare", "leaderboard pair"),
         default=DEFAULT_RESAMPLES,
